@@ -1,0 +1,110 @@
+# jobrun - run due jobs from a MariaDB/MySQL table
+#
+#   make            build ./jobrun
+#   make check      install missing packages (as root), build, run the unit
+#                   tests, then the integration tests against a throwaway
+#                   MariaDB, with the plain and the ASan+UBSan build
+#   make demo       the same set-up, then a short demonstration
+#   make install    PREFIX, DESTDIR, BINDIR, MANDIR, SYSCONFDIR honoured
+
+VERSION    = 0.1.0
+PREFIX     = /usr/local
+BINDIR     = $(PREFIX)/bin
+MANDIR     = $(PREFIX)/share/man
+SYSCONFDIR = /etc
+
+CC       = cc
+CFLAGS   = -O2 -g
+LDFLAGS  = -Wl,--as-needed
+WARNINGS = -Wall -Wextra -Werror -Wshadow -Wconversion
+SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all \
+           -fno-omit-frame-pointer
+
+PKGS = libmariadb jansson libcurl inih
+# Evaluated when a recipe needs them, after deps-check has passed.
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
+
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) $(PKG_CFLAGS) \
+             -DCFG_DEFAULT_PATH='"$(SYSCONFDIR)/jobrun.conf"' $(CFLAGS)
+
+SRC  = argv backoff cli config db exec handler log main noop queue report \
+       runner utf8 util
+OBJ  = $(SRC:%=build/%.o)
+AOBJ = $(SRC:%=build/asan/%.o)
+# Pure modules the unit tests link against (everything but main).
+LIB  = $(filter-out build/main.o,$(OBJ))
+UNIT = argv backoff cli config utf8
+UNIT_BIN = $(UNIT:%=build/test/unit-%)
+
+all: jobrun
+
+deps-check:
+	@for p in $(PKGS); do \
+	  pkg-config --exists $$p || { echo "jobrun: missing library $$p" \
+	    "(pkg-config $$p failed); run contrib/install-deps as root" >&2; \
+	    exit 1; }; done
+
+jobrun: $(OBJ)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(OBJ) $(PKG_LIBS)
+
+build/asan/jobrun: $(AOBJ)
+	$(CC) $(ALL_CFLAGS) $(SANITIZE) $(LDFLAGS) -o $@ $(AOBJ) $(PKG_LIBS)
+
+build/%.o: src/%.c | deps-check
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+build/asan/%.o: src/%.c | deps-check
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SANITIZE) -MMD -MP -c -o $@ $<
+
+build/test/unit-%: test/unit/test_%.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Isrc $(LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS) \
+	  $(shell pkg-config --libs cmocka)
+
+install-deps:
+	contrib/install-deps
+
+unit: $(UNIT_BIN)
+	CMOCKA_MESSAGE_OUTPUT=TAP prove --exec '' $(UNIT_BIN)
+
+integration: jobrun
+	test/run
+
+integration-asan: build/asan/jobrun
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  JOBRUN=$(CURDIR)/build/asan/jobrun test/run
+
+lint-man:
+	mandoc -T lint -W warning man/jobrun.1 man/jobrun.conf.5
+
+check: install-deps
+	$(MAKE) lint-man unit integration integration-asan
+
+demo: install-deps
+	$(MAKE) jobrun
+	contrib/demo
+
+install: jobrun
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+	  $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(SYSCONFDIR)
+	install -m 0755 jobrun $(DESTDIR)$(BINDIR)/jobrun
+	install -m 0644 man/jobrun.1 $(DESTDIR)$(MANDIR)/man1/jobrun.1
+	install -m 0644 man/jobrun.conf.5 $(DESTDIR)$(MANDIR)/man5/jobrun.conf.5
+	@# The example configuration never overwrites an operator's file.
+	test -e $(DESTDIR)$(SYSCONFDIR)/jobrun.conf || \
+	  install -m 0640 etc/jobrun.conf $(DESTDIR)$(SYSCONFDIR)/jobrun.conf
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/jobrun $(DESTDIR)$(MANDIR)/man1/jobrun.1 \
+	  $(DESTDIR)$(MANDIR)/man5/jobrun.conf.5
+
+clean:
+	rm -rf build jobrun
+
+.PHONY: all check clean demo deps-check install install-deps integration \
+        integration-asan lint-man uninstall unit
+
+-include $(OBJ:.o=.d) $(AOBJ:.o=.d)

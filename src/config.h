@@ -1,0 +1,71 @@
+/*
+ * config.h - the configuration file: [database], [run] and one [type.NAME]
+ * section per job type.
+ */
+#ifndef JOBRUN_CONFIG_H
+#define JOBRUN_CONFIG_H
+
+#include <stddef.h>
+
+#include "handler.h"
+
+#ifndef CFG_DEFAULT_PATH
+#define CFG_DEFAULT_PATH "/etc/jobrun.conf"
+#endif
+#define CFG_TYPE_MAX 64		/* polling_jobs.type is VARCHAR(64) */
+
+/* Where and as whom to connect.  NULL strings mean "not set". */
+struct cfg_db {
+	char *host;
+	unsigned long port;
+	char *socket;
+	char *user;
+	char *password;		/* from password, password_file or env */
+	char *password_file;
+	int password_file_line;
+	char *database;
+	char *table;
+	unsigned long connect_timeout;
+	char *time_zone;
+};
+
+/* The budgets and policies of one run. */
+struct cfg_run {
+	unsigned long max_seconds;
+	unsigned long batch_size;
+	unsigned long lock_seconds;
+	unsigned long recover_limit;
+	unsigned long backoff_base;
+	unsigned long backoff_cap;
+};
+
+/* One [type.NAME] section: the handler that runs jobs of that type. */
+struct cfg_type {
+	char *name;
+	const struct handler_kind *kind;
+	void *handler;		/* the kind's state, from kind->create */
+};
+
+struct cfg {
+	char *path;
+	struct cfg_db db;
+	struct cfg_run run;
+	struct cfg_type *types;
+	size_t ntypes;
+};
+
+/* Read and check the file at path.  On error returns -1 and err reads
+ * "FILE:LINE: [section] key: what is wrong"; cfg is then empty. */
+int cfg_load(struct cfg *cfg, const char *path, char *err, size_t errlen);
+
+/* The same for text already in memory; path is only for messages.  Does
+ * not read password_file or the environment. */
+int cfg_parse(struct cfg *cfg, const char *path, const char *text,
+              char *err, size_t errlen);
+
+void cfg_free(struct cfg *cfg);
+
+/* The [type.NAME] section for name, or NULL. */
+const struct cfg_type *cfg_find_type(const struct cfg *cfg, const char *name);
+
+#endif

@@ -1,0 +1,72 @@
+/*
+ * db.h - a connection to MariaDB/MySQL and prepared statements over it.
+ *
+ * Every statement jobrun runs is prepared and bound: no value from a job, a
+ * command line or a configuration file is ever pasted into SQL text.
+ */
+#ifndef JOBRUN_DB_H
+#define JOBRUN_DB_H
+
+#include <mysql.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+
+/* What went wrong, in the terms the exit status needs. */
+enum db_status {
+	DB_OK = 0,
+	DB_UNREACHABLE,		/* no server, connection lost, access refused */
+	DB_SCHEMA,		/* table, column, index or time zone missing */
+	DB_CONFLICT,		/* deadlock or lock wait timeout: try again */
+	DB_ERROR		/* anything else */
+};
+
+struct db {
+	MYSQL *conn;
+	char where[300];	/* "socket /run/mysqld/mysqld.sock" etc. */
+};
+
+/* Connect as the configuration says, in utf8mb4, in the configured session
+ * time zone. */
+enum db_status db_connect(struct db *db, const struct cfg_db *cfg,
+                          char *err, size_t errlen);
+
+void db_close(struct db *db);
+
+/* One bound parameter: a string (NULL for SQL NULL) or an unsigned number. */
+struct db_arg {
+	int is_str;
+	const char *str;
+	unsigned long long num;
+};
+
+#define DB_STR(s) ((struct db_arg){ .is_str = 1, .str = (s) })
+#define DB_NUM(n) ((struct db_arg){ .num = (unsigned long long)(n) })
+
+/* Prepare sql; err says what failed ("prepare: ..."). */
+enum db_status db_prepare(struct db *db, const char *sql, MYSQL_STMT **out,
+                          char *err, size_t errlen);
+
+/* Bind args and execute; for a statement with a result, the result is
+ * ready for db_fetch afterwards. */
+enum db_status db_execute(struct db *db, MYSQL_STMT *stmt,
+                          const struct db_arg *args, unsigned nargs,
+                          char *err, size_t errlen);
+
+/* Fetch the next row of the last execution as ncols malloc'ed strings
+ * (NULL for SQL NULL).  Returns 1 for a row, 0 when there are no more
+ * (the result is then released), -1 on error. */
+int db_fetch(MYSQL_STMT *stmt, char **cols, unsigned ncols, char *err,
+             size_t errlen);
+
+/* Release what is left of a result. */
+void db_done(MYSQL_STMT *stmt);
+
+/* How a server or client error number counts. */
+enum db_status db_classify(unsigned int errnum);
+
+/* `name` quoted as an SQL identifier into out. */
+void db_quote_ident(const char *name, char *out, size_t outlen);
+
+#endif

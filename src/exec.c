@@ -1,0 +1,460 @@
+/*
+ * exec.c - the exec handler: run a program per job.
+ *
+ * The program is exec'd directly (argv from argv_split, no shell), in a
+ * process group of its own so that a timeout or a lost lock can stop it and
+ * everything it started with one kill.  The payload goes to its stdin, the
+ * job's fields to its environment, and stdout and stderr share one pipe so
+ * the captured tail keeps their interleaving.
+ *
+ * One poll loop drives everything: feeding stdin (a handler may never read
+ * it, so the pipe is non-blocking and writing stops at EPIPE), draining
+ * output into a fixed ring (a handler may write gigabytes; only the tail is
+ * kept), noticing the exit through a pidfd (so a grandchild holding the
+ * pipe open cannot hide it), the timeout, and the runner's watch tick.
+ *
+ * Exit status contract: 0 success, 75 (EX_TEMPFAIL) retry later, 65
+ * (EX_DATAERR) permanent failure, anything else, a signal or a timeout:
+ * retry with backoff.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <sysexits.h>
+#include <unistd.h>
+
+#include "argv.h"
+#include "handler.h"
+#include "util.h"
+
+#define EXEC_DEFAULT_TIMEOUT 60
+#define EXEC_KILL_GRACE_MS 2000
+#define EXEC_TAIL_BYTES (64 * 1024)
+#define EXEC_TICK_MS 1000
+/* After the handler's main process exits, how long output still held open
+ * by a leftover process may take to arrive before the group is killed. */
+#define EXEC_DRAIN_MS 200
+
+extern char **environ;
+
+struct exec_state {
+	char **argv;
+	unsigned long timeout;
+};
+
+/* The last EXEC_TAIL_BYTES of output, in a ring. */
+struct tail {
+	char buf[EXEC_TAIL_BYTES];
+	size_t start, len;
+	int dropped;		/* earlier output was discarded */
+};
+
+/* Everything one running handler needs; one cleanup path frees it. */
+struct child {
+	pid_t pid;
+	int in_fd;		/* write end of the handler's stdin, or -1 */
+	int out_fd;		/* read end of stdout+stderr, or -1 */
+	int pid_fd;		/* pidfd of the handler, or -1 */
+	const char *input;
+	size_t input_len, input_off;
+	int exited, status;
+	struct tail tail;
+};
+
+static void *
+exec_create(void)
+{
+	struct exec_state *st = xcalloc(1, sizeof *st);
+
+	st->timeout = EXEC_DEFAULT_TIMEOUT;
+	return st;
+}
+
+static int
+exec_set(void *state, const char *key, const char *value, char *err,
+    size_t errlen)
+{
+	struct exec_state *st = state;
+	char msg[256];
+
+	if (strcmp(key, "command") == 0) {
+		argv_free(st->argv);
+		st->argv = NULL;
+		if (argv_split(value, &st->argv, msg, sizeof msg) != 0)
+			return errf(err, errlen, "%s", msg);
+		return 0;
+	}
+	if (strcmp(key, "timeout") == 0) {
+		if (parse_ulong(value, 1, 86400, &st->timeout) != 0)
+			return errf(err, errlen,
+			    "not a number of seconds in 1..86400: \"%s\"",
+			    value);
+		return 0;
+	}
+	return errf(err, errlen, "unknown key for handler exec");
+}
+
+static int
+exec_ready(void *state, char *err, size_t errlen)
+{
+	struct exec_state *st = state;
+
+	if (st->argv == NULL)
+		return errf(err, errlen, "handler exec needs a command");
+	return 0;
+}
+
+static void
+exec_destroy(void *state)
+{
+	struct exec_state *st = state;
+
+	if (st == NULL)
+		return;
+	argv_free(st->argv);
+	free(st);
+}
+
+static void
+tail_append(struct tail *t, const char *data, size_t n)
+{
+	size_t end, chunk;
+
+	while (n > 0) {
+		end = (t->start + t->len) % EXEC_TAIL_BYTES;
+		chunk = EXEC_TAIL_BYTES - end < n ? EXEC_TAIL_BYTES - end : n;
+		memcpy(t->buf + end, data, chunk);
+		data += chunk;
+		n -= chunk;
+		t->len += chunk;
+		if (t->len > EXEC_TAIL_BYTES) {
+			/* Overwrote the oldest bytes: the ring starts later. */
+			t->start = (t->start + t->len - EXEC_TAIL_BYTES) %
+			    EXEC_TAIL_BYTES;
+			t->len = EXEC_TAIL_BYTES;
+			t->dropped = 1;
+		}
+	}
+}
+
+/* The tail as one contiguous, malloc'ed string. */
+static char *
+tail_string(const struct tail *t, size_t *lenp)
+{
+	char *s = xmalloc(t->len + 1);
+	size_t first = EXEC_TAIL_BYTES - t->start < t->len ?
+	    EXEC_TAIL_BYTES - t->start : t->len;
+
+	memcpy(s, t->buf + t->start, first);
+	memcpy(s + first, t->buf, t->len - first);
+	s[t->len] = '\0';
+	*lenp = t->len;
+	return s;
+}
+
+/* environ without any JOB_* we set and without the database password,
+ * plus the job's fields. */
+static char **
+build_env(const struct job *job)
+{
+	static const char *const drop[] = {
+		"JOB_ID=", "JOB_TYPE=", "JOB_BUSINESS_KEY=", "JOB_ATTEMPT=",
+		"JOB_MAX_ATTEMPTS=", "JOBRUN_DB_PASSWORD=",
+	};
+	size_t n = 0, i, k, j;
+	char **env;
+	char buf[64];
+
+	while (environ[n] != NULL)
+		n++;
+	env = xcalloc(n + 6, sizeof *env);
+	for (i = 0, k = 0; i < n; i++) {
+		for (j = 0; j < sizeof drop / sizeof drop[0]; j++)
+			if (strncmp(environ[i], drop[j], strlen(drop[j])) == 0)
+				break;
+		if (j == sizeof drop / sizeof drop[0])
+			env[k++] = xstrdup(environ[i]);
+	}
+	snprintf(buf, sizeof buf, "JOB_ID=%llu", (unsigned long long)job->id);
+	env[k++] = xstrdup(buf);
+	env[k] = xmalloc(strlen(job->type) + sizeof "JOB_TYPE=");
+	sprintf(env[k++], "JOB_TYPE=%s", job->type);
+	env[k] = xmalloc(strlen(job->business_key) + sizeof "JOB_BUSINESS_KEY=");
+	sprintf(env[k++], "JOB_BUSINESS_KEY=%s", job->business_key);
+	snprintf(buf, sizeof buf, "JOB_ATTEMPT=%lu", job->attempt);
+	env[k++] = xstrdup(buf);
+	snprintf(buf, sizeof buf, "JOB_MAX_ATTEMPTS=%lu", job->max_attempts);
+	env[k++] = xstrdup(buf);
+	env[k] = NULL;
+	return env;
+}
+
+/* In the child between fork and exec: only async-signal-safe calls. */
+static void
+child_exec(char **argv, char **env, int in_fd, int out_fd)
+{
+	static const char msg[] = "jobrun: cannot execute handler: ";
+	const char *why;
+	int sig;
+
+	setpgid(0, 0);
+	/* Dispositions jobrun ignores would survive exec; give the handler
+	 * the defaults a program started from a shell has. */
+	for (sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
+	if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0)
+		_exit(127);
+	/* Nothing of jobrun's (the database socket above all) leaks into the
+	 * handler; pipes are O_CLOEXEC, this catches the rest. */
+	close_range(3, ~0U, 0);
+	environ = env;
+	execvp(argv[0], argv);
+	why = strerror(errno);
+	(void)!write(2, msg, sizeof msg - 1);
+	(void)!write(2, argv[0], strlen(argv[0]));
+	(void)!write(2, ": ", 2);
+	(void)!write(2, why, strlen(why));
+	(void)!write(2, "\n", 1);
+	_exit(127);
+}
+
+static void
+close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static int
+spawn(struct child *c, char **argv, const struct job *job, char *err,
+    size_t errlen)
+{
+	int in[2] = { -1, -1 }, out[2] = { -1, -1 };
+	char **env = NULL;
+	int rc = -1;
+
+	if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) {
+		errf(err, errlen, "create pipe: %s", strerror(errno));
+		goto out;
+	}
+	env = build_env(job);
+	c->pid = fork();
+	if (c->pid < 0) {
+		errf(err, errlen, "fork: %s", strerror(errno));
+		goto out;
+	}
+	if (c->pid == 0)
+		child_exec(argv, env, in[0], out[1]);
+	/* Also from the parent, so the group exists before we might kill it. */
+	setpgid(c->pid, c->pid);
+	c->in_fd = in[1];
+	c->out_fd = out[0];
+	in[1] = out[0] = -1;
+	fcntl(c->in_fd, F_SETFL, O_NONBLOCK);
+	fcntl(c->out_fd, F_SETFL, O_NONBLOCK);
+	c->pid_fd = (int)syscall(SYS_pidfd_open, c->pid, 0);
+	rc = 0;
+out:
+	close_fd(&in[0]);
+	close_fd(&in[1]);
+	close_fd(&out[0]);
+	close_fd(&out[1]);
+	argv_free(env);
+	return rc;
+}
+
+static void
+feed_input(struct child *c)
+{
+	ssize_t n;
+
+	while (c->input_off < c->input_len) {
+		n = write(c->in_fd, c->input + c->input_off,
+		    c->input_len - c->input_off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				return;
+			break;	/* EPIPE: the handler does not want it */
+		}
+		c->input_off += (size_t)n;
+	}
+	close_fd(&c->in_fd);
+}
+
+static void
+drain_output(struct child *c)
+{
+	char buf[16384];
+	ssize_t n;
+
+	for (;;) {
+		n = read(c->out_fd, buf, sizeof buf);
+		if (n > 0) {
+			tail_append(&c->tail, buf, (size_t)n);
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		close_fd(&c->out_fd);	/* EOF or error */
+		return;
+	}
+}
+
+static void
+reap(struct child *c, int flags)
+{
+	pid_t r;
+
+	if (c->exited)
+		return;
+	do
+		r = waitpid(c->pid, &c->status, flags);
+	while (r < 0 && errno == EINTR);
+	if (r == c->pid || (r < 0 && errno == ECHILD)) {
+		c->exited = 1;
+		close_fd(&c->pid_fd);
+	}
+}
+
+enum stop_reason { STOP_NONE, STOP_TIMEOUT, STOP_ABANDON };
+
+/* Wait for the handler to finish, feeding and draining as it goes. */
+static enum stop_reason
+supervise(struct child *c, unsigned long timeout, const struct handler_watch *w)
+{
+	int64_t start = now_ms(), now, next_tick = start + EXEC_TICK_MS;
+	int64_t deadline = start + (int64_t)timeout * 1000, kill_at = 0;
+	int64_t exited_at = 0, wake;
+	enum stop_reason stop = STOP_NONE;
+	struct pollfd pfd[3];
+	nfds_t n;
+	int wait_ms;
+
+	feed_input(c);
+	for (;;) {
+		now = now_ms();
+		if (c->exited && exited_at == 0)
+			exited_at = now;
+		if (c->exited && (c->out_fd < 0 || now >= exited_at +
+		    EXEC_DRAIN_MS))
+			break;
+		if (!c->exited && stop == STOP_NONE && now >= deadline)
+			stop = STOP_TIMEOUT;
+		if (!c->exited && stop == STOP_NONE && now >= next_tick) {
+			next_tick = now + EXEC_TICK_MS;
+			if (w != NULL && w->tick(w->arg) != 0)
+				stop = STOP_ABANDON;
+		}
+		if (!c->exited && stop != STOP_NONE && kill_at == 0) {
+			kill(-c->pid, SIGTERM);
+			kill_at = now + EXEC_KILL_GRACE_MS;
+		}
+		if (!c->exited && kill_at != 0 && now >= kill_at) {
+			kill(-c->pid, SIGKILL);
+			kill_at = now + EXEC_TICK_MS;
+		}
+
+		n = 0;
+		if (c->in_fd >= 0)
+			pfd[n++] = (struct pollfd){ c->in_fd, POLLOUT, 0 };
+		if (c->out_fd >= 0)
+			pfd[n++] = (struct pollfd){ c->out_fd, POLLIN, 0 };
+		if (c->pid_fd >= 0)
+			pfd[n++] = (struct pollfd){ c->pid_fd, POLLIN, 0 };
+		wake = c->exited ? exited_at + EXEC_DRAIN_MS :
+		    stop != STOP_NONE ? kill_at : deadline < next_tick ?
+		    deadline : next_tick;
+		/* Without a pidfd (old kernels) poll the exit every 10 ms. */
+		if (c->pid_fd < 0 && !c->exited && wake > now + 10)
+			wake = now + 10;
+		wait_ms = wake > now ? (int)(wake - now) : 0;
+		if (poll(pfd, n, wait_ms) < 0 && errno != EINTR)
+			break;
+		if (c->in_fd >= 0)
+			feed_input(c);
+		if (c->out_fd >= 0)
+			drain_output(c);
+		reap(c, WNOHANG);
+	}
+	/* Whatever the handler left behind in its group goes with it. */
+	kill(-c->pid, SIGKILL);
+	reap(c, 0);
+	return stop;
+}
+
+static void
+describe(const struct child *c, enum stop_reason stop, unsigned long timeout,
+    struct result *res)
+{
+	char what[128];
+	char *out;
+	size_t len;
+	enum outcome outcome = OUTCOME_RETRY;
+	int code;
+
+	if (stop == STOP_ABANDON) {
+		snprintf(what, sizeof what, "stopped by the runner");
+		outcome = OUTCOME_ABANDONED;
+	} else if (stop == STOP_TIMEOUT)
+		snprintf(what, sizeof what, "timed out after %lu s", timeout);
+	else if (WIFSIGNALED(c->status))
+		snprintf(what, sizeof what, "killed by signal %d (%s)",
+		    WTERMSIG(c->status), strsignal(WTERMSIG(c->status)));
+	else {
+		code = WEXITSTATUS(c->status);
+		if (code == 0) {
+			outcome = OUTCOME_SUCCESS;
+			snprintf(what, sizeof what, "exit 0");
+		} else if (code == EX_TEMPFAIL)
+			snprintf(what, sizeof what, "exit 75 (retry later)");
+		else if (code == EX_DATAERR) {
+			outcome = OUTCOME_FAIL;
+			snprintf(what, sizeof what,
+			    "exit 65 (permanent failure)");
+		} else
+			snprintf(what, sizeof what, "exit status %d", code);
+	}
+	out = tail_string(&c->tail, &len);
+	result_set(res, outcome, what, out, len);
+	free(out);
+}
+
+static void
+exec_run(void *state, const struct job *job, const struct handler_watch *w,
+    struct result *res)
+{
+	struct exec_state *st = state;
+	struct child *c = xcalloc(1, sizeof *c);
+	char err[256];
+	enum stop_reason stop;
+
+	c->in_fd = c->out_fd = c->pid_fd = -1;
+	c->input = job->payload;
+	c->input_len = strlen(job->payload);
+	if (spawn(c, st->argv, job, err, sizeof err) != 0) {
+		result_set(res, OUTCOME_RETRY, err, NULL, 0);
+		goto out;
+	}
+	stop = supervise(c, st->timeout, w);
+	describe(c, stop, st->timeout, res);
+out:
+	close_fd(&c->in_fd);
+	close_fd(&c->out_fd);
+	close_fd(&c->pid_fd);
+	free(c);
+}
+
+const struct handler_kind exec_kind = {
+	"exec", NULL, exec_create, exec_set, exec_ready, exec_run, exec_destroy,
+};

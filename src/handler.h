@@ -1,0 +1,81 @@
+/*
+ * handler.h - the interface every handler kind implements.
+ *
+ * A handler kind (exec, noop, later http) is one file that fills in a
+ * struct handler_kind and one row in handler.c's table.  The runner never
+ * knows which kind it is driving: it hands over a claimed job and a watch
+ * callback, and gets back an outcome and a message.
+ */
+#ifndef JOBRUN_HANDLER_H
+#define JOBRUN_HANDLER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* last_error keeps at most this many characters (the seed's mb_substr). */
+#define LAST_ERROR_CHARS 1000
+#define LAST_ERROR_BYTES (LAST_ERROR_CHARS * 4 + 1)
+
+/* A claimed job as the runner read it back after the claim. */
+struct job {
+	uint64_t id;
+	char *type;
+	char *business_key;
+	char *payload;			/* JSON text; "{}" when the row has NULL */
+	unsigned long attempt;		/* this attempt, counting from 1 */
+	unsigned long max_attempts;
+};
+
+enum outcome {
+	OUTCOME_SUCCESS,	/* done: mark success */
+	OUTCOME_RETRY,		/* try again after backoff, while attempts last */
+	OUTCOME_FAIL,		/* permanent failure: mark failed now */
+	OUTCOME_ABANDONED	/* stopped because the runner asked: no mark */
+};
+
+/* What a handler reports; message becomes last_error on failure. */
+struct result {
+	enum outcome outcome;
+	char message[LAST_ERROR_BYTES];
+};
+
+/* Set result to outcome with message "<what>: <detail>", where detail (any
+ * bytes, e.g. captured output) is made valid UTF-8 and cut to its tail so
+ * the whole message fits in LAST_ERROR_CHARS characters. */
+void result_set(struct result *res, enum outcome outcome, const char *what,
+                const char *detail, size_t detail_len);
+
+/* Called by a running handler at least once a second.  tick returns
+ * nonzero when the handler must stop at once (the job's lock was lost or
+ * the operator insists on stopping); the handler then ends its work and
+ * reports OUTCOME_ABANDONED. */
+struct handler_watch {
+	int (*tick)(void *arg);
+	void *arg;
+};
+
+struct handler_kind {
+	const char *name;
+	/* Keys that may be given more than once in a section (NULL-ended). */
+	const char *const *repeatable;
+	/* Allocate the per-type state. */
+	void *(*create)(void);
+	/* Apply one configuration key of a [type.NAME] section; -1 with err
+	 * for an unknown key or a bad value. */
+	int (*set)(void *state, const char *key, const char *value,
+	           char *err, size_t errlen);
+	/* All keys are in: check that the required ones were given. */
+	int (*ready)(void *state, char *err, size_t errlen);
+	/* Run one job to its outcome. */
+	void (*run)(void *state, const struct job *job,
+	            const struct handler_watch *watch, struct result *res);
+	void (*destroy)(void *state);
+};
+
+/* The kind called name, or NULL. */
+const struct handler_kind *handler_find(const char *name);
+
+/* "exec, noop": the names handler_find knows, for error messages. */
+const char *handler_names(void);
+
+#endif

@@ -1,0 +1,66 @@
+/*
+ * report.c - stdout output of the commands.
+ *
+ * JSON goes through jansson so that keys and strings are always escaped
+ * correctly; scripts parse it, so its keys are part of the interface
+ * documented in jobrun(1).
+ */
+#include <jansson.h>
+
+#include "report.h"
+
+static void
+print_json(FILE *out, json_t *obj)
+{
+	if (obj != NULL) {
+		json_dumpf(obj, out, JSON_COMPACT);
+		fputc('\n', out);
+	}
+	json_decref(obj);
+}
+
+void
+report_run_json(FILE *out, const struct run_stats *s, int ok,
+    const char *error)
+{
+	json_t *obj = json_pack("{s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+	    "ok", ok,
+	    "recovered", (json_int_t)s->recovered,
+	    "claimed", (json_int_t)s->claimed,
+	    "succeeded", (json_int_t)s->succeeded,
+	    "retried", (json_int_t)s->retried,
+	    "failed", (json_int_t)s->failed,
+	    "lost", (json_int_t)s->lost,
+	    "elapsed_ms", (json_int_t)s->elapsed_ms);
+
+	if (obj != NULL && error != NULL)
+		json_object_set_new(obj, "error", json_string(error));
+	print_json(out, obj);
+}
+
+void
+report_run_text(FILE *out, const struct run_stats *s)
+{
+	fprintf(out, "jobrun: %llu claimed, %llu succeeded, %llu retried, "
+	    "%llu failed, %llu lost, %llu recovered in %lld ms\n",
+	    (unsigned long long)s->claimed, (unsigned long long)s->succeeded,
+	    (unsigned long long)s->retried, (unsigned long long)s->failed,
+	    (unsigned long long)s->lost, (unsigned long long)s->recovered,
+	    (long long)s->elapsed_ms);
+}
+
+void
+report_enqueue(FILE *out, int json, uint64_t id, int created,
+    const char *status)
+{
+	if (json) {
+		print_json(out, json_pack("{s:I,s:b,s:s}", "id",
+		    (json_int_t)id, "created", created, "status", status));
+		return;
+	}
+	if (created)
+		fprintf(out, "job %llu created\n", (unsigned long long)id);
+	else
+		fprintf(out, "job %llu exists (status %s), not created\n",
+		    (unsigned long long)id, status);
+}

@@ -1,0 +1,24 @@
+/*
+ * report.h - what each command prints on stdout, as text or JSON.
+ */
+#ifndef JOBRUN_REPORT_H
+#define JOBRUN_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "runner.h"
+
+/* The run summary as one JSON object (--json); error is NULL when the run
+ * was not cut short. */
+void report_run_json(FILE *out, const struct run_stats *stats, int ok,
+                     const char *error);
+
+/* The run summary as one line, for -v. */
+void report_run_text(FILE *out, const struct run_stats *stats);
+
+/* The result of an enqueue. */
+void report_enqueue(FILE *out, int json, uint64_t id, int created,
+                    const char *status);
+
+#endif

@@ -1,0 +1,267 @@
+/*
+ * runner.c - the recover -> claim -> handle -> mark cycle.
+ *
+ * The runner owns the guarantees; handlers only report outcomes.  Recovery
+ * runs first so a job stranded by a dead runner is due again before this
+ * run claims.  Each job is claimed with a token unique to this claim, and
+ * every later write is fenced by it, so a runner that stalled past its lock
+ * and lost the job to another runner finds out and writes nothing.  While
+ * a handler runs, its lock is extended every lock_seconds/3.
+ *
+ * A database error ends the run: the job in hand stays "processing" under
+ * our lock and recovery gives it back once the lock expires, which is safe;
+ * guessing at a mark without the database is not.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "backoff.h"
+#include "runner.h"
+#include "util.h"
+
+static volatile sig_atomic_t stop_requested;
+
+void
+run_request_stop(int sig)
+{
+	stop_requested = sig;
+}
+
+/* The runner's view of the job being handled, for the watch tick. */
+struct in_hand {
+	struct queue *q;
+	const struct job *job;
+	const char *token;
+	const struct log *lg;
+	unsigned long lock_seconds;
+	int64_t extended_at;
+	int lost;
+};
+
+/* "host:pid:random" - who holds a lock, readable in the table, unique per
+ * run; a claim sequence number is appended per job. */
+static void
+make_token_prefix(char *out, size_t outlen)
+{
+	char host[64] = "localhost";
+	unsigned char rnd[6] = { 0 };
+	ssize_t n;
+
+	gethostname(host, sizeof host - 1);
+	host[sizeof host - 1] = '\0';
+	do
+		n = getrandom(rnd, sizeof rnd, 0);
+	while (n < 0 && errno == EINTR);
+	snprintf(out, outlen, "%.40s:%ld:%02x%02x%02x%02x%02x%02x", host,
+	    (long)getpid(), rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5]);
+}
+
+static int
+watch_tick(void *arg)
+{
+	struct in_hand *h = arg;
+	int64_t now = now_ms();
+	char err[512];
+	int owned = 1;
+
+	if (now - h->extended_at < (int64_t)h->lock_seconds * 1000 / 3)
+		return 0;
+	if (queue_extend(h->q, h->job, h->token, h->lock_seconds, &owned,
+	    err, sizeof err) != DB_OK) {
+		/* The lock still runs for a while; try again next tick. */
+		log_msg(h->lg, LV_WARN, "job %llu: %s",
+		    (unsigned long long)h->job->id, err);
+		return 0;
+	}
+	h->extended_at = now;
+	if (!owned) {
+		log_msg(h->lg, LV_WARN, "job %llu (%s): lock lost while the "
+		    "handler ran; stopping it", (unsigned long long)h->job->id,
+		    h->job->type);
+		h->lost = 1;
+		return 1;
+	}
+	log_msg(h->lg, LV_DEBUG, "job %llu: lock extended by %lu s",
+	    (unsigned long long)h->job->id, h->lock_seconds);
+	return 0;
+}
+
+/* A payload that is not JSON is the job's fault, not the handler's. */
+static int
+payload_ok(const struct job *job, struct result *res)
+{
+	json_error_t jerr;
+	json_t *doc = json_loads(job->payload, JSON_DECODE_ANY, &jerr);
+	char what[300];
+
+	if (doc != NULL) {
+		json_decref(doc);
+		return 1;
+	}
+	snprintf(what, sizeof what, "payload is not valid JSON: line %d: %s",
+	    jerr.line, jerr.text);
+	result_set(res, OUTCOME_FAIL, what, NULL, 0);
+	return 0;
+}
+
+static void
+handle(const struct cfg_type *type, struct in_hand *h, struct result *res)
+{
+	struct handler_watch watch = { watch_tick, h };
+
+	memset(res, 0, sizeof *res);
+	if (!payload_ok(h->job, res))
+		return;
+	type->kind->run(type->handler, h->job, &watch, res);
+	if (h->lost)
+		res->outcome = OUTCOME_ABANDONED;
+}
+
+/* Record the outcome; counts go to stats. */
+static enum db_status
+mark(const struct cfg *cfg, struct in_hand *h, const struct result *res,
+    int64_t ms, struct run_stats *stats, char *err, size_t errlen)
+{
+	const struct job *job = h->job;
+	const struct log *lg = h->lg;
+	unsigned long delay = 0;
+	enum db_status st = DB_OK;
+	const char *verdict;
+	int owned = 0, out_of_attempts = job->attempt >= job->max_attempts;
+
+	switch (res->outcome) {
+	case OUTCOME_SUCCESS:
+		st = queue_mark_success(h->q, job, h->token, &owned, err,
+		    errlen);
+		break;
+	case OUTCOME_RETRY:
+		if (!out_of_attempts) {
+			delay = backoff_delay(cfg->run.backoff_base,
+			    cfg->run.backoff_cap, job->attempt);
+			st = queue_mark_retry(h->q, job, h->token, delay,
+			    res->message, &owned, err, errlen);
+			break;
+		}
+		/* FALLTHROUGH */
+	case OUTCOME_FAIL:
+		st = queue_mark_failed(h->q, job, h->token, res->message,
+		    &owned, err, errlen);
+		break;
+	case OUTCOME_ABANDONED:
+		break;
+	}
+	if (st != DB_OK)
+		return st;
+	if (!owned) {
+		stats->lost++;
+		log_msg(lg, LV_WARN, "job %llu (%s) attempt %lu/%lu: lock lost "
+		    "to another runner; outcome not recorded: %s",
+		    (unsigned long long)job->id, job->type, job->attempt,
+		    job->max_attempts, res->outcome == OUTCOME_SUCCESS ?
+		    "success" : res->message);
+		return DB_OK;
+	}
+	if (res->outcome == OUTCOME_SUCCESS) {
+		stats->succeeded++;
+		log_msg(lg, LV_INFO, "job %llu (%s) attempt %lu/%lu: success "
+		    "in %lld ms", (unsigned long long)job->id, job->type,
+		    job->attempt, job->max_attempts, (long long)ms);
+		return DB_OK;
+	}
+	if (res->outcome == OUTCOME_RETRY && !out_of_attempts) {
+		stats->retried++;
+		log_msg(lg, LV_WARN, "job %llu (%s) attempt %lu/%lu: retry in "
+		    "%lu s: %s", (unsigned long long)job->id, job->type,
+		    job->attempt, job->max_attempts, delay, res->message);
+		return DB_OK;
+	}
+	stats->failed++;
+	verdict = res->outcome == OUTCOME_FAIL ? "failed permanently" :
+	    "failed, no attempts left";
+	log_msg(lg, LV_WARN, "job %llu (%s) attempt %lu/%lu: %s: %s",
+	    (unsigned long long)job->id, job->type, job->attempt,
+	    job->max_attempts, verdict, res->message);
+	return DB_OK;
+}
+
+/* Claim, handle and mark one job; *claimed is 0 when nothing was due. */
+static enum db_status
+one_job(const struct cfg *cfg, struct queue *q, const char *const *types,
+    size_t ntypes, const char *token, const struct log *lg,
+    struct run_stats *stats, int *claimed, char *err, size_t errlen)
+{
+	struct job job = { 0 };
+	struct in_hand h = { q, &job, token, lg, cfg->run.lock_seconds, 0, 0 };
+	struct result *res = NULL;
+	const struct cfg_type *type;
+	enum db_status st;
+	int64_t start;
+
+	st = queue_claim(q, types, ntypes, cfg->run.lock_seconds, token, &job,
+	    claimed, err, errlen);
+	if (st != DB_OK || !*claimed)
+		return st;
+	stats->claimed++;
+	start = h.extended_at = now_ms();
+	type = cfg_find_type(cfg, job.type);
+	res = xmalloc(sizeof *res);
+	if (type == NULL) {
+		/* Only configured types are claimed; a row whose type changed
+		 * under us is not ours to run. */
+		memset(res, 0, sizeof *res);
+		result_set(res, OUTCOME_FAIL, "no handler configured for type",
+		    job.type, strlen(job.type));
+	} else
+		handle(type, &h, res);
+	st = mark(cfg, &h, res, now_ms() - start, stats, err, errlen);
+	free(res);
+	queue_job_free(&job);
+	return st;
+}
+
+enum db_status
+run_cycle(const struct cfg *cfg, struct queue *q, const struct run_opts *opts,
+    const struct log *lg, struct run_stats *stats, char *err, size_t errlen)
+{
+	int64_t start = now_ms();
+	int64_t deadline = start + (int64_t)opts->max_seconds * 1000;
+	const char **types;
+	char prefix[QUEUE_TOKEN_MAX - 16], token[QUEUE_TOKEN_MAX + 1];
+	size_t ntypes = 0, i;
+	enum db_status st;
+	int claimed = 1;
+
+	memset(stats, 0, sizeof *stats);
+	types = xcalloc(cfg->ntypes + 1, sizeof *types);
+	if (opts->type != NULL)
+		types[ntypes++] = opts->type;
+	else
+		for (i = 0; i < cfg->ntypes; i++)
+			types[ntypes++] = cfg->types[i].name;
+	make_token_prefix(prefix, sizeof prefix);
+
+	st = queue_recover(q, cfg->run.recover_limit, &stats->recovered, err,
+	    errlen);
+	if (st == DB_OK && stats->recovered > 0)
+		log_msg(lg, LV_WARN, "recovered %llu job(s) whose runner's "
+		    "lock expired", (unsigned long long)stats->recovered);
+	while (st == DB_OK && claimed && !stop_requested &&
+	    stats->claimed < opts->batch_size && now_ms() < deadline) {
+		snprintf(token, sizeof token, "%s:%llu", prefix,
+		    (unsigned long long)stats->claimed + 1);
+		st = one_job(cfg, q, types, ntypes, token, lg, stats,
+		    &claimed, err, errlen);
+	}
+	if (stop_requested)
+		log_msg(lg, LV_WARN, "stopped claiming on signal %d",
+		    (int)stop_requested);
+	free(types);
+	stats->elapsed_ms = now_ms() - start;
+	return st;
+}

@@ -1,0 +1,39 @@
+/*
+ * runner.h - one run: recover, then claim, handle and mark jobs until a
+ * budget is spent or nothing is due.
+ */
+#ifndef JOBRUN_RUNNER_H
+#define JOBRUN_RUNNER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "db.h"
+#include "log.h"
+#include "queue.h"
+
+/* What the command line asked of this run. */
+struct run_opts {
+	const char *type;		/* claim only this type, or NULL */
+	unsigned long batch_size;	/* claim at most this many jobs */
+	unsigned long max_seconds;	/* stop claiming after this long */
+};
+
+/* What the run did, for the summary and the exit status. */
+struct run_stats {
+	uint64_t recovered, claimed, succeeded, retried, failed, lost;
+	int64_t elapsed_ms;
+};
+
+/* Ask a run in progress to stop claiming (from a signal handler). */
+void run_request_stop(int sig);
+
+/* Run one cycle.  Returns DB_OK when the run went through (whatever the
+ * jobs' outcomes, which are in stats) or the database error that ended
+ * it, with err set; a job being handled then is left for recovery. */
+enum db_status run_cycle(const struct cfg *cfg, struct queue *q,
+                         const struct run_opts *opts, const struct log *lg,
+                         struct run_stats *stats, char *err, size_t errlen);
+
+#endif

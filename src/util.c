@@ -1,0 +1,112 @@
+/*
+ * util.c - checked allocation, strict number parsing, monotonic time.
+ *
+ * Allocation failure is the one condition jobrun does not try to survive:
+ * a runner that cannot allocate a few kilobytes cannot do anything useful
+ * and must not half-record a job, so it exits 70 (EX_SOFTWARE) at once and
+ * leaves the claimed job, if any, to lock-expiry recovery.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+#include <time.h>
+
+#include "util.h"
+
+static void
+out_of_memory(void)
+{
+	fputs("jobrun: out of memory\n", stderr);
+	exit(EX_SOFTWARE);
+}
+
+void *
+xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (p == NULL)
+		out_of_memory();
+	return p;
+}
+
+void *
+xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (p == NULL)
+		out_of_memory();
+	return p;
+}
+
+void *
+xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+
+	if (q == NULL)
+		out_of_memory();
+	return q;
+}
+
+char *
+xstrdup(const char *s)
+{
+	return xstrndup(s, strlen(s));
+}
+
+char *
+xstrndup(const char *s, size_t n)
+{
+	char *p = xmalloc(n + 1);
+
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+int
+parse_ulong(const char *s, unsigned long min, unsigned long max,
+    unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	/* strtoul accepts leading blanks and a minus sign; a config value or
+	 * option with either is a mistake, not a number. */
+	if (s == NULL || !isdigit((unsigned char)s[0]))
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int
+errf(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || errlen == 0)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
