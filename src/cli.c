@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "queue.h"
+#include "utf8.h"
 #include "util.h"
 
 #define FOR_RUN (1u << CMD_RUN)
@@ -149,23 +150,37 @@ apply(struct cli *cli, int id, const char *arg, char *err, size_t errlen)
 	}
 }
 
+/* A type or key must fit its column, counted in characters as MariaDB
+ * counts them, and be UTF-8 the utf8mb4 column accepts. */
+static int
+check_text(const char *option, const char *s, size_t max, char *err,
+    size_t errlen)
+{
+	size_t len = strlen(s);
+
+	if (!utf8_valid(s, len))
+		return errf(err, errlen, "--%s: not valid UTF-8", option);
+	if (len == 0 || utf8_count(s, len) > max)
+		return errf(err, errlen, "--%s: 1..%zu characters, got %zu",
+		    option, max, utf8_count(s, len));
+	return 0;
+}
+
 /* Checks that need the whole command line. */
 static int
 check(const struct cli *cli, char *err, size_t errlen)
 {
 	if (cli->quiet && cli->verbose)
 		return errf(err, errlen, "-q and -v contradict each other");
-	if (cli->type != NULL && (strlen(cli->type) == 0 ||
-	    strlen(cli->type) > 64))
-		return errf(err, errlen, "--type: 1..64 characters, got %zu",
-		    strlen(cli->type));
+	if (cli->type != NULL &&
+	    check_text("type", cli->type, QUEUE_TYPE_MAX, err, errlen) != 0)
+		return -1;
 	if (cli->command != CMD_ENQUEUE)
 		return 0;
 	if (cli->type == NULL || cli->key == NULL)
 		return errf(err, errlen, "enqueue needs --type and --key");
-	if (strlen(cli->key) == 0 || strlen(cli->key) > QUEUE_KEY_MAX)
-		return errf(err, errlen, "--key: 1..%d characters, got %zu",
-		    QUEUE_KEY_MAX, strlen(cli->key));
+	if (check_text("key", cli->key, QUEUE_KEY_MAX, err, errlen) != 0)
+		return -1;
 	if (cli->payload != NULL && cli->payload_file != NULL)
 		return errf(err, errlen,
 		    "--payload and --payload-file exclude each other");
@@ -176,8 +191,9 @@ int
 cli_parse(int argc, char **argv, struct cli *cli, char *err, size_t errlen)
 {
 	struct option lo[NOPTS + 1];
-	const struct opt *given[NOPTS];
-	size_t i, ngiven = 0;
+	unsigned char given[NOPTS] = { 0 };
+	const struct opt *o;
+	size_t i;
 	int c, cmd = CMD_RUN;
 
 	memset(cli, 0, sizeof *cli);
@@ -188,7 +204,11 @@ cli_parse(int argc, char **argv, struct cli *cli, char *err, size_t errlen)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "c:hn:qt:vV", lo, NULL)) != -1) {
 		if (c == '?' || c == ':') {
-			if (optopt != 0 && find_opt(optopt) != NULL)
+			o = optopt != 0 ? find_opt(optopt) : NULL;
+			if (o != NULL && o->lo.has_arg == no_argument)
+				return errf(err, errlen, "option --%s takes "
+				    "no value", o->lo.name);
+			if (o != NULL)
 				return errf(err, errlen, "option %s needs a "
 				    "value", argv[optind - 1]);
 			return errf(err, errlen, "unknown option %s",
@@ -196,8 +216,8 @@ cli_parse(int argc, char **argv, struct cli *cli, char *err, size_t errlen)
 		}
 		if (apply(cli, c, optarg, err, errlen) != 0)
 			return -1;
-		if (ngiven < NOPTS && (given[ngiven] = find_opt(c)) != NULL)
-			ngiven++;
+		if ((o = find_opt(c)) != NULL)
+			given[o - opts] = 1;
 	}
 	/* getopt moved the words to the end: the first is the command. */
 	if (optind < argc) {
@@ -212,10 +232,10 @@ cli_parse(int argc, char **argv, struct cli *cli, char *err, size_t errlen)
 		    argv[optind]);
 	if (cli->command == CMD_HELP || cli->command == CMD_VERSION)
 		return 0;
-	for (i = 0; i < ngiven; i++)
-		if (!(given[i]->commands & (1u << cmd)))
+	for (i = 0; i < NOPTS; i++)
+		if (given[i] && !(opts[i].commands & (1u << cmd)))
 			return errf(err, errlen, "option --%s is not for "
-			    "\"%s\"", given[i]->lo.name, command_names[cmd]);
+			    "\"%s\"", opts[i].lo.name, command_names[cmd]);
 	cli->command = (enum cli_command)cmd;
 	return check(cli, err, errlen);
 }

@@ -34,6 +34,7 @@ struct entry {
 struct pending_type {
 	char *name;
 	int line;		/* of the first key, for section-wide errors */
+	int keyed;
 	int handler_line;
 	const struct handler_kind *kind;
 	struct entry *entries;
@@ -51,6 +52,8 @@ struct parser {
 	char *err;
 	size_t errlen;
 	int failed;
+	int fail_line;
+	char section[128];	/* ours: inih cuts section names at 49 */
 };
 
 static const char *const db_keys[] = {
@@ -78,22 +81,54 @@ fail(struct parser *p, int line, const char *section, const char *key,
 	if (p->failed)
 		return 0;
 	p->failed = 1;
+	p->fail_line = line;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	if (line == 0)
 		snprintf(p->err, p->errlen, "%s: [%s] %s: %s", p->cfg->path,
 		    section, key, msg);
-	else if (key != NULL)
+	else if (key != NULL && section != NULL)
 		snprintf(p->err, p->errlen, "%s:%d: [%s] %s: %s", p->cfg->path,
 		    line, section, key, msg);
 	else if (section != NULL)
 		snprintf(p->err, p->errlen, "%s:%d: [%s]: %s", p->cfg->path,
 		    line, section, msg);
+	else if (key != NULL)
+		snprintf(p->err, p->errlen, "%s:%d: %s: %s", p->cfg->path,
+		    line, key, msg);
 	else
 		snprintf(p->err, p->errlen, "%s:%d: %s", p->cfg->path, line,
 		    msg);
 	return 0;
+}
+
+static struct pending_type *find_pending(struct parser *p, const char *name);
+static int valid_chars(const char *s, const char *extra);
+
+/* Track section headers ourselves: inih truncates their names and does not
+ * report a section without keys. */
+static void
+see_header(struct parser *p, const char *line)
+{
+	const char *end;
+	size_t n;
+
+	while (*line == ' ' || *line == '\t')
+		line++;
+	if (*line != '[' || (end = strchr(line + 1, ']')) == NULL)
+		return;
+	n = (size_t)(end - line - 1);
+	if (n >= sizeof p->section) {
+		fail(p, p->line, NULL, NULL, "section name too long");
+		return;
+	}
+	memcpy(p->section, line + 1, n);
+	p->section[n] = '\0';
+	if (strncmp(p->section, "type.", 5) == 0 &&
+	    strlen(p->section + 5) >= 1 && strlen(p->section + 5) <= CFG_TYPE_MAX
+	    && valid_chars(p->section + 5, "_.:-"))
+		find_pending(p, p->section + 5);
 }
 
 /* inih's fgets: one line per call, counting lines as it goes. */
@@ -117,6 +152,7 @@ read_line(char *str, int num, void *stream)
 	 * a line of exactly `room` bytes then still fits. */
 	memcpy(str, p->pos, n);
 	str[n] = '\0';
+	see_header(p, str);
 	p->pos += n;
 	if (*p->pos == '\n')
 		p->pos++;
@@ -277,6 +313,10 @@ type_key(struct parser *p, const char *section, const char *key,
 		    "not a type name (1..%d letters, digits, _ . : or -)",
 		    CFG_TYPE_MAX);
 	t = find_pending(p, name);
+	if (!t->keyed) {
+		t->keyed = 1;
+		t->line = p->line;
+	}
 	if (strcmp(key, "handler") == 0) {
 		if (t->kind != NULL)
 			return fail(p, p->line, section, key, "given twice");
@@ -298,9 +338,13 @@ type_key(struct parser *p, const char *section, const char *key,
 }
 
 static int
-on_key(void *user, const char *section, const char *key, const char *value)
+on_key(void *user, const char *inih_section, const char *key,
+    const char *value)
 {
 	struct parser *p = user;
+	const char *section = p->section;
+
+	(void)inih_section;
 
 	if (p->failed)
 		return 0;
@@ -421,9 +465,11 @@ cfg_parse(struct cfg *cfg, const char *path, const char *text, char *err,
 	cfg->path = xstrdup(path);
 	set_defaults(cfg);
 	rc = ini_parse_stream(read_line, &p, on_key, &p);
-	if (rc != 0 && !p.failed)
+	if (rc > 0 && (!p.failed || rc < p.fail_line)) {
+		p.failed = 0;
 		fail(&p, rc, NULL, NULL,
 		    "syntax error (expected [section] or key = value)");
+	}
 	if (!p.failed) {
 		cfg->types = xcalloc(p.ntypes, sizeof *cfg->types);
 		for (i = 0; i < p.ntypes && !p.failed; i++) {

@@ -64,6 +64,21 @@ utf8_sanitize(char *s, size_t len)
 	}
 }
 
+int
+utf8_valid(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, n;
+
+	while (i < len) {
+		n = sequence_length(p + i, len - i);
+		if (n == 0)
+			return 0;
+		i += n;
+	}
+	return 1;
+}
+
 /* A continuation byte never starts a character. */
 static int
 starts_char(unsigned char c)

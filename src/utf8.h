@@ -11,6 +11,9 @@
  * sequence (and every NUL) with '?'.  The length does not change. */
 void utf8_sanitize(char *s, size_t len);
 
+/* 1 when s (len bytes) is well-formed UTF-8 without NUL, else 0. */
+int utf8_valid(const char *s, size_t len);
+
 /* Number of characters in well-formed UTF-8 s of len bytes. */
 size_t utf8_count(const char *s, size_t len);
 

@@ -1,0 +1,515 @@
+/*
+ * test_cli.c - the command line: which command runs, which options it
+ * takes, and the exact usage error for each mistake.
+ *
+ * cli_parse resets getopt itself, so every test parses several command
+ * lines in a row, as a user retyping them would.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define ERRLEN 256
+
+/* Parse the NULL-terminated vector; argv[0] is "jobrun". */
+static int
+parse_vec(char **argv, struct cli *cli, char *err)
+{
+	int argc = 0;
+
+	while (argv[argc] != NULL)
+		argc++;
+	err[0] = '\0';
+	return cli_parse(argc, argv, cli, err, ERRLEN);
+}
+
+#define PARSE(cli, err, ...) \
+	parse_vec((char *[]){ "jobrun", __VA_ARGS__, NULL }, (cli), (err))
+
+/* The command line must be refused with exactly want. */
+#define EXPECT_ERR(want, ...) do { \
+	struct cli c_; \
+	char e_[ERRLEN]; \
+	assert_int_equal(PARSE(&c_, e_, __VA_ARGS__), -1); \
+	assert_string_equal(e_, (want)); \
+} while (0)
+
+static void
+test_default_is_run(void **state)
+{
+	struct cli cli;
+	char err[ERRLEN];
+
+	(void)state;
+	assert_int_equal(parse_vec((char *[]){ "jobrun", NULL }, &cli, err), 0);
+	assert_int_equal(cli.command, CMD_RUN);
+	assert_null(cli.config);
+	assert_null(cli.type);
+	assert_null(cli.key);
+	assert_int_equal(cli.has_max, 0);
+	assert_int_equal(cli.has_max_seconds, 0);
+	assert_int_equal(cli.json, 0);
+	assert_int_equal(cli.verbose, 0);
+	assert_int_equal(cli.quiet, 0);
+
+	assert_int_equal(PARSE(&cli, err, "run"), 0);
+	assert_int_equal(cli.command, CMD_RUN);
+	assert_int_equal(PARSE(&cli, err, "--json"), 0);
+	assert_int_equal(cli.command, CMD_RUN);
+	assert_int_equal(cli.json, 1);
+}
+
+static void
+test_run_options(void **state)
+{
+	struct cli cli;
+	char err[ERRLEN];
+
+	(void)state;
+	assert_int_equal(PARSE(&cli, err, "run", "--config=/etc/j.conf",
+	    "--type=order_sync", "--max=5", "--max-seconds=30", "--json",
+	    "-v"), 0);
+	assert_int_equal(cli.command, CMD_RUN);
+	assert_string_equal(cli.config, "/etc/j.conf");
+	assert_string_equal(cli.type, "order_sync");
+	assert_int_equal(cli.has_max, 1);
+	assert_int_equal(cli.max, 5);
+	assert_int_equal(cli.has_max_seconds, 1);
+	assert_int_equal(cli.max_seconds, 30);
+	assert_int_equal(cli.json, 1);
+	assert_int_equal(cli.verbose, 1);
+
+	/* Separate values and short forms; the command may come last. */
+	assert_int_equal(PARSE(&cli, err, "-c", "a.conf", "-t", "x", "-n",
+	    "7", "--max-seconds", "9", "-q", "run"), 0);
+	assert_int_equal(cli.command, CMD_RUN);
+	assert_string_equal(cli.config, "a.conf");
+	assert_string_equal(cli.type, "x");
+	assert_int_equal(cli.max, 7);
+	assert_int_equal(cli.max_seconds, 9);
+	assert_int_equal(cli.quiet, 1);
+
+	assert_int_equal(PARSE(&cli, err, "-n3", "-cb.conf", "-ty"), 0);
+	assert_int_equal(cli.max, 3);
+	assert_string_equal(cli.config, "b.conf");
+	assert_string_equal(cli.type, "y");
+}
+
+static void
+test_enqueue_before_or_after_options(void **state)
+{
+	struct cli cli;
+	char err[ERRLEN];
+
+	(void)state;
+	assert_int_equal(PARSE(&cli, err, "enqueue", "--type=t", "--key=k1",
+	    "--payload={\"a\":1}", "--delay=60", "--max-attempts=3",
+	    "--config=c.conf", "--json", "-q"), 0);
+	assert_int_equal(cli.command, CMD_ENQUEUE);
+	assert_string_equal(cli.type, "t");
+	assert_string_equal(cli.key, "k1");
+	assert_string_equal(cli.payload, "{\"a\":1}");
+	assert_null(cli.payload_file);
+	assert_int_equal(cli.delay, 60);
+	assert_int_equal(cli.max_attempts, 3);
+	assert_string_equal(cli.config, "c.conf");
+	assert_int_equal(cli.json, 1);
+	assert_int_equal(cli.quiet, 1);
+
+	assert_int_equal(PARSE(&cli, err, "--type", "t", "--key", "k2",
+	    "--payload-file=-", "enqueue"), 0);
+	assert_int_equal(cli.command, CMD_ENQUEUE);
+	assert_string_equal(cli.key, "k2");
+	assert_string_equal(cli.payload_file, "-");
+	assert_null(cli.payload);
+	assert_int_equal(cli.delay, 0);
+	assert_int_equal(cli.max_attempts, 0);
+
+	assert_int_equal(PARSE(&cli, err, "-t", "t", "enqueue", "--key=k3"),
+	    0);
+	assert_int_equal(cli.command, CMD_ENQUEUE);
+	assert_string_equal(cli.key, "k3");
+}
+
+static void
+test_max_ranges(void **state)
+{
+	struct cli cli;
+	char err[ERRLEN];
+
+	(void)state;
+	assert_int_equal(PARSE(&cli, err, "--max=1"), 0);
+	assert_int_equal(cli.max, 1);
+	assert_int_equal(PARSE(&cli, err, "--max=1000000"), 0);
+	assert_int_equal(cli.max, 1000000);
+	assert_int_equal(PARSE(&cli, err, "--max-seconds=1"), 0);
+	assert_int_equal(cli.max_seconds, 1);
+	assert_int_equal(PARSE(&cli, err, "--max-seconds=86400"), 0);
+	assert_int_equal(cli.max_seconds, 86400);
+
+	EXPECT_ERR("--max: not a number in 1..1000000: \"0\"", "--max=0");
+	EXPECT_ERR("--max: not a number in 1..1000000: \"1000001\"",
+	    "--max=1000001");
+	EXPECT_ERR("--max: not a number in 1..1000000: \"abc\"", "--max=abc");
+	EXPECT_ERR("--max: not a number in 1..1000000: \"-1\"", "-n", "-1");
+	EXPECT_ERR("--max: not a number in 1..1000000: \" 5\"", "--max= 5");
+	EXPECT_ERR("--max: not a number in 1..1000000: \"5s\"", "--max=5s");
+	EXPECT_ERR("--max: not a number in 1..1000000: \"\"", "--max=");
+	EXPECT_ERR("--max: not a number in 1..1000000: "
+	    "\"99999999999999999999999\"", "--max=99999999999999999999999");
+	EXPECT_ERR("--max-seconds: not a number in 1..86400: \"0\"",
+	    "--max-seconds=0");
+	EXPECT_ERR("--max-seconds: not a number in 1..86400: \"86401\"",
+	    "--max-seconds=86401");
+	EXPECT_ERR("--max-seconds: not a number in 1..86400: \"1m\"",
+	    "--max-seconds", "1m");
+}
+
+static void
+test_enqueue_number_ranges(void **state)
+{
+	struct cli cli;
+	char err[ERRLEN];
+
+	(void)state;
+	assert_int_equal(PARSE(&cli, err, "enqueue", "-tt", "--key=k",
+	    "--delay=0", "--max-attempts=1"), 0);
+	assert_int_equal(cli.delay, 0);
+	assert_int_equal(cli.max_attempts, 1);
+	EXPECT_ERR("--delay: not a number in 0..315360000: \"-5\"",
+	    "enqueue", "-tt", "--key=k", "--delay=-5");
+	EXPECT_ERR("--max-attempts: not a number in 1..1000000: \"0\"",
+	    "enqueue", "-tt", "--key=k", "--max-attempts=0");
+}
+
+static void
+test_type_length(void **state)
+{
+	char t64[80], t65[80];
+	struct cli cli;
+	char err[ERRLEN];
+
+	(void)state;
+	memset(t64, 0, sizeof t64);
+	memcpy(t64, "--type=", 7);
+	memset(t64 + 7, 'a', 64);
+	memcpy(t65, t64, sizeof t65);
+	t65[7 + 64] = 'b';
+
+	assert_int_equal(PARSE(&cli, err, t64), 0);
+	assert_int_equal(strlen(cli.type), 64);
+	assert_int_equal(PARSE(&cli, err, "enqueue", t64, "--key=k"), 0);
+	assert_int_equal(strlen(cli.type), 64);
+
+	EXPECT_ERR("--type: 1..64 characters, got 65", t65);
+	EXPECT_ERR("--type: 1..64 characters, got 65", "enqueue", t65,
+	    "--key=k");
+	EXPECT_ERR("--type: 1..64 characters, got 0", "--type=");
+	EXPECT_ERR("--type: 1..64 characters, got 0", "enqueue", "--type=",
+	    "--key=k");
+}
+
+static void
+test_key_length(void **state)
+{
+	char k128[160], k129[160];
+	struct cli cli;
+	char err[ERRLEN];
+
+	(void)state;
+	memset(k128, 0, sizeof k128);
+	memcpy(k128, "--key=", 6);
+	memset(k128 + 6, 'k', 128);
+	memcpy(k129, k128, sizeof k129);
+	k129[6 + 128] = 'x';
+
+	assert_int_equal(PARSE(&cli, err, "enqueue", "--type=t", k128), 0);
+	assert_int_equal(strlen(cli.key), 128);
+	EXPECT_ERR("--key: 1..128 characters, got 129", "enqueue", "--type=t",
+	    k129);
+	EXPECT_ERR("--key: 1..128 characters, got 0", "enqueue", "--type=t",
+	    "--key=");
+}
+
+/* The columns are utf8mb4 VARCHARs: their limits count characters, and
+ * bytes MariaDB would refuse are refused here. */
+static void
+test_key_and_type_count_characters(void **state)
+{
+	char key[6 + 129 * 3 + 1], type[7 + 65 * 2 + 1];
+	struct cli cli;
+	char err[ERRLEN];
+	size_t i;
+
+	(void)state;
+	memcpy(key, "--key=", 6);
+	for (i = 0; i < 129; i++)
+		memcpy(key + 6 + 3 * i, "\xE4\xB8\xAD", 3);	/* 中 */
+	key[6 + 128 * 3] = '\0';
+	memcpy(type, "--type=", 7);
+	for (i = 0; i < 65; i++)
+		memcpy(type + 7 + 2 * i, "\xC3\xA9", 2);	/* é */
+	type[7 + 64 * 2] = '\0';
+
+	assert_int_equal(PARSE(&cli, err, "enqueue", type, key), 0);
+	assert_int_equal(strlen(cli.key), 128 * 3);
+	assert_int_equal(strlen(cli.type), 64 * 2);
+
+	key[6 + 128 * 3] = '\xE4';
+	key[6 + 129 * 3] = '\0';
+	EXPECT_ERR("--key: 1..128 characters, got 129", "enqueue", "--type=t",
+	    key);
+	type[7 + 64 * 2] = '\xC3';
+	type[7 + 65 * 2] = '\0';
+	EXPECT_ERR("--type: 1..64 characters, got 65", "enqueue", type,
+	    "--key=k");
+	EXPECT_ERR("--type: 1..64 characters, got 65", type);
+
+	EXPECT_ERR("--key: not valid UTF-8", "enqueue", "--type=t",
+	    "--key=ab\xFF");
+	EXPECT_ERR("--key: not valid UTF-8", "enqueue", "--type=t",
+	    "--key=\xC0\x80");
+	EXPECT_ERR("--key: not valid UTF-8", "enqueue", "--type=t",
+	    "--key=\xED\xA0\x80");
+	EXPECT_ERR("--key: not valid UTF-8", "enqueue", "--type=t",
+	    "--key=abc\xE4\xB8");
+	EXPECT_ERR("--type: not valid UTF-8", "enqueue", "--type=\x80",
+	    "--key=k");
+	EXPECT_ERR("--type: not valid UTF-8", "--type=\xF5\x80\x80\x80");
+}
+
+static void
+test_enqueue_needs_type_and_key(void **state)
+{
+	(void)state;
+	EXPECT_ERR("enqueue needs --type and --key", "enqueue");
+	EXPECT_ERR("enqueue needs --type and --key", "enqueue", "--type=t");
+	EXPECT_ERR("enqueue needs --type and --key", "enqueue", "--key=k");
+	EXPECT_ERR("enqueue needs --type and --key", "--payload={}",
+	    "enqueue", "--key=k");
+}
+
+static void
+test_payload_excludes_payload_file(void **state)
+{
+	(void)state;
+	EXPECT_ERR("--payload and --payload-file exclude each other",
+	    "enqueue", "--type=t", "--key=k", "--payload={}",
+	    "--payload-file=p.json");
+	EXPECT_ERR("--payload and --payload-file exclude each other",
+	    "--payload-file=-", "--payload={}", "--type=t", "--key=k",
+	    "enqueue");
+}
+
+static void
+test_option_not_for_command(void **state)
+{
+	(void)state;
+	EXPECT_ERR("option --key is not for \"run\"", "run", "--key=x");
+	EXPECT_ERR("option --key is not for \"run\"", "--key=x");
+	EXPECT_ERR("option --payload is not for \"run\"", "--payload={}");
+	EXPECT_ERR("option --payload-file is not for \"run\"",
+	    "--payload-file=-", "run");
+	EXPECT_ERR("option --delay is not for \"run\"", "--delay=5");
+	EXPECT_ERR("option --max-attempts is not for \"run\"",
+	    "--max-attempts=5");
+	EXPECT_ERR("option --max is not for \"enqueue\"", "enqueue",
+	    "--type=t", "--key=k", "--max=5");
+	EXPECT_ERR("option --max is not for \"enqueue\"", "-n", "5",
+	    "enqueue", "--type=t", "--key=k");
+	EXPECT_ERR("option --max-seconds is not for \"enqueue\"", "enqueue",
+	    "--type=t", "--key=k", "--max-seconds=5");
+}
+
+/* However many options come first, each one is still checked. */
+static void
+test_option_not_for_command_after_many(void **state)
+{
+	(void)state;
+	EXPECT_ERR("option --key is not for \"run\"", "-vvvvvvvvvvvvvvvv",
+	    "--key=x");
+	EXPECT_ERR("option --key is not for \"run\"", "--json", "--json",
+	    "--json", "--json", "--json", "--json", "--json", "--json",
+	    "--json", "--json", "--json", "--json", "--json", "--json",
+	    "--json", "--key=x");
+}
+
+static void
+test_unknown_option(void **state)
+{
+	(void)state;
+	EXPECT_ERR("unknown option --bogus", "--bogus");
+	EXPECT_ERR("unknown option --bogus=1", "run", "--bogus=1");
+	EXPECT_ERR("unknown option -x", "-x");
+	EXPECT_ERR("unknown option -x", "enqueue", "-x", "--type=t",
+	    "--key=k");
+}
+
+static void
+test_option_needs_value(void **state)
+{
+	(void)state;
+	EXPECT_ERR("option --max needs a value", "--max");
+	EXPECT_ERR("option --config needs a value", "run", "--config");
+	EXPECT_ERR("option -c needs a value", "-c");
+	EXPECT_ERR("option -t needs a value", "-t");
+}
+
+/* "--json=1" gives a value to an option that takes none: the message must
+ * not say the opposite. */
+static void
+test_option_takes_no_value(void **state)
+{
+	struct cli cli;
+	char err[ERRLEN];
+
+	(void)state;
+	assert_int_equal(PARSE(&cli, err, "--json=1"), -1);
+	if (strstr(err, "--json") == NULL ||
+	    strstr(err, "needs a value") != NULL)
+		fail_msg("misleading message: %s", err);
+	assert_int_equal(PARSE(&cli, err, "--quiet=yes"), -1);
+	if (strstr(err, "--quiet") == NULL ||
+	    strstr(err, "needs a value") != NULL)
+		fail_msg("misleading message: %s", err);
+}
+
+static void
+test_unknown_command(void **state)
+{
+	(void)state;
+	EXPECT_ERR("unknown command \"runn\"", "runn");
+	EXPECT_ERR("unknown command \"help\"", "help");
+	EXPECT_ERR("unknown command \"status\"", "--json", "status");
+	EXPECT_ERR("unknown command \"Run\"", "Run");
+}
+
+static void
+test_unexpected_argument(void **state)
+{
+	(void)state;
+	EXPECT_ERR("unexpected argument \"extra\"", "run", "extra");
+	EXPECT_ERR("unexpected argument \"run\"", "run", "run");
+	EXPECT_ERR("unexpected argument \"run\"", "enqueue", "--type=t",
+	    "--key=k", "run");
+	EXPECT_ERR("unexpected argument \"x\"", "--json", "run", "-v", "x");
+}
+
+static void
+test_quiet_and_verbose(void **state)
+{
+	(void)state;
+	EXPECT_ERR("-q and -v contradict each other", "-q", "-v");
+	EXPECT_ERR("-q and -v contradict each other", "-vq");
+	EXPECT_ERR("-q and -v contradict each other", "--verbose", "run",
+	    "--quiet");
+	EXPECT_ERR("-q and -v contradict each other", "enqueue", "--type=t",
+	    "--key=k", "-q", "-v");
+}
+
+static void
+test_verbose_counts(void **state)
+{
+	struct cli cli;
+	char err[ERRLEN];
+
+	(void)state;
+	assert_int_equal(PARSE(&cli, err, "-vv"), 0);
+	assert_int_equal(cli.verbose, 2);
+	assert_int_equal(PARSE(&cli, err, "-v", "run", "--verbose"), 0);
+	assert_int_equal(cli.verbose, 2);
+	assert_int_equal(PARSE(&cli, err, "-v"), 0);
+	assert_int_equal(cli.verbose, 1);
+	assert_int_equal(PARSE(&cli, err, "-vvv"), 0);
+	assert_int_equal(cli.verbose, 3);
+}
+
+static void
+test_help_and_version(void **state)
+{
+	struct cli cli;
+	char err[ERRLEN];
+
+	(void)state;
+	assert_int_equal(PARSE(&cli, err, "--help"), 0);
+	assert_int_equal(cli.command, CMD_HELP);
+	assert_int_equal(PARSE(&cli, err, "-h"), 0);
+	assert_int_equal(cli.command, CMD_HELP);
+	assert_int_equal(PARSE(&cli, err, "--version"), 0);
+	assert_int_equal(cli.command, CMD_VERSION);
+	assert_int_equal(PARSE(&cli, err, "-V"), 0);
+	assert_int_equal(cli.command, CMD_VERSION);
+
+	/* With a command and options, even ones that would be errors. */
+	assert_int_equal(PARSE(&cli, err, "run", "--max=5", "--help"), 0);
+	assert_int_equal(cli.command, CMD_HELP);
+	assert_int_equal(PARSE(&cli, err, "enqueue", "--help"), 0);
+	assert_int_equal(cli.command, CMD_HELP);
+	assert_int_equal(PARSE(&cli, err, "--help", "enqueue", "--type=t"), 0);
+	assert_int_equal(cli.command, CMD_HELP);
+	assert_int_equal(PARSE(&cli, err, "run", "--key=x", "-h"), 0);
+	assert_int_equal(cli.command, CMD_HELP);
+	assert_int_equal(PARSE(&cli, err, "--version", "enqueue"), 0);
+	assert_int_equal(cli.command, CMD_VERSION);
+	assert_int_equal(PARSE(&cli, err, "-q", "-v", "-V"), 0);
+	assert_int_equal(cli.command, CMD_VERSION);
+	assert_int_equal(PARSE(&cli, err, "--type=t", "--payload={}",
+	    "--version"), 0);
+	assert_int_equal(cli.command, CMD_VERSION);
+}
+
+static void
+test_usage_text(void **state)
+{
+	char buf[4096];
+	FILE *f;
+	size_t n;
+
+	(void)state;
+	f = fmemopen(buf, sizeof buf - 1, "w");
+	assert_non_null(f);
+	cli_usage(f);
+	n = (size_t)ftell(f);
+	assert_int_equal(fclose(f), 0);
+	buf[n] = '\0';
+	assert_true(strncmp(buf, "usage: jobrun [run]", 19) == 0);
+	assert_non_null(strstr(buf, "jobrun enqueue --type=NAME --key=KEY"));
+	assert_non_null(strstr(buf, "jobrun --help | --version"));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_default_is_run),
+		cmocka_unit_test(test_run_options),
+		cmocka_unit_test(test_enqueue_before_or_after_options),
+		cmocka_unit_test(test_max_ranges),
+		cmocka_unit_test(test_enqueue_number_ranges),
+		cmocka_unit_test(test_type_length),
+		cmocka_unit_test(test_key_length),
+		cmocka_unit_test(test_key_and_type_count_characters),
+		cmocka_unit_test(test_enqueue_needs_type_and_key),
+		cmocka_unit_test(test_payload_excludes_payload_file),
+		cmocka_unit_test(test_option_not_for_command),
+		cmocka_unit_test(test_option_not_for_command_after_many),
+		cmocka_unit_test(test_unknown_option),
+		cmocka_unit_test(test_option_needs_value),
+		cmocka_unit_test(test_option_takes_no_value),
+		cmocka_unit_test(test_unknown_command),
+		cmocka_unit_test(test_unexpected_argument),
+		cmocka_unit_test(test_quiet_and_verbose),
+		cmocka_unit_test(test_verbose_counts),
+		cmocka_unit_test(test_help_and_version),
+		cmocka_unit_test(test_usage_text),
+	};
+
+	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
+}

@@ -1,0 +1,947 @@
+/*
+ * test_config.c - jobrun.conf: defaults, a full file, and every mistake an
+ * operator can make, with the exact message jobrun prints for it.
+ *
+ * cfg_parse is driven with text in memory; cfg_load with files in a
+ * scratch directory, for what only it does (reading the file, the password
+ * file and JOBRUN_DB_PASSWORD).  Every test ends in cfg_free, so a build
+ * with -fsanitize=address reports any leak on the error paths.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "handler.h"
+
+#define PATH "test.conf"
+#define DB "[database]\ndatabase = app\n"
+
+/* The scratch directory of the group, for cfg_load. */
+struct scratch {
+	char dir[64];
+};
+
+static int
+group_setup(void **state)
+{
+	static struct scratch s;
+
+	snprintf(s.dir, sizeof s.dir, "/tmp/jobrun-unit-config.XXXXXX");
+	if (mkdtemp(s.dir) == NULL)
+		return -1;
+	/* cfg_load lets the environment win; start from none. */
+	unsetenv("JOBRUN_DB_PASSWORD");
+	*state = &s;
+	return 0;
+}
+
+static int
+group_teardown(void **state)
+{
+	struct scratch *s = *state;
+	char cmd[128];
+
+	unsetenv("JOBRUN_DB_PASSWORD");
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", s->dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Write text to DIR/name; the path goes to path. */
+static void
+write_file(const struct scratch *s, const char *name, const char *text,
+    char *path, size_t pathlen)
+{
+	FILE *f;
+
+	snprintf(path, pathlen, "%s/%s", s->dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
+	assert_int_equal(fclose(f), 0);
+}
+
+/* Parse text that must be valid; the caller frees cfg. */
+static void
+parse_ok(struct cfg *cfg, const char *text)
+{
+	char err[512] = "";
+
+	if (cfg_parse(cfg, PATH, text, err, sizeof err) != 0)
+		fail_msg("cfg_parse failed: %s\n--- text:\n%s", err, text);
+}
+
+/* Parse text that must fail with exactly the message want. */
+static void
+parse_err(const char *text, const char *want)
+{
+	struct cfg cfg;
+	char err[512] = "";
+	int rc;
+
+	rc = cfg_parse(&cfg, PATH, text, err, sizeof err);
+	cfg_free(&cfg);
+	if (rc != -1)
+		fail_msg("cfg_parse succeeded, want error: %s\n--- text:\n%s",
+		    want, text);
+	assert_string_equal(err, want);
+	/* A failed parse leaves nothing behind. */
+	assert_null(cfg.types);
+	assert_int_equal(cfg.ntypes, 0);
+	assert_null(cfg.path);
+}
+
+static void
+test_defaults(void **state)
+{
+	struct cfg cfg;
+
+	(void)state;
+	parse_ok(&cfg, DB);
+	assert_string_equal(cfg.path, PATH);
+	assert_null(cfg.db.host);
+	assert_int_equal(cfg.db.port, 3306);
+	assert_null(cfg.db.socket);
+	assert_null(cfg.db.user);
+	assert_null(cfg.db.password);
+	assert_null(cfg.db.password_file);
+	assert_string_equal(cfg.db.database, "app");
+	assert_string_equal(cfg.db.table, "polling_jobs");
+	assert_int_equal(cfg.db.connect_timeout, 10);
+	assert_null(cfg.db.time_zone);
+	assert_int_equal(cfg.run.max_seconds, 45);
+	assert_int_equal(cfg.run.batch_size, 20);
+	assert_int_equal(cfg.run.lock_seconds, 300);
+	assert_int_equal(cfg.run.recover_limit, 100);
+	assert_int_equal(cfg.run.backoff_base, 60);
+	assert_int_equal(cfg.run.backoff_cap, 3600);
+	assert_int_equal(cfg.ntypes, 0);
+	assert_null(cfg_find_type(&cfg, "x"));
+	cfg_free(&cfg);
+}
+
+static const char full[] =
+    "# jobrun.conf for the tests\n"
+    "; another comment\n"
+    "\n"
+    "[database]\n"
+    "host = db.example.com\n"
+    "port = 3307\n"
+    "socket = /run/mysqld/mysqld.sock\n"
+    "user = jobrun\n"
+    "password = pa#ss\n"
+    "database = app\n"
+    "table = jobs_2$x\n"
+    "connect_timeout = 5   ; seconds\n"
+    "time_zone = Asia/Shanghai\n"
+    "\n"
+    "[run]\n"
+    "max_seconds = 30\n"
+    "batch_size = 1000000\n"
+    "lock_seconds = 3\n"
+    "recover_limit = 0\n"
+    "backoff_base = 10\n"
+    "backoff_cap = 604800\n"
+    "\n"
+    "[type.x]\n"
+    "command = /bin/echo 'hello world' \"a \\\"b\\\"\" $HOME ; a comment\n"
+    "handler = exec\n"
+    "timeout = 7\n"
+    "\n"
+    "[type.y]\n"
+    "handler = noop\n"
+    "[type.order_sync:v2.a-b]\n"
+    "handler=exec\n"
+    "command=true\n";
+
+static void
+test_full_file(void **state)
+{
+	struct cfg cfg;
+	const struct cfg_type *t;
+
+	(void)state;
+	parse_ok(&cfg, full);
+	assert_string_equal(cfg.db.host, "db.example.com");
+	assert_int_equal(cfg.db.port, 3307);
+	assert_string_equal(cfg.db.socket, "/run/mysqld/mysqld.sock");
+	assert_string_equal(cfg.db.user, "jobrun");
+	assert_string_equal(cfg.db.password, "pa#ss");
+	assert_null(cfg.db.password_file);
+	assert_string_equal(cfg.db.database, "app");
+	assert_string_equal(cfg.db.table, "jobs_2$x");
+	assert_int_equal(cfg.db.connect_timeout, 5);
+	assert_string_equal(cfg.db.time_zone, "Asia/Shanghai");
+	assert_int_equal(cfg.run.max_seconds, 30);
+	assert_int_equal(cfg.run.batch_size, 1000000);
+	assert_int_equal(cfg.run.lock_seconds, 3);
+	assert_int_equal(cfg.run.recover_limit, 0);
+	assert_int_equal(cfg.run.backoff_base, 10);
+	assert_int_equal(cfg.run.backoff_cap, 604800);
+	assert_int_equal(cfg.ntypes, 3);
+
+	t = cfg_find_type(&cfg, "x");
+	assert_non_null(t);
+	assert_string_equal(t->name, "x");
+	assert_ptr_equal(t->kind, handler_find("exec"));
+	assert_non_null(t->handler);
+
+	t = cfg_find_type(&cfg, "y");
+	assert_non_null(t);
+	assert_string_equal(t->name, "y");
+	assert_ptr_equal(t->kind, handler_find("noop"));
+	assert_string_equal(t->kind->name, "noop");
+
+	t = cfg_find_type(&cfg, "order_sync:v2.a-b");
+	assert_non_null(t);
+	assert_string_equal(t->kind->name, "exec");
+	cfg_free(&cfg);
+}
+
+/* command before handler is applied once the kind is known: an exec type
+ * without its command would fail to parse. */
+static void
+test_command_before_handler(void **state)
+{
+	struct cfg cfg;
+
+	(void)state;
+	parse_ok(&cfg, DB "[type.a]\ncommand = /bin/true\nhandler = exec\n"
+	    "[type.b]\ntimeout = 5\ncommand = /bin/true\nhandler = exec\n");
+	assert_int_equal(cfg.ntypes, 2);
+	assert_string_equal(cfg_find_type(&cfg, "a")->kind->name, "exec");
+	assert_string_equal(cfg_find_type(&cfg, "b")->kind->name, "exec");
+	cfg_free(&cfg);
+}
+
+/* A section may be split in two; its keys still belong together. */
+static void
+test_section_reopened(void **state)
+{
+	struct cfg cfg;
+
+	(void)state;
+	parse_ok(&cfg, "[type.a]\nhandler = exec\n" DB
+	    "[type.a]\ncommand = /bin/true\n[run]\nbatch_size = 7\n");
+	assert_int_equal(cfg.ntypes, 1);
+	assert_int_equal(cfg.run.batch_size, 7);
+	cfg_free(&cfg);
+}
+
+/* Running the exec handler shows how command was split. */
+static void
+test_command_is_split_for_exec(void **state)
+{
+	struct cfg cfg;
+	const struct cfg_type *t;
+	struct job job = { .id = 1, .type = "x", .business_key = "k",
+	    .payload = "{}", .attempt = 1, .max_attempts = 5 };
+	struct result res;
+
+	(void)state;
+	parse_ok(&cfg, DB "[type.x]\nhandler = exec\n"
+	    "command = /bin/sh -c 'echo \"[$1|$2]\"; exit 3' sh 'a b' \"c\\\"d\"\n");
+	t = cfg_find_type(&cfg, "x");
+	assert_non_null(t);
+	t->kind->run(t->handler, &job, NULL, &res);
+	assert_int_equal(res.outcome, OUTCOME_RETRY);
+	assert_string_equal(res.message, "exit status 3: [a b|c\"d]");
+	cfg_free(&cfg);
+}
+
+static void
+test_empty_values_mean_default(void **state)
+{
+	struct cfg cfg;
+
+	(void)state;
+	parse_ok(&cfg, "[database]\nhost =\nsocket =\nuser = \npassword =\n"
+	    "time_zone =\ndatabase = app\n");
+	assert_null(cfg.db.host);
+	assert_null(cfg.db.socket);
+	assert_null(cfg.db.user);
+	assert_null(cfg.db.password);
+	assert_null(cfg.db.time_zone);
+	cfg_free(&cfg);
+}
+
+static void
+test_find_type(void **state)
+{
+	struct cfg cfg;
+
+	(void)state;
+	parse_ok(&cfg, DB "[type.ab]\nhandler = noop\n"
+	    "[type.a]\nhandler = noop\n");
+	assert_string_equal(cfg_find_type(&cfg, "a")->name, "a");
+	assert_string_equal(cfg_find_type(&cfg, "ab")->name, "ab");
+	assert_null(cfg_find_type(&cfg, "abc"));
+	assert_null(cfg_find_type(&cfg, "A"));
+	assert_null(cfg_find_type(&cfg, ""));
+	assert_null(cfg_find_type(&cfg, "type.a"));
+	cfg_free(&cfg);
+}
+
+static void
+test_unknown_section(void **state)
+{
+	(void)state;
+	parse_err(DB "[databse]\nport = 1\n",
+	    "test.conf:4: [databse]: unknown section "
+	    "(known: database, run, type.NAME)");
+	parse_err(DB "[types.x]\nhandler = noop\n",
+	    "test.conf:4: [types.x]: unknown section "
+	    "(known: database, run, type.NAME)");
+}
+
+static void
+test_unknown_key(void **state)
+{
+	(void)state;
+	parse_err(DB "hots = x\n", "test.conf:3: [database] hots: unknown key");
+	parse_err(DB "[run]\nbatchsize = 3\n",
+	    "test.conf:4: [run] batchsize: unknown key");
+	parse_err(DB "[type.x]\nhandler = exec\ncomand = /bin/true\n",
+	    "test.conf:5: [type.x] comand: unknown key for handler exec");
+	parse_err(DB "[type.y]\nhandler = noop\ncommand = /bin/true\n",
+	    "test.conf:5: [type.y] command: unknown key for handler noop: "
+	    "command");
+}
+
+static void
+test_key_twice(void **state)
+{
+	(void)state;
+	parse_err(DB "port = 1\nport = 2\n",
+	    "test.conf:4: [database] port: given twice (a line starting with "
+	    "a blank continues the previous key)");
+	parse_err("[run]\nbatch_size = 1\n" DB "[run]\nbatch_size = 2\n",
+	    "test.conf:6: [run] batch_size: given twice (a line starting with "
+	    "a blank continues the previous key)");
+	/* An indented line repeats the key above it. */
+	parse_err("[database]\ndatabase = app\n  other\n",
+	    "test.conf:3: [database] database: given twice (a line starting "
+	    "with a blank continues the previous key)");
+	parse_err(DB "[type.x]\nhandler = exec\ncommand = a\ncommand = b\n",
+	    "test.conf:6: [type.x] command: given twice (a line starting with "
+	    "a blank continues the previous key)");
+	parse_err(DB "[type.x]\ncommand = a\n  b\nhandler = exec\n",
+	    "test.conf:5: [type.x] command: given twice (a line starting with "
+	    "a blank continues the previous key)");
+	parse_err(DB "[type.x]\nhandler = exec\nhandler = noop\n",
+	    "test.conf:5: [type.x] handler: given twice");
+}
+
+static void
+test_bad_number(void **state)
+{
+	(void)state;
+	parse_err(DB "port = abc\n",
+	    "test.conf:3: [database] port: not a number in 1..65535: \"abc\"");
+	parse_err(DB "[run]\nbatch_size = 10x\n",
+	    "test.conf:4: [run] batch_size: not a number in 1..1000000: "
+	    "\"10x\"");
+	parse_err(DB "[run]\nmax_seconds = -5\n",
+	    "test.conf:4: [run] max_seconds: not a number in 1..86400: "
+	    "\"-5\"");
+	parse_err(DB "[run]\nlock_seconds = 1.5\n",
+	    "test.conf:4: [run] lock_seconds: not a number in 3..86400: "
+	    "\"1.5\"");
+	parse_err(DB "[run]\nrecover_limit = +1\n",
+	    "test.conf:4: [run] recover_limit: not a number in 0..100000: "
+	    "\"+1\"");
+	parse_err(DB "[run]\nbackoff_base =\n",
+	    "test.conf:4: [run] backoff_base: not a number in 0..86400: \"\"");
+	parse_err(DB "[run]\nbackoff_cap = 99999999999999999999999\n",
+	    "test.conf:4: [run] backoff_cap: not a number in 0..604800: "
+	    "\"99999999999999999999999\"");
+	parse_err(DB "connect_timeout = ten\n",
+	    "test.conf:3: [database] connect_timeout: not a number in 1..3600: "
+	    "\"ten\"");
+	parse_err(DB "[type.x]\nhandler = exec\ncommand = true\ntimeout = 0\n",
+	    "test.conf:6: [type.x] timeout: not a number of seconds in "
+	    "1..86400: \"0\"");
+}
+
+static void
+test_out_of_range(void **state)
+{
+	struct cfg cfg;
+
+	(void)state;
+	parse_err(DB "port = 0\n",
+	    "test.conf:3: [database] port: not a number in 1..65535: \"0\"");
+	parse_err(DB "port = 65536\n",
+	    "test.conf:3: [database] port: not a number in 1..65535: "
+	    "\"65536\"");
+	parse_err(DB "connect_timeout = 3601\n",
+	    "test.conf:3: [database] connect_timeout: not a number in "
+	    "1..3600: \"3601\"");
+	parse_err(DB "[run]\nmax_seconds = 86401\n",
+	    "test.conf:4: [run] max_seconds: not a number in 1..86400: "
+	    "\"86401\"");
+	parse_err(DB "[run]\nbatch_size = 0\n",
+	    "test.conf:4: [run] batch_size: not a number in 1..1000000: "
+	    "\"0\"");
+	parse_err(DB "[run]\nbatch_size = 1000001\n",
+	    "test.conf:4: [run] batch_size: not a number in 1..1000000: "
+	    "\"1000001\"");
+	parse_err(DB "[run]\nlock_seconds = 2\n",
+	    "test.conf:4: [run] lock_seconds: not a number in 3..86400: "
+	    "\"2\"");
+	parse_err(DB "[run]\nrecover_limit = 100001\n",
+	    "test.conf:4: [run] recover_limit: not a number in 0..100000: "
+	    "\"100001\"");
+	parse_err(DB "[run]\nbackoff_base = 86401\nbackoff_cap = 604800\n",
+	    "test.conf:4: [run] backoff_base: not a number in 0..86400: "
+	    "\"86401\"");
+	parse_err(DB "[run]\nbackoff_cap = 604801\n",
+	    "test.conf:4: [run] backoff_cap: not a number in 0..604800: "
+	    "\"604801\"");
+	parse_err(DB "[type.x]\nhandler = exec\ncommand = true\n"
+	    "timeout = 86401\n",
+	    "test.conf:6: [type.x] timeout: not a number of seconds in "
+	    "1..86400: \"86401\"");
+
+	/* The edges themselves are fine. */
+	parse_ok(&cfg, DB "port = 65535\nconnect_timeout = 3600\n[run]\n"
+	    "max_seconds = 86400\nbatch_size = 1\nlock_seconds = 86400\n"
+	    "recover_limit = 100000\nbackoff_base = 86400\n"
+	    "backoff_cap = 86400\n");
+	assert_int_equal(cfg.db.port, 65535);
+	assert_int_equal(cfg.db.connect_timeout, 3600);
+	assert_int_equal(cfg.run.max_seconds, 86400);
+	assert_int_equal(cfg.run.batch_size, 1);
+	assert_int_equal(cfg.run.lock_seconds, 86400);
+	assert_int_equal(cfg.run.recover_limit, 100000);
+	assert_int_equal(cfg.run.backoff_base, 86400);
+	assert_int_equal(cfg.run.backoff_cap, 86400);
+	cfg_free(&cfg);
+
+	parse_ok(&cfg, DB "port = 1\nconnect_timeout = 1\n[run]\n"
+	    "backoff_base = 0\nbackoff_cap = 0\n");
+	assert_int_equal(cfg.run.backoff_base, 0);
+	assert_int_equal(cfg.run.backoff_cap, 0);
+	cfg_free(&cfg);
+}
+
+static void
+test_backoff_cap_below_base(void **state)
+{
+	(void)state;
+	parse_err(DB "[run]\nbackoff_base = 100\nbackoff_cap = 99\n",
+	    "test.conf: [run] backoff_cap: must be at least backoff_base "
+	    "(100)");
+	/* Against the default cap of 3600. */
+	parse_err(DB "[run]\nbackoff_base = 3601\n",
+	    "test.conf: [run] backoff_cap: must be at least backoff_base "
+	    "(3601)");
+}
+
+static void
+test_missing_database(void **state)
+{
+	(void)state;
+	parse_err("", "test.conf: [database] database: missing: name the "
+	    "database that holds the job table");
+	parse_err("[database]\nhost = h\ndatabase =\n",
+	    "test.conf: [database] database: missing: name the database that "
+	    "holds the job table");
+	parse_err("[run]\nbatch_size = 5\n",
+	    "test.conf: [database] database: missing: name the database that "
+	    "holds the job table");
+}
+
+static void
+test_bad_table_name(void **state)
+{
+	char text[256];
+	struct cfg cfg;
+
+	(void)state;
+	parse_err(DB "table = jobs;drop\n",
+	    "test.conf:3: [database] table: not a table name (1..64 letters, "
+	    "digits, _ or $): \"jobs;drop\"");
+	parse_err(DB "table = my-jobs\n",
+	    "test.conf:3: [database] table: not a table name (1..64 letters, "
+	    "digits, _ or $): \"my-jobs\"");
+	parse_err(DB "table = `jobs`\n",
+	    "test.conf:3: [database] table: not a table name (1..64 letters, "
+	    "digits, _ or $): \"`jobs`\"");
+	parse_err(DB "table = app.jobs\n",
+	    "test.conf:3: [database] table: not a table name (1..64 letters, "
+	    "digits, _ or $): \"app.jobs\"");
+	parse_err(DB "table =\n",
+	    "test.conf:3: [database] table: not a table name (1..64 letters, "
+	    "digits, _ or $): \"\"");
+
+	/* 64 characters fit, 65 do not. */
+	snprintf(text, sizeof text, DB "table = %s\n",
+	    "t234567890123456789012345678901234567890123456789012345678901234");
+	parse_ok(&cfg, text);
+	assert_int_equal(strlen(cfg.db.table), 64);
+	cfg_free(&cfg);
+	parse_err(DB "table = "
+	    "t2345678901234567890123456789012345678901234567890123456789012345"
+	    "\n",
+	    "test.conf:3: [database] table: not a table name (1..64 letters, "
+	    "digits, _ or $): "
+	    "\"t2345678901234567890123456789012345678901234567890123456789012345"
+	    "\"");
+}
+
+static void
+test_bad_time_zone(void **state)
+{
+	struct cfg cfg;
+
+	(void)state;
+	parse_err(DB "time_zone = '+08:00'\n",
+	    "test.conf:3: [database] time_zone: not a time zone (e.g. +00:00 "
+	    "or Europe/Berlin): \"'+08:00'\"");
+	parse_ok(&cfg, DB "time_zone = +08:00\n");
+	assert_string_equal(cfg.db.time_zone, "+08:00");
+	cfg_free(&cfg);
+}
+
+static void
+test_bad_type_name(void **state)
+{
+	struct cfg cfg;
+
+	(void)state;
+	parse_err(DB "[type.a b]\nhandler = noop\n",
+	    "test.conf:4: [type.a b]: not a type name (1..64 letters, digits, "
+	    "_ . : or -)");
+	parse_err(DB "[type.]\nhandler = noop\n",
+	    "test.conf:4: [type.]: not a type name (1..64 letters, digits, "
+	    "_ . : or -)");
+	parse_ok(&cfg, DB "[type.a_b.c:d-E9]\nhandler = noop\n");
+	assert_string_equal(cfg.types[0].name, "a_b.c:d-E9");
+	cfg_free(&cfg);
+}
+
+/* polling_jobs.type holds 64 characters, and so may a section's NAME: all
+ * of them must be kept, or jobs of that type are never claimed. */
+static void
+test_long_type_name(void **state)
+{
+	struct cfg cfg;
+	char name[CFG_TYPE_MAX + 1] = "";
+	size_t n;
+
+	(void)state;
+	/* Copied out first so a failed check leaks nothing. */
+	parse_ok(&cfg, DB "[type."
+	    "t234567890123456789012345678901234567890123456789012345678901234"
+	    "]\nhandler = noop\n");
+	n = cfg.ntypes;
+	if (n == 1)
+		snprintf(name, sizeof name, "%s", cfg.types[0].name);
+	cfg_free(&cfg);
+	assert_int_equal(n, 1);
+	assert_string_equal(name,
+	    "t234567890123456789012345678901234567890123456789012345678901234");
+
+	/* Two names that differ only after character 44 stay two types. */
+	parse_ok(&cfg, DB
+	    "[type.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaXX]\n"
+	    "handler = noop\n"
+	    "[type.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaYY]\n"
+	    "handler = noop\n");
+	n = cfg.ntypes;
+	cfg_free(&cfg);
+	assert_int_equal(n, 2);
+
+	parse_err(DB "[type."
+	    "t2345678901234567890123456789012345678901234567890123456789012345"
+	    "]\nhandler = noop\n",
+	    "test.conf:4: [type."
+	    "t2345678901234567890123456789012345678901234567890123456789012345"
+	    "]: not a type name (1..64 letters, digits, _ . : or -)");
+}
+
+static void
+test_unknown_handler(void **state)
+{
+	(void)state;
+	parse_err(DB "[type.x]\nhandler = http\n",
+	    "test.conf:4: [type.x] handler: unknown handler \"http\" "
+	    "(known: exec, noop)");
+	parse_err(DB "[type.x]\nhandler =\n",
+	    "test.conf:4: [type.x] handler: unknown handler \"\" "
+	    "(known: exec, noop)");
+}
+
+static void
+test_missing_handler(void **state)
+{
+	(void)state;
+	parse_err(DB "[type.x]\ncommand = /bin/true\ntimeout = 5\n",
+	    "test.conf:4: [type.x] handler: missing (known: exec, noop)");
+}
+
+/* The man page says handler is required; a [type.NAME] section without
+ * any key is an operator's mistake like one with keys but no handler. */
+static void
+test_empty_type_section_is_missing_handler(void **state)
+{
+	(void)state;
+	parse_err(DB "[type.x]\n",
+	    "test.conf:3: [type.x] handler: missing (known: exec, noop)");
+}
+
+static void
+test_exec_without_command(void **state)
+{
+	(void)state;
+	parse_err(DB "[type.x]\ntimeout = 5\nhandler = exec\n",
+	    "test.conf:5: [type.x]: handler exec needs a command");
+	parse_err(DB "[type.x]\nhandler = exec\ncommand =\n",
+	    "test.conf:5: [type.x] command: empty command");
+}
+
+static void
+test_bad_command(void **state)
+{
+	(void)state;
+	parse_err(DB "[type.x]\nhandler = exec\ncommand = echo 'abc\n",
+	    "test.conf:5: [type.x] command: unterminated single quote");
+	parse_err(DB "[type.x]\ncommand = echo \"abc\nhandler = exec\n",
+	    "test.conf:4: [type.x] command: unterminated double quote");
+	parse_err(DB "[type.x]\nhandler = exec\ncommand = echo abc\\\n",
+	    "test.conf:5: [type.x] command: trailing backslash");
+}
+
+static void
+test_key_outside_section(void **state)
+{
+	struct cfg cfg;
+	char err[512] = "";
+	int rc;
+
+	(void)state;
+	rc = cfg_parse(&cfg, PATH, "database = app\n" DB, err, sizeof err);
+	cfg_free(&cfg);
+	assert_int_equal(rc, -1);
+	/* "FILE:LINE: key: ..." - there is no section to name. */
+	if (strncmp(err, "test.conf:1: ", 13) != 0 ||
+	    strstr(err, "database") == NULL ||
+	    strstr(err, "key outside any section") == NULL ||
+	    strstr(err, "(null)") != NULL)
+		fail_msg("unexpected message: %s", err);
+}
+
+/* A line of "command = /bin/echo xxx..." of exactly len bytes. */
+static char *
+long_line_text(size_t len, const char *end)
+{
+	static const char head[] = DB "[type.x]\nhandler = exec\n";
+	static const char key[] = "command = /bin/echo ";
+	char *text = malloc(sizeof head + len + 2);
+	size_t n = sizeof head - 1;
+
+	assert_non_null(text);
+	memcpy(text, head, n);
+	memcpy(text + n, key, sizeof key - 1);
+	memset(text + n + sizeof key - 1, 'x', len - (sizeof key - 1));
+	strcpy(text + n + len, end);
+	return text;
+}
+
+static void
+test_line_length(void **state)
+{
+	struct cfg cfg;
+	char *text;
+
+	(void)state;
+	text = long_line_text(199, "\n");
+	parse_ok(&cfg, text);
+	cfg_free(&cfg);
+	free(text);
+
+	/* The last line, without a newline. */
+	text = long_line_text(199, "");
+	parse_ok(&cfg, text);
+	cfg_free(&cfg);
+	free(text);
+
+	text = long_line_text(200, "\n");
+	parse_err(text, "test.conf:5: line longer than 199 bytes");
+	free(text);
+
+	text = long_line_text(200, "");
+	parse_err(text, "test.conf:5: line longer than 199 bytes");
+	free(text);
+
+	text = long_line_text(1000, "\n");
+	parse_err(text, "test.conf:5: line longer than 199 bytes");
+	free(text);
+}
+
+static void
+test_syntax_error(void **state)
+{
+	(void)state;
+	parse_err(DB "batch_size 20\n",
+	    "test.conf:3: syntax error (expected [section] or key = value)");
+	parse_err(DB "[run\n",
+	    "test.conf:3: syntax error (expected [section] or key = value)");
+}
+
+/* The first mistake is the one reported, even when the lines after it
+ * hold another one: "[database" on line 1 must not turn into "key outside
+ * any section" on line 2. */
+static void
+test_syntax_error_reported_first(void **state)
+{
+	(void)state;
+	parse_err("[database\ndatabase = app\n",
+	    "test.conf:1: syntax error (expected [section] or key = value)");
+	parse_err(DB "[run]\nbatch_size 20\nbatch_sise = 20\n",
+	    "test.conf:4: syntax error (expected [section] or key = value)");
+}
+
+static void
+test_comments_and_crlf(void **state)
+{
+	struct cfg cfg;
+
+	(void)state;
+	parse_ok(&cfg, "; comment\r\n# comment\r\n[database]\r\n"
+	    "database = app ; inline\r\nuser = a;b\r\n\r\n[run]\r\n"
+	    "batch_size = 7\r\n");
+	assert_string_equal(cfg.db.database, "app");
+	assert_string_equal(cfg.db.user, "a;b");
+	assert_int_equal(cfg.run.batch_size, 7);
+	cfg_free(&cfg);
+}
+
+static void
+test_parse_ignores_password_env(void **state)
+{
+	struct cfg cfg;
+
+	(void)state;
+	setenv("JOBRUN_DB_PASSWORD", "from-env", 1);
+	parse_ok(&cfg, DB "password = from-file\n"
+	    "password_file = /nonexistent/jobrun-password\n");
+	unsetenv("JOBRUN_DB_PASSWORD");
+	assert_string_equal(cfg.db.password, "from-file");
+	assert_string_equal(cfg.db.password_file,
+	    "/nonexistent/jobrun-password");
+	assert_int_equal(cfg.db.password_file_line, 4);
+	cfg_free(&cfg);
+}
+
+static void
+test_load_file(void **state)
+{
+	struct cfg cfg;
+	char path[256], err[512] = "";
+
+	write_file(*state, "full.conf", full, path, sizeof path);
+	if (cfg_load(&cfg, path, err, sizeof err) != 0)
+		fail_msg("cfg_load: %s", err);
+	assert_string_equal(cfg.path, path);
+	assert_string_equal(cfg.db.password, "pa#ss");
+	assert_int_equal(cfg.ntypes, 3);
+	cfg_free(&cfg);
+}
+
+static void
+test_load_password_file(void **state)
+{
+	struct cfg cfg;
+	char conf[256], pw[256], text[512], err[512] = "";
+
+	write_file(*state, "password", "s3cret ;#x\nsecond line\n", pw,
+	    sizeof pw);
+	snprintf(text, sizeof text, DB "password_file = %s\n", pw);
+	write_file(*state, "pw.conf", text, conf, sizeof conf);
+	if (cfg_load(&cfg, conf, err, sizeof err) != 0)
+		fail_msg("cfg_load: %s", err);
+	assert_string_equal(cfg.db.password, "s3cret ;#x");
+	cfg_free(&cfg);
+
+	/* CRLF, and no newline at all. */
+	write_file(*state, "password", "dos\r\n", pw, sizeof pw);
+	assert_int_equal(cfg_load(&cfg, conf, err, sizeof err), 0);
+	assert_string_equal(cfg.db.password, "dos");
+	cfg_free(&cfg);
+	write_file(*state, "password", "bare", pw, sizeof pw);
+	assert_int_equal(cfg_load(&cfg, conf, err, sizeof err), 0);
+	assert_string_equal(cfg.db.password, "bare");
+	cfg_free(&cfg);
+}
+
+static void
+test_load_password_env_overrides(void **state)
+{
+	struct cfg cfg;
+	char conf[256], pw[256], text[512], err[512] = "";
+
+	write_file(*state, "password2", "from-file\n", pw, sizeof pw);
+	snprintf(text, sizeof text, DB "password_file = %s\n", pw);
+	write_file(*state, "env.conf", text, conf, sizeof conf);
+
+	setenv("JOBRUN_DB_PASSWORD", "from-env", 1);
+	assert_int_equal(cfg_load(&cfg, conf, err, sizeof err), 0);
+	unsetenv("JOBRUN_DB_PASSWORD");
+	assert_string_equal(cfg.db.password, "from-env");
+	cfg_free(&cfg);
+
+	/* Without the variable the file counts again. */
+	assert_int_equal(cfg_load(&cfg, conf, err, sizeof err), 0);
+	assert_string_equal(cfg.db.password, "from-file");
+	cfg_free(&cfg);
+
+	/* Over a password key too, and with no password anywhere. */
+	write_file(*state, "env2.conf", DB "password = p\n", conf, sizeof conf);
+	setenv("JOBRUN_DB_PASSWORD", "from-env", 1);
+	assert_int_equal(cfg_load(&cfg, conf, err, sizeof err), 0);
+	assert_string_equal(cfg.db.password, "from-env");
+	cfg_free(&cfg);
+	write_file(*state, "env3.conf", DB, conf, sizeof conf);
+	assert_int_equal(cfg_load(&cfg, conf, err, sizeof err), 0);
+	unsetenv("JOBRUN_DB_PASSWORD");
+	assert_string_equal(cfg.db.password, "from-env");
+	cfg_free(&cfg);
+}
+
+static void
+test_load_password_file_missing(void **state)
+{
+	const struct scratch *s = *state;
+	struct cfg cfg;
+	char conf[256], text[512], err[1024] = "", want[1024];
+
+	snprintf(text, sizeof text, DB "user = u\npassword_file = %s/nope\n",
+	    s->dir);
+	write_file(*state, "nopw.conf", text, conf, sizeof conf);
+	assert_int_equal(cfg_load(&cfg, conf, err, sizeof err), -1);
+	cfg_free(&cfg);
+	snprintf(want, sizeof want, "%s:4: [database] password_file: open "
+	    "%s/nope: No such file or directory", conf, s->dir);
+	assert_string_equal(err, want);
+	assert_null(cfg.path);
+}
+
+static void
+test_load_missing_file(void **state)
+{
+	const struct scratch *s = *state;
+	struct cfg cfg;
+	char path[256], err[512] = "", want[512];
+
+	snprintf(path, sizeof path, "%s/missing.conf", s->dir);
+	assert_int_equal(cfg_load(&cfg, path, err, sizeof err), -1);
+	cfg_free(&cfg);
+	snprintf(want, sizeof want, "open %s: No such file or directory",
+	    path);
+	assert_string_equal(err, want);
+}
+
+static void
+test_load_error_names_file(void **state)
+{
+	struct cfg cfg;
+	char path[256], err[512] = "", want[512];
+
+	write_file(*state, "bad.conf", DB "[run]\nbatch_size = lots\n", path,
+	    sizeof path);
+	assert_int_equal(cfg_load(&cfg, path, err, sizeof err), -1);
+	cfg_free(&cfg);
+	snprintf(want, sizeof want, "%s:4: [run] batch_size: not a number in "
+	    "1..1000000: \"lots\"", path);
+	assert_string_equal(err, want);
+}
+
+static void
+test_load_nul_byte(void **state)
+{
+	const struct scratch *s = *state;
+	struct cfg cfg;
+	char path[256], err[512] = "", want[512];
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/nul.conf", s->dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(DB "\0x\n", 1, sizeof DB + 2, f),
+	    sizeof DB + 2);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(cfg_load(&cfg, path, err, sizeof err), -1);
+	cfg_free(&cfg);
+	snprintf(want, sizeof want, "read %s: contains a NUL byte", path);
+	assert_string_equal(err, want);
+}
+
+static void
+test_small_error_buffer(void **state)
+{
+	struct cfg cfg;
+	char err[16];
+
+	(void)state;
+	memset(err, 'x', sizeof err);
+	assert_int_equal(cfg_parse(&cfg, PATH, "[nope]\na = 1\n", err,
+	    sizeof err), -1);
+	cfg_free(&cfg);
+	assert_string_equal(err, "test.conf:2: [n");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_full_file),
+		cmocka_unit_test(test_command_before_handler),
+		cmocka_unit_test(test_section_reopened),
+		cmocka_unit_test(test_command_is_split_for_exec),
+		cmocka_unit_test(test_empty_values_mean_default),
+		cmocka_unit_test(test_find_type),
+		cmocka_unit_test(test_unknown_section),
+		cmocka_unit_test(test_unknown_key),
+		cmocka_unit_test(test_key_twice),
+		cmocka_unit_test(test_bad_number),
+		cmocka_unit_test(test_out_of_range),
+		cmocka_unit_test(test_backoff_cap_below_base),
+		cmocka_unit_test(test_missing_database),
+		cmocka_unit_test(test_bad_table_name),
+		cmocka_unit_test(test_bad_time_zone),
+		cmocka_unit_test(test_bad_type_name),
+		cmocka_unit_test(test_long_type_name),
+		cmocka_unit_test(test_unknown_handler),
+		cmocka_unit_test(test_missing_handler),
+		cmocka_unit_test(test_empty_type_section_is_missing_handler),
+		cmocka_unit_test(test_exec_without_command),
+		cmocka_unit_test(test_bad_command),
+		cmocka_unit_test(test_key_outside_section),
+		cmocka_unit_test(test_line_length),
+		cmocka_unit_test(test_syntax_error),
+		cmocka_unit_test(test_syntax_error_reported_first),
+		cmocka_unit_test(test_comments_and_crlf),
+		cmocka_unit_test(test_parse_ignores_password_env),
+		cmocka_unit_test(test_load_file),
+		cmocka_unit_test(test_load_password_file),
+		cmocka_unit_test(test_load_password_env_overrides),
+		cmocka_unit_test(test_load_password_file_missing),
+		cmocka_unit_test(test_load_missing_file),
+		cmocka_unit_test(test_load_error_names_file),
+		cmocka_unit_test(test_load_nul_byte),
+		cmocka_unit_test(test_small_error_buffer),
+	};
+
+	return cmocka_run_group_tests_name("config", tests, group_setup,
+	    group_teardown);
+}
