@@ -10,10 +10,12 @@
 #include "util.h"
 
 extern const struct handler_kind exec_kind;
+extern const struct handler_kind http_kind;
 extern const struct handler_kind noop_kind;
 
 static const struct handler_kind *const kinds[] = {
 	&exec_kind,
+	&http_kind,
 	&noop_kind,
 };
 
@@ -31,17 +33,18 @@ handler_find(const char *name)
 const char *
 handler_names(void)
 {
-	return "exec, noop";
+	return "exec, http, noop";
 }
 
-void
-result_set(struct result *res, enum outcome outcome, const char *what,
-    const char *detail, size_t detail_len)
+static void
+compose(struct result *res, enum outcome outcome, const char *what,
+    const char *detail, size_t detail_len, int keep_tail)
 {
 	char *copy;
 	size_t what_len, what_chars, room, start, n;
 
 	res->outcome = outcome;
+	res->retry_after = -1;
 	/* what is ours (ASCII or already clean), but cut it too. */
 	what_len = strlen(what);
 	what_len = utf8_prefix(what, what_len, LAST_ERROR_CHARS);
@@ -49,7 +52,7 @@ result_set(struct result *res, enum outcome outcome, const char *what,
 	res->message[what_len] = '\0';
 	what_chars = utf8_count(what, what_len);
 
-	/* Skip trailing newlines: the tail of output usually ends in one. */
+	/* Skip trailing newlines: output usually ends in one. */
 	while (detail_len > 0 && (detail[detail_len - 1] == '\n' ||
 	    detail[detail_len - 1] == '\r'))
 		detail_len--;
@@ -60,10 +63,29 @@ result_set(struct result *res, enum outcome outcome, const char *what,
 	copy = xstrndup(detail, detail_len);
 	utf8_sanitize(copy, detail_len);
 	room = LAST_ERROR_CHARS - what_chars - 2;
-	start = utf8_suffix(copy, detail_len, room);
-	n = detail_len - start;
+	if (keep_tail) {
+		start = utf8_suffix(copy, detail_len, room);
+		n = detail_len - start;
+	} else {
+		start = 0;
+		n = utf8_prefix(copy, detail_len, room);
+	}
 	memcpy(res->message + what_len, ": ", 2);
 	memcpy(res->message + what_len + 2, copy + start, n);
 	res->message[what_len + 2 + n] = '\0';
 	free(copy);
+}
+
+void
+result_set(struct result *res, enum outcome outcome, const char *what,
+    const char *detail, size_t detail_len)
+{
+	compose(res, outcome, what, detail, detail_len, 1);
+}
+
+void
+result_set_head(struct result *res, enum outcome outcome, const char *what,
+    const char *detail, size_t detail_len)
+{
+	compose(res, outcome, what, detail, detail_len, 0);
 }

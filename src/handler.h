@@ -36,14 +36,21 @@ enum outcome {
 /* What a handler reports; message becomes last_error on failure. */
 struct result {
 	enum outcome outcome;
+	long retry_after;	/* seconds until a retry; -1: the backoff's */
 	char message[LAST_ERROR_BYTES];
 };
 
-/* Set result to outcome with message "<what>: <detail>", where detail (any
- * bytes, e.g. captured output) is made valid UTF-8 and cut to its tail so
- * the whole message fits in LAST_ERROR_CHARS characters. */
+/* Set result to outcome (retry_after -1) with message "<what>: <detail>",
+ * where detail (any bytes, e.g. captured output) is made valid UTF-8 and
+ * cut to its tail so the whole message fits in LAST_ERROR_CHARS
+ * characters. */
 void result_set(struct result *res, enum outcome outcome, const char *what,
                 const char *detail, size_t detail_len);
+
+/* The same, keeping the start of detail instead (a response body). */
+void result_set_head(struct result *res, enum outcome outcome,
+                     const char *what, const char *detail,
+                     size_t detail_len);
 
 /* Called by a running handler at least once a second.  tick returns
  * nonzero when the handler must stop at once (the job's lock was lost or
@@ -66,6 +73,9 @@ struct handler_kind {
 	           char *err, size_t errlen);
 	/* All keys are in: check that the required ones were given. */
 	int (*ready)(void *state, char *err, size_t errlen);
+	/* A warning the operator must see at every run, or NULL (may be a
+	 * NULL pointer for kinds that never warn). */
+	const char *(*warning)(void *state);
 	/* Run one job to its outcome. */
 	void (*run)(void *state, const struct job *job,
 	            const struct handler_watch *watch, struct result *res);

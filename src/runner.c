@@ -142,8 +142,14 @@ mark(const struct cfg *cfg, struct in_hand *h, const struct result *res,
 		break;
 	case OUTCOME_RETRY:
 		if (!out_of_attempts) {
-			delay = backoff_delay(cfg->run.backoff_base,
+			/* A server's Retry-After beats our guess, within
+			 * the cap the operator set. */
+			delay = res->retry_after >= 0 ?
+			    (unsigned long)res->retry_after :
+			    backoff_delay(cfg->run.backoff_base,
 			    cfg->run.backoff_cap, job->attempt);
+			if (delay > cfg->run.backoff_cap)
+				delay = cfg->run.backoff_cap;
 			st = queue_mark_retry(h->q, job, h->token, delay,
 			    res->message, &owned, err, errlen);
 			break;
@@ -225,6 +231,24 @@ one_job(const struct cfg *cfg, struct queue *q, const char *const *types,
 	return st;
 }
 
+/* Settings the operator must not forget, such as TLS verification off. */
+static void
+warn_types(const struct cfg *cfg, const char *const *types, size_t ntypes,
+    const struct log *lg)
+{
+	const struct cfg_type *t;
+	const char *warning;
+	size_t i;
+
+	for (i = 0; i < ntypes; i++) {
+		t = cfg_find_type(cfg, types[i]);
+		if (t != NULL && t->kind->warning != NULL &&
+		    (warning = t->kind->warning(t->handler)) != NULL)
+			log_msg(lg, LV_WARN, "[type.%s]: %s", t->name,
+			    warning);
+	}
+}
+
 enum db_status
 run_cycle(const struct cfg *cfg, struct queue *q, const struct run_opts *opts,
     const struct log *lg, struct run_stats *stats, char *err, size_t errlen)
@@ -245,6 +269,7 @@ run_cycle(const struct cfg *cfg, struct queue *q, const struct run_opts *opts,
 		for (i = 0; i < cfg->ntypes; i++)
 			types[ntypes++] = cfg->types[i].name;
 	make_token_prefix(prefix, sizeof prefix);
+	warn_types(cfg, types, ntypes, lg);
 
 	st = queue_recover(q, cfg->run.recover_limit, &stats->recovered, err,
 	    errlen);

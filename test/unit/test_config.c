@@ -572,12 +572,12 @@ static void
 test_unknown_handler(void **state)
 {
 	(void)state;
-	parse_err(DB "[type.x]\nhandler = http\n",
-	    "test.conf:4: [type.x] handler: unknown handler \"http\" "
-	    "(known: exec, noop)");
+	parse_err(DB "[type.x]\nhandler = ftp\n",
+	    "test.conf:4: [type.x] handler: unknown handler \"ftp\" "
+	    "(known: exec, http, noop)");
 	parse_err(DB "[type.x]\nhandler =\n",
 	    "test.conf:4: [type.x] handler: unknown handler \"\" "
-	    "(known: exec, noop)");
+	    "(known: exec, http, noop)");
 }
 
 static void
@@ -585,7 +585,7 @@ test_missing_handler(void **state)
 {
 	(void)state;
 	parse_err(DB "[type.x]\ncommand = /bin/true\ntimeout = 5\n",
-	    "test.conf:4: [type.x] handler: missing (known: exec, noop)");
+	    "test.conf:4: [type.x] handler: missing (known: exec, http, noop)");
 }
 
 /* The man page says handler is required; a [type.NAME] section without
@@ -595,7 +595,7 @@ test_empty_type_section_is_missing_handler(void **state)
 {
 	(void)state;
 	parse_err(DB "[type.x]\n",
-	    "test.conf:3: [type.x] handler: missing (known: exec, noop)");
+	    "test.conf:3: [type.x] handler: missing (known: exec, http, noop)");
 }
 
 static void

@@ -1,0 +1,565 @@
+/*
+ * http.c - the http handler: hand each job to a web application or an API.
+ *
+ * Many teams already have their job logic behind an internal endpoint (the
+ * seed's PHP application).  This handler POSTs the job there while jobrun
+ * keeps claiming, locking, retries and recovery.  The request carries
+ * Idempotency-Key: <business_key>, because a crash between the receiver's
+ * success and our mark makes a second delivery possible; the receiver is
+ * the one place that can drop it.
+ *
+ * One curl handle per type lives for the whole run, so consecutive jobs to
+ * the same host reuse the connection.  The response body is kept only up
+ * to max_response bytes; the rest is read and dropped, so a huge body
+ * costs time (bounded by the timeout) but never memory.  While a request
+ * runs, curl's progress callback drives the runner's watch tick, which
+ * renews the job's lock and can abort the transfer when the lock is lost.
+ *
+ * Status mapping: 2xx success; 408, 425, 429, 5xx and transport errors are
+ * worth retrying (Retry-After honoured); anything else (other 4xx, and 1xx
+ * or 3xx since redirects are not followed) will not get better by itself
+ * and fails the job at once.
+ */
+#include <ctype.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "handler.h"
+#include "util.h"
+
+#define HTTP_DEFAULT_TIMEOUT 60
+#define HTTP_DEFAULT_CONNECT_TIMEOUT 10
+#define HTTP_DEFAULT_MAX_RESPONSE 65536
+#define HTTP_MAX_RESPONSE_LIMIT (16 * 1024 * 1024)
+#define HTTP_TICK_MS 1000
+
+static const char *const http_repeatable[] = { "header", "header_env", NULL };
+
+struct http_state {
+	char *url;
+	int put;
+	unsigned long timeout, connect_timeout, max_response;
+	char *ca_file, *ca_path;
+	int insecure;
+	struct curl_slist *headers;	/* configured ones, in order */
+	CURL *curl;			/* created on first use, reused */
+	int curl_initialised;
+};
+
+/* What one exchange collects from the response. */
+struct exchange {
+	char *body;
+	size_t len, cap;
+	char status_line[128];
+	char retry_after[128];
+	char date[128];
+	const struct handler_watch *watch;
+	int64_t next_tick;
+	int abandoned;
+};
+
+static void *
+http_create(void)
+{
+	struct http_state *st = xcalloc(1, sizeof *st);
+
+	st->timeout = HTTP_DEFAULT_TIMEOUT;
+	st->connect_timeout = HTTP_DEFAULT_CONNECT_TIMEOUT;
+	st->max_response = HTTP_DEFAULT_MAX_RESPONSE;
+	return st;
+}
+
+/* "Name: value" with a token for a name and no line breaks anywhere. */
+static int
+valid_header(const char *h)
+{
+	const char *colon = strchr(h, ':');
+	const char *p;
+
+	if (colon == NULL || colon == h)
+		return 0;
+	for (p = h; p < colon; p++)
+		if (!isgraph((unsigned char)*p))
+			return 0;
+	return strpbrk(h, "\r\n") == NULL;
+}
+
+static int
+add_header(struct http_state *st, const char *h, char *err, size_t errlen)
+{
+	static const char *const ours[] = { "Content-Type:",
+	    "Idempotency-Key:", "User-Agent:", NULL };
+	const char *const *o;
+	struct curl_slist *l;
+
+	if (!valid_header(h))
+		return errf(err, errlen, "not a header \"Name: value\"");
+	for (o = ours; *o != NULL; o++)
+		if (strncasecmp(h, *o, strlen(*o)) == 0)
+			return errf(err, errlen, "%.*s is set by jobrun",
+			    (int)strlen(*o) - 1, *o);
+	l = curl_slist_append(st->headers, h);
+	if (l == NULL)
+		return errf(err, errlen, "out of memory");
+	st->headers = l;
+	return 0;
+}
+
+/* header_env = Name: VARIABLE - the header's value comes from the
+ * environment, so a token need not sit in any file. */
+static int
+add_env_header(struct http_state *st, const char *spec, char *err,
+    size_t errlen)
+{
+	const char *colon = strchr(spec, ':');
+	const char *var, *value;
+	char *h;
+	int rc;
+
+	if (colon == NULL || colon == spec)
+		return errf(err, errlen, "expected \"Name: VARIABLE\"");
+	var = colon + 1;
+	while (*var == ' ' || *var == '\t')
+		var++;
+	if (*var == '\0')
+		return errf(err, errlen, "expected \"Name: VARIABLE\"");
+	value = getenv(var);
+	if (value == NULL)
+		return errf(err, errlen, "environment variable %s is not set",
+		    var);
+	h = xmalloc((size_t)(colon - spec) + strlen(value) + 3);
+	sprintf(h, "%.*s: %s", (int)(colon - spec), spec, value);
+	rc = add_header(st, h, err, errlen);
+	explicit_bzero(h, strlen(h));
+	free(h);
+	if (rc != 0)
+		return errf(err, errlen, "the value of %s is not a header "
+		    "value (a line break?)", var);
+	return 0;
+}
+
+/* Each non-empty line not starting with # is one header. */
+static int
+add_header_file(struct http_state *st, const char *path, char *err,
+    size_t errlen)
+{
+	char line[8192];
+	FILE *f = fopen(path, "r");
+	int n = 0, rc = 0;
+	char msg[256];
+
+	if (f == NULL)
+		return errf(err, errlen, "open %s: %s", path, strerror(errno));
+	while (rc == 0 && fgets(line, sizeof line, f) != NULL) {
+		n++;
+		line[strcspn(line, "\r\n")] = '\0';
+		if (line[0] == '\0' || line[0] == '#')
+			continue;
+		if (add_header(st, line, msg, sizeof msg) != 0)
+			rc = errf(err, errlen, "%s:%d: %s", path, n, msg);
+	}
+	if (rc == 0 && ferror(f))
+		rc = errf(err, errlen, "read %s: %s", path, strerror(errno));
+	explicit_bzero(line, sizeof line);
+	fclose(f);
+	return rc;
+}
+
+static int
+valid_url(const char *url)
+{
+	CURLU *u = curl_url();
+	char *scheme = NULL;
+	int ok;
+
+	if (u == NULL)
+		return 0;
+	ok = curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
+	    (strcmp(scheme, "http") == 0 || strcmp(scheme, "https") == 0);
+	curl_free(scheme);
+	curl_url_cleanup(u);
+	return ok;
+}
+
+static int
+set_bool(const char *value, int *out)
+{
+	static const char *const yes[] = { "yes", "true", "on", "1", NULL };
+	static const char *const no[] = { "no", "false", "off", "0", NULL };
+	int i;
+
+	for (i = 0; yes[i] != NULL; i++)
+		if (strcasecmp(value, yes[i]) == 0)
+			return *out = 1, 0;
+	for (i = 0; no[i] != NULL; i++)
+		if (strcasecmp(value, no[i]) == 0)
+			return *out = 0, 0;
+	return -1;
+}
+
+static int
+set_seconds(const char *value, unsigned long max, unsigned long *out,
+    char *err, size_t errlen)
+{
+	if (parse_ulong(value, 1, max, out) != 0)
+		return errf(err, errlen, "not a number of seconds in 1..%lu: "
+		    "\"%s\"", max, value);
+	return 0;
+}
+
+static int
+http_set(void *state, const char *key, const char *value, char *err,
+    size_t errlen)
+{
+	struct http_state *st = state;
+
+	if (strcmp(key, "url") == 0) {
+		if (!valid_url(value))
+			return errf(err, errlen, "not an http:// or https:// "
+			    "URL: \"%s\"", value);
+		free(st->url);
+		st->url = xstrdup(value);
+	} else if (strcmp(key, "method") == 0) {
+		if (strcmp(value, "POST") != 0 && strcmp(value, "PUT") != 0)
+			return errf(err, errlen, "POST or PUT, not \"%s\"",
+			    value);
+		st->put = strcmp(value, "PUT") == 0;
+	} else if (strcmp(key, "timeout") == 0)
+		return set_seconds(value, 86400, &st->timeout, err, errlen);
+	else if (strcmp(key, "connect_timeout") == 0)
+		return set_seconds(value, 3600, &st->connect_timeout, err,
+		    errlen);
+	else if (strcmp(key, "header") == 0)
+		return add_header(st, value, err, errlen);
+	else if (strcmp(key, "header_env") == 0)
+		return add_env_header(st, value, err, errlen);
+	else if (strcmp(key, "header_file") == 0)
+		return add_header_file(st, value, err, errlen);
+	else if (strcmp(key, "ca_file") == 0) {
+		free(st->ca_file);
+		st->ca_file = xstrdup(value);
+	} else if (strcmp(key, "ca_path") == 0) {
+		free(st->ca_path);
+		st->ca_path = xstrdup(value);
+	} else if (strcmp(key, "insecure") == 0) {
+		if (set_bool(value, &st->insecure) != 0)
+			return errf(err, errlen, "yes or no, not \"%s\"",
+			    value);
+	} else if (strcmp(key, "max_response") == 0) {
+		if (parse_ulong(value, 0, HTTP_MAX_RESPONSE_LIMIT,
+		    &st->max_response) != 0)
+			return errf(err, errlen, "not a number of bytes in "
+			    "0..%d: \"%s\"", HTTP_MAX_RESPONSE_LIMIT, value);
+	} else
+		return errf(err, errlen, "unknown key for handler http");
+	return 0;
+}
+
+static int
+http_ready(void *state, char *err, size_t errlen)
+{
+	struct http_state *st = state;
+
+	if (st->url == NULL)
+		return errf(err, errlen, "handler http needs a url");
+	return 0;
+}
+
+static const char *
+http_warning(void *state)
+{
+	struct http_state *st = state;
+
+	return st->insecure ? "insecure = yes: TLS verification is off" :
+	    NULL;
+}
+
+static void
+http_destroy(void *state)
+{
+	struct http_state *st = state;
+
+	if (st == NULL)
+		return;
+	if (st->curl != NULL)
+		curl_easy_cleanup(st->curl);
+	if (st->curl_initialised)
+		curl_global_cleanup();
+	curl_slist_free_all(st->headers);
+	free(st->url);
+	free(st->ca_file);
+	free(st->ca_path);
+	free(st);
+}
+
+/* curl's write callback: keep the first max bytes, drop the rest. */
+static size_t
+on_body(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct exchange *ex = arg;
+	size_t n = size * nmemb, keep = ex->cap - ex->len;
+
+	if (keep > n)
+		keep = n;
+	memcpy(ex->body + ex->len, data, keep);
+	ex->len += keep;
+	return n;
+}
+
+/* Copy a header's value (after "Name:") without surrounding blanks. */
+static void
+header_value(const char *line, size_t len, size_t name_len, char *out,
+    size_t outlen)
+{
+	const char *v = line + name_len, *end = line + len;
+
+	while (v < end && (*v == ' ' || *v == '\t'))
+		v++;
+	while (end > v && isspace((unsigned char)end[-1]))
+		end--;
+	snprintf(out, outlen, "%.*s", (int)(end - v), v);
+}
+
+static size_t
+on_header(char *line, size_t size, size_t nmemb, void *arg)
+{
+	struct exchange *ex = arg;
+	size_t n = size * nmemb;
+
+	/* A new status line starts a new response (after a 100 Continue):
+	 * forget the headers of the previous one. */
+	if (n > 5 && strncmp(line, "HTTP/", 5) == 0) {
+		const char *sp = memchr(line, ' ', n);
+
+		ex->retry_after[0] = ex->date[0] = '\0';
+		if (sp != NULL)
+			header_value(sp, n - (size_t)(sp - line), 0,
+			    ex->status_line, sizeof ex->status_line);
+	} else if (n > 12 && strncasecmp(line, "Retry-After:", 12) == 0)
+		header_value(line, n, 12, ex->retry_after,
+		    sizeof ex->retry_after);
+	else if (n > 5 && strncasecmp(line, "Date:", 5) == 0)
+		header_value(line, n, 5, ex->date, sizeof ex->date);
+	return n;
+}
+
+static int
+on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow,
+    curl_off_t ultotal, curl_off_t ulnow)
+{
+	struct exchange *ex = arg;
+	int64_t now = now_ms();
+
+	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+	if (ex->watch == NULL || now < ex->next_tick)
+		return 0;
+	ex->next_tick = now + HTTP_TICK_MS;
+	if (ex->watch->tick(ex->watch->arg) != 0) {
+		ex->abandoned = 1;
+		return 1;	/* aborts the transfer */
+	}
+	return 0;
+}
+
+/* The request body: the job as JSON, its payload embedded as JSON. */
+static char *
+request_body(const struct job *job)
+{
+	json_t *payload = json_loads(job->payload, JSON_DECODE_ANY, NULL);
+	json_t *doc;
+	char *text;
+
+	if (payload == NULL)	/* the runner checked it; be safe anyway */
+		payload = json_object();
+	doc = json_pack("{s:I,s:s,s:s,s:I,s:I,s:o}",
+	    "id", (json_int_t)job->id, "type", job->type,
+	    "business_key", job->business_key,
+	    "attempt", (json_int_t)job->attempt,
+	    "max_attempts", (json_int_t)job->max_attempts,
+	    "payload", payload);
+	text = doc != NULL ? json_dumps(doc, JSON_COMPACT) : NULL;
+	json_decref(doc);
+	return text;
+}
+
+/* The business key as a header value: control characters would end the
+ * header (or inject another), so they are percent-encoded. */
+static char *
+idempotency_header(const char *key)
+{
+	static const char prefix[] = "Idempotency-Key: ";
+	char *h = xmalloc(sizeof prefix + strlen(key) * 3);
+	char *o = h + sizeof prefix - 1;
+	const unsigned char *k;
+
+	memcpy(h, prefix, sizeof prefix - 1);
+	for (k = (const unsigned char *)key; *k != '\0'; k++) {
+		if (*k < 0x20 || *k == 0x7f)
+			o += sprintf(o, "%%%02X", *k);
+		else
+			*o++ = (char)*k;
+	}
+	*o = '\0';
+	return h;
+}
+
+static int
+ensure_handle(struct http_state *st)
+{
+	if (st->curl != NULL)
+		return 0;
+	if (!st->curl_initialised) {
+		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+			return -1;
+		st->curl_initialised = 1;
+	}
+	st->curl = curl_easy_init();
+	return st->curl != NULL ? 0 : -1;
+}
+
+static void
+configure(struct http_state *st, struct exchange *ex, const char *body,
+    struct curl_slist *headers)
+{
+	CURL *c = st->curl;
+
+	/* Options persist on a reused handle; set every one each time. */
+	curl_easy_setopt(c, CURLOPT_URL, st->url);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, st->put ? "PUT" : NULL);
+	curl_easy_setopt(c, CURLOPT_POST, 1L);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE,
+	    (curl_off_t)strlen(body));
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)st->timeout);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, (long)st->connect_timeout);
+	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, st->insecure ? 0L : 1L);
+	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, st->insecure ? 0L : 2L);
+	if (st->ca_file != NULL)
+		curl_easy_setopt(c, CURLOPT_CAINFO, st->ca_file);
+	if (st->ca_path != NULL)
+		curl_easy_setopt(c, CURLOPT_CAPATH, st->ca_path);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, ex);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, ex);
+	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(c, CURLOPT_XFERINFODATA, ex);
+}
+
+static struct curl_slist *
+request_headers(const struct http_state *st, const struct job *job)
+{
+	struct curl_slist *h = NULL;
+	const struct curl_slist *c;
+	char *idem = idempotency_header(job->business_key);
+
+	h = curl_slist_append(h, "Content-Type: application/json");
+	h = curl_slist_append(h, "User-Agent: jobrun/" JOBRUN_VERSION);
+	h = curl_slist_append(h, idem);
+	/* No "Expect: 100-continue" round trip for large payloads. */
+	h = curl_slist_append(h, "Expect:");
+	for (c = st->headers; c != NULL; c = c->next)
+		h = curl_slist_append(h, c->data);
+	free(idem);
+	return h;
+}
+
+/* Seconds the server asked us to wait, or -1.  An HTTP-date is measured
+ * against the response's own Date, so our clock does not enter into it. */
+static long
+retry_after_seconds(const struct exchange *ex)
+{
+	unsigned long secs;
+	time_t when, now;
+
+	if (ex->retry_after[0] == '\0')
+		return -1;
+	if (parse_ulong(ex->retry_after, 0, 0x7fffffffUL, &secs) == 0)
+		return (long)secs;
+	when = curl_getdate(ex->retry_after, NULL);
+	if (when < 0)
+		return -1;
+	now = ex->date[0] != '\0' ? curl_getdate(ex->date, NULL) : -1;
+	if (now < 0)
+		now = time(NULL);
+	return when > now ? (long)(when - now) : 0;
+}
+
+static int
+worth_retrying(long code)
+{
+	return code == 408 || code == 425 || code == 429 ||
+	    (code >= 500 && code <= 599);
+}
+
+static void
+http_run(void *state, const struct job *job, const struct handler_watch *w,
+    struct result *res)
+{
+	struct http_state *st = state;
+	struct exchange ex = { 0 };
+	char errbuf[CURL_ERROR_SIZE] = "", what[300];
+	struct curl_slist *headers = NULL;
+	char *body = NULL;
+	CURLcode rc;
+	long code = 0;
+
+	if (ensure_handle(st) != 0 || (body = request_body(job)) == NULL) {
+		result_set(res, OUTCOME_RETRY, "http: cannot set up the "
+		    "request (out of memory?)", NULL, 0);
+		goto out;
+	}
+	headers = request_headers(st, job);
+	ex.cap = st->max_response;
+	ex.body = xmalloc(ex.cap + 1);
+	ex.watch = w;
+	ex.next_tick = now_ms() + HTTP_TICK_MS;
+	configure(st, &ex, body, headers);
+	curl_easy_setopt(st->curl, CURLOPT_ERRORBUFFER, errbuf);
+	rc = curl_easy_perform(st->curl);
+	curl_easy_setopt(st->curl, CURLOPT_ERRORBUFFER, NULL);
+	if (ex.abandoned) {
+		result_set(res, OUTCOME_ABANDONED, "stopped by the runner",
+		    NULL, 0);
+		goto out;
+	}
+	if (rc != CURLE_OK) {
+		snprintf(what, sizeof what, "curl error: %s", errbuf[0] ?
+		    errbuf : curl_easy_strerror(rc));
+		result_set(res, rc == CURLE_URL_MALFORMAT ||
+		    rc == CURLE_UNSUPPORTED_PROTOCOL ? OUTCOME_FAIL :
+		    OUTCOME_RETRY, what, NULL, 0);
+		goto out;
+	}
+	curl_easy_getinfo(st->curl, CURLINFO_RESPONSE_CODE, &code);
+	snprintf(what, sizeof what, "HTTP %s", ex.status_line[0] ?
+	    ex.status_line : "(no status line)");
+	if (code >= 200 && code <= 299)
+		result_set(res, OUTCOME_SUCCESS, what, NULL, 0);
+	else if (worth_retrying(code)) {
+		result_set_head(res, OUTCOME_RETRY, what, ex.body, ex.len);
+		res->retry_after = retry_after_seconds(&ex);
+	} else
+		result_set_head(res, OUTCOME_FAIL, what, ex.body, ex.len);
+out:
+	curl_slist_free_all(headers);
+	free(body);	/* json_dumps uses malloc by default */
+	free(ex.body);
+}
+
+const struct handler_kind http_kind = {
+	"http", http_repeatable, http_create, http_set, http_ready,
+	http_warning, http_run, http_destroy,
+};
