@@ -28,8 +28,8 @@ PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) $(PKG_CFLAGS) \
              -DCFG_DEFAULT_PATH='"$(SYSCONFDIR)/jobrun.conf"' $(CFLAGS)
 
-SRC  = argv backoff cli config db exec handler http log main noop queue \
-       report runner utf8 util
+SRC  = admin argv backoff check cli command config db enqueue exec handler \
+       http inspect log main noop queue report runner utf8 util
 OBJ  = $(SRC:%=build/%.o)
 AOBJ = $(SRC:%=build/asan/%.o)
 # Pure modules the unit tests link against (everything but main).

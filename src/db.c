@@ -182,17 +182,23 @@ enum db_status
 db_execute(struct db *db, MYSQL_STMT *stmt, const struct db_arg *args,
     unsigned nargs, char *err, size_t errlen)
 {
-	MYSQL_BIND bind[DB_MAX_ARGS];
-	unsigned long lengths[DB_MAX_ARGS];
+	MYSQL_BIND small_bind[DB_MAX_ARGS], *bind = small_bind;
+	unsigned long small_lengths[DB_MAX_ARGS], *lengths = small_lengths;
+	enum db_status st = DB_OK;
 	unsigned i;
 
 	(void)db;
-	if (nargs > DB_MAX_ARGS || nargs != mysql_stmt_param_count(stmt)) {
+	if (nargs != mysql_stmt_param_count(stmt)) {
 		errf(err, errlen, "execute: %u arguments for %lu parameters",
 		    nargs, mysql_stmt_param_count(stmt));
 		return DB_ERROR;
 	}
-	memset(bind, 0, sizeof bind);
+	/* Multi-row inserts bind thousands; most statements a few. */
+	if (nargs > DB_MAX_ARGS) {
+		bind = xcalloc(nargs, sizeof *bind);
+		lengths = xcalloc(nargs, sizeof *lengths);
+	} else
+		memset(bind, 0, sizeof small_bind);
 	for (i = 0; i < nargs; i++) {
 		if (args[i].is_str && args[i].str == NULL) {
 			bind[i].buffer_type = MYSQL_TYPE_NULL;
@@ -209,10 +215,14 @@ db_execute(struct db *db, MYSQL_STMT *stmt, const struct db_arg *args,
 		}
 	}
 	if (nargs > 0 && mysql_stmt_bind_param(stmt, bind) != 0)
-		return stmt_failure(stmt, "bind", err, errlen);
-	if (mysql_stmt_execute(stmt) != 0)
-		return stmt_failure(stmt, "execute", err, errlen);
-	return DB_OK;
+		st = stmt_failure(stmt, "bind", err, errlen);
+	else if (mysql_stmt_execute(stmt) != 0)
+		st = stmt_failure(stmt, "execute", err, errlen);
+	if (bind != small_bind) {
+		free(bind);
+		free(lengths);
+	}
+	return st;
 }
 
 static void

@@ -19,6 +19,7 @@ enum db_status {
 	DB_UNREACHABLE,		/* no server, connection lost, access refused */
 	DB_SCHEMA,		/* table, column, index or time zone missing */
 	DB_CONFLICT,		/* deadlock or lock wait timeout: try again */
+	DB_BAD_INPUT,		/* a value the server will not take */
 	DB_ERROR		/* anything else */
 };
 

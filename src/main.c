@@ -2,187 +2,33 @@
  * main.c - jobrun: run due jobs from a MariaDB/MySQL table.
  *
  * main is the recipe: parse the command line, load the configuration,
- * connect, run the command, report, exit with a status that tells cron and
- * scripts how it went.  Commands share that set-up through one table.
+ * connect, run the command, exit with a status that tells cron and scripts
+ * how it went.  Commands share that set-up through one table.
  */
 #include <errno.h>
-#include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sysexits.h>
 
-#include "cli.h"
-#include "config.h"
-#include "db.h"
-#include "log.h"
-#include "queue.h"
-#include "report.h"
+#include "command.h"
 #include "runner.h"
 #include "util.h"
 
-#define EXIT_JOB_PROBLEM 1	/* a job was retried, failed or lost */
-#define PAYLOAD_MAX (64 * 1024 * 1024)
-
-/* What every command gets, set up once. */
-struct ctx {
-	struct cli cli;
-	struct cfg cfg;
-	struct db db;
-	struct queue q;
-	struct log lg;
-};
-
-struct command {
+static const struct {
 	enum cli_command id;
 	int (*fn)(struct ctx *);
-};
-
-static int
-exit_for(enum db_status st)
-{
-	switch (st) {
-	case DB_OK: return EX_OK;
-	case DB_UNREACHABLE: return EX_UNAVAILABLE;
-	case DB_SCHEMA: return EX_CONFIG;
-	case DB_CONFLICT:
-	case DB_ERROR: break;
-	}
-	return EX_SOFTWARE;
-}
-
-static void
-report_db_error(const struct ctx *c, enum db_status st, const char *err)
-{
-	if (st == DB_SCHEMA)
-		log_msg(&c->lg, LV_ERROR, "%s (see sql/schema.sql and "
-		    "[database] in %s)", err, c->cfg.path);
-	else
-		log_msg(&c->lg, LV_ERROR, "%s", err);
-}
-
-static int
-cmd_run(struct ctx *c)
-{
-	struct run_opts opts = {
-		.type = c->cli.type,
-		.batch_size = c->cli.has_max ? c->cli.max :
-		    c->cfg.run.batch_size,
-		.max_seconds = c->cli.has_max_seconds ? c->cli.max_seconds :
-		    c->cfg.run.max_seconds,
-	};
-	struct run_stats stats;
-	char err[1024];
-	enum db_status st;
-	int status;
-
-	if (opts.type != NULL && cfg_find_type(&c->cfg, opts.type) == NULL) {
-		log_msg(&c->lg, LV_ERROR, "--type=%s: %s has no [type.%s] "
-		    "section", opts.type, c->cfg.path, opts.type);
-		return EX_CONFIG;
-	}
-	if (c->cfg.ntypes == 0) {
-		log_msg(&c->lg, LV_ERROR, "%s: no [type.NAME] section: no "
-		    "job type to run", c->cfg.path);
-		return EX_CONFIG;
-	}
-	st = run_cycle(&c->cfg, &c->q, &opts, &c->lg, &stats, err,
-	    sizeof err);
-	if (st != DB_OK)
-		report_db_error(c, st, err);
-	status = st != DB_OK ? exit_for(st) : stats.retried + stats.failed +
-	    stats.lost > 0 ? EXIT_JOB_PROBLEM : EX_OK;
-	if (c->cli.verbose)
-		report_run_text(stderr, &stats);
-	if (c->cli.json)
-		report_run_json(stdout, &stats, status == EX_OK,
-		    st != DB_OK ? err : NULL);
-	return status;
-}
-
-/* The payload file's contents, at most PAYLOAD_MAX bytes. */
-static char *
-read_payload(const char *path, char *err, size_t errlen)
-{
-	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
-	size_t len = 0, cap = 65536, n;
-	char *buf;
-
-	if (f == NULL) {
-		errf(err, errlen, "open %s: %s", path, strerror(errno));
-		return NULL;
-	}
-	buf = xmalloc(cap + 1);
-	while ((n = fread(buf + len, 1, cap - len, f)) > 0) {
-		len += n;
-		if (len == cap && cap < PAYLOAD_MAX) {
-			cap *= 2;
-			buf = xrealloc(buf, cap + 1);
-		} else if (len == cap)
-			break;
-	}
-	if (ferror(f) || len >= PAYLOAD_MAX) {
-		errf(err, errlen, "read %s: %s", path, ferror(f) ?
-		    strerror(errno) : "larger than 64 MiB");
-		free(buf);
-		buf = NULL;
-	} else
-		buf[len] = '\0';
-	if (f != stdin)
-		fclose(f);
-	return buf;
-}
-
-static int
-cmd_enqueue(struct ctx *c)
-{
-	char err[1024], *file_payload = NULL, *status = NULL;
-	const char *payload = c->cli.payload;
-	json_error_t jerr;
-	json_t *doc;
-	enum db_status st;
-	uint64_t id = 0;
-	int created = 0, rc = EX_OK;
-
-	if (c->cli.payload_file != NULL) {
-		file_payload = read_payload(c->cli.payload_file, err,
-		    sizeof err);
-		if (file_payload == NULL) {
-			log_msg(&c->lg, LV_ERROR, "enqueue: %s", err);
-			return EX_NOINPUT;
-		}
-		payload = file_payload;
-	}
-	if (payload != NULL) {
-		doc = json_loads(payload, JSON_DECODE_ANY, &jerr);
-		if (doc == NULL) {
-			log_msg(&c->lg, LV_ERROR, "enqueue: payload is not "
-			    "valid JSON: line %d column %d: %s", jerr.line,
-			    jerr.column, jerr.text);
-			rc = EX_DATAERR;
-			goto out;
-		}
-		json_decref(doc);
-	}
-	st = queue_enqueue(&c->q, c->cli.type, c->cli.key, payload,
-	    c->cli.delay, c->cli.max_attempts, &id, &created, &status, err,
-	    sizeof err);
-	if (st != DB_OK) {
-		report_db_error(c, st, err);
-		rc = exit_for(st);
-		goto out;
-	}
-	report_enqueue(stdout, c->cli.json, id, created, status);
-out:
-	free(status);
-	free(file_payload);
-	return rc;
-}
-
-static const struct command commands[] = {
+} commands[] = {
 	{ CMD_RUN, cmd_run },
 	{ CMD_ENQUEUE, cmd_enqueue },
+	{ CMD_STATUS, cmd_status },
+	{ CMD_LIST, cmd_list },
+	{ CMD_SHOW, cmd_show },
+	{ CMD_RETRY, cmd_retry },
+	{ CMD_CANCEL, cmd_cancel },
+	{ CMD_PURGE, cmd_purge },
+	{ CMD_CHECK, cmd_check },
 };
 
 static void
@@ -228,8 +74,8 @@ setup(struct ctx *c)
 	}
 	st = db_connect(&c->db, &c->cfg.db, err, sizeof err);
 	if (st != DB_OK) {
-		report_db_error(c, st, err);
-		return exit_for(st);
+		cmd_db_error(c, st, err);
+		return cmd_exit_for(st);
 	}
 	queue_init(&c->q, &c->db, c->cfg.db.table);
 	return EX_OK;

@@ -14,6 +14,7 @@
  * rows and must not write.  All times are the server's NOW(), so runners
  * on hosts with skewed clocks agree.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,9 +23,38 @@
 #include "util.h"
 
 #define SQL_MAX 2048
+#define BATCH_PARAMS 6		/* per row of a multi-row insert */
 
 /* The fenced tail every write after the claim ends with. */
 #define FENCE " WHERE id = ? AND locked_by = ? AND status = 'processing'"
+
+/* Sets the columns of a job going back to pending for an operator. */
+#define REQUEUE "UPDATE %s SET status = 'pending', attempts = 0," \
+	" next_run_at = NOW(), finished_at = NULL, locked_by = NULL," \
+	" locked_until = NULL, updated_at = NOW()"
+
+#define LIST "SELECT id, type, business_key, status, attempts," \
+	" max_attempts, next_run_at, updated_at, last_error FROM %s" \
+	" WHERE id < ?"
+#define LIST_END " ORDER BY id DESC LIMIT ?"
+
+#define SHOW "SELECT id, business_key, type, payload, status, attempts," \
+	" max_attempts, next_run_at, locked_by, locked_until, last_error," \
+	" created_at, updated_at, finished_at FROM %s"
+
+/* Finished rows older than the cutoff.  next_run_at is never later than
+ * finished_at for a row jobrun finished (a job runs after it is due;
+ * cancel moves next_run_at to now at the latest), so the extra condition
+ * on it lets the delete walk idx_pick's (status, next_run_at) range and
+ * stop at the cutoff instead of reading every finished row. */
+#define PURGE_WHERE " WHERE status = ?" \
+	" AND next_run_at < NOW() - INTERVAL ? SECOND" \
+	" AND finished_at < NOW() - INTERVAL ? SECOND"
+
+#define CLAIM_SET " SET status = 'processing', locked_by = ?," \
+	" locked_until = NOW() + INTERVAL ? SECOND," \
+	" attempts = attempts + 1, updated_at = NOW()," \
+	" id = LAST_INSERT_ID(id)"
 
 static const char *const templates[Q_COUNT] = {
 	[Q_RECOVER] =
@@ -39,13 +69,15 @@ static const char *const templates[Q_COUNT] = {
 	    " WHERE status = 'processing' AND locked_until < NOW()"
 	    " LIMIT ?",
 	[Q_CLAIM] =
-	    "UPDATE %s FORCE INDEX (idx_pick) SET"
-	    " status = 'processing', locked_by = ?,"
-	    " locked_until = NOW() + INTERVAL ? SECOND,"
-	    " attempts = attempts + 1, updated_at = NOW(),"
-	    " id = LAST_INSERT_ID(id)"
+	    "UPDATE %s FORCE INDEX (idx_pick)" CLAIM_SET
 	    " WHERE status = 'pending' AND next_run_at <= NOW()"
 	    " AND type IN (%s)"
+	    " ORDER BY next_run_at, id LIMIT 1",
+	/* One type, with sql/001_type_pick.sql applied: the range holds only
+	 * that type's due jobs, however many other types have waiting. */
+	[Q_CLAIM_TYPE] =
+	    "UPDATE %s FORCE INDEX (idx_type_pick)" CLAIM_SET
+	    " WHERE status = 'pending' AND type = ? AND next_run_at <= NOW()"
 	    " ORDER BY next_run_at, id LIMIT 1",
 	[Q_READ] =
 	    "SELECT id, type, business_key, payload, attempts, max_attempts"
@@ -71,18 +103,81 @@ static const char *const templates[Q_COUNT] = {
 	    "INSERT INTO %s (business_key, type, payload, status, attempts,"
 	    " max_attempts, next_run_at, created_at, updated_at)"
 	    " VALUES (?, ?, ?, 'pending', 0, IFNULL(?, DEFAULT(max_attempts)),"
-	    " NOW() + INTERVAL ? SECOND, NOW(), NOW())"
+	    " IFNULL(CAST(? AS DATETIME), NOW() + INTERVAL ? SECOND),"
+	    " NOW(), NOW())"
 	    /* Changes nothing on a duplicate, so affected rows is 0 and
 	     * LAST_INSERT_ID is the existing job's id. */
 	    " ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)",
-	[Q_STATUS] =
+	[Q_VALID_AT] =
+	    "SELECT CAST(? AS DATETIME) IS NOT NULL",
+	[Q_JOB_STATUS] =
 	    "SELECT status FROM %s WHERE id = ?",
+	/* A loose index scan: one jump per type, not a row per job. */
+	[Q_TYPES] =
+	    "SELECT DISTINCT type FROM %s FORCE INDEX (idx_type_status)",
+	[Q_TYPE_COUNTS] =
+	    "SELECT status, COUNT(*) FROM %s FORCE INDEX (idx_type_status)"
+	    " WHERE type = ? AND status IN ('pending', 'processing', 'failed')"
+	    " GROUP BY status",
+	/* Counting success rows exactly reads every one; the optimizer's
+	 * estimate from the index is close enough to see growth. */
+	[Q_SUCCESS_ESTIMATE] =
+	    "EXPLAIN SELECT id FROM %s FORCE INDEX (idx_type_status)"
+	    " WHERE type = ? AND status = 'success'",
+	[Q_LAG] =
+	    "SELECT type, COUNT(*), TIMESTAMPDIFF(SECOND, MIN(next_run_at),"
+	    " NOW()) FROM %s FORCE INDEX (idx_pick)"
+	    " WHERE status = 'pending' AND next_run_at <= NOW() GROUP BY type",
+	[Q_EXPIRED] =
+	    "SELECT type, COUNT(*) FROM %s FORCE INDEX (idx_lock)"
+	    " WHERE status = 'processing' AND locked_until < NOW()"
+	    " GROUP BY type",
+	[Q_LIST] = LIST LIST_END,
+	[Q_LIST_STATUS] = LIST " AND status = ?" LIST_END,
+	[Q_LIST_TYPE] = LIST " AND type = ?" LIST_END,
+	[Q_LIST_STATUS_TYPE] = LIST " AND status = ? AND type = ?" LIST_END,
+	[Q_SHOW_ID] = SHOW " WHERE id = ?",
+	[Q_SHOW_KEY] = SHOW " WHERE business_key = ?",
+	[Q_RETRY_ID] = REQUEUE " WHERE id = ? AND status = 'failed'",
+	[Q_RETRY_ID_FORCE] = REQUEUE
+	    " WHERE id = ? AND status IN ('failed', 'pending')",
+	[Q_RETRY_FAILED] = REQUEUE " WHERE status = 'failed' LIMIT 1000",
+	[Q_RETRY_FAILED_TYPE] = REQUEUE
+	    " WHERE type = ? AND status = 'failed' LIMIT 1000",
+	[Q_CANCEL] =
+	    "UPDATE %s SET status = 'failed',"
+	    " last_error = 'cancelled by operator',"
+	    " next_run_at = LEAST(next_run_at, NOW()), finished_at = NOW(),"
+	    " updated_at = NOW() WHERE id = ? AND status = 'pending'",
+	[Q_PURGE] = "DELETE FROM %s" PURGE_WHERE
+	    " ORDER BY next_run_at LIMIT 1000",
+	[Q_PURGE_TYPE] = "DELETE FROM %s" PURGE_WHERE " AND type = ?"
+	    " ORDER BY next_run_at LIMIT 1000",
+	[Q_PURGE_COUNT] = "SELECT COUNT(*) FROM %s" PURGE_WHERE,
+	[Q_PURGE_COUNT_TYPE] = "SELECT COUNT(*) FROM %s" PURGE_WHERE
+	    " AND type = ?",
+	[Q_COLUMNS] =
+	    "SELECT COLUMN_NAME FROM information_schema.COLUMNS"
+	    " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?",
+	[Q_INDEXES] =
+	    "SELECT INDEX_NAME, MIN(NON_UNIQUE),"
+	    " GROUP_CONCAT(COLUMN_NAME ORDER BY SEQ_IN_INDEX)"
+	    " FROM information_schema.STATISTICS"
+	    " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?"
+	    " GROUP BY INDEX_NAME",
+	[Q_VERSION] = "SELECT VERSION()",
+	[Q_SETTINGS] =
+	    "SHOW VARIABLES WHERE Variable_name IN ('innodb_lock_wait_timeout',"
+	    " 'wait_timeout', 'time_zone', 'system_time_zone',"
+	    " 'transaction_isolation', 'tx_isolation', 'max_allowed_packet',"
+	    " 'innodb_flush_log_at_trx_commit', 'wsrep_on')",
 };
 
 /* What each statement is for, in error messages. */
 static const char *const purposes[Q_COUNT] = {
 	[Q_RECOVER] = "recover expired locks",
 	[Q_CLAIM] = "claim a job",
+	[Q_CLAIM_TYPE] = "claim a job",
 	[Q_READ] = "read the claimed job",
 	[Q_SUCCESS] = "mark job success",
 	[Q_RETRY] = "mark job for retry",
@@ -90,7 +185,32 @@ static const char *const purposes[Q_COUNT] = {
 	[Q_EXTEND] = "extend job lock",
 	[Q_OWNER] = "check job lock",
 	[Q_ENQUEUE] = "enqueue job",
-	[Q_STATUS] = "read job status",
+	[Q_VALID_AT] = "check --at",
+	[Q_JOB_STATUS] = "read job status",
+	[Q_TYPES] = "list job types",
+	[Q_TYPE_COUNTS] = "count jobs",
+	[Q_SUCCESS_ESTIMATE] = "estimate finished jobs",
+	[Q_LAG] = "measure lag",
+	[Q_EXPIRED] = "count expired locks",
+	[Q_LIST] = "list jobs",
+	[Q_LIST_STATUS] = "list jobs",
+	[Q_LIST_TYPE] = "list jobs",
+	[Q_LIST_STATUS_TYPE] = "list jobs",
+	[Q_SHOW_ID] = "show job",
+	[Q_SHOW_KEY] = "show job",
+	[Q_RETRY_ID] = "retry job",
+	[Q_RETRY_ID_FORCE] = "retry job",
+	[Q_RETRY_FAILED] = "retry failed jobs",
+	[Q_RETRY_FAILED_TYPE] = "retry failed jobs",
+	[Q_CANCEL] = "cancel job",
+	[Q_PURGE] = "purge jobs",
+	[Q_PURGE_TYPE] = "purge jobs",
+	[Q_PURGE_COUNT] = "count jobs to purge",
+	[Q_PURGE_COUNT_TYPE] = "count jobs to purge",
+	[Q_COLUMNS] = "read the table's columns",
+	[Q_INDEXES] = "read the table's indexes",
+	[Q_VERSION] = "read the server version",
+	[Q_SETTINGS] = "read server settings",
 };
 
 void
@@ -98,6 +218,7 @@ queue_init(struct queue *q, struct db *db, const char *table)
 {
 	memset(q, 0, sizeof *q);
 	q->db = db;
+	snprintf(q->name, sizeof q->name, "%s", table);
 	db_quote_ident(table, q->table, sizeof q->table);
 }
 
@@ -110,6 +231,9 @@ queue_close(struct queue *q)
 		if (q->stmt[i] != NULL)
 			mysql_stmt_close(q->stmt[i]);
 	memset(q->stmt, 0, sizeof q->stmt);
+	if (q->batch != NULL)
+		mysql_stmt_close(q->batch);
+	q->batch = NULL;
 }
 
 /* "?, ?, ?" for n placeholders. */
@@ -123,31 +247,47 @@ placeholders(char *out, size_t outlen, size_t n)
 		o += (size_t)snprintf(out + o, outlen - o, i ? ", ?" : "?");
 }
 
+/* The text of statement which. */
+static int
+statement_text(const struct queue *q, enum queue_stmt which, char *sql,
+    size_t len)
+{
+	char in[SQL_MAX / 2];
+	int n;
+
+	placeholders(in, sizeof in, q->claim_types);
+	/* Only the quoted table name and "?"s are formatted in. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+	n = snprintf(sql, len, templates[which], q->table, in);
+#pragma GCC diagnostic pop
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+static enum db_status
+prepare(struct queue *q, enum queue_stmt which, char *cause, size_t len)
+{
+	char sql[SQL_MAX];
+
+	if (q->stmt[which] != NULL)
+		return DB_OK;
+	if (statement_text(q, which, sql, sizeof sql) != 0) {
+		errf(cause, len, "statement too long");
+		return DB_ERROR;
+	}
+	return db_prepare(q->db, sql, &q->stmt[which], cause, len);
+}
+
 /* Run statement which with args, preparing it first if need be.  Errors
  * read "<purpose> in <table>: <cause>". */
 static enum db_status
 run(struct queue *q, enum queue_stmt which, const struct db_arg *args,
     unsigned nargs, char *err, size_t errlen)
 {
-	char sql[SQL_MAX], in[SQL_MAX / 2], cause[512];
-	enum db_status st = DB_OK;
-	int n;
+	char cause[512];
+	enum db_status st;
 
-	if (q->stmt[which] == NULL) {
-		placeholders(in, sizeof in, q->claim_types);
-		/* Only the quoted table name and "?"s are formatted in. */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-		n = snprintf(sql, sizeof sql, templates[which], q->table, in);
-#pragma GCC diagnostic pop
-		if (n < 0 || (size_t)n >= sizeof sql) {
-			errf(err, errlen, "%s: statement too long",
-			    purposes[which]);
-			return DB_ERROR;
-		}
-		st = db_prepare(q->db, sql, &q->stmt[which], cause,
-		    sizeof cause);
-	}
+	st = prepare(q, which, cause, sizeof cause);
 	if (st == DB_OK)
 		st = db_execute(q->db, q->stmt[which], args, nargs, cause,
 		    sizeof cause);
@@ -225,12 +365,27 @@ read_job(struct queue *q, uint64_t id, const char *token, struct job *job,
 	return DB_OK;
 }
 
+/* Whether the single-type claim can use idx_type_pick: tried once, by
+ * preparing it; a table without the index falls back to idx_pick. */
+static int
+type_index_usable(struct queue *q)
+{
+	char cause[512];
+
+	if (q->no_type_index)
+		return 0;
+	if (prepare(q, Q_CLAIM_TYPE, cause, sizeof cause) != DB_OK)
+		q->no_type_index = 1;
+	return !q->no_type_index;
+}
+
 enum db_status
 queue_claim(struct queue *q, const char *const *types, size_t ntypes,
     unsigned long lock_seconds, const char *token, struct job *job,
     int *claimed, char *err, size_t errlen)
 {
 	struct db_arg args[2 + 64];
+	enum queue_stmt which = Q_CLAIM;
 	enum db_status st;
 	size_t i;
 
@@ -240,6 +395,8 @@ queue_claim(struct queue *q, const char *const *types, size_t ntypes,
 		    ntypes);
 		return DB_ERROR;
 	}
+	if (ntypes == 1 && type_index_usable(q))
+		which = Q_CLAIM_TYPE;
 	if (q->stmt[Q_CLAIM] != NULL && q->claim_types != ntypes) {
 		mysql_stmt_close(q->stmt[Q_CLAIM]);
 		q->stmt[Q_CLAIM] = NULL;
@@ -249,11 +406,11 @@ queue_claim(struct queue *q, const char *const *types, size_t ntypes,
 	args[1] = DB_NUM(lock_seconds);
 	for (i = 0; i < ntypes; i++)
 		args[2 + i] = DB_STR(types[i]);
-	st = run(q, Q_CLAIM, args, (unsigned)(2 + ntypes), err, errlen);
-	if (st != DB_OK || affected(q, Q_CLAIM) == 0)
+	st = run(q, which, args, (unsigned)(2 + ntypes), err, errlen);
+	if (st != DB_OK || affected(q, which) == 0)
 		return st;
 	*claimed = 1;
-	return read_job(q, (uint64_t)mysql_stmt_insert_id(q->stmt[Q_CLAIM]),
+	return read_job(q, (uint64_t)mysql_stmt_insert_id(q->stmt[which]),
 	    token, job, err, errlen);
 }
 
@@ -328,20 +485,52 @@ queue_extend(struct queue *q, const struct job *job, const char *token,
 	return DB_OK;
 }
 
+/* Ask the server whether it reads at as a DATETIME; CAST would
+ * otherwise turn a typo into NULL, and NULL into "due now". */
+static enum db_status
+check_at(struct queue *q, const char *at, char *err, size_t errlen)
+{
+	struct db_arg args[] = { DB_STR(at) };
+	char *ok = NULL;
+	enum db_status st;
+	int rc, valid;
+
+	st = run(q, Q_VALID_AT, args, 1, err, errlen);
+	if (st != DB_OK)
+		return st;
+	rc = db_fetch(q->stmt[Q_VALID_AT], &ok, 1, err, errlen);
+	if (rc < 0)
+		return DB_ERROR;
+	valid = rc == 1 && ok != NULL && strcmp(ok, "1") == 0;
+	free(ok);
+	if (rc == 1)
+		db_done(q->stmt[Q_VALID_AT]);
+	if (!valid) {
+		errf(err, errlen, "--at: the server does not read \"%s\" as "
+		    "a date and time", at);
+		return DB_BAD_INPUT;
+	}
+	return DB_OK;
+}
+
 enum db_status
 queue_enqueue(struct queue *q, const char *type, const char *key,
-    const char *payload, unsigned long delay, unsigned long max_attempts,
-    uint64_t *id, int *created, char **status, char *err, size_t errlen)
+    const char *payload, const struct queue_when *when,
+    unsigned long max_attempts, uint64_t *id, int *created, char **status,
+    char *err, size_t errlen)
 {
 	struct db_arg args[] = { DB_STR(key), DB_STR(type), DB_STR(payload),
 	    max_attempts ? DB_NUM(max_attempts) : DB_STR(NULL),
-	    DB_NUM(delay) };
+	    DB_STR(when->at), DB_NUM(when->delay) };
 	struct db_arg status_args[1];
 	enum db_status st;
 	int rc;
 
 	*status = NULL;
-	st = run(q, Q_ENQUEUE, args, 5, err, errlen);
+	if (when->at != NULL && (st = check_at(q, when->at, err, errlen)) !=
+	    DB_OK)
+		return st;
+	st = run(q, Q_ENQUEUE, args, 6, err, errlen);
 	if (st != DB_OK)
 		return st;
 	*created = affected(q, Q_ENQUEUE) == 1;
@@ -351,16 +540,201 @@ queue_enqueue(struct queue *q, const char *type, const char *key,
 		return DB_OK;
 	}
 	status_args[0] = DB_NUM(*id);
-	st = run(q, Q_STATUS, status_args, 1, err, errlen);
+	st = run(q, Q_JOB_STATUS, status_args, 1, err, errlen);
 	if (st != DB_OK)
 		return st;
-	rc = db_fetch(q->stmt[Q_STATUS], status, 1, err, errlen);
+	rc = db_fetch(q->stmt[Q_JOB_STATUS], status, 1, err, errlen);
 	if (rc <= 0) {
 		if (rc == 0)
 			errf(err, errlen, "read job status in %s: job %llu "
 			    "vanished", q->table, (unsigned long long)*id);
 		return DB_ERROR;
 	}
-	db_done(q->stmt[Q_STATUS]);
+	db_done(q->stmt[Q_JOB_STATUS]);
 	return DB_OK;
+}
+
+/* The multi-row insert for n rows, prepared once per batch size. */
+static enum db_status
+prepare_batch(struct queue *q, size_t n, char *err, size_t errlen)
+{
+	static const char row[] = "(?, ?, ?, 'pending', 0, "
+	    "IFNULL(?, DEFAULT(max_attempts)), "
+	    "IFNULL(CAST(? AS DATETIME), NOW() + INTERVAL ? SECOND), NOW(), "
+	    "NOW())";
+	char *sql, cause[512];
+	size_t i, len;
+	enum db_status st;
+
+	if (q->batch != NULL && q->batch_rows == n)
+		return DB_OK;
+	if (q->batch != NULL)
+		mysql_stmt_close(q->batch);
+	q->batch = NULL;
+	len = 256 + strlen(q->table) + n * (sizeof row + 2);
+	sql = xmalloc(len);
+	i = (size_t)snprintf(sql, len, "INSERT INTO %s (business_key, type, "
+	    "payload, status, attempts, max_attempts, next_run_at, created_at, "
+	    "updated_at) VALUES ", q->table);
+	for (; n > 0 && i < len; n--)
+		i += (size_t)snprintf(sql + i, len - i, "%s%s", row,
+		    n > 1 ? ", " : "");
+	/* An existing key is left as it is and not counted as changed. */
+	snprintf(sql + i, len - i, " ON DUPLICATE KEY UPDATE id = id");
+	st = db_prepare(q->db, sql, &q->batch, cause, sizeof cause);
+	free(sql);
+	if (st != DB_OK) {
+		errf(err, errlen, "enqueue jobs in %s: %s", q->table, cause);
+		return st;
+	}
+	q->batch_rows = mysql_stmt_param_count(q->batch) / BATCH_PARAMS;
+	return DB_OK;
+}
+
+enum db_status
+queue_enqueue_batch(struct queue *q, const char *type,
+    const struct queue_new_job *jobs, size_t n, const struct queue_when *when,
+    unsigned long max_attempts, uint64_t *created, char *err, size_t errlen)
+{
+	struct db_arg *args;
+	char cause[512];
+	enum db_status st;
+	size_t i;
+
+	*created = 0;
+	if (n == 0)
+		return DB_OK;
+	if (when->at != NULL && (st = check_at(q, when->at, err, errlen)) !=
+	    DB_OK)
+		return st;
+	st = prepare_batch(q, n, err, errlen);
+	if (st != DB_OK)
+		return st;
+	args = xcalloc(n * BATCH_PARAMS, sizeof *args);
+	for (i = 0; i < n; i++) {
+		struct db_arg *a = &args[BATCH_PARAMS * i];
+
+		a[0] = DB_STR(jobs[i].key);
+		a[1] = DB_STR(type);
+		a[2] = DB_STR(jobs[i].payload);
+		a[3] = max_attempts ? DB_NUM(max_attempts) : DB_STR(NULL);
+		a[4] = DB_STR(when->at);
+		a[5] = DB_NUM(when->delay);
+	}
+	st = db_execute(q->db, q->batch, args, (unsigned)(n * BATCH_PARAMS),
+	    cause, sizeof cause);
+	free(args);
+	if (st != DB_OK) {
+		errf(err, errlen, "enqueue jobs in %s: %s", q->table, cause);
+		return st;
+	}
+	*created = (uint64_t)mysql_stmt_affected_rows(q->batch);
+	return DB_OK;
+}
+
+static void
+free_row(char **cols, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		free(cols[i]);
+}
+
+enum db_status
+queue_select(struct queue *q, enum queue_stmt which,
+    const struct db_arg *args, unsigned nargs, unsigned ncols,
+    queue_row_fn fn, void *arg, char *err, size_t errlen)
+{
+	char *cols[32];
+	enum db_status st;
+	int rc, stop = 0;
+
+	if (ncols > 32) {
+		errf(err, errlen, "%s: too many columns", purposes[which]);
+		return DB_ERROR;
+	}
+	st = run(q, which, args, nargs, err, errlen);
+	while (st == DB_OK && !stop) {
+		rc = db_fetch(q->stmt[which], cols, ncols, err, errlen);
+		if (rc < 0)
+			st = DB_ERROR;
+		if (rc <= 0)
+			break;
+		stop = fn(arg, cols, ncols);
+		free_row(cols, ncols);
+	}
+	if (stop)
+		db_done(q->stmt[which]);
+	return st;
+}
+
+enum db_status
+queue_write(struct queue *q, enum queue_stmt which,
+    const struct db_arg *args, unsigned nargs, uint64_t *changed, char *err,
+    size_t errlen)
+{
+	enum db_status st = run(q, which, args, nargs, err, errlen);
+
+	*changed = st == DB_OK ? affected(q, which) : 0;
+	return st;
+}
+
+enum db_status
+queue_explain_claim(struct queue *q, const char *const *types, size_t ntypes,
+    char **index, unsigned long *rows, char *err, size_t errlen)
+{
+	struct db_arg args[2 + 64];
+	enum queue_stmt which = Q_CLAIM;
+	char sql[SQL_MAX + 16], cause[512], *cols[10];
+	MYSQL_STMT *stmt = NULL;
+	enum db_status st;
+	size_t i;
+	int rc;
+
+	*index = NULL;
+	*rows = 0;
+	if (ntypes == 0 || ntypes > 64) {
+		errf(err, errlen, "explain the claim: %zu types", ntypes);
+		return DB_ERROR;
+	}
+	if (ntypes == 1 && type_index_usable(q))
+		which = Q_CLAIM_TYPE;
+	q->claim_types = ntypes;
+	if (q->stmt[Q_CLAIM] != NULL) {
+		mysql_stmt_close(q->stmt[Q_CLAIM]);
+		q->stmt[Q_CLAIM] = NULL;
+	}
+	memcpy(sql, "EXPLAIN ", 8);
+	if (statement_text(q, which, sql + 8, sizeof sql - 8) != 0) {
+		errf(err, errlen, "explain the claim: statement too long");
+		return DB_ERROR;
+	}
+	args[0] = DB_STR("explain");
+	args[1] = DB_NUM(1);
+	for (i = 0; i < ntypes; i++)
+		args[2 + i] = DB_STR(types[i]);
+	st = db_prepare(q->db, sql, &stmt, cause, sizeof cause);
+	if (st == DB_OK)
+		st = db_execute(q->db, stmt, args, (unsigned)(2 + ntypes), cause,
+		    sizeof cause);
+	if (st == DB_OK) {
+		rc = db_fetch(stmt, cols, 10, cause, sizeof cause);
+		if (rc < 0)
+			st = DB_ERROR;
+		if (rc == 1) {
+			*index = cols[5];
+			cols[5] = NULL;
+			if (cols[8] != NULL)
+				parse_ulong(cols[8], 0, ULONG_MAX, rows);
+			free_row(cols, 10);
+			db_done(stmt);
+		}
+	}
+	if (stmt != NULL)
+		mysql_stmt_close(stmt);
+	if (st != DB_OK)
+		errf(err, errlen, "explain the claim in %s: %s", q->table,
+		    cause);
+	return st;
 }

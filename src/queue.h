@@ -17,16 +17,65 @@
 #define QUEUE_TYPE_MAX 64	/* polling_jobs.type VARCHAR(64) */
 #define QUEUE_TOKEN_MAX 100	/* polling_jobs.locked_by VARCHAR(100) */
 
+/* The statements.  Those that operator commands run through queue_select
+ * and queue_write say their parameters and result columns here. */
 enum queue_stmt {
-	Q_RECOVER, Q_CLAIM, Q_READ, Q_SUCCESS, Q_RETRY, Q_FAIL, Q_EXTEND,
-	Q_OWNER, Q_ENQUEUE, Q_STATUS, Q_COUNT
+	/* The run cycle, through the functions below. */
+	Q_RECOVER, Q_CLAIM, Q_CLAIM_TYPE, Q_READ, Q_SUCCESS, Q_RETRY, Q_FAIL,
+	Q_EXTEND, Q_OWNER, Q_ENQUEUE, Q_VALID_AT,
+	/* (id) -> status */
+	Q_JOB_STATUS,
+	/* () -> type; every type in the table */
+	Q_TYPES,
+	/* (type) -> status, count for pending, processing and failed */
+	Q_TYPE_COUNTS,
+	/* (type) -> EXPLAIN row: the estimated count of success rows is in
+	 * column 8 ("rows") */
+	Q_SUCCESS_ESTIMATE,
+	/* () -> type, due count, seconds the oldest due job has waited */
+	Q_LAG,
+	/* () -> type, count of processing rows whose lock has expired */
+	Q_EXPIRED,
+	/* (before_id, [status], [type], limit) -> id, type, business_key,
+	 * status, attempts, max_attempts, next_run_at, updated_at,
+	 * last_error; newest first */
+	Q_LIST, Q_LIST_STATUS, Q_LIST_TYPE, Q_LIST_STATUS_TYPE,
+	/* (id) or (business_key) -> id, business_key, type, payload, status,
+	 * attempts, max_attempts, next_run_at, locked_by, locked_until,
+	 * last_error, created_at, updated_at, finished_at */
+	Q_SHOW_ID, Q_SHOW_KEY,
+	/* (id): failed (or, forced, pending) -> pending, due now, attempts 0 */
+	Q_RETRY_ID, Q_RETRY_ID_FORCE,
+	/* () or (type): up to QUEUE_BATCH failed jobs -> pending */
+	Q_RETRY_FAILED, Q_RETRY_FAILED_TYPE,
+	/* (id): pending -> failed, "cancelled by operator" */
+	Q_CANCEL,
+	/* (status, age, age, [type]): delete up to QUEUE_BATCH finished rows
+	 * older than age seconds / count them */
+	Q_PURGE, Q_PURGE_TYPE, Q_PURGE_COUNT, Q_PURGE_COUNT_TYPE,
+	/* (table name) -> column name */
+	Q_COLUMNS,
+	/* (table name) -> index name, non_unique, columns "a,b,c" */
+	Q_INDEXES,
+	/* () -> VERSION() */
+	Q_VERSION,
+	/* () -> variable name, value, for the settings check reports */
+	Q_SETTINGS,
+	Q_COUNT
 };
+
+#define QUEUE_BATCH 1000	/* rows per statement in bulk changes */
+#define QUEUE_INSERT_BATCH 500	/* rows per multi-row insert */
 
 struct queue {
 	struct db *db;
-	char table[160];	/* quoted identifier */
+	char name[65];		/* the table name as configured */
+	char table[160];	/* the same, quoted as an identifier */
 	size_t claim_types;	/* placeholders in the prepared claim */
+	int no_type_index;	/* idx_type_pick is missing */
 	MYSQL_STMT *stmt[Q_COUNT];
+	MYSQL_STMT *batch;	/* the multi-row insert of a fan-out */
+	size_t batch_rows;
 };
 
 void queue_init(struct queue *q, struct db *db, const char *table);
@@ -65,13 +114,60 @@ enum db_status queue_extend(struct queue *q, const struct job *job,
                             const char *token, unsigned long lock_seconds,
                             int *owned, char *err, size_t errlen);
 
-/* Insert a pending job due in delay seconds, unless one with that key
- * exists.  max_attempts 0 keeps the column default.  *created says which;
- * *id is the new or existing job and *status (malloc'ed) its status. */
+/* When a job should first run: at a DATETIME in the session time zone
+ * (at non-NULL) or delay seconds from now. */
+struct queue_when {
+	const char *at;
+	unsigned long delay;
+};
+
+/* Insert a pending job, unless one with that key exists.  max_attempts 0
+ * keeps the column default.  *created says which; *id is the new or
+ * existing job and *status (malloc'ed) its status.  An `at` the server
+ * cannot read as a DATETIME is DB_ERROR with err saying so. */
 enum db_status queue_enqueue(struct queue *q, const char *type,
                              const char *key, const char *payload,
-                             unsigned long delay, unsigned long max_attempts,
-                             uint64_t *id, int *created, char **status,
-                             char *err, size_t errlen);
+                             const struct queue_when *when,
+                             unsigned long max_attempts, uint64_t *id,
+                             int *created, char **status, char *err,
+                             size_t errlen);
+
+/* One row of a multi-row enqueue. */
+struct queue_new_job {
+	const char *key;
+	const char *payload;
+};
+
+/* Insert n jobs of one type in one statement (one short transaction),
+ * skipping keys that exist; *created counts the rows inserted. */
+enum db_status queue_enqueue_batch(struct queue *q, const char *type,
+                                   const struct queue_new_job *jobs,
+                                   size_t n, const struct queue_when *when,
+                                   unsigned long max_attempts,
+                                   uint64_t *created, char *err,
+                                   size_t errlen);
+
+/* Called with each row of a select, as strings (NULL for SQL NULL).
+ * A nonzero return stops the walk. */
+typedef int (*queue_row_fn)(void *arg, char **cols, unsigned ncols);
+
+/* Run a select listed above and hand each row to fn. */
+enum db_status queue_select(struct queue *q, enum queue_stmt which,
+                            const struct db_arg *args, unsigned nargs,
+                            unsigned ncols, queue_row_fn fn, void *arg,
+                            char *err, size_t errlen);
+
+/* Run a change listed above; *changed is the number of rows it changed. */
+enum db_status queue_write(struct queue *q, enum queue_stmt which,
+                           const struct db_arg *args, unsigned nargs,
+                           uint64_t *changed, char *err, size_t errlen);
+
+/* EXPLAIN the claim statement a run over types would use: the index it
+ * picks (malloc'ed, NULL for none) and the rows the server expects to
+ * read. */
+enum db_status queue_explain_claim(struct queue *q, const char *const *types,
+                                   size_t ntypes, char **index,
+                                   unsigned long *rows, char *err,
+                                   size_t errlen);
 
 #endif

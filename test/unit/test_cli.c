@@ -289,10 +289,11 @@ static void
 test_enqueue_needs_type_and_key(void **state)
 {
 	(void)state;
-	EXPECT_ERR("enqueue needs --type and --key", "enqueue");
-	EXPECT_ERR("enqueue needs --type and --key", "enqueue", "--type=t");
-	EXPECT_ERR("enqueue needs --type and --key", "enqueue", "--key=k");
-	EXPECT_ERR("enqueue needs --type and --key", "--payload={}",
+	EXPECT_ERR("enqueue needs --type", "enqueue");
+	EXPECT_ERR("enqueue needs --key (or --key-prefix, --range and "
+	    "--chunk)", "enqueue", "--type=t");
+	EXPECT_ERR("enqueue needs --type", "enqueue", "--key=k");
+	EXPECT_ERR("enqueue needs --type", "--payload={}",
 	    "enqueue", "--key=k");
 }
 
@@ -300,10 +301,10 @@ static void
 test_payload_excludes_payload_file(void **state)
 {
 	(void)state;
-	EXPECT_ERR("--payload and --payload-file exclude each other",
+	EXPECT_ERR("--payload, --payload-file and - exclude each other",
 	    "enqueue", "--type=t", "--key=k", "--payload={}",
 	    "--payload-file=p.json");
-	EXPECT_ERR("--payload and --payload-file exclude each other",
+	EXPECT_ERR("--payload, --payload-file and - exclude each other",
 	    "--payload-file=-", "--payload={}", "--type=t", "--key=k",
 	    "enqueue");
 }
@@ -387,7 +388,7 @@ test_unknown_command(void **state)
 	(void)state;
 	EXPECT_ERR("unknown command \"runn\"", "runn");
 	EXPECT_ERR("unknown command \"help\"", "help");
-	EXPECT_ERR("unknown command \"status\"", "--json", "status");
+	EXPECT_ERR("unknown command \"stats\"", "--json", "stats");
 	EXPECT_ERR("unknown command \"Run\"", "Run");
 }
 

@@ -1,0 +1,195 @@
+/*
+ * admin.c - "jobrun retry", "cancel" and "purge": the changes operators
+ * otherwise make with raw SQL, made safely.
+ *
+ * Each statement states the status it expects in its WHERE clause, so a
+ * job that a runner claimed in the meantime is left alone rather than
+ * yanked from under it, and the affected-rows count says what happened.
+ * Bulk changes go in statements of at most QUEUE_BATCH rows, each its own
+ * short transaction, so no lock is held long on a busy table.
+ */
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+
+#include "command.h"
+#include "util.h"
+
+struct job_state {
+	char *status;
+};
+
+static int
+on_job_status(void *arg, char **cols, unsigned ncols)
+{
+	struct job_state *s = arg;
+
+	(void)ncols;
+	s->status = cols[0] != NULL ? xstrdup(cols[0]) : NULL;
+	return 1;
+}
+
+/* Say why a job was not changed: it does not exist or has another status. */
+static enum db_status
+explain_skip(struct ctx *c, const char *verb, unsigned long id,
+    const char *wanted, json_t *skipped, char *err, size_t errlen)
+{
+	struct job_state s = { NULL };
+	struct db_arg arg = DB_NUM(id);
+	enum db_status st;
+
+	st = queue_select(&c->q, Q_JOB_STATUS, &arg, 1, 1, on_job_status, &s,
+	    err, errlen);
+	if (st != DB_OK)
+		return st;
+	if (s.status == NULL)
+		log_msg(&c->lg, LV_WARN, "%s: no job %lu", verb, id);
+	else
+		log_msg(&c->lg, LV_WARN, "%s: job %lu is %s, not %s; left "
+		    "alone", verb, id, s.status, wanted);
+	json_array_append_new(skipped, json_pack("{s:I,s:s?}", "id",
+	    (json_int_t)id, "status", s.status));
+	free(s.status);
+	return DB_OK;
+}
+
+/* Apply which to every id operand; report changed and skipped ones. */
+static int
+each_id(struct ctx *c, const char *verb, enum queue_stmt which,
+    const char *wanted)
+{
+	json_t *changed = json_array(), *skipped = json_array();
+	size_t nchanged, nskipped;
+	unsigned long id;
+	uint64_t n;
+	char err[1024];
+	enum db_status st = DB_OK;
+	int i;
+
+	for (i = 0; st == DB_OK && i < c->cli.nargs; i++) {
+		struct db_arg arg;
+
+		parse_ulong(c->cli.args[i], 1, ULONG_MAX, &id);
+		arg = DB_NUM(id);
+		st = queue_write(&c->q, which, &arg, 1, &n, err, sizeof err);
+		if (st == DB_OK && n == 1)
+			json_array_append_new(changed,
+			    json_integer((json_int_t)id));
+		else if (st == DB_OK)
+			st = explain_skip(c, verb, id, wanted, skipped, err,
+			    sizeof err);
+	}
+	if (st != DB_OK)
+		cmd_db_error(c, st, err);
+	nchanged = json_array_size(changed);
+	nskipped = json_array_size(skipped);
+	if (c->cli.json)
+		cmd_print_json(json_pack("{s:I,s:o,s:o}", "count",
+		    (json_int_t)nchanged, "ids", changed, "skipped", skipped));
+	else {
+		printf("%s: %zu job(s)\n", verb, nchanged);
+		json_decref(changed);
+		json_decref(skipped);
+	}
+	if (st != DB_OK)
+		return cmd_exit_for(st);
+	return nskipped == 0 ? EX_OK : EXIT_ATTENTION;
+}
+
+/* Repeat a bulk statement until a batch comes back short. */
+static enum db_status
+in_batches(struct ctx *c, enum queue_stmt which, const struct db_arg *args,
+    unsigned nargs, uint64_t *total, char *err, size_t errlen)
+{
+	enum db_status st;
+	uint64_t n;
+
+	*total = 0;
+	do {
+		st = queue_write(&c->q, which, args, nargs, &n, err, errlen);
+		*total += n;
+	} while (st == DB_OK && n == QUEUE_BATCH);
+	return st;
+}
+
+static void
+print_count(const struct ctx *c, const char *verb, uint64_t n, int dry_run)
+{
+	if (c->cli.json)
+		cmd_print_json(json_pack("{s:I,s:b}", "count", (json_int_t)n,
+		    "dry_run", dry_run));
+	else
+		printf("%s: %llu job(s)%s\n", verb, (unsigned long long)n,
+		    dry_run ? " would be deleted (dry run)" : "");
+}
+
+int
+cmd_retry(struct ctx *c)
+{
+	struct db_arg arg = DB_STR(c->cli.type);
+	char err[1024];
+	uint64_t n;
+	enum db_status st;
+
+	if (!c->cli.failed)
+		return each_id(c, "retry", c->cli.force ? Q_RETRY_ID_FORCE :
+		    Q_RETRY_ID, c->cli.force ? "failed or pending" : "failed");
+	st = in_batches(c, c->cli.type != NULL ? Q_RETRY_FAILED_TYPE :
+	    Q_RETRY_FAILED, &arg, c->cli.type != NULL, &n, err, sizeof err);
+	if (st != DB_OK) {
+		cmd_db_error(c, st, err);
+		return cmd_exit_for(st);
+	}
+	print_count(c, "retry", n, 0);
+	return EX_OK;
+}
+
+int
+cmd_cancel(struct ctx *c)
+{
+	return each_id(c, "cancel", Q_CANCEL, "pending");
+}
+
+struct counted {
+	uint64_t n;
+};
+
+static int
+on_count(void *arg, char **cols, unsigned ncols)
+{
+	unsigned long v = 0;
+
+	(void)ncols;
+	if (cols[0] != NULL)
+		parse_ulong(cols[0], 0, ULONG_MAX, &v);
+	((struct counted *)arg)->n = v;
+	return 1;
+}
+
+int
+cmd_purge(struct ctx *c)
+{
+	struct db_arg args[] = { DB_STR(c->cli.status),
+	    DB_NUM(c->cli.older_than), DB_NUM(c->cli.older_than),
+	    DB_STR(c->cli.type) };
+	unsigned nargs = c->cli.type != NULL ? 4 : 3;
+	struct counted count = { 0 };
+	char err[1024];
+	enum db_status st;
+
+	if (c->cli.dry_run)
+		st = queue_select(&c->q, c->cli.type != NULL ?
+		    Q_PURGE_COUNT_TYPE : Q_PURGE_COUNT, args, nargs, 1,
+		    on_count, &count, err, sizeof err);
+	else
+		st = in_batches(c, c->cli.type != NULL ? Q_PURGE_TYPE :
+		    Q_PURGE, args, nargs, &count.n, err, sizeof err);
+	if (st != DB_OK)
+		cmd_db_error(c, st, err);
+	/* Batches already deleted stay deleted: say how many, even then. */
+	print_count(c, "purge", count.n, c->cli.dry_run);
+	return cmd_exit_for(st);
+}

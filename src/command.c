@@ -1,0 +1,85 @@
+/*
+ * command.c - what the subcommands share, and "jobrun run".
+ */
+#include <stdio.h>
+#include <sysexits.h>
+
+#include "command.h"
+#include "report.h"
+#include "runner.h"
+
+int
+cmd_exit_for(enum db_status st)
+{
+	switch (st) {
+	case DB_OK: return EX_OK;
+	case DB_UNREACHABLE: return EX_UNAVAILABLE;
+	case DB_SCHEMA: return EX_CONFIG;
+	case DB_BAD_INPUT: return EX_DATAERR;
+	case DB_CONFLICT:
+	case DB_ERROR: break;
+	}
+	return EX_SOFTWARE;
+}
+
+void
+cmd_db_error(const struct ctx *c, enum db_status st, const char *err)
+{
+	if (st == DB_SCHEMA)
+		log_msg(&c->lg, LV_ERROR, "%s (see sql/schema.sql and "
+		    "[database] in %s; jobrun check tells more)", err,
+		    c->cfg.path);
+	else
+		log_msg(&c->lg, LV_ERROR, "%s", err);
+}
+
+void
+cmd_print_json(json_t *value)
+{
+	if (value == NULL) {
+		fputs("jobrun: out of memory\n", stderr);
+		return;
+	}
+	json_dumpf(value, stdout, JSON_COMPACT);
+	fputc('\n', stdout);
+	json_decref(value);
+}
+
+int
+cmd_run(struct ctx *c)
+{
+	struct run_opts opts = {
+		.type = c->cli.type,
+		.batch_size = c->cli.has_max ? c->cli.max :
+		    c->cfg.run.batch_size,
+		.max_seconds = c->cli.has_max_seconds ? c->cli.max_seconds :
+		    c->cfg.run.max_seconds,
+	};
+	struct run_stats stats;
+	char err[1024];
+	enum db_status st;
+	int status;
+
+	if (opts.type != NULL && cfg_find_type(&c->cfg, opts.type) == NULL) {
+		log_msg(&c->lg, LV_ERROR, "--type=%s: %s has no [type.%s] "
+		    "section", opts.type, c->cfg.path, opts.type);
+		return EX_CONFIG;
+	}
+	if (c->cfg.ntypes == 0) {
+		log_msg(&c->lg, LV_ERROR, "%s: no [type.NAME] section: no "
+		    "job type to run", c->cfg.path);
+		return EX_CONFIG;
+	}
+	st = run_cycle(&c->cfg, &c->q, &opts, &c->lg, &stats, err,
+	    sizeof err);
+	if (st != DB_OK)
+		cmd_db_error(c, st, err);
+	status = st != DB_OK ? cmd_exit_for(st) : stats.retried +
+	    stats.failed + stats.lost > 0 ? EXIT_ATTENTION : EX_OK;
+	if (c->cli.verbose)
+		report_run_text(stderr, &stats);
+	if (c->cli.json)
+		report_run_json(stdout, &stats, status == EX_OK,
+		    st != DB_OK ? err : NULL);
+	return status;
+}

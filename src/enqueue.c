@@ -1,0 +1,244 @@
+/*
+ * enqueue.c - "jobrun enqueue": add one job, or fan a range out into chunk
+ * jobs (seed 004's dispatcher).
+ *
+ * A job is created once: business_key is UNIQUE and the insert's
+ * affected-rows count says whether this call created it or found it, so a
+ * duplicate is reported, not hidden (INSERT IGNORE would also hide every
+ * other error).  A fan-out derives each chunk's key from its range,
+ * "PREFIX:FROM-TO", so running it again after an interruption inserts
+ * only the chunks that are missing.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+#include <unistd.h>
+
+#include "command.h"
+#include "report.h"
+#include "util.h"
+
+#define PAYLOAD_MAX (64 * 1024 * 1024)
+#define FANOUT_MAX_CHUNKS 10000000UL
+
+/* The payload file's contents ("-": stdin), at most PAYLOAD_MAX bytes. */
+static char *
+read_payload(const char *path, char *err, size_t errlen)
+{
+	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+	size_t len = 0, cap = 65536, n;
+	char *buf;
+
+	if (f == NULL) {
+		errf(err, errlen, "open %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	buf = xmalloc(cap + 1);
+	while ((n = fread(buf + len, 1, cap - len, f)) > 0) {
+		len += n;
+		if (len == cap && cap < PAYLOAD_MAX) {
+			cap *= 2;
+			buf = xrealloc(buf, cap + 1);
+		} else if (len == cap)
+			break;
+	}
+	if (ferror(f) || len >= PAYLOAD_MAX) {
+		errf(err, errlen, "read %s: %s", path, ferror(f) ?
+		    strerror(errno) : "larger than 64 MiB");
+		free(buf);
+		buf = NULL;
+	} else
+		buf[len] = '\0';
+	if (f != stdin)
+		fclose(f);
+	return buf;
+}
+
+/* Parse text as JSON for what; on failure say why and return NULL. */
+static json_t *
+parse_json(const struct ctx *c, const char *what, const char *text)
+{
+	json_error_t jerr;
+	json_t *doc = json_loads(text, JSON_DECODE_ANY, &jerr);
+
+	if (doc == NULL)
+		log_msg(&c->lg, LV_ERROR, "enqueue: %s is not valid JSON: "
+		    "line %d column %d: %s", what, jerr.line, jerr.column,
+		    jerr.text);
+	return doc;
+}
+
+static int
+enqueue_one(struct ctx *c)
+{
+	struct queue_when when = { c->cli.at, c->cli.delay };
+	char err[1024], *file_payload = NULL, *status = NULL;
+	const char *payload = c->cli.payload;
+	const char *file = c->cli.payload_file;
+	json_t *doc;
+	enum db_status st;
+	uint64_t id = 0;
+	int created = 0, rc = EX_OK;
+
+	if (file == NULL && c->cli.nargs == 1)
+		file = "-";	/* "jobrun enqueue ... -" */
+	if (file != NULL) {
+		file_payload = read_payload(file, err, sizeof err);
+		if (file_payload == NULL) {
+			log_msg(&c->lg, LV_ERROR, "enqueue: %s", err);
+			return EX_NOINPUT;
+		}
+		payload = file_payload;
+	}
+	if (payload != NULL) {
+		if ((doc = parse_json(c, "payload", payload)) == NULL) {
+			rc = EX_DATAERR;
+			goto out;
+		}
+		json_decref(doc);
+	}
+	st = queue_enqueue(&c->q, c->cli.type, c->cli.key, payload, &when,
+	    c->cli.max_attempts, &id, &created, &status, err, sizeof err);
+	if (st != DB_OK) {
+		cmd_db_error(c, st, err);
+		rc = cmd_exit_for(st);
+		goto out;
+	}
+	report_enqueue(stdout, c->cli.json, id, created, status);
+out:
+	free(status);
+	free(file_payload);
+	return rc;
+}
+
+/* The payload of chunk [from, to]: the template with "from" and "to". */
+static char *
+chunk_payload(json_t *template, unsigned long from, unsigned long to)
+{
+	json_t *doc = json_deep_copy(template);
+	char *text;
+
+	json_object_set_new(doc, "from", json_integer((json_int_t)from));
+	json_object_set_new(doc, "to", json_integer((json_int_t)to));
+	text = json_dumps(doc, JSON_COMPACT);
+	json_decref(doc);
+	if (text == NULL) {
+		fputs("jobrun: out of memory\n", stderr);
+		exit(EX_SOFTWARE);
+	}
+	return text;
+}
+
+struct fanout {
+	struct queue_new_job rows[QUEUE_INSERT_BATCH];
+	size_t n;
+	uint64_t total, created, done;
+	int progress;		/* stderr is a terminal */
+};
+
+static void
+free_rows(struct fanout *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->n; i++) {
+		free((char *)f->rows[i].key);
+		free((char *)f->rows[i].payload);
+	}
+	f->n = 0;
+}
+
+static enum db_status
+flush_rows(struct ctx *c, struct fanout *f, char *err, size_t errlen)
+{
+	struct queue_when when = { c->cli.at, c->cli.delay };
+	uint64_t created = 0;
+	enum db_status st;
+
+	st = queue_enqueue_batch(&c->q, c->cli.type, f->rows, f->n, &when,
+	    c->cli.max_attempts, &created, err, errlen);
+	f->created += created;
+	if (st == DB_OK)
+		f->done += f->n;
+	free_rows(f);
+	if (f->progress)
+		fprintf(stderr, "\rjobrun: enqueue: %llu of %llu chunks",
+		    (unsigned long long)f->done, (unsigned long long)f->total);
+	return st;
+}
+
+static int
+enqueue_range(struct ctx *c)
+{
+	const struct cli *o = &c->cli;
+	struct fanout *f = xcalloc(1, sizeof *f);
+	json_t *template;
+	char err[1024], key[QUEUE_KEY_MAX * 4 + 1];
+	unsigned long from;
+	enum db_status st = DB_OK;
+	int rc = EX_OK;
+
+	template = o->payload_template != NULL ?
+	    parse_json(c, "--payload-template", o->payload_template) :
+	    json_object();
+	if (template == NULL || !json_is_object(template)) {
+		if (template != NULL)
+			log_msg(&c->lg, LV_ERROR, "enqueue: "
+			    "--payload-template must be a JSON object");
+		json_decref(template);
+		free(f);
+		return EX_DATAERR;
+	}
+	f->total = (o->range_to - o->range_from) / o->chunk + 1;
+	if (f->total > FANOUT_MAX_CHUNKS) {
+		log_msg(&c->lg, LV_ERROR, "enqueue: %llu chunks is more than "
+		    "%lu; use a larger --chunk", (unsigned long long)f->total,
+		    FANOUT_MAX_CHUNKS);
+		json_decref(template);
+		free(f);
+		return EX_USAGE;
+	}
+	f->progress = isatty(STDERR_FILENO) && !o->quiet;
+	for (from = o->range_from; st == DB_OK; from += o->chunk) {
+		unsigned long to = o->range_to - from < o->chunk - 1 ?
+		    o->range_to : from + o->chunk - 1;
+
+		snprintf(key, sizeof key, "%s:%lu-%lu", o->key_prefix, from,
+		    to);
+		f->rows[f->n].key = xstrdup(key);
+		f->rows[f->n].payload = chunk_payload(template, from, to);
+		if (++f->n == QUEUE_INSERT_BATCH || to == o->range_to)
+			st = flush_rows(c, f, err, sizeof err);
+		if (to == o->range_to)
+			break;
+	}
+	free_rows(f);
+	if (f->progress)
+		fputc('\n', stderr);
+	if (st != DB_OK) {
+		cmd_db_error(c, st, err);
+		rc = cmd_exit_for(st);
+	}
+	if (o->json)
+		cmd_print_json(json_pack("{s:I,s:I,s:I,s:b}", "chunks",
+		    (json_int_t)f->total, "created", (json_int_t)f->created,
+		    "existing", (json_int_t)(f->done - f->created),
+		    "complete", st == DB_OK));
+	else
+		printf("%llu chunk jobs: %llu created, %llu existed\n",
+		    (unsigned long long)f->done,
+		    (unsigned long long)f->created,
+		    (unsigned long long)(f->done - f->created));
+	json_decref(template);
+	free(f);
+	return rc;
+}
+
+int
+cmd_enqueue(struct ctx *c)
+{
+	return c->cli.key_prefix != NULL ? enqueue_range(c) : enqueue_one(c);
+}
