@@ -288,6 +288,9 @@ cmd_check(struct ctx *c)
 	note(&r, c->cfg.ntypes > 0 ? OK : PROBLEM, c->cfg.ntypes > 0 ? NULL :
 	    "add a [type.NAME] section (see jobrun.conf(5))",
 	    "configuration %s: %zu job type(s)", c->cfg.path, c->cfg.ntypes);
+	for (i = 0; i < c->cfg.ntypes; i++)
+		if (cmd_prepare_type(c, &c->cfg.types[i], err, sizeof err) != 0)
+			note(&r, PROBLEM, "see jobrun.conf(5)", "%s", err);
 	st = check_server(c, &r, server, err, sizeof err);
 	if (st == DB_OK)
 		st = check_table(c, &r, &usable, err, sizeof err);

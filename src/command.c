@@ -2,11 +2,13 @@
  * command.c - what the subcommands share, and "jobrun run".
  */
 #include <stdio.h>
+#include <string.h>
 #include <sysexits.h>
 
 #include "command.h"
 #include "report.h"
 #include "runner.h"
+#include "util.h"
 
 int
 cmd_exit_for(enum db_status st)
@@ -46,6 +48,38 @@ cmd_print_json(json_t *value)
 }
 
 int
+cmd_prepare_type(const struct ctx *c, const struct cfg_type *t, char *err,
+    size_t errlen)
+{
+	char msg[768];
+
+	if (t->kind->prepare == NULL ||
+	    t->kind->prepare(t->handler, msg, sizeof msg) == 0)
+		return 0;
+	return errf(err, errlen, "%s: [type.%s] %s", c->cfg.path, t->name,
+	    msg);
+}
+
+/* Read the secrets of the types this run may claim. */
+static int
+prepare_types(const struct ctx *c, const char *only)
+{
+	char err[1024];
+	size_t i;
+
+	for (i = 0; i < c->cfg.ntypes; i++) {
+		if (only != NULL && strcmp(only, c->cfg.types[i].name) != 0)
+			continue;
+		if (cmd_prepare_type(c, &c->cfg.types[i], err,
+		    sizeof err) != 0) {
+			log_msg(&c->lg, LV_ERROR, "%s", err);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int
 cmd_run(struct ctx *c)
 {
 	struct run_opts opts = {
@@ -70,6 +104,8 @@ cmd_run(struct ctx *c)
 		    "job type to run", c->cfg.path);
 		return EX_CONFIG;
 	}
+	if (prepare_types(c, opts.type) != 0)
+		return EX_CONFIG;
 	st = run_cycle(&c->cfg, &c->q, &opts, &c->lg, &stats, err,
 	    sizeof err);
 	if (st != DB_OK)

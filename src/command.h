@@ -33,6 +33,11 @@ int cmd_exit_for(enum db_status st);
 /* Print a database error, with a hint where one helps. */
 void cmd_db_error(const struct ctx *c, enum db_status st, const char *err);
 
+/* Run t's handler preparation (secrets); -1 with err naming the file and
+ * section when it fails. */
+int cmd_prepare_type(const struct ctx *c, const struct cfg_type *t,
+                     char *err, size_t errlen);
+
 /* Print a JSON value on stdout, compact, and release it. */
 void cmd_print_json(json_t *value);
 

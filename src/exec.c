@@ -456,5 +456,5 @@ out:
 }
 
 const struct handler_kind exec_kind = {
-	"exec", NULL, exec_create, exec_set, exec_ready, NULL, exec_run, exec_destroy,
+	"exec", NULL, exec_create, exec_set, exec_ready, NULL, NULL, exec_run, exec_destroy,
 };

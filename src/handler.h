@@ -73,6 +73,11 @@ struct handler_kind {
 	           char *err, size_t errlen);
 	/* All keys are in: check that the required ones were given. */
 	int (*ready)(void *state, char *err, size_t errlen);
+	/* Before the first job of a run: read what the configuration only
+	 * names (secrets from files or the environment), so that commands
+	 * which never run this type do not depend on them.  -1 with err for a
+	 * configuration problem.  May be NULL. */
+	int (*prepare)(void *state, char *err, size_t errlen);
 	/* A warning the operator must see at every run, or NULL (may be a
 	 * NULL pointer for kinds that never warn). */
 	const char *(*warning)(void *state);

@@ -48,6 +48,10 @@ struct http_state {
 	char *ca_file, *ca_path;
 	int insecure;
 	struct curl_slist *headers;	/* configured ones, in order */
+	char **env_specs;		/* header_env values, resolved by prepare */
+	char **files;			/* header_file paths, read by prepare */
+	size_t nenv, nfiles;
+	int prepared;
 	CURL *curl;			/* created on first use, reused */
 	int curl_initialised;
 };
@@ -133,15 +137,15 @@ add_env_header(struct http_state *st, const char *spec, char *err,
 	if (value == NULL)
 		return errf(err, errlen, "environment variable %s is not set",
 		    var);
+	if (strpbrk(value, "\r\n") != NULL)
+		return errf(err, errlen, "the value of %s has a line break",
+		    var);
 	h = xmalloc((size_t)(colon - spec) + strlen(value) + 3);
 	sprintf(h, "%.*s: %s", (int)(colon - spec), spec, value);
 	rc = add_header(st, h, err, errlen);
 	explicit_bzero(h, strlen(h));
 	free(h);
-	if (rc != 0)
-		return errf(err, errlen, "the value of %s is not a header "
-		    "value (a line break?)", var);
-	return 0;
+	return rc;
 }
 
 /* Each non-empty line not starting with # is one header. */
@@ -149,14 +153,14 @@ static int
 add_header_file(struct http_state *st, const char *path, char *err,
     size_t errlen)
 {
-	char line[8192];
 	FILE *f = fopen(path, "r");
+	char *line = NULL, msg[256];
+	size_t cap = 0;
 	int n = 0, rc = 0;
-	char msg[256];
 
 	if (f == NULL)
 		return errf(err, errlen, "open %s: %s", path, strerror(errno));
-	while (rc == 0 && fgets(line, sizeof line, f) != NULL) {
+	while (rc == 0 && getline(&line, &cap, f) != -1) {
 		n++;
 		line[strcspn(line, "\r\n")] = '\0';
 		if (line[0] == '\0' || line[0] == '#')
@@ -166,9 +170,19 @@ add_header_file(struct http_state *st, const char *path, char *err,
 	}
 	if (rc == 0 && ferror(f))
 		rc = errf(err, errlen, "read %s: %s", path, strerror(errno));
-	explicit_bzero(line, sizeof line);
+	if (line != NULL)
+		explicit_bzero(line, cap);
+	free(line);
 	fclose(f);
 	return rc;
+}
+
+/* Remember a header_env or header_file value for prepare. */
+static void
+remember(char ***list, size_t *n, const char *value)
+{
+	*list = xrealloc(*list, (*n + 1) * sizeof **list);
+	(*list)[(*n)++] = xstrdup(value);
 }
 
 static int
@@ -238,10 +252,15 @@ http_set(void *state, const char *key, const char *value, char *err,
 		    errlen);
 	else if (strcmp(key, "header") == 0)
 		return add_header(st, value, err, errlen);
-	else if (strcmp(key, "header_env") == 0)
-		return add_env_header(st, value, err, errlen);
-	else if (strcmp(key, "header_file") == 0)
-		return add_header_file(st, value, err, errlen);
+	else if (strcmp(key, "header_env") == 0) {
+		const char *colon = strchr(value, ':');
+
+		if (colon == NULL || colon == value ||
+		    strspn(colon + 1, " \t") == strlen(colon + 1))
+			return errf(err, errlen, "expected \"Name: VARIABLE\"");
+		remember(&st->env_specs, &st->nenv, value);
+	} else if (strcmp(key, "header_file") == 0)
+		remember(&st->files, &st->nfiles, value);
 	else if (strcmp(key, "ca_file") == 0) {
 		free(st->ca_file);
 		st->ca_file = xstrdup(value);
@@ -272,6 +291,27 @@ http_ready(void *state, char *err, size_t errlen)
 	return 0;
 }
 
+/* Secrets are read here, not while parsing, so that "jobrun enqueue" or
+ * a run of another type does not need the token's variable or file. */
+static int
+http_prepare(void *state, char *err, size_t errlen)
+{
+	struct http_state *st = state;
+	char msg[512];
+	size_t i;
+
+	if (st->prepared)
+		return 0;
+	for (i = 0; i < st->nenv; i++)
+		if (add_env_header(st, st->env_specs[i], msg, sizeof msg) != 0)
+			return errf(err, errlen, "header_env: %s", msg);
+	for (i = 0; i < st->nfiles; i++)
+		if (add_header_file(st, st->files[i], msg, sizeof msg) != 0)
+			return errf(err, errlen, "header_file: %s", msg);
+	st->prepared = 1;
+	return 0;
+}
+
 static const char *
 http_warning(void *state)
 {
@@ -285,6 +325,7 @@ static void
 http_destroy(void *state)
 {
 	struct http_state *st = state;
+	size_t i;
 
 	if (st == NULL)
 		return;
@@ -293,6 +334,12 @@ http_destroy(void *state)
 	if (st->curl_initialised)
 		curl_global_cleanup();
 	curl_slist_free_all(st->headers);
+	for (i = 0; i < st->nenv; i++)
+		free(st->env_specs[i]);
+	for (i = 0; i < st->nfiles; i++)
+		free(st->files[i]);
+	free(st->env_specs);
+	free(st->files);
 	free(st->url);
 	free(st->ca_file);
 	free(st->ca_path);
@@ -445,9 +492,10 @@ configure(struct http_state *st, struct exchange *ex, const char *body,
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, (long)st->connect_timeout);
 	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, st->insecure ? 0L : 1L);
 	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, st->insecure ? 0L : 2L);
+	/* ca_file alone trusts that file only, not the system's CAs too. */
 	if (st->ca_file != NULL)
 		curl_easy_setopt(c, CURLOPT_CAINFO, st->ca_file);
-	if (st->ca_path != NULL)
+	if (st->ca_path != NULL || st->ca_file != NULL)
 		curl_easy_setopt(c, CURLOPT_CAPATH, st->ca_path);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, ex);
@@ -497,6 +545,16 @@ retry_after_seconds(const struct exchange *ex)
 	return when > now ? (long)(when - now) : 0;
 }
 
+/* "Retry now" taken literally would spend every attempt within a second;
+ * a one-second floor keeps a retry a retry. */
+static long
+retry_delay(const struct exchange *ex)
+{
+	long secs = retry_after_seconds(ex);
+
+	return secs == 0 ? 1 : secs;
+}
+
 static int
 worth_retrying(long code)
 {
@@ -516,6 +574,10 @@ http_run(void *state, const struct job *job, const struct handler_watch *w,
 	CURLcode rc;
 	long code = 0;
 
+	if (http_prepare(st, what, sizeof what) != 0) {
+		result_set(res, OUTCOME_RETRY, what, NULL, 0);
+		goto out;
+	}
 	if (ensure_handle(st) != 0 || (body = request_body(job)) == NULL) {
 		result_set(res, OUTCOME_RETRY, "http: cannot set up the "
 		    "request (out of memory?)", NULL, 0);
@@ -550,7 +612,7 @@ http_run(void *state, const struct job *job, const struct handler_watch *w,
 		result_set(res, OUTCOME_SUCCESS, what, NULL, 0);
 	else if (worth_retrying(code)) {
 		result_set_head(res, OUTCOME_RETRY, what, ex.body, ex.len);
-		res->retry_after = retry_after_seconds(&ex);
+		res->retry_after = retry_delay(&ex);
 	} else
 		result_set_head(res, OUTCOME_FAIL, what, ex.body, ex.len);
 out:
@@ -561,5 +623,5 @@ out:
 
 const struct handler_kind http_kind = {
 	"http", http_repeatable, http_create, http_set, http_ready,
-	http_warning, http_run, http_destroy,
+	http_prepare, http_warning, http_run, http_destroy,
 };

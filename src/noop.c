@@ -50,5 +50,5 @@ noop_destroy(void *state)
 }
 
 const struct handler_kind noop_kind = {
-	"noop", NULL, noop_create, noop_set, noop_ready, NULL, noop_run, noop_destroy,
+	"noop", NULL, noop_create, noop_set, noop_ready, NULL, NULL, noop_run, noop_destroy,
 };

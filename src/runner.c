@@ -81,7 +81,7 @@ watch_tick(void *arg)
 	}
 	h->extended_at = now;
 	if (!owned) {
-		log_msg(h->lg, LV_WARN, "job %llu (%s): lock lost while the "
+		log_msg(h->lg, LV_INFO, "job %llu (%s): lock lost while the "
 		    "handler ran; stopping it", (unsigned long long)h->job->id,
 		    h->job->type);
 		h->lost = 1;

@@ -1,0 +1,118 @@
+#!/bin/bash
+# Configuration errors exit 78 and name the file, the line and the key;
+# JOBRUN_CONFIG is honoured.
+. "${0%/*}/lib.sh"
+
+plan 29
+setup_db
+
+run jobrun_raw --config="$T/missing.conf"
+is "$rc" 78 "a missing config file exits 78"
+like "$err" "$T/missing.conf" "the message names the file"
+
+run env JOBRUN_CONFIG="$T/from-env.conf" "$JOBRUN"
+is "$rc" 78 "a missing JOBRUN_CONFIG file exits 78"
+like "$err" "$T/from-env.conf" "the message names the JOBRUN_CONFIG file"
+
+write_config <<EOF2
+[type.email]
+handler = noop
+EOF2
+run env JOBRUN_CONFIG="$CONF" "$JOBRUN" --json
+is "$rc" 0 "a good JOBRUN_CONFIG is used when --config is absent"
+is "$(jget claimed <<<"$out")" 0 "it ran (nothing due)"
+
+# Line 6 is the first line after the [database] section write_config adds.
+write_config <<EOF2
+[run]
+this line is not ini
+EOF2
+run jobrun
+is "$rc" 78 "a syntax error exits 78"
+like "$err" "$CONF:7" "the message names file:line of the syntax error"
+
+write_config <<EOF2
+[run]
+batch_size = 5
+bogus_key = 1
+EOF2
+run jobrun
+is "$rc" 78 "an unknown key exits 78"
+like "$err" "$CONF:8" "the message names file:line of the unknown key"
+like "$err" "bogus_key" "the message names the unknown key"
+
+write_config <<EOF2
+[nosuch]
+x = 1
+EOF2
+run jobrun
+is "$rc" 78 "an unknown section exits 78"
+like "$err" "nosuch" "the message names the unknown section"
+
+write_config <<EOF2
+[run]
+batch_size = abc
+EOF2
+run jobrun
+is "$rc" 78 "a bad number exits 78"
+like "$err" "$CONF:7" "the message names file:line of the bad value"
+like "$err" "batch_size" "the message names the key"
+
+write_config <<EOF2
+[run]
+batch_size = 5
+batch_size = 6
+
+[type.email]
+handler = noop
+EOF2
+run jobrun
+is "$rc" 78 "a key given twice exits 78"
+like "$err" "$CONF:8.*batch_size|batch_size.*$CONF:8" "the message names the second line and the key"
+
+write_config <<EOF2
+[type.email]
+handler = carrier-pigeon
+EOF2
+run jobrun
+is "$rc" 78 "an unknown handler kind exits 78"
+like "$err" "carrier-pigeon" "the message shows the bad value"
+
+write_config <<EOF2
+[run]
+backoff_base = 100
+backoff_cap = 50
+
+[type.email]
+handler = noop
+EOF2
+run jobrun
+is "$rc" 78 "backoff_cap below backoff_base exits 78"
+like "$err" "backoff_cap" "the message names backoff_cap"
+
+# the table must exist
+{
+	printf '[database]\nsocket = %s\nuser = root\ndatabase = %s\n' \
+	    "$JOBRUN_TEST_SOCKET" "$DB"
+	printf 'table = no_such_table\n\n[type.email]\nhandler = noop\n'
+} >"$CONF"
+run jobrun
+is "$rc" 78 "a missing table exits 78"
+like "$err" "no_such_table" "the message names the table"
+
+write_config <<EOF2
+[type.email]
+handler = noop
+EOF2
+sql "RENAME TABLE polling_jobs TO old_jobs"
+run jobrun
+is "$rc" 78 "a dropped polling_jobs exits 78"
+like "$err" "polling_jobs" "the message names the table"
+sql "RENAME TABLE old_jobs TO polling_jobs"
+
+run jobrun --type=sms
+is "$rc" 78 "--type without a [type.NAME] section exits 78"
+like "$err" "sms" "the message names the type"
+
+run jobrun
+is "$rc" 0 "the good config still runs"

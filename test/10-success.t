@@ -1,0 +1,60 @@
+#!/bin/bash
+# A job whose handler exits 0 ends 'success' with its lock cleared; the run
+# exits 0 and --json reports it.
+. "${0%/*}/lib.sh"
+
+plan 26
+setup_db
+write_config <<EOF2
+[type.email]
+handler = exec
+command = $HANDLERS/exit-with 0 sent
+timeout = 10
+EOF2
+
+run jobrun enqueue --type=email --key=welcome:1 --payload='{"to":"a@example.com"}'
+is "$rc" 0 "enqueue exits 0"
+
+run jobrun --json
+is "$rc" 0 "the run exits 0"
+is "$err" "" "nothing on stderr"
+is "$(printf '%s\n' "$out" | wc -l)" 1 "one line on stdout"
+is "$(jkeys <<<"$out")" "claimed,elapsed_ms,failed,lost,ok,recovered,retried,succeeded" \
+    "the summary has the documented keys"
+is "$(jget ok <<<"$out")" true "ok is true"
+is "$(jget claimed <<<"$out")" 1 "claimed 1"
+is "$(jget succeeded <<<"$out")" 1 "succeeded 1"
+is "$(jget retried <<<"$out")/$(jget failed <<<"$out")/$(jget lost <<<"$out")" \
+    0/0/0 "none retried, failed or lost"
+like "$(jget elapsed_ms <<<"$out")" '^[0-9]+$' "elapsed_ms is a number"
+
+is "$(field 1 status)" success "the job is success"
+is "$(field 1 attempts)" 1 "after one attempt"
+is "$(field 1 'locked_by IS NULL AND locked_until IS NULL')" 1 "the lock is cleared"
+is "$(field 1 'last_error IS NULL')" 1 "last_error is NULL"
+between "$(field 1 'TIMESTAMPDIFF(SECOND, finished_at, NOW())')" 0 5 \
+    "finished_at is now"
+
+run jobrun --json
+is "$rc" 0 "a run with nothing due exits 0"
+is "$(jget claimed <<<"$out")" 0 "and claims nothing"
+is "$(field 1 attempts)" 1 "the finished job is not run again"
+
+run jobrun
+is "$out$err" "" "a quiet run prints nothing without --json"
+run jobrun_raw run --config="$CONF" --json
+is "$rc/$(jget claimed <<<"$out")" 0/0 "the run subcommand can be named"
+
+jobrun enqueue --type=email --key=welcome:2 >/dev/null
+jobrun enqueue --type=email --key=welcome:3 >/dev/null
+run jobrun -v
+is "$rc" 0 "-v run exits 0"
+is "$(printf '%s\n' "$err" | grep -c '\<job 2\>')" 1 "-v prints a line for job 2 on stderr"
+is "$(printf '%s\n' "$err" | grep -c '\<job 3\>')" 1 "and one for job 3"
+is "$out" "" "and nothing on stdout"
+is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE status = 'success'")" 3 \
+    "all three jobs succeeded"
+
+jobrun enqueue --type=email --key=welcome:4 >/dev/null
+run jobrun -q --json
+is "$err" "" "-q prints nothing on stderr"

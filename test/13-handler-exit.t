@@ -1,0 +1,79 @@
+#!/bin/bash
+# What a handler's exit means: 65 fails the job at once, 75 retries it,
+# any other status or a signal retries with backoff; last_error says which.
+. "${0%/*}/lib.sh"
+
+plan 22
+setup_db
+write_config <<EOF2
+[type.perm]
+handler = exec
+command = $HANDLERS/exit-with 65 "bad request: no such customer"
+timeout = 10
+
+[type.later]
+handler = exec
+command = $HANDLERS/exit-with 75 "server busy"
+timeout = 10
+
+[type.crash]
+handler = exec
+command = $HANDLERS/exit-with 3 "oops"
+timeout = 10
+
+[type.killed]
+handler = exec
+command = /bin/sh -c "echo dying; kill -9 \$\$"
+timeout = 10
+
+[type.missing]
+handler = exec
+command = $T/no-such-program
+timeout = 10
+EOF2
+# the config holds $$ literally: jobrun expands no variables
+like "$(grep kill "$CONF")" 'kill -9 \$\$' "(the config has \$\$ unexpanded)"
+
+for t in perm later crash killed missing; do
+	jobrun enqueue --type=$t --key=$t >/dev/null
+done
+job_id() {
+	sql "SELECT id FROM polling_jobs WHERE business_key = '$1'"
+}
+
+run jobrun --json
+is "$rc" 1 "the run exits 1"
+is "$(jget claimed <<<"$out")" 5 "claimed 5"
+is "$(jget failed <<<"$out")" 1 "failed 1 (the exit 65)"
+is "$(jget retried <<<"$out")" 4 "retried 4"
+
+p=$(job_id perm)
+is "$(field "$p" status)" failed "exit 65: failed at once"
+is "$(field "$p" attempts)/$(field "$p" max_attempts)" 1/5 "after 1 of 5 attempts"
+like "$(field "$p" last_error)" '^exit 65 \(permanent failure\): .*bad request: no such customer' \
+    "exit 65: last_error says permanent failure, with the output"
+is "$(field "$p" 'finished_at IS NOT NULL')" 1 "exit 65: finished_at set"
+
+l=$(job_id later)
+is "$(field "$l" status)" pending "exit 75: pending"
+is "$(field "$l" attempts)" 1 "exit 75: attempts 1"
+like "$(field "$l" last_error)" '^exit 75 \(retry later\): .*server busy' \
+    "exit 75: last_error says retry later"
+between "$(field "$l" 'TIMESTAMPDIFF(SECOND, NOW(), next_run_at)')" 118 122 \
+    "exit 75: retried with backoff"
+
+c=$(job_id crash)
+is "$(field "$c" status)/$(field "$c" attempts)" pending/1 "exit 3: pending, attempts 1"
+like "$(field "$c" last_error)" '^exit status 3: .*oops' "exit 3: last_error has the status"
+between "$(field "$c" 'TIMESTAMPDIFF(SECOND, NOW(), next_run_at)')" 118 122 \
+    "exit 3: retried with backoff"
+
+k=$(job_id killed)
+is "$(field "$k" status)/$(field "$k" attempts)" pending/1 "SIGKILL: pending, attempts 1"
+like "$(field "$k" last_error)" '^killed by signal 9' "SIGKILL: last_error names the signal"
+like "$(field "$k" last_error)" 'dying' "SIGKILL: with the output"
+
+m=$(job_id missing)
+is "$(field "$m" status)" pending "a missing program: pending (retried)"
+is "$(field "$m" attempts)" 1 "a missing program: attempts 1"
+like "$(field "$m" last_error)" 'no-such-program' "a missing program: last_error names it"

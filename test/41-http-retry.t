@@ -1,0 +1,124 @@
+#!/bin/bash
+# handler = http: 408, 425, 429 and 5xx are "try again later": the job goes
+# back to pending with the normal backoff, or with the delay Retry-After asks
+# for (delta-seconds, or an HTTP-date measured against the answer's Date
+# header), never beyond [run] backoff_cap.  last_error has the status line and
+# the start of the body.  After max_attempts a retry becomes failed.
+. "${0%/*}/lib.sh"
+. "${0%/*}/http-lib.sh"
+
+plan 42
+setup_db
+start_http_server
+
+# a server whose clock is far off: its Date is in 2015
+old_date='Wed,%2021%20Oct%202015%2007:28:00%20GMT'
+old_plus_45='Wed,%2021%20Oct%202015%2007:28:45%20GMT'
+old_plus_day='Thu,%2022%20Oct%202015%2007:28:00%20GMT'
+# no Date header: an HTTP-date 60 s ahead of our clock
+in_60s=$(python3 -c 'import email.utils, time
+print(email.utils.formatdate(time.time() + 60, usegmt=True).replace(" ", "%20"))')
+
+types() {
+	local name path
+	while read -r name path; do
+		printf '[type.%s]\nhandler = http\nurl = %s%s\n\n' "$name" "$HTTP_URL" "$path"
+	done <<EOF2
+e500 /status/500?body=boom
+e503 /status/503?body=down%20for%20maintenance%20until%2012:00
+e502 /status/502
+r408 /status/408
+r425 /status/425
+r429 /status/429?retry_after=30&body=slow%20down
+r503 /status/503?retry_after=30
+rdate /status/429?date=$old_date&retry_after=$old_plus_45
+rnodate /status/429?date=none&retry_after=$in_60s
+rcap /status/429?retry_after=100000
+rcapdate /status/429?date=$old_date&retry_after=$old_plus_day
+rbad /status/429?retry_after=soon
+EOF2
+}
+types | write_config
+
+for t in e500 e503 e502 r408 r425 r429 r503 rdate rnodate rcap rcapdate rbad; do
+	jobrun enqueue --type="$t" --key="$t" >/dev/null
+done
+jobrun enqueue --type=e503 --key=last --max-attempts=1 >/dev/null
+
+id() {
+	sql "SELECT id FROM polling_jobs WHERE business_key = '$1'"
+}
+col() {
+	field "$(id "$1")" "$2"
+}
+delay() {
+	col "$1" 'TIMESTAMPDIFF(SECOND, NOW(), next_run_at)'
+}
+
+run jobrun --json
+is "$rc" 1 "a run with retried jobs exits 1"
+is "$(jget claimed <<<"$out")" 13 "claimed 13"
+is "$(jget retried <<<"$out")/$(jget failed <<<"$out")" 12/1 \
+    "retried 12, failed 1 (the one with max_attempts 1)"
+is "$(http_count /status/)" 13 "one request per job"
+
+is "$(col e500 status)/$(col e500 attempts)" pending/1 "500: pending, attempts 1"
+between "$(delay e500)" 118 122 "500: next_run_at is NOW() + 120 s (the backoff)"
+like "$(col e500 last_error)" '^HTTP 500 Internal Server Error: boom$' \
+    "500: last_error is the status line and the body"
+is "$(col e500 'locked_by IS NULL AND locked_until IS NULL AND finished_at IS NULL')" 1 \
+    "500: the lock is cleared, finished_at stays NULL"
+
+is "$(col e503 status)/$(col e503 attempts)" pending/1 "503: pending, attempts 1"
+between "$(delay e503)" 118 122 "503: next_run_at is NOW() + 120 s"
+like "$(col e503 last_error)" '^HTTP 503 Service Unavailable: down for maintenance until 12:00$' \
+    "503: last_error starts with the status line, then the body"
+is "$(col e502 status)/$(col e502 attempts)" pending/1 "502: pending, attempts 1"
+like "$(col e502 last_error)" '^HTTP 502 Bad Gateway' "502: last_error has the status line"
+
+is "$(col r408 status)" pending "408 Request Timeout is retried"
+between "$(delay r408)" 118 122 "408: with the backoff"
+like "$(col r408 last_error)" '^HTTP 408 Request Timeout' "408: last_error has the status line"
+is "$(col r425 status)" pending "425 Too Early is retried"
+between "$(delay r425)" 118 122 "425: with the backoff"
+like "$(col r425 last_error)" '^HTTP 425 Too Early' "425: last_error has the status line"
+
+is "$(col r429 status)/$(col r429 attempts)" pending/1 "429: pending, attempts 1"
+between "$(delay r429)" 28 32 "429 with Retry-After: 30: next_run_at is NOW() + 30 s"
+like "$(col r429 last_error)" '^HTTP 429 Too Many Requests: slow down$' \
+    "429: last_error has the status line and the body"
+between "$(delay r503)" 28 32 "503 with Retry-After: 30: NOW() + 30 s"
+between "$(delay rdate)" 43 47 \
+    "Retry-After as an HTTP-date 45 s after the answer's Date: NOW() + 45 s"
+between "$(delay rnodate)" 56 62 \
+    "Retry-After as an HTTP-date, no Date header: measured against our clock"
+between "$(delay rcap)" 3598 3602 "Retry-After: 100000 is capped at backoff_cap (3600)"
+between "$(delay rcapdate)" 3598 3602 "an HTTP-date a day later is capped too"
+between "$(delay rbad)" 118 122 "an unreadable Retry-After: the normal backoff"
+
+is "$(col last status)/$(col last attempts)" failed/1 "a retry at max_attempts is failed"
+like "$(col last last_error)" '^HTTP 503 Service Unavailable' "with the status line in last_error"
+is "$(col last 'finished_at IS NOT NULL')" 1 "and finished_at set"
+
+# the second failure doubles the backoff; Retry-After still wins
+sql "UPDATE polling_jobs SET next_run_at = NOW() WHERE business_key IN ('e500', 'r429')"
+run jobrun --json
+is "$(jget claimed <<<"$out")" 2 "the second run claims the two jobs made due"
+is "$(col e500 attempts)" 2 "500 again: attempts 2"
+between "$(delay e500)" 238 242 "500 again: NOW() + 240 s"
+is "$(col r429 attempts)" 2 "429 again: attempts 2"
+between "$(delay r429)" 28 32 "429 again: Retry-After: 30 still gives NOW() + 30 s"
+
+# the cap is the configured one
+{
+	printf '[run]\nbackoff_base = 10\nbackoff_cap = 100\n\n'
+	types
+} | write_config
+sql "UPDATE polling_jobs SET next_run_at = NOW() WHERE business_key IN ('rcap', 'r429', 'e503')"
+run jobrun --json
+is "$(jget claimed <<<"$out")" 3 "a run with backoff_cap = 100 claims three jobs"
+between "$(delay rcap)" 98 102 "Retry-After: 100000 is capped at backoff_cap = 100"
+between "$(delay r429)" 28 32 "Retry-After: 30 below the cap is kept"
+between "$(delay e503)" 38 42 "no Retry-After: backoff_base 10 * 2^2 = 40 s"
+is "$(col e503 attempts)" 2 "attempts 2"
+is "$(http_count /status/)" 18 "every claim made exactly one request"

@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""http-server.py - the receiving end for jobrun's http handler tests.
+
+A real HTTP/1.1 server (keep-alive, optional TLS) on 127.0.0.1, ephemeral
+port, that answers as the request path tells it, so one server serves every
+case of a test file:
+
+  /ok                       200 "ok"
+  /status/CODE              CODE; ?body=TEXT  ?retry_after=VALUE (raw
+                            Retry-After)  ?date=VALUE (Date header; "none"
+                            drops it)  ?location=URL (Location header)
+  /slow?seconds=N           sleeps N seconds, then 200 "slow"
+  /drop                     closes the connection without an answer
+  /big?bytes=N              200 (or &code=CODE) with N bytes of body that
+                            start with "begin " (&fill=TEXT repeats TEXT)
+
+Every request is logged, when it arrives, as one JSON line: method, path,
+headers (names lower-cased, values as UTF-8), body, conn (a counter of
+accepted TCP connections, so keep-alive reuse is visible).  The port is
+written to --port-file once the server listens.
+"""
+import argparse, itertools, json, os, signal, ssl, threading, time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+conn_ids = itertools.count(1)
+log_lock = threading.Lock()
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # no 40 ms stall between headers and body
+
+    def setup(self):
+        self.conn_id = next(conn_ids)
+        if isinstance(self.request, ssl.SSLSocket):
+            self.request.settimeout(10)
+            self.request.do_handshake()  # here, not in the accept loop
+            self.request.settimeout(None)
+        super().setup()
+
+    def log_message(self, fmt, *args):
+        pass  # the JSON log is the record
+
+    def read_body(self):
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            data, size = b"", None
+            while size != 0:
+                size = int(self.rfile.readline().split(b";")[0], 16)
+                data += self.rfile.read(size) + self.rfile.readline()[:0]
+            return data
+        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
+    def log_request_json(self, body):
+        headers = {}
+        for name, value in self.headers.items():
+            value = value.encode("latin-1", "replace").decode("utf-8", "replace")
+            name = name.lower()
+            headers[name] = headers[name] + ", " + value if name in headers else value
+        line = json.dumps({"method": self.command, "path": self.path,
+                           "headers": headers, "conn": self.conn_id,
+                           "body": body.decode("utf-8", "replace")})
+        with log_lock, open(self.server.log_file, "a") as f:
+            f.write(line + "\n")
+
+    def answer(self, code, body=b"", date=None, extra=()):
+        self.send_response_only(code)
+        if date != "none":
+            self.send_header("Date", date or self.date_time_string())
+        for name, value in extra:
+            self.send_header(name, value)
+        has_body = code >= 200 and code not in (204, 304)
+        if has_body:
+            self.send_header("Content-Type", "text/plain; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if has_body:
+            self.wfile.write(body)
+
+    def handle_any(self):
+        body = self.read_body()
+        self.log_request_json(body)
+        url = urlsplit(self.path)
+        q = {k: v[-1] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
+        parts = url.path.strip("/").split("/")
+        try:
+            if url.path == "/ok":
+                self.answer(200, b"ok")
+            elif parts[0] == "status" and len(parts) == 2:
+                extra = [(name, q[arg]) for arg, name in
+                         (("retry_after", "Retry-After"), ("location", "Location")) if arg in q]
+                self.answer(int(parts[1]), q.get("body", "").encode(), q.get("date"), extra)
+            elif url.path == "/slow":
+                time.sleep(float(q.get("seconds", "5")))
+                self.answer(200, b"slow")
+            elif url.path == "/drop":
+                self.close_connection = True
+            elif url.path == "/big":
+                self.send_big(int(q.get("code", "200")), int(q.get("bytes", "0")),
+                              q.get("fill", "0123456789abcdef\n").encode())
+            else:
+                self.answer(404, b"no such test path")
+        except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
+            self.close_connection = True  # the client gave up: fine
+
+    def send_big(self, code, size, fill):
+        self.send_response(code)
+        self.send_header("Content-Length", str(size))
+        self.end_headers()
+        chunk = fill * max(1, 65536 // len(fill))  # whole copies of fill
+        data, sent = b"begin ", 0
+        while sent < size:
+            n = min(len(data), size - sent)
+            self.wfile.write(data[:n])
+            sent, data = sent + n, chunk
+
+    do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = handle_any
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        pass  # dropped clients and failed TLS handshakes are part of the tests
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    for opt in ("--port-file", "--log", "--cert", "--key"):
+        ap.add_argument(opt, required=opt in ("--port-file", "--log"))
+    args = ap.parse_args()
+
+    srv = Server(("127.0.0.1", 0), Handler)
+    srv.log_file = args.log
+    open(args.log, "a").close()
+    if args.cert:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(args.cert, args.key)
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True,
+                                     do_handshake_on_connect=False)
+
+    def on_term(signum, frame):
+        raise SystemExit(0)  # leaves serve_forever; threads are daemons
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, on_term)
+
+    tmp = args.port_file + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("%d\n" % srv.server_address[1])
+    os.rename(tmp, args.port_file)  # readers never see half a number
+    try:
+        srv.serve_forever()
+    finally:
+        srv.server_close()
+
+
+if __name__ == "__main__":
+    main()

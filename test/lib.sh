@@ -1,0 +1,274 @@
+# lib.sh - shared helpers for jobrun's integration tests (TAP, run by prove)
+#
+# A test file is a bash script that sources this file, calls `plan N`, sets
+# up its own database with `setup_db`, writes a config with `write_config`,
+# and checks what a user would check: exit status, stdout, the job rows.
+#
+# Every test file gets its own database (named after the file) and its own
+# scratch directory $T, so files can run in parallel (prove -j) against one
+# server.  The server is the one at $JOBRUN_TEST_SOCKET (test/run starts it);
+# when that is unset, this file starts a throwaway server of its own and stops
+# it at exit, so `prove test/10-success.t` works by hand.
+#
+# Variables set for the tests:
+#   TOP       the source tree          HANDLERS  test/handlers
+#   JOBRUN    the binary under test    T         scratch directory
+#   DB        the test's database      CONF      $T/jobrun.conf
+#
+# Helpers:
+#   TAP       plan ok not is like unlike between diag bail_out
+#   set-up    setup_db write_config defer
+#   database  sql field insert_job
+#   jobrun    jobrun jobrun_raw run (sets rc, out, err) jget jkeys proc_gone
+
+set -u
+
+TOP=$(cd "${BASH_SOURCE[0]%/*}/.." && pwd)
+HANDLERS=$TOP/test/handlers
+export TOP HANDLERS
+: "${JOBRUN:=$TOP/jobrun}"
+export JOBRUN
+
+t_num=0
+t_failed=0
+t_deferred=()
+t_name=${0##*/}
+t_name=${t_name%.t}
+t_own_server=
+
+# --- TAP ----------------------------------------------------------------
+
+plan() {
+	printf '1..%d\n' "$1"
+}
+
+diag() {
+	printf '%s\n' "$@" | sed 's/^/# /' >&2
+}
+
+bail_out() {
+	printf 'Bail out! %s\n' "$*"
+	exit 255
+}
+
+pass() {
+	t_num=$((t_num + 1))
+	printf 'ok %d - %s\n' "$t_num" "$1"
+}
+
+fail() {
+	t_num=$((t_num + 1))
+	t_failed=$((t_failed + 1))
+	printf 'not ok %d - %s\n' "$t_num" "$1"
+	local caller="${BASH_SOURCE[2]:-?}:${BASH_LINENO[1]:-?}"
+	diag "  Failed test '$1'" "  at $caller"
+	if [ -n "${err:-}" ]; then
+		diag "  stderr of the last run:" "$err"
+	fi
+}
+
+# ok DESC CMD [ARG...]: passes when CMD succeeds (`not CMD` negates)
+ok() {
+	local desc=$1
+	shift
+	if "$@"; then
+		pass "$desc"
+	else
+		fail "$desc"
+	fi
+}
+
+not() {
+	! "$@"
+}
+
+# is GOT EXPECTED DESC
+is() {
+	if [ "$1" = "$2" ]; then
+		pass "$3"
+	else
+		fail "$3"
+		diag "         got: '$1'" "    expected: '$2'"
+	fi
+}
+
+# like GOT ERE DESC: GOT matches the extended regular expression ERE
+like() {
+	if [[ $1 =~ $2 ]]; then
+		pass "$3"
+	else
+		fail "$3"
+		diag "                  '$1'" "    doesn't match '$2'"
+	fi
+}
+
+# unlike GOT ERE DESC
+unlike() {
+	if [[ $1 =~ $2 ]]; then
+		fail "$3"
+		diag "                  '$1'" "          matches '$2'"
+	else
+		pass "$3"
+	fi
+}
+
+# between GOT LOW HIGH DESC: an integer in LOW..HIGH
+between() {
+	if [[ $1 =~ ^-?[0-9]+$ ]] && [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; then
+		pass "$4"
+	else
+		fail "$4"
+		diag "         got: '$1'" "    expected: $2..$3"
+	fi
+}
+
+# --- clean-up -------------------------------------------------------------
+
+# defer CMD: run the shell command CMD at exit (kill leftovers and the like)
+defer() {
+	t_deferred+=("$1")
+}
+
+t_cleanup() {
+	local rc=$? c
+	for c in "${t_deferred[@]}"; do
+		eval "$c" >/dev/null 2>&1 || true
+	done
+	if [ -n "$t_own_server" ]; then
+		"$TOP/contrib/throwaway-mariadb" stop "$t_own_server" || true
+		rm -rf "$t_own_server"
+	fi
+	if [ -n "${T:-}" ] && [ -d "$T" ]; then
+		if [ "$t_failed" -eq 0 ] && [ "$rc" -eq 0 ] &&
+		    [ -z "${JOBRUN_TEST_KEEP:-}" ]; then
+			rm -rf "$T"
+		else
+			diag "scratch directory kept: $T"
+		fi
+	fi
+	exit "$rc"
+}
+trap t_cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# --- database -------------------------------------------------------------
+
+if [ -z "${JOBRUN_TEST_SOCKET:-}" ]; then
+	t_own_server=$(mktemp -d /tmp/jobrun-srv.XXXXXX) ||
+	    bail_out "cannot create a directory for the test server"
+	"$TOP/contrib/throwaway-mariadb" start "$t_own_server" >/dev/null ||
+	    bail_out "cannot start a throwaway MariaDB in $t_own_server"
+	JOBRUN_TEST_SOCKET=$t_own_server/mysqld.sock
+fi
+export JOBRUN_TEST_SOCKET
+
+DB=jobrun_t_$(printf '%s' "$t_name" | tr -c 'A-Za-z0-9_' '_')
+DB=${DB:0:64}
+CONF=
+
+# sql STATEMENTS: run them in $DB; rows on stdout, tab-separated, no header
+sql() {
+	mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot -N -B "$DB" -e "$1"
+}
+
+# setup_db: a fresh $DB with sql/schema.sql loaded, a fresh scratch dir $T,
+# and a config with only the [database] section
+setup_db() {
+	T=$(mktemp -d "${TMPDIR:-/tmp}/jobrun-$t_name.XXXXXX") ||
+	    bail_out "cannot create a scratch directory"
+	CONF=$T/jobrun.conf
+	export T DB CONF
+	mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot -e \
+	    "DROP DATABASE IF EXISTS \`$DB\`; CREATE DATABASE \`$DB\`" ||
+	    bail_out "cannot create database $DB"
+	mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" \
+	    <"$TOP/sql/schema.sql" || bail_out "cannot load sql/schema.sql"
+	write_config </dev/null
+}
+
+# write_config <<EOF ... EOF: $CONF is the [database] section for $DB
+# followed by standard input ([run] and [type.*] sections)
+write_config() {
+	{
+		printf '[database]\n'
+		printf 'socket = %s\n' "$JOBRUN_TEST_SOCKET"
+		printf 'user = root\n'
+		printf 'database = %s\n' "$DB"
+		printf '\n'
+		cat
+	} >"$CONF"
+}
+
+# jobrun_raw ARG...: the binary under test, killed if it hangs (a hung run
+# must fail its test, not stall the suite)
+jobrun_raw() {
+	timeout -k 5 "${JOBRUN_TEST_TIMEOUT:-120}" "$JOBRUN" "$@"
+}
+
+# jobrun [SUBCOMMAND] ARG...: the binary under test with --config=$CONF
+jobrun() {
+	case ${1:-} in
+	-*|'') jobrun_raw --config="$CONF" "$@" ;;
+	*) local sub=$1; shift; jobrun_raw "$sub" --config="$CONF" "$@" ;;
+	esac
+}
+
+# run CMD [ARG...]: run CMD, setting $rc, $out (stdout) and $err (stderr)
+run() {
+	"$@" >"$T/stdout" 2>"$T/stderr"
+	rc=$?
+	out=$(cat "$T/stdout")
+	err=$(cat "$T/stderr")
+}
+# shellcheck disable=SC2034 # for the tests
+rc='' out='' err=''
+
+# proc_gone PID: PID has exited (a zombie nobody reaped yet counts as gone)
+proc_gone() {
+	local state
+	[[ $1 =~ ^[0-9]+$ ]] && [ "$1" -gt 1 ] || return 1
+	kill -0 "$1" 2>/dev/null || return 0
+	state=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null) || return 0
+	[ "${state%% *}" = Z ]
+}
+
+# insert_job KEY TYPE [PAYLOAD-SQL [MORE-COLUMNS [MORE-VALUES]]]: a due
+# pending job inserted the way an application would, without jobrun
+insert_job() {
+	local cols='' vals=''
+	[ -n "${4:-}" ] && cols=", $4" && vals=", $5"
+	sql "INSERT INTO polling_jobs
+	    (business_key, type, payload, next_run_at, created_at, updated_at$cols)
+	    VALUES ('$1', '$2', ${3:-NULL}, NOW(), NOW(), NOW()$vals)"
+}
+
+# field ID COLUMN: one column of one job row ("NULL" for NULL)
+field() {
+	sql "SELECT $2 FROM polling_jobs WHERE id = $1"
+}
+
+# jget KEY < JSON: the value of KEY in a JSON object (strings unquoted);
+# prints INVALID-JSON and fails when stdin is not one JSON object
+jget() {
+	python3 -c '
+import json, sys
+try:
+    d = json.loads(sys.stdin.read())
+    v = d[sys.argv[1]]
+except Exception:
+    print("INVALID-JSON"); sys.exit(1)
+print(v if isinstance(v, str) else json.dumps(v))' "$1"
+}
+
+# jkeys < JSON: the keys of a JSON object, sorted, comma-separated
+jkeys() {
+	python3 -c '
+import json, sys
+try:
+    print(",".join(sorted(json.loads(sys.stdin.read()))))
+except Exception:
+    print("INVALID-JSON"); sys.exit(1)'
+}
+
+[ -x "$JOBRUN" ] || bail_out "no executable $JOBRUN (run make first)"
