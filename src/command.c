@@ -112,6 +112,10 @@ cmd_run(struct ctx *c)
 		cmd_db_error(c, st, err);
 	status = st != DB_OK ? cmd_exit_for(st) : stats.retried +
 	    stats.failed + stats.lost > 0 ? EXIT_ATTENTION : EX_OK;
+	if (c->q.conflicts > 0)
+		log_msg(&c->lg, LV_INFO, "%llu statement(s) run again after a "
+		    "deadlock or lock wait timeout",
+		    (unsigned long long)c->q.conflicts);
 	if (c->cli.verbose)
 		report_run_text(stderr, &stats);
 	if (c->cli.json)

@@ -123,6 +123,11 @@ db_connect(struct db *db, const struct cfg_db *cfg, char *err, size_t errlen)
 	}
 	mysql_options(db->conn, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
 	mysql_options(db->conn, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+	/* Every statement jobrun runs is its own transaction; READ COMMITTED
+	 * keeps the claim's scan from taking gap locks, which otherwise make
+	 * concurrent claims and marks deadlock far more often. */
+	mysql_options(db->conn, MYSQL_INIT_COMMAND,
+	    "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
 	if (mysql_real_connect(db->conn, cfg->socket != NULL ? NULL :
 	    cfg->host, cfg->user, cfg->password, cfg->database,
 	    (unsigned int)cfg->port, cfg->socket, 0) == NULL) {

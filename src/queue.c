@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "queue.h"
 #include "util.h"
@@ -219,6 +221,7 @@ queue_init(struct queue *q, struct db *db, const char *table)
 	memset(q, 0, sizeof *q);
 	q->db = db;
 	snprintf(q->name, sizeof q->name, "%s", table);
+	q->random = (uint64_t)getpid() << 32 ^ (uint64_t)now_ms();
 	db_quote_ident(table, q->table, sizeof q->table);
 }
 
@@ -278,6 +281,26 @@ prepare(struct queue *q, enum queue_stmt which, char *cause, size_t len)
 	return db_prepare(q->db, sql, &q->stmt[which], cause, len);
 }
 
+/* Sleep 2..10 ms, doubled per earlier attempt (xorshift: no shared
+ * state with anyone else's random()). */
+static void
+pause_after_conflict(struct queue *q, unsigned attempt)
+{
+	struct timespec ts;
+	uint64_t x = q->random ? q->random : 0x9e3779b97f4a7c15ULL;
+	long ms;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	q->random = x;
+	ms = (long)(2 + x % 9) << (attempt < 5 ? attempt : 5);
+	ts.tv_sec = ms / 1000;
+	ts.tv_nsec = (ms % 1000) * 1000000L;
+	while (nanosleep(&ts, &ts) != 0)
+		;
+}
+
 /* Run statement which with args, preparing it first if need be.  Errors
  * read "<purpose> in <table>: <cause>". */
 static enum db_status
@@ -286,11 +309,21 @@ run(struct queue *q, enum queue_stmt which, const struct db_arg *args,
 {
 	char cause[512];
 	enum db_status st;
+	unsigned attempt;
 
 	st = prepare(q, which, cause, sizeof cause);
-	if (st == DB_OK)
+	for (attempt = 0; st == DB_OK; attempt++) {
 		st = db_execute(q->db, q->stmt[which], args, nargs, cause,
 		    sizeof cause);
+		if (st != DB_CONFLICT || attempt >= QUEUE_CONFLICT_RETRIES)
+			break;
+		/* Each statement is its own transaction and a deadlock rolled
+		 * it back whole, so running it again is safe; the random
+		 * pause keeps two runners from colliding again in step. */
+		q->conflicts++;
+		pause_after_conflict(q, attempt);
+		st = DB_OK;
+	}
 	if (st != DB_OK)
 		errf(err, errlen, "%s in %s: %s", purposes[which], q->table,
 		    cause);

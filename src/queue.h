@@ -76,7 +76,13 @@ struct queue {
 	MYSQL_STMT *stmt[Q_COUNT];
 	MYSQL_STMT *batch;	/* the multi-row insert of a fan-out */
 	size_t batch_rows;
+	uint64_t conflicts;	/* deadlocks and lock waits retried */
+	uint64_t random;	/* state of the retry pauses' generator */
 };
+
+/* A statement that meets a deadlock or lock wait timeout is run again
+ * this many times before the error is reported. */
+#define QUEUE_CONFLICT_RETRIES 5
 
 void queue_init(struct queue *q, struct db *db, const char *table);
 void queue_close(struct queue *q);
