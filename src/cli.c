@@ -30,7 +30,7 @@ enum opt_id {
 	OPT_PAYLOAD_FILE, OPT_DELAY, OPT_MAX_ATTEMPTS, OPT_AT,
 	OPT_KEY_PREFIX, OPT_RANGE, OPT_CHUNK, OPT_PAYLOAD_TEMPLATE,
 	OPT_STATUS, OPT_LIMIT, OPT_BEFORE_ID, OPT_FAILED, OPT_FORCE,
-	OPT_OLDER_THAN, OPT_DRY_RUN,
+	OPT_OLDER_THAN, OPT_DRY_RUN, OPT_SINGLE,
 };
 
 struct opt {
@@ -49,6 +49,7 @@ static const struct opt opts[] = {
 	{ { "max", required_argument, NULL, OPT_MAX }, ON(CMD_RUN) },
 	{ { "max-seconds", required_argument, NULL, OPT_MAX_SECONDS },
 	  ON(CMD_RUN) },
+	{ { "single", no_argument, NULL, OPT_SINGLE }, ON(CMD_RUN) },
 	{ { "key", required_argument, NULL, OPT_KEY },
 	  ON(CMD_ENQUEUE) | ON(CMD_SHOW) },
 	{ { "payload", required_argument, NULL, OPT_PAYLOAD },
@@ -90,7 +91,7 @@ cli_usage(FILE *out)
 {
 	fputs(
 "usage: jobrun [run] [--config=FILE] [--type=NAME] [--max=N]\n"
-"              [--max-seconds=S] [--json] [-v] [-q]\n"
+"              [--max-seconds=S] [--single] [--json] [-v] [-q]\n"
 "       jobrun enqueue --type=NAME --key=KEY [--payload=JSON |\n"
 "              --payload-file=FILE | -] [--delay=SECONDS | --at=DATETIME]\n"
 "              [--max-attempts=N]\n"
@@ -114,6 +115,8 @@ cli_usage(FILE *out)
 "  -t, --type=NAME       only jobs of this type\n"
 "  -n, --max=N           claim at most N jobs ([run] batch_size)\n"
 "      --max-seconds=S   stop claiming after S seconds ([run] max_seconds)\n"
+"      --single          exit at once if another runner of this table (and\n"
+"                        --type) is running ([run] single)\n"
 "  -v, --verbose         a line per job on stderr (-vv: more)\n"
 "  -q, --quiet           only fatal errors on stderr\n"
 "\n"
@@ -238,6 +241,7 @@ apply(struct cli *cli, int id, const char *arg, char *err, size_t errlen)
 	case OPT_FAILED: cli->failed = 1; return 0;
 	case OPT_FORCE: cli->force = 1; return 0;
 	case OPT_DRY_RUN: cli->dry_run = 1; return 0;
+	case OPT_SINGLE: cli->single = 1; return 0;
 	case OPT_RANGE:
 		cli->has_range = 1;
 		return range(arg, cli, err, errlen);

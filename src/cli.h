@@ -33,6 +33,7 @@ struct cli {
 	int failed;			/* retry --failed */
 	int force;			/* retry --force */
 	int dry_run;			/* purge --dry-run */
+	int single;			/* run --single */
 	int json;
 	int verbose;			/* -v count */
 	int quiet;

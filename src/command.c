@@ -79,6 +79,35 @@ prepare_types(const struct ctx *c, const char *only)
 	return 0;
 }
 
+/* --single: the server-side named lock "jobrun:DB.TABLE[:TYPE]".  Another
+ * runner holding it is not an error: this run has nothing to do.  Returns
+ * an exit status to stop with, or -1 to go on. */
+static int
+take_single_lock(struct ctx *c, const char *type)
+{
+	char name[256], err[1024];
+	enum db_status st;
+	int held = 0;
+
+	/* GET_LOCK names are at most 64 characters; a longer one is cut,
+	 * which can only make two scopes share one lock. */
+	snprintf(name, sizeof name, "jobrun:%s.%s%s%s", c->cfg.db.database,
+	    c->q.name, type != NULL ? ":" : "", type != NULL ? type : "");
+	name[64] = '\0';
+	st = queue_get_lock(&c->q, name, &held, err, sizeof err);
+	if (st != DB_OK) {
+		cmd_db_error(c, st, err);
+		return cmd_exit_for(st);
+	}
+	if (held)
+		return -1;
+	log_msg(&c->lg, LV_INFO, "another runner holds %s; nothing to do",
+	    name);
+	if (c->cli.json)
+		cmd_print_json(json_pack("{s:b,s:b}", "ok", 1, "skipped", 1));
+	return EX_OK;
+}
+
 int
 cmd_run(struct ctx *c)
 {
@@ -106,12 +135,18 @@ cmd_run(struct ctx *c)
 	}
 	if (prepare_types(c, opts.type) != 0)
 		return EX_CONFIG;
+	if (c->cli.single || c->cfg.run.single) {
+		status = take_single_lock(c, opts.type);
+		if (status >= 0)
+			return status;
+	}
 	st = run_cycle(&c->cfg, &c->q, &opts, &c->lg, &stats, err,
 	    sizeof err);
 	if (st != DB_OK)
 		cmd_db_error(c, st, err);
-	status = st != DB_OK ? cmd_exit_for(st) : stats.retried +
-	    stats.failed + stats.lost > 0 ? EXIT_ATTENTION : EX_OK;
+	status = st != DB_OK ? cmd_exit_for(st) : run_interrupted() ?
+	    run_interrupted() : stats.retried + stats.failed + stats.lost > 0 ?
+	    EXIT_ATTENTION : EX_OK;
 	if (c->q.conflicts > 0)
 		log_msg(&c->lg, LV_INFO, "%llu statement(s) run again after a "
 		    "deadlock or lock wait timeout",

@@ -19,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 
 #include "config.h"
 #include "util.h"
@@ -63,7 +65,7 @@ static const char *const db_keys[] = {
 
 static const char *const run_keys[] = {
 	"max_seconds", "batch_size", "lock_seconds", "recover_limit",
-	"backoff_base", "backoff_cap", NULL,
+	"backoff_base", "backoff_cap", "single", NULL,
 };
 
 /* Record the first error only: later ones are usually its echo. */
@@ -263,6 +265,12 @@ set_run(struct parser *p, const char *key, const char *value)
 	if (strcmp(key, "backoff_base") == 0)
 		return set_number(p, "run", key, value, 0, 86400,
 		    &r->backoff_base);
+	if (strcmp(key, "single") == 0) {
+		if (cfg_bool(value, &r->single) != 0)
+			return fail(p, p->line, "run", key,
+			    "yes or no, not \"%s\"", value);
+		return 1;
+	}
 	return set_number(p, "run", key, value, 0, 604800, &r->backoff_cap);
 }
 
@@ -553,6 +561,21 @@ fail:
 	return NULL;
 }
 
+/* A password in a file everyone can read is everyone's password. */
+static void
+warn_if_exposed(struct cfg *cfg)
+{
+	struct stat sb;
+
+	if (cfg->db.password == NULL || cfg->db.password_file != NULL)
+		return;
+	if (stat(cfg->path, &sb) == 0 && (sb.st_mode & S_IROTH))
+		snprintf(cfg->warning, sizeof cfg->warning, "%s holds a "
+		    "password and is readable by others (chmod o-r %s, or use "
+		    "password_file or JOBRUN_DB_PASSWORD)", cfg->path,
+		    cfg->path);
+}
+
 int
 cfg_load(struct cfg *cfg, const char *path, char *err, size_t errlen)
 {
@@ -572,6 +595,7 @@ cfg_load(struct cfg *cfg, const char *path, char *err, size_t errlen)
 		cfg_free(cfg);
 		return -1;
 	}
+	warn_if_exposed(cfg);
 	/* The environment wins: it is how a service manager hands over a
 	 * secret without a file. */
 	env = getenv("JOBRUN_DB_PASSWORD");
@@ -605,6 +629,22 @@ cfg_free(struct cfg *cfg)
 	free(cfg->db.time_zone);
 	free(cfg->path);
 	memset(cfg, 0, sizeof *cfg);
+}
+
+int
+cfg_bool(const char *value, int *out)
+{
+	static const char *const yes[] = { "yes", "true", "on", "1", NULL };
+	static const char *const no[] = { "no", "false", "off", "0", NULL };
+	int i;
+
+	for (i = 0; yes[i] != NULL; i++)
+		if (strcasecmp(value, yes[i]) == 0)
+			return *out = 1, 0;
+	for (i = 0; no[i] != NULL; i++)
+		if (strcasecmp(value, no[i]) == 0)
+			return *out = 0, 0;
+	return -1;
 }
 
 const struct cfg_type *

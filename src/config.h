@@ -37,6 +37,7 @@ struct cfg_run {
 	unsigned long recover_limit;
 	unsigned long backoff_base;
 	unsigned long backoff_cap;
+	int single;		/* take the GET_LOCK overlap guard */
 };
 
 /* One [type.NAME] section: the handler that runs jobs of that type. */
@@ -48,6 +49,7 @@ struct cfg_type {
 
 struct cfg {
 	char *path;
+	char warning[256];	/* for the operator, e.g. a readable secret */
 	struct cfg_db db;
 	struct cfg_run run;
 	struct cfg_type *types;
@@ -64,6 +66,9 @@ int cfg_parse(struct cfg *cfg, const char *path, const char *text,
               char *err, size_t errlen);
 
 void cfg_free(struct cfg *cfg);
+
+/* yes/no, true/false, on/off, 1/0 (any case) into *out; -1 otherwise. */
+int cfg_bool(const char *value, int *out);
 
 /* The [type.NAME] section for name, or NULL. */
 const struct cfg_type *cfg_find_type(const struct cfg *cfg, const char *name);

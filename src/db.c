@@ -49,6 +49,15 @@ db_classify(unsigned int errnum)
 	case ER_LOCK_DEADLOCK:
 	case ER_LOCK_WAIT_TIMEOUT:
 		return DB_CONFLICT;
+	/* The value, not the server, is at fault: a payload its JSON check
+	 * refuses (nested too deep), text too long or not in the charset. */
+	case ER_CONSTRAINT_FAILED:
+	case ER_TRUNCATED_WRONG_VALUE_FOR_FIELD:
+	case ER_TRUNCATED_WRONG_VALUE:
+	case ER_DATA_TOO_LONG:
+	case ER_WARN_DATA_OUT_OF_RANGE:
+	case ER_BAD_NULL_ERROR:
+		return DB_BAD_INPUT;
 	default:
 		return DB_ERROR;
 	}
@@ -116,6 +125,7 @@ db_connect(struct db *db, const struct cfg_db *cfg, char *err, size_t errlen)
 	enum db_status st;
 
 	describe_target(db, cfg);
+	db->cfg = cfg;
 	db->conn = mysql_init(NULL);
 	if (db->conn == NULL) {
 		errf(err, errlen, "connect to %s: out of memory", db->where);
@@ -131,7 +141,8 @@ db_connect(struct db *db, const struct cfg_db *cfg, char *err, size_t errlen)
 	if (mysql_real_connect(db->conn, cfg->socket != NULL ? NULL :
 	    cfg->host, cfg->user, cfg->password, cfg->database,
 	    (unsigned int)cfg->port, cfg->socket, 0) == NULL) {
-		st = db_classify(mysql_errno(db->conn));
+		db->last_errno = mysql_errno(db->conn);
+		st = db_classify(db->last_errno);
 		errf(err, errlen, "connect to %s: %s", db->where,
 		    mysql_error(db->conn));
 		db_close(db);
@@ -155,6 +166,21 @@ db_close(struct db *db)
 	db->conn = NULL;
 }
 
+int
+db_connection_lost(unsigned int errnum)
+{
+	return errnum == CR_SERVER_GONE_ERROR || errnum == CR_SERVER_LOST ||
+	    errnum == CR_SERVER_LOST_EXTENDED || errnum == ER_CONNECTION_KILLED ||
+	    errnum == ER_SERVER_SHUTDOWN;
+}
+
+enum db_status
+db_reconnect(struct db *db, char *err, size_t errlen)
+{
+	db_close(db);
+	return db_connect(db, db->cfg, err, errlen);
+}
+
 static enum db_status
 stmt_failure(MYSQL_STMT *stmt, const char *what, char *err, size_t errlen)
 {
@@ -172,9 +198,11 @@ db_prepare(struct db *db, const char *sql, MYSQL_STMT **out, char *err,
 	*out = NULL;
 	if (stmt == NULL) {
 		errf(err, errlen, "prepare: %s", mysql_error(db->conn));
-		return db_classify(mysql_errno(db->conn));
+		db->last_errno = mysql_errno(db->conn);
+		return db_classify(db->last_errno);
 	}
 	if (mysql_stmt_prepare(stmt, sql, strlen(sql)) != 0) {
+		db->last_errno = mysql_stmt_errno(stmt);
 		st = stmt_failure(stmt, "prepare", err, errlen);
 		mysql_stmt_close(stmt);
 		return st;
@@ -192,7 +220,6 @@ db_execute(struct db *db, MYSQL_STMT *stmt, const struct db_arg *args,
 	enum db_status st = DB_OK;
 	unsigned i;
 
-	(void)db;
 	if (nargs != mysql_stmt_param_count(stmt)) {
 		errf(err, errlen, "execute: %u arguments for %lu parameters",
 		    nargs, mysql_stmt_param_count(stmt));
@@ -223,6 +250,8 @@ db_execute(struct db *db, MYSQL_STMT *stmt, const struct db_arg *args,
 		st = stmt_failure(stmt, "bind", err, errlen);
 	else if (mysql_stmt_execute(stmt) != 0)
 		st = stmt_failure(stmt, "execute", err, errlen);
+	if (st != DB_OK)
+		db->last_errno = mysql_stmt_errno(stmt);
 	if (bind != small_bind) {
 		free(bind);
 		free(lengths);

@@ -25,6 +25,8 @@ enum db_status {
 
 struct db {
 	MYSQL *conn;
+	const struct cfg_db *cfg;	/* kept to reconnect */
+	unsigned int last_errno;	/* of the last failed call */
 	char where[300];	/* "socket /run/mysqld/mysqld.sock" etc. */
 };
 
@@ -34,6 +36,14 @@ enum db_status db_connect(struct db *db, const struct cfg_db *cfg,
                           char *err, size_t errlen);
 
 void db_close(struct db *db);
+
+/* Whether errnum means the connection is gone (server restarted, killed
+ * the session, or closed it after wait_timeout) rather than refused. */
+int db_connection_lost(unsigned int errnum);
+
+/* Connect again as db_connect did.  Prepared statements of the old
+ * connection must be closed first. */
+enum db_status db_reconnect(struct db *db, char *err, size_t errlen);
 
 /* One bound parameter: a string (NULL for SQL NULL) or an unsigned number. */
 struct db_arg {

@@ -351,11 +351,13 @@ supervise(struct child *c, unsigned long timeout, const struct handler_watch *w)
 			break;
 		if (!c->exited && stop == STOP_NONE && now >= deadline)
 			stop = STOP_TIMEOUT;
-		if (!c->exited && stop == STOP_NONE && now >= next_tick) {
+		/* Cheap when nothing is due; called on every wake-up so a
+		 * signal (which interrupts poll) is acted on at once. */
+		if (!c->exited && stop == STOP_NONE && w != NULL &&
+		    w->tick(w->arg) != 0)
+			stop = STOP_ABANDON;
+		if (now >= next_tick)
 			next_tick = now + EXEC_TICK_MS;
-			if (w != NULL && w->tick(w->arg) != 0)
-				stop = STOP_ABANDON;
-		}
 		if (!c->exited && stop != STOP_NONE && kill_at == 0) {
 			kill(-c->pid, SIGTERM);
 			kill_at = now + EXEC_KILL_GRACE_MS;

@@ -30,6 +30,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "config.h"
 #include "handler.h"
 #include "util.h"
 
@@ -203,22 +204,6 @@ valid_url(const char *url)
 }
 
 static int
-set_bool(const char *value, int *out)
-{
-	static const char *const yes[] = { "yes", "true", "on", "1", NULL };
-	static const char *const no[] = { "no", "false", "off", "0", NULL };
-	int i;
-
-	for (i = 0; yes[i] != NULL; i++)
-		if (strcasecmp(value, yes[i]) == 0)
-			return *out = 1, 0;
-	for (i = 0; no[i] != NULL; i++)
-		if (strcasecmp(value, no[i]) == 0)
-			return *out = 0, 0;
-	return -1;
-}
-
-static int
 set_seconds(const char *value, unsigned long max, unsigned long *out,
     char *err, size_t errlen)
 {
@@ -268,7 +253,7 @@ http_set(void *state, const char *key, const char *value, char *err,
 		free(st->ca_path);
 		st->ca_path = xstrdup(value);
 	} else if (strcmp(key, "insecure") == 0) {
-		if (set_bool(value, &st->insecure) != 0)
+		if (cfg_bool(value, &st->insecure) != 0)
 			return errf(err, errlen, "yes or no, not \"%s\"",
 			    value);
 	} else if (strcmp(key, "max_response") == 0) {

@@ -41,8 +41,10 @@ install_signals(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
-	/* A handler that stops reading its stdin must not kill us. */
+	/* A handler that stops reading its stdin must not kill us, nor a
+	 * closed terminal a run in progress. */
 	signal(SIGPIPE, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
 }
 
 /* A full disk or a closed pipe on stdout is an error, not silence. */
@@ -72,6 +74,8 @@ setup(struct ctx *c)
 		log_msg(&c->lg, LV_ERROR, "%s", err);
 		return EX_CONFIG;
 	}
+	if (c->cfg.warning[0] != '\0')
+		log_msg(&c->lg, LV_WARN, "%s", c->cfg.warning);
 	st = db_connect(&c->db, &c->cfg.db, err, sizeof err);
 	if (st != DB_OK) {
 		cmd_db_error(c, st, err);

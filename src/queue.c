@@ -101,6 +101,11 @@ static const char *const templates[Q_COUNT] = {
 	    " updated_at = NOW()" FENCE,
 	[Q_OWNER] =
 	    "SELECT id FROM %s" FENCE,
+	[Q_RELEASE] =
+	    "UPDATE %s SET status = 'pending', next_run_at = NOW(),"
+	    " attempts = IF(attempts > 0, attempts - 1, 0),"
+	    " locked_by = NULL, locked_until = NULL, updated_at = NOW()" FENCE,
+	[Q_GET_LOCK] = "SELECT GET_LOCK(?, 0)",
 	[Q_ENQUEUE] =
 	    "INSERT INTO %s (business_key, type, payload, status, attempts,"
 	    " max_attempts, next_run_at, created_at, updated_at)"
@@ -186,6 +191,8 @@ static const char *const purposes[Q_COUNT] = {
 	[Q_FAIL] = "mark job failed",
 	[Q_EXTEND] = "extend job lock",
 	[Q_OWNER] = "check job lock",
+	[Q_RELEASE] = "put job back",
+	[Q_GET_LOCK] = "take the --single lock",
 	[Q_ENQUEUE] = "enqueue job",
 	[Q_VALID_AT] = "check --at",
 	[Q_JOB_STATUS] = "read job status",
@@ -225,8 +232,9 @@ queue_init(struct queue *q, struct db *db, const char *table)
 	db_quote_ident(table, q->table, sizeof q->table);
 }
 
-void
-queue_close(struct queue *q)
+/* Close every prepared statement (they die with their connection). */
+static void
+forget_statements(struct queue *q)
 {
 	int i;
 
@@ -237,6 +245,12 @@ queue_close(struct queue *q)
 	if (q->batch != NULL)
 		mysql_stmt_close(q->batch);
 	q->batch = NULL;
+}
+
+void
+queue_close(struct queue *q)
+{
+	forget_statements(q);
 }
 
 /* "?, ?, ?" for n placeholders. */
@@ -301,28 +315,76 @@ pause_after_conflict(struct queue *q, unsigned attempt)
 		;
 }
 
-/* Run statement which with args, preparing it first if need be.  Errors
- * read "<purpose> in <table>: <cause>". */
+/* Prepare (if need be) and execute once, running it again after a
+ * deadlock. */
+static enum db_status
+attempt(struct queue *q, enum queue_stmt which, const struct db_arg *args,
+    unsigned nargs, char *cause, size_t len)
+{
+	enum db_status st;
+	unsigned tries;
+
+	st = prepare(q, which, cause, len);
+	for (tries = 0; st == DB_OK; tries++) {
+		st = db_execute(q->db, q->stmt[which], args, nargs, cause,
+		    len);
+		if (st != DB_CONFLICT || tries >= QUEUE_CONFLICT_RETRIES)
+			break;
+		/* Each statement is its own transaction and a deadlock rolled
+		 * it back whole, so running it again is safe; the random
+		 * pause keeps two runners from colliding again in step. */
+		q->conflicts++;
+		pause_after_conflict(q, tries);
+		st = DB_OK;
+	}
+	return st;
+}
+
+/* The --single lock died with the old connection: take it again, or
+ * note that another runner has it now. */
+static void
+retake_lock(struct queue *q)
+{
+	struct db_arg args[] = { DB_STR(q->lock_name) };
+	char cause[512], *col = NULL;
+	int rc;
+
+	if (q->lock_name[0] == '\0')
+		return;
+	q->lock_lost = 1;
+	if (attempt(q, Q_GET_LOCK, args, 1, cause, sizeof cause) != DB_OK)
+		return;
+	rc = db_fetch(q->stmt[Q_GET_LOCK], &col, 1, cause, sizeof cause);
+	if (rc == 1) {
+		q->lock_lost = col == NULL || strcmp(col, "1") != 0;
+		db_done(q->stmt[Q_GET_LOCK]);
+	}
+	free(col);
+}
+
+/* Run statement which with args, preparing it first if need be.  A lost
+ * connection (server restarted, wait_timeout) is reconnected once and the
+ * statement run again: every statement is its own transaction, and a
+ * fenced write that did commit before the connection broke finds its
+ * fence gone and changes nothing.  Errors read "<purpose> in <table>:
+ * <cause>". */
 static enum db_status
 run(struct queue *q, enum queue_stmt which, const struct db_arg *args,
     unsigned nargs, char *err, size_t errlen)
 {
 	char cause[512];
 	enum db_status st;
-	unsigned attempt;
 
-	st = prepare(q, which, cause, sizeof cause);
-	for (attempt = 0; st == DB_OK; attempt++) {
-		st = db_execute(q->db, q->stmt[which], args, nargs, cause,
-		    sizeof cause);
-		if (st != DB_CONFLICT || attempt >= QUEUE_CONFLICT_RETRIES)
-			break;
-		/* Each statement is its own transaction and a deadlock rolled
-		 * it back whole, so running it again is safe; the random
-		 * pause keeps two runners from colliding again in step. */
-		q->conflicts++;
-		pause_after_conflict(q, attempt);
-		st = DB_OK;
+	st = attempt(q, which, args, nargs, cause, sizeof cause);
+	if (st == DB_UNREACHABLE && db_connection_lost(q->db->last_errno)) {
+		forget_statements(q);
+		st = db_reconnect(q->db, cause, sizeof cause);
+		if (st == DB_OK) {
+			q->reconnects++;
+			retake_lock(q);
+			st = attempt(q, which, args, nargs, cause,
+			    sizeof cause);
+		}
 	}
 	if (st != DB_OK)
 		errf(err, errlen, "%s in %s: %s", purposes[which], q->table,
@@ -486,6 +548,40 @@ queue_mark_failed(struct queue *q, const struct job *job, const char *token,
 	    DB_STR(token) };
 
 	return fenced(q, Q_FAIL, args, 3, owned, err, errlen);
+}
+
+enum db_status
+queue_release(struct queue *q, const struct job *job, const char *token,
+    int *owned, char *err, size_t errlen)
+{
+	struct db_arg args[] = { DB_NUM(job->id), DB_STR(token) };
+
+	return fenced(q, Q_RELEASE, args, 2, owned, err, errlen);
+}
+
+enum db_status
+queue_get_lock(struct queue *q, const char *name, int *held, char *err,
+    size_t errlen)
+{
+	struct db_arg args[] = { DB_STR(name) };
+	enum db_status st;
+	char *col = NULL;
+	int rc;
+
+	*held = 0;
+	st = run(q, Q_GET_LOCK, args, 1, err, errlen);
+	if (st != DB_OK)
+		return st;
+	rc = db_fetch(q->stmt[Q_GET_LOCK], &col, 1, err, errlen);
+	if (rc < 0)
+		return DB_ERROR;
+	*held = rc == 1 && col != NULL && strcmp(col, "1") == 0;
+	if (*held)
+		snprintf(q->lock_name, sizeof q->lock_name, "%s", name);
+	free(col);
+	if (rc == 1)
+		db_done(q->stmt[Q_GET_LOCK]);
+	return DB_OK;
 }
 
 enum db_status

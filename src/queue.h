@@ -22,7 +22,7 @@
 enum queue_stmt {
 	/* The run cycle, through the functions below. */
 	Q_RECOVER, Q_CLAIM, Q_CLAIM_TYPE, Q_READ, Q_SUCCESS, Q_RETRY, Q_FAIL,
-	Q_EXTEND, Q_OWNER, Q_ENQUEUE, Q_VALID_AT,
+	Q_EXTEND, Q_OWNER, Q_RELEASE, Q_ENQUEUE, Q_VALID_AT, Q_GET_LOCK,
 	/* (id) -> status */
 	Q_JOB_STATUS,
 	/* () -> type; every type in the table */
@@ -77,6 +77,9 @@ struct queue {
 	MYSQL_STMT *batch;	/* the multi-row insert of a fan-out */
 	size_t batch_rows;
 	uint64_t conflicts;	/* deadlocks and lock waits retried */
+	uint64_t reconnects;	/* connections lost and made again */
+	char lock_name[65];	/* the --single lock we hold, or "" */
+	int lock_lost;		/* a reconnect could not take it back */
 	uint64_t random;	/* state of the retry pauses' generator */
 };
 
@@ -116,6 +119,14 @@ enum db_status queue_mark_retry(struct queue *q, const struct job *job,
 enum db_status queue_mark_failed(struct queue *q, const struct job *job,
                                  const char *token, const char *last_error,
                                  int *owned, char *err, size_t errlen);
+/* Give the job back, due now, without counting this attempt. */
+enum db_status queue_release(struct queue *q, const struct job *job,
+                             const char *token, int *owned, char *err,
+                             size_t errlen);
+/* Take the named server lock without waiting; *held says whether we got
+ * it (it is released when the connection closes). */
+enum db_status queue_get_lock(struct queue *q, const char *name, int *held,
+                              char *err, size_t errlen);
 enum db_status queue_extend(struct queue *q, const struct job *job,
                             const char *token, unsigned long lock_seconds,
                             int *owned, char *err, size_t errlen);

@@ -25,12 +25,23 @@
 #include "runner.h"
 #include "util.h"
 
-static volatile sig_atomic_t stop_requested;
+/* Signals received during the run, and the last one: the only state
+ * shared with a signal handler. */
+static volatile sig_atomic_t signals_received;
+static volatile sig_atomic_t last_signal;
 
 void
 run_request_stop(int sig)
 {
-	stop_requested = sig;
+	if (signals_received < 2)
+		signals_received++;
+	last_signal = sig;
+}
+
+int
+run_interrupted(void)
+{
+	return signals_received >= 2 ? 128 + last_signal : 0;
 }
 
 /* The runner's view of the job being handled, for the watch tick. */
@@ -42,6 +53,7 @@ struct in_hand {
 	unsigned long lock_seconds;
 	int64_t extended_at;
 	int lost;
+	int interrupted;	/* a second signal stopped the handler */
 };
 
 /* "host:pid:random" - who holds a lock, readable in the table, unique per
@@ -70,6 +82,11 @@ watch_tick(void *arg)
 	char err[512];
 	int owned = 1;
 
+	/* The first signal lets the handler finish; the second stops it. */
+	if (signals_received >= 2) {
+		h->interrupted = 1;
+		return 1;
+	}
 	if (now - h->extended_at < (int64_t)h->lock_seconds * 1000 / 3)
 		return 0;
 	if (queue_extend(h->q, h->job, h->token, h->lock_seconds, &owned,
@@ -160,6 +177,18 @@ mark(const struct cfg *cfg, struct in_hand *h, const struct result *res,
 		    &owned, err, errlen);
 		break;
 	case OUTCOME_ABANDONED:
+		if (!h->interrupted)
+			break;
+		/* Stopped by the operator, not by the job: it goes back
+		 * due now, and this attempt does not count. */
+		st = queue_release(h->q, job, h->token, &owned, err, errlen);
+		if (st == DB_OK && owned) {
+			log_msg(lg, LV_WARN, "job %llu (%s) attempt %lu/%lu: "
+			    "handler stopped on signal %d; job put back",
+			    (unsigned long long)job->id, job->type,
+			    job->attempt, job->max_attempts, (int)last_signal);
+			return DB_OK;
+		}
 		break;
 	}
 	if (st != DB_OK)
@@ -203,7 +232,8 @@ one_job(const struct cfg *cfg, struct queue *q, const char *const *types,
     struct run_stats *stats, int *claimed, char *err, size_t errlen)
 {
 	struct job job = { 0 };
-	struct in_hand h = { q, &job, token, lg, cfg->run.lock_seconds, 0, 0 };
+	struct in_hand h = { .q = q, .job = &job, .token = token, .lg = lg,
+	    .lock_seconds = cfg->run.lock_seconds };
 	struct result *res = NULL;
 	const struct cfg_type *type;
 	enum db_status st;
@@ -276,16 +306,19 @@ run_cycle(const struct cfg *cfg, struct queue *q, const struct run_opts *opts,
 	if (st == DB_OK && stats->recovered > 0)
 		log_msg(lg, LV_WARN, "recovered %llu job(s) whose runner's "
 		    "lock expired", (unsigned long long)stats->recovered);
-	while (st == DB_OK && claimed && !stop_requested &&
+	while (st == DB_OK && claimed && signals_received == 0 &&
+	    !q->lock_lost &&
 	    stats->claimed < opts->batch_size && now_ms() < deadline) {
 		snprintf(token, sizeof token, "%s:%llu", prefix,
 		    (unsigned long long)stats->claimed + 1);
 		st = one_job(cfg, q, types, ntypes, token, lg, stats,
 		    &claimed, err, errlen);
 	}
-	if (stop_requested)
-		log_msg(lg, LV_WARN, "stopped claiming on signal %d",
-		    (int)stop_requested);
+	if (signals_received > 0)
+		log_msg(lg, LV_WARN, "stopped on signal %d", (int)last_signal);
+	if (q->lock_lost)
+		log_msg(lg, LV_WARN, "stopped: the connection was lost and "
+		    "another runner took the --single lock %s", q->lock_name);
 	free(types);
 	stats->elapsed_ms = now_ms() - start;
 	return st;

@@ -26,8 +26,13 @@ struct run_stats {
 	int64_t elapsed_ms;
 };
 
-/* Ask a run in progress to stop claiming (from a signal handler). */
+/* Signal handler: the first call stops claiming and lets the running
+ * handler finish; the second also stops the handler and puts its job
+ * back. */
 void run_request_stop(int sig);
+
+/* 128 + the signal when a second signal interrupted the run, else 0. */
+int run_interrupted(void);
 
 /* Run one cycle.  Returns DB_OK when the run went through (whatever the
  * jobs' outcomes, which are in stats) or the database error that ended
