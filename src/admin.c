@@ -32,19 +32,30 @@ on_job_status(void *arg, char **cols, unsigned ncols)
 	return 1;
 }
 
-/* Say why a job was not changed: it does not exist or has another status. */
+/* A job the statement did not change: it does not exist, has another
+ * status, or (retry --force of a pending job due now, in the same second)
+ * already was what the statement makes it - MariaDB counts changed rows,
+ * not matched ones.  *done says whether it counts as done. */
 static enum db_status
 explain_skip(struct ctx *c, const char *verb, unsigned long id,
-    const char *wanted, json_t *skipped, char *err, size_t errlen)
+    const char *wanted, json_t *skipped, int *done, char *err,
+    size_t errlen)
 {
 	struct job_state s = { NULL };
 	struct db_arg arg = DB_NUM(id);
 	enum db_status st;
 
+	*done = 0;
 	st = queue_select(&c->q, Q_JOB_STATUS, &arg, 1, 1, on_job_status, &s,
 	    err, errlen);
 	if (st != DB_OK)
 		return st;
+	if (s.status != NULL && c->cli.force &&
+	    strcmp(s.status, "pending") == 0) {
+		*done = 1;
+		free(s.status);
+		return DB_OK;
+	}
 	if (s.status == NULL)
 		log_msg(&c->lg, LV_WARN, "%s: no job %lu", verb, id);
 	else
@@ -67,7 +78,7 @@ each_id(struct ctx *c, const char *verb, enum queue_stmt which,
 	uint64_t n;
 	char err[1024];
 	enum db_status st = DB_OK;
-	int i;
+	int i, done;
 
 	for (i = 0; st == DB_OK && i < c->cli.nargs; i++) {
 		struct db_arg arg;
@@ -75,12 +86,13 @@ each_id(struct ctx *c, const char *verb, enum queue_stmt which,
 		parse_ulong(c->cli.args[i], 1, ULONG_MAX, &id);
 		arg = DB_NUM(id);
 		st = queue_write(&c->q, which, &arg, 1, &n, err, sizeof err);
-		if (st == DB_OK && n == 1)
+		done = n == 1;
+		if (st == DB_OK && !done)
+			st = explain_skip(c, verb, id, wanted, skipped, &done,
+			    err, sizeof err);
+		if (st == DB_OK && done)
 			json_array_append_new(changed,
 			    json_integer((json_int_t)id));
-		else if (st == DB_OK)
-			st = explain_skip(c, verb, id, wanted, skipped, err,
-			    sizeof err);
 	}
 	if (st != DB_OK)
 		cmd_db_error(c, st, err);
@@ -116,13 +128,13 @@ in_batches(struct ctx *c, enum queue_stmt which, const struct db_arg *args,
 }
 
 static void
-print_count(const struct ctx *c, const char *verb, uint64_t n, int dry_run)
+print_purged(const struct ctx *c, uint64_t n, int dry_run)
 {
 	if (c->cli.json)
 		cmd_print_json(json_pack("{s:I,s:b}", "count", (json_int_t)n,
 		    "dry_run", dry_run));
 	else
-		printf("%s: %llu job(s)%s\n", verb, (unsigned long long)n,
+		printf("purge: %llu job(s)%s\n", (unsigned long long)n,
 		    dry_run ? " would be deleted (dry run)" : "");
 }
 
@@ -143,7 +155,10 @@ cmd_retry(struct ctx *c)
 		cmd_db_error(c, st, err);
 		return cmd_exit_for(st);
 	}
-	print_count(c, "retry", n, 0);
+	if (c->cli.json)
+		cmd_print_json(json_pack("{s:I}", "count", (json_int_t)n));
+	else
+		printf("retry: %llu job(s)\n", (unsigned long long)n);
 	return EX_OK;
 }
 
@@ -190,6 +205,6 @@ cmd_purge(struct ctx *c)
 	if (st != DB_OK)
 		cmd_db_error(c, st, err);
 	/* Batches already deleted stay deleted: say how many, even then. */
-	print_count(c, "purge", count.n, c->cli.dry_run);
+	print_purged(c, count.n, c->cli.dry_run);
 	return cmd_exit_for(st);
 }

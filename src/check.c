@@ -216,7 +216,8 @@ check_plan(struct ctx *c, struct report *r, const char *const *types,
 		    what, index, rows);
 	else
 		note(r, PROBLEM, "check the indexes above against "
-		    "sql/schema.sql", "claim %s uses %s, expected idx_pick",
+		    "sql/schema.sql", "claim %s uses %s, expected idx_pick or "
+		    "idx_type_pick",
 		    what, index != NULL ? index : "no index (a table scan)");
 	free(index);
 	return DB_OK;

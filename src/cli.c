@@ -100,7 +100,7 @@ cli_usage(FILE *out)
 "       jobrun status [--type=NAME]\n"
 "       jobrun list [--status=S] [--type=NAME] [--limit=N] [--before-id=ID]\n"
 "       jobrun show ID | --key=KEY\n"
-"       jobrun retry ID... | --failed [--type=NAME]  [--force]\n"
+"       jobrun retry ID... [--force] | --failed [--type=NAME]\n"
 "       jobrun cancel ID...\n"
 "       jobrun purge --status=success|failed --older-than=DURATION\n"
 "              [--type=NAME] [--dry-run]\n"
@@ -403,6 +403,8 @@ check(const struct cli *cli, char *err, size_t errlen)
 			    "--failed");
 		if (cli->type != NULL && !cli->failed)
 			return errf(err, errlen, "--type goes with --failed");
+		if (cli->force && cli->failed)
+			return errf(err, errlen, "--force goes with job ids");
 		return check_ids(cli, err, errlen);
 	case CMD_CANCEL:
 		if (cli->nargs == 0)

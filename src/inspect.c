@@ -17,6 +17,7 @@
 #include <sysexits.h>
 
 #include "command.h"
+#include "utf8.h"
 #include "util.h"
 
 /* One line of the status table. */
@@ -243,12 +244,13 @@ struct listing {
 	char last_id[32];
 };
 
-/* The first line of last_error, cut for a table cell. */
+/* The first line of last_error, cut to 60 characters for a table cell. */
 static void
 one_line(const char *s, char *out, size_t outlen)
 {
 	size_t n = s != NULL ? strcspn(s, "\r\n") : 0;
 
+	n = s != NULL ? utf8_prefix(s, n, 60) : 0;
 	if (n >= outlen)
 		n = outlen - 1;
 	memcpy(out, s != NULL ? s : "", n);
@@ -272,10 +274,12 @@ static int
 on_listed(void *arg, char **cols, unsigned ncols)
 {
 	struct listing *l = arg;
-	char err_cell[61];
+	char err_cell[241];
 
 	(void)ncols;
-	l->count++;
+	if (l->count++ == 0 && !l->json)
+		printf("%-10s %-16s %-10s %-7s %-19s  %s\n", "ID", "TYPE",
+		    "STATUS", "TRIES", "NEXT RUN", "KEY  LAST ERROR");
 	snprintf(l->last_id, sizeof l->last_id, "%s", cols[0]);
 	if (l->json) {
 		json_array_append_new(l->jobs, json_pack(
@@ -316,9 +320,6 @@ cmd_list(struct ctx *c)
 	if (c->cli.type != NULL)
 		args[n++] = DB_STR(c->cli.type);
 	args[n++] = DB_NUM(c->cli.limit);
-	if (!l.json)
-		printf("%-10s %-16s %-10s %-7s %-19s  %s\n", "ID", "TYPE",
-		    "STATUS", "TRIES", "NEXT RUN", "KEY  LAST ERROR");
 	st = queue_select(&c->q, by_filter[c->cli.status != NULL]
 	    [c->cli.type != NULL], args, n, 9, on_listed, &l, err,
 	    sizeof err);
@@ -334,6 +335,8 @@ cmd_list(struct ctx *c)
 		    number_json(l.last_id) : json_null()));
 	else {
 		json_decref(l.jobs);
+		if (l.count == 0)
+			printf("no jobs\n");
 		if (l.count == c->cli.limit)
 			printf("(more: --before-id=%s)\n", l.last_id);
 	}
@@ -377,7 +380,7 @@ on_shown(void *arg, char **cols, unsigned ncols)
 		if (payload != NULL) {
 			pretty = json_dumps(payload, JSON_INDENT(2) |
 			    JSON_ENCODE_ANY);
-			printf("%-13s %s\n", "payload:", pretty ? pretty : "");
+			printf("%-13s %s\n", "payload", pretty ? pretty : "");
 			free(pretty);
 			json_decref(payload);
 			continue;

@@ -48,7 +48,10 @@
  * finished_at for a row jobrun finished (a job runs after it is due;
  * cancel moves next_run_at to now at the latest), so the extra condition
  * on it lets the delete walk idx_pick's (status, next_run_at) range and
- * stop at the cutoff instead of reading every finished row. */
+ * stop at the cutoff instead of reading every finished row.  A DELETE
+ * takes no index hint and MariaDB plans it on idx_lock with a filesort
+ * of every finished row per batch, so the batch's ids are picked by a
+ * derived SELECT that can be forced onto idx_pick. */
 #define PURGE_WHERE " WHERE status = ?" \
 	" AND next_run_at < NOW() - INTERVAL ? SECOND" \
 	" AND finished_at < NOW() - INTERVAL ? SECOND"
@@ -156,13 +159,16 @@ static const char *const templates[Q_COUNT] = {
 	    " last_error = 'cancelled by operator',"
 	    " next_run_at = LEAST(next_run_at, NOW()), finished_at = NOW(),"
 	    " updated_at = NOW() WHERE id = ? AND status = 'pending'",
-	[Q_PURGE] = "DELETE FROM %s" PURGE_WHERE
-	    " ORDER BY next_run_at LIMIT 1000",
-	[Q_PURGE_TYPE] = "DELETE FROM %s" PURGE_WHERE " AND type = ?"
-	    " ORDER BY next_run_at LIMIT 1000",
-	[Q_PURGE_COUNT] = "SELECT COUNT(*) FROM %s" PURGE_WHERE,
-	[Q_PURGE_COUNT_TYPE] = "SELECT COUNT(*) FROM %s" PURGE_WHERE
-	    " AND type = ?",
+	[Q_PURGE] = "DELETE j FROM %1$s AS j JOIN (SELECT id FROM %1$s"
+	    " FORCE INDEX (idx_pick)" PURGE_WHERE
+	    " ORDER BY next_run_at, id LIMIT 1000) AS d USING (id)",
+	[Q_PURGE_TYPE] = "DELETE j FROM %1$s AS j JOIN (SELECT id FROM %1$s"
+	    " FORCE INDEX (idx_pick)" PURGE_WHERE " AND type = ?"
+	    " ORDER BY next_run_at, id LIMIT 1000) AS d USING (id)",
+	[Q_PURGE_COUNT] = "SELECT COUNT(*) FROM %s FORCE INDEX (idx_pick)"
+	    PURGE_WHERE,
+	[Q_PURGE_COUNT_TYPE] = "SELECT COUNT(*) FROM %s FORCE INDEX (idx_pick)"
+	    PURGE_WHERE " AND type = ?",
 	[Q_COLUMNS] =
 	    "SELECT COLUMN_NAME FROM information_schema.COLUMNS"
 	    " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?",

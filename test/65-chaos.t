@@ -1,0 +1,95 @@
+#!/bin/bash
+# Crash consistency: three runners work through 600 jobs while runners are
+# SIGKILLed at random moments and replaced, as cron would start new ones.
+# A poison job kills its runner every time.  When the queue has drained:
+# no job lost or left in processing, every job's handler ran at least
+# once, attempts never above max_attempts, and the poison job failed.
+. "${0%/*}/lib.sh"
+
+jobs=${JOBRUN_TEST_CHAOS_JOBS:-600}
+plan 8
+setup_db
+write_config <<EOF2
+[run]
+lock_seconds = 3
+recover_limit = 1000
+batch_size = 100000
+max_seconds = 30
+backoff_base = 0
+backoff_cap = 0
+
+[type.work]
+handler = exec
+command = $HANDLERS/chaos-work $T/runs
+timeout = 10
+
+[type.poison]
+handler = exec
+command = $HANDLERS/kill-runner
+timeout = 10
+EOF2
+sql "INSERT INTO polling_jobs (business_key, type, max_attempts, next_run_at,
+        created_at, updated_at)
+     SELECT CONCAT('w:', seq), 'work', 10, NOW(), NOW(), NOW()
+     FROM seq_1_to_$jobs;
+     INSERT INTO polling_jobs (business_key, type, max_attempts, next_run_at,
+        created_at, updated_at)
+     VALUES ('poison', 'poison', 3, NOW(), NOW(), NOW())"
+: >"$T/runs"
+
+runners=()
+kills=0
+started=0
+start_runner() {
+	"$JOBRUN" --config="$CONF" -q >/dev/null 2>>"$T/errors" &
+	runners+=($!)
+	started=$((started + 1))
+}
+alive() {
+	local p live=()
+	for p in "${runners[@]}"; do
+		kill -0 "$p" 2>/dev/null && live+=("$p")
+	done
+	runners=("${live[@]}")
+}
+left() {
+	sql "SELECT COUNT(*) FROM polling_jobs
+	     WHERE status IN ('pending', 'processing')"
+}
+
+deadline=$(( $(date +%s) + 90 ))
+while [ "$(date +%s)" -lt "$deadline" ]; do
+	alive
+	while [ "${#runners[@]}" -lt 3 ]; do
+		start_runner
+	done
+	sleep "0.$(( RANDOM % 4 + 2 ))"
+	alive
+	if [ "${#runners[@]}" -gt 0 ]; then
+		victim=${runners[RANDOM % ${#runners[@]}]}
+		kill -9 "$victim" 2>/dev/null && kills=$((kills + 1))
+	fi
+	[ "$(left)" -eq 0 ] && break
+done
+for p in "${runners[@]}"; do
+	kill -9 "$p" 2>/dev/null
+done
+wait 2>/dev/null
+
+runs=$(wc -l <"$T/runs")
+unique=$(sort -u "$T/runs" | wc -l)
+diag "chaos: $jobs jobs + 1 poison, $started runners started, $kills killed at" \
+     "random, $runs handler runs for $unique jobs ($((runs - unique)) repeated" \
+     "after a kill)"
+is "$(left)" 0 "the queue drained: nothing pending or processing"
+is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE type = 'work' AND status = 'success'")" \
+    "$jobs" "every job succeeded: none lost"
+is "$unique" "$jobs" "every job's handler ran at least once"
+is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE attempts > max_attempts")" 0 \
+    "attempts never above max_attempts"
+is "$(sql "SELECT status, attempts FROM polling_jobs WHERE business_key = 'poison'")" \
+    "failed	3" "the poison job failed after its 3 attempts"
+like "$(sql "SELECT last_error FROM polling_jobs WHERE business_key = 'poison'")" \
+    "^lock expired: .*no attempts left" "with a last_error that says why"
+ok "runners were killed along the way" test "$kills" -gt 0
+is "$(grep -v '^$' "$T/errors" | head -3)" "" "no runner printed an error"
