@@ -2,8 +2,9 @@
 #
 #   make            build ./jobrun
 #   make check      install missing packages (as root), build, run the unit
-#                   tests, then the integration tests against a throwaway
-#                   MariaDB, with the plain and the ASan+UBSan build
+#                   tests, a short fuzzing session, then the integration
+#                   tests against a throwaway MariaDB with jobrun under
+#                   valgrind, built with ASan+UBSan, and plain
 #   make demo       the same set-up, then a short demonstration
 #   make install    PREFIX, DESTDIR, BINDIR, MANDIR, SYSCONFDIR honoured
 
@@ -64,6 +65,36 @@ build/test/unit-%: test/unit/test_%.c $(LIB)
 	$(CC) $(ALL_CFLAGS) -Isrc $(LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS) \
 	  $(shell pkg-config --libs cmocka)
 
+# Fuzzing (libFuzzer, clang): the configuration parser and the command
+# splitter, seeded from test/fuzz/corpus; new inputs go to build/fuzz.
+FUZZ_CC      = clang
+FUZZ_SECONDS = 25
+FUZZ_FLAGS   = -g -O1 -fsanitize=fuzzer,address,undefined \
+               -fno-sanitize-recover=all
+FUZZ_CONFIG_SRC = src/config.c src/handler.c src/exec.c src/http.c \
+                  src/noop.c src/argv.c src/util.c src/utf8.c
+FUZZ_ARGV_SRC   = src/argv.c src/util.c
+
+build/fuzz/fuzz_config: test/fuzz/fuzz_config.c $(FUZZ_CONFIG_SRC) | deps-check
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(PKG_CFLAGS) \
+	  -Isrc $(FUZZ_FLAGS) -o $@ $< $(FUZZ_CONFIG_SRC) $(PKG_LIBS)
+
+build/fuzz/fuzz_argv: test/fuzz/fuzz_argv.c $(FUZZ_ARGV_SRC)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Isrc \
+	  $(FUZZ_FLAGS) -o $@ $< $(FUZZ_ARGV_SRC)
+
+fuzz: build/fuzz/fuzz_config build/fuzz/fuzz_argv
+	@mkdir -p build/fuzz/config build/fuzz/argv
+	build/fuzz/fuzz_config -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+	  -print_final_stats=1 build/fuzz/config test/fuzz/corpus/config
+	build/fuzz/fuzz_argv -max_total_time=$(FUZZ_SECONDS) -max_len=1024 \
+	  -print_final_stats=1 build/fuzz/argv test/fuzz/corpus/argv
+
+fuzz-long:
+	$(MAKE) fuzz FUZZ_SECONDS=600
+
 install-deps:
 	contrib/install-deps
 
@@ -71,17 +102,23 @@ unit: $(UNIT_BIN)
 	CMOCKA_MESSAGE_OUTPUT=TAP prove --exec '' $(UNIT_BIN)
 
 integration: jobrun
-	test/run
+	test/run -j2
 
 integration-asan: build/asan/jobrun
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	  JOBRUN=$(CURDIR)/build/asan/jobrun test/run
+	  JOBRUN=$(CURDIR)/build/asan/jobrun test/run -j2
+
+# The whole integration suite with jobrun under valgrind memcheck: any
+# memory error or leak fails the test that met it (exit 99).
+integration-valgrind: jobrun
+	JOBRUN=$(CURDIR)/test/valgrind-jobrun JOBRUN_TEST_SLACK=15 test/run -j2
 
 lint-man:
 	mandoc -T lint -W warning man/jobrun.1 man/jobrun.conf.5
 
 check: install-deps
-	$(MAKE) lint-man unit integration integration-asan
+	$(MAKE) lint-man unit fuzz integration-valgrind integration-asan \
+	  integration
 
 demo: install-deps
 	$(MAKE) jobrun
@@ -104,7 +141,7 @@ uninstall:
 clean:
 	rm -rf build jobrun
 
-.PHONY: all check clean demo deps-check install install-deps integration \
-        integration-asan lint-man uninstall unit
+.PHONY: all check clean demo deps-check fuzz fuzz-long install install-deps \
+        integration integration-asan integration-valgrind lint-man uninstall unit
 
 -include $(OBJ:.o=.d) $(AOBJ:.o=.d)
