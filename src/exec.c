@@ -438,12 +438,18 @@ exec_run(void *state, const struct job *job, const struct handler_watch *w,
 {
 	struct exec_state *st = state;
 	struct child *c = xcalloc(1, sizeof *c);
+	struct sigaction ignore, saved;
 	char err[256];
 	enum stop_reason stop;
 
 	c->in_fd = c->out_fd = c->pid_fd = -1;
 	c->input = job->payload;
 	c->input_len = strlen(job->payload);
+	/* A handler that exits without reading its stdin must cost an EPIPE,
+	 * not our life, whatever the caller did with SIGPIPE. */
+	memset(&ignore, 0, sizeof ignore);
+	ignore.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &ignore, &saved);
 	if (spawn(c, st->argv, job, err, sizeof err) != 0) {
 		result_set(res, OUTCOME_RETRY, err, NULL, 0);
 		goto out;
@@ -451,6 +457,7 @@ exec_run(void *state, const struct job *job, const struct handler_watch *w,
 	stop = supervise(c, st->timeout, w);
 	describe(c, stop, st->timeout, res);
 out:
+	sigaction(SIGPIPE, &saved, NULL);
 	close_fd(&c->in_fd);
 	close_fd(&c->out_fd);
 	close_fd(&c->pid_fd);
