@@ -169,6 +169,13 @@ check_table(struct ctx *c, struct report *r, int *usable, char *err,
 	if (missing == 0)
 		note(r, OK, NULL, "table %s.%s has the %zu columns jobrun uses",
 		    c->cfg.db.database, c->q.name, f.n);
+	if (has_column(&f, "checkpoint") && has_column(&f, "snoozes"))
+		note(r, OK, NULL, "checkpoints and snooze are on (columns "
+		    "checkpoint, snoozes)");
+	else
+		note(r, ADVICE, "sql/002_checkpoint.sql", "checkpoints and "
+		    "snooze are off: the table has no checkpoint and snoozes "
+		    "columns");
 	for (i = 0; i < NINDEXES; i++) {
 		snprintf(fix, sizeof fix, "ALTER TABLE %s ADD %s", c->q.table,
 		    indexes[i].definition);

@@ -147,6 +147,10 @@ cmd_run(struct ctx *c)
 	status = st != DB_OK ? cmd_exit_for(st) : run_interrupted() ?
 	    run_interrupted() : stats.retried + stats.failed + stats.lost > 0 ?
 	    EXIT_ATTENTION : EX_OK;
+	if (c->q.reconnects > 0)
+		log_msg(&c->lg, LV_INFO, "connection to the database lost and "
+		    "made again %llu time(s)",
+		    (unsigned long long)c->q.reconnects);
 	if (c->q.conflicts > 0)
 		log_msg(&c->lg, LV_INFO, "%llu statement(s) run again after a "
 		    "deadlock or lock wait timeout",

@@ -65,7 +65,7 @@ static const char *const db_keys[] = {
 
 static const char *const run_keys[] = {
 	"max_seconds", "batch_size", "lock_seconds", "recover_limit",
-	"backoff_base", "backoff_cap", "single", NULL,
+	"backoff_base", "backoff_cap", "single", "max_snoozes", NULL,
 };
 
 /* Record the first error only: later ones are usually its echo. */
@@ -265,6 +265,9 @@ set_run(struct parser *p, const char *key, const char *value)
 	if (strcmp(key, "backoff_base") == 0)
 		return set_number(p, "run", key, value, 0, 86400,
 		    &r->backoff_base);
+	if (strcmp(key, "max_snoozes") == 0)
+		return set_number(p, "run", key, value, 0, 1000000,
+		    &r->max_snoozes);
 	if (strcmp(key, "single") == 0) {
 		if (cfg_bool(value, &r->single) != 0)
 			return fail(p, p->line, "run", key,
@@ -442,6 +445,7 @@ set_defaults(struct cfg *cfg)
 	cfg->run.recover_limit = 100;
 	cfg->run.backoff_base = 60;
 	cfg->run.backoff_cap = 3600;
+	cfg->run.max_snoozes = 100;
 }
 
 /* Checks that span keys, once everything is read. */

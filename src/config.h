@@ -38,6 +38,7 @@ struct cfg_run {
 	unsigned long backoff_base;
 	unsigned long backoff_cap;
 	int single;		/* take the GET_LOCK overlap guard */
+	unsigned long max_snoozes;	/* put-offs in a row without progress */
 };
 
 /* One [type.NAME] section: the handler that runs jobs of that type. */

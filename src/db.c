@@ -16,6 +16,8 @@
 #include "util.h"
 
 #define DB_MAX_ARGS 64
+/* MySQL 8.0.24+ says this before it closes an idle connection. */
+#define ER_CLIENT_INTERACTION_TIMEOUT 4031
 #define DB_MAX_COLS 32
 #define DB_FIRST_FETCH 256
 
@@ -39,6 +41,7 @@ db_classify(unsigned int errnum)
 	case ER_TOO_MANY_USER_CONNECTIONS:
 	case ER_SERVER_SHUTDOWN:
 	case ER_CONNECTION_KILLED:
+	case ER_CLIENT_INTERACTION_TIMEOUT:
 		return DB_UNREACHABLE;
 	case ER_BAD_DB_ERROR:
 	case ER_NO_SUCH_TABLE:
@@ -171,7 +174,8 @@ db_connection_lost(unsigned int errnum)
 {
 	return errnum == CR_SERVER_GONE_ERROR || errnum == CR_SERVER_LOST ||
 	    errnum == CR_SERVER_LOST_EXTENDED || errnum == ER_CONNECTION_KILLED ||
-	    errnum == ER_SERVER_SHUTDOWN;
+	    errnum == ER_SERVER_SHUTDOWN ||
+	    errnum == ER_CLIENT_INTERACTION_TIMEOUT;
 }
 
 enum db_status

@@ -14,8 +14,14 @@
  * pipe open cannot hide it), the timeout, and the runner's watch tick.
  *
  * Exit status contract: 0 success, 75 (EX_TEMPFAIL) retry later, 65
- * (EX_DATAERR) permanent failure, anything else, a signal or a timeout:
- * retry with backoff.
+ * (EX_DATAERR) permanent failure, 99 not yet (snooze), anything else, a
+ * signal or a timeout: retry with backoff.
+ *
+ * A resumable job (sql/002_checkpoint.sql applied) also gets fd 3, a pipe
+ * on which each line of JSON the handler writes is a checkpoint, stored
+ * in the row at once; the last one comes back in JOBRUN_CHECKPOINT on the
+ * next attempt, so `echo '{"last_id":5000}' >&3` is all a shell script
+ * needs to resume after a crash.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <sysexits.h>
@@ -40,6 +47,9 @@
 /* After the handler's main process exits, how long output still held open
  * by a leftover process may take to arrive before the group is killed. */
 #define EXEC_DRAIN_MS 200
+/* Exit status for "not yet": run again later without spending an
+ * attempt (the last line of output may give the delay in seconds). */
+#define EXEC_SNOOZE 99
 
 extern char **environ;
 
@@ -61,6 +71,11 @@ struct child {
 	int in_fd;		/* write end of the handler's stdin, or -1 */
 	int out_fd;		/* read end of stdout+stderr, or -1 */
 	int pid_fd;		/* pidfd of the handler, or -1 */
+	int cp_fd;		/* read end of the checkpoint pipe (fd 3), or -1 */
+	char *cp_line;		/* the checkpoint line being read */
+	size_t cp_len;
+	int cp_overflow;	/* the current line is over CHECKPOINT_MAX */
+	int cp_lost;		/* storing one found the lock lost */
 	const char *input;
 	size_t input_len, input_off;
 	int exited, status;
@@ -166,6 +181,7 @@ build_env(const struct job *job)
 	static const char *const drop[] = {
 		"JOB_ID=", "JOB_TYPE=", "JOB_BUSINESS_KEY=", "JOB_ATTEMPT=",
 		"JOB_MAX_ATTEMPTS=", "JOBRUN_DB_PASSWORD=",
+		"JOBRUN_CHECKPOINT_FD=", "JOBRUN_CHECKPOINT=",
 	};
 	size_t n = 0, i, k, j;
 	char **env;
@@ -173,7 +189,7 @@ build_env(const struct job *job)
 
 	while (environ[n] != NULL)
 		n++;
-	env = xcalloc(n + 6, sizeof *env);
+	env = xcalloc(n + 8, sizeof *env);
 	for (i = 0, k = 0; i < n; i++) {
 		for (j = 0; j < sizeof drop / sizeof drop[0]; j++)
 			if (strncmp(environ[i], drop[j], strlen(drop[j])) == 0)
@@ -191,28 +207,46 @@ build_env(const struct job *job)
 	env[k++] = xstrdup(buf);
 	snprintf(buf, sizeof buf, "JOB_MAX_ATTEMPTS=%lu", job->max_attempts);
 	env[k++] = xstrdup(buf);
+	if (job->resumable) {
+		env[k++] = xstrdup("JOBRUN_CHECKPOINT_FD=3");
+		if (job->checkpoint != NULL) {
+			env[k] = xmalloc(strlen(job->checkpoint) +
+			    sizeof "JOBRUN_CHECKPOINT=");
+			sprintf(env[k++], "JOBRUN_CHECKPOINT=%s",
+			    job->checkpoint);
+		}
+	}
 	env[k] = NULL;
 	return env;
 }
 
 /* In the child between fork and exec: only async-signal-safe calls. */
 static void
-child_exec(char **argv, char **env, int in_fd, int out_fd)
+child_exec(char **argv, char **env, int in_fd, int out_fd, int cp_fd,
+    pid_t runner)
 {
 	static const char msg[] = "jobrun: cannot execute handler: ";
 	const char *why;
 	int sig;
 
 	setpgid(0, 0);
+	/* If the runner dies (SIGKILL, OOM), the handler is told to stop
+	 * rather than run on beside the next attempt of its own job. */
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != runner)
+		_exit(127);
 	/* Dispositions jobrun ignores would survive exec; give the handler
 	 * the defaults a program started from a shell has. */
 	for (sig = 1; sig < NSIG; sig++)
 		signal(sig, SIG_DFL);
 	if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0)
 		_exit(127);
-	/* Nothing of jobrun's (the database socket above all) leaks into the
-	 * handler; pipes are O_CLOEXEC, this catches the rest. */
-	close_range(3, ~0U, 0);
+	/* fd 3 is the checkpoint pipe; dup2 clears its close-on-exec. */
+	if (cp_fd >= 0 && dup2(cp_fd, 3) < 0)
+		_exit(127);
+	/* Nothing else of jobrun's (the database socket above all) leaks
+	 * into the handler; pipes are O_CLOEXEC, this catches the rest. */
+	close_range(cp_fd >= 0 ? 4 : 3, ~0U, 0);
 	environ = env;
 	execvp(argv[0], argv);
 	why = strerror(errno);
@@ -236,29 +270,35 @@ static int
 spawn(struct child *c, char **argv, const struct job *job, char *err,
     size_t errlen)
 {
-	int in[2] = { -1, -1 }, out[2] = { -1, -1 };
+	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, cp[2] = { -1, -1 };
 	char **env = NULL;
+	pid_t runner;
 	int rc = -1;
 
-	if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) {
+	if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 ||
+	    (job->resumable && pipe2(cp, O_CLOEXEC) != 0)) {
 		errf(err, errlen, "create pipe: %s", strerror(errno));
 		goto out;
 	}
 	env = build_env(job);
+	runner = getpid();
 	c->pid = fork();
 	if (c->pid < 0) {
 		errf(err, errlen, "fork: %s", strerror(errno));
 		goto out;
 	}
 	if (c->pid == 0)
-		child_exec(argv, env, in[0], out[1]);
+		child_exec(argv, env, in[0], out[1], cp[1], runner);
 	/* Also from the parent, so the group exists before we might kill it. */
 	setpgid(c->pid, c->pid);
 	c->in_fd = in[1];
 	c->out_fd = out[0];
-	in[1] = out[0] = -1;
+	c->cp_fd = cp[0];
+	in[1] = out[0] = cp[0] = -1;
 	fcntl(c->in_fd, F_SETFL, O_NONBLOCK);
 	fcntl(c->out_fd, F_SETFL, O_NONBLOCK);
+	if (c->cp_fd >= 0)
+		fcntl(c->cp_fd, F_SETFL, O_NONBLOCK);
 	c->pid_fd = (int)syscall(SYS_pidfd_open, c->pid, 0);
 	rc = 0;
 out:
@@ -266,6 +306,8 @@ out:
 	close_fd(&in[1]);
 	close_fd(&out[0]);
 	close_fd(&out[1]);
+	close_fd(&cp[0]);
+	close_fd(&cp[1]);
 	argv_free(env);
 	return rc;
 }
@@ -311,6 +353,67 @@ drain_output(struct child *c)
 	}
 }
 
+/* One complete line from fd 3: hand it to the runner to store.  A refusal
+ * is the handler's mistake and goes into its output, where last_error
+ * will show it; the job's row is not touched. */
+static void
+checkpoint_line(struct child *c, const struct handler_watch *w)
+{
+	char err[512], note[600];
+	size_t len = c->cp_len;
+	int rc;
+
+	while (len > 0 && (c->cp_line[len - 1] == '\r' ||
+	    c->cp_line[len - 1] == ' '))
+		len--;
+	if (c->cp_overflow)
+		rc = errf(err, sizeof err, "over %d bytes", CHECKPOINT_MAX);
+	else if (len == 0 || w == NULL)
+		rc = 0;
+	else
+		rc = w->checkpoint(w->arg, c->cp_line, len, err, sizeof err);
+	if (rc < 0) {
+		snprintf(note, sizeof note, "jobrun: checkpoint refused: %s\n",
+		    err);
+		tail_append(&c->tail, note, strlen(note));
+	} else if (rc > 0)
+		c->cp_lost = 1;
+	c->cp_len = 0;
+	c->cp_overflow = 0;
+}
+
+static void
+drain_checkpoints(struct child *c, const struct handler_watch *w)
+{
+	char buf[8192];
+	ssize_t n, i;
+
+	for (;;) {
+		n = read(c->cp_fd, buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		if (n <= 0) {
+			if (c->cp_len > 0 || c->cp_overflow)
+				checkpoint_line(c, w);	/* no final newline */
+			close_fd(&c->cp_fd);
+			return;
+		}
+		for (i = 0; i < n; i++) {
+			if (buf[i] == '\n') {
+				checkpoint_line(c, w);
+				continue;
+			}
+			if (c->cp_len == CHECKPOINT_MAX) {
+				c->cp_overflow = 1;
+				continue;
+			}
+			c->cp_line[c->cp_len++] = buf[i];
+		}
+	}
+}
+
 static void
 reap(struct child *c, int flags)
 {
@@ -337,7 +440,7 @@ supervise(struct child *c, unsigned long timeout, const struct handler_watch *w)
 	int64_t deadline = start + (int64_t)timeout * 1000, kill_at = 0;
 	int64_t exited_at = 0, wake;
 	enum stop_reason stop = STOP_NONE;
-	struct pollfd pfd[3];
+	struct pollfd pfd[4];
 	nfds_t n;
 	int wait_ms;
 
@@ -354,7 +457,7 @@ supervise(struct child *c, unsigned long timeout, const struct handler_watch *w)
 		/* Cheap when nothing is due; called on every wake-up so a
 		 * signal (which interrupts poll) is acted on at once. */
 		if (!c->exited && stop == STOP_NONE && w != NULL &&
-		    w->tick(w->arg) != 0)
+		    (c->cp_lost || w->tick(w->arg) != 0))
 			stop = STOP_ABANDON;
 		if (now >= next_tick)
 			next_tick = now + EXEC_TICK_MS;
@@ -374,6 +477,8 @@ supervise(struct child *c, unsigned long timeout, const struct handler_watch *w)
 			pfd[n++] = (struct pollfd){ c->out_fd, POLLIN, 0 };
 		if (c->pid_fd >= 0)
 			pfd[n++] = (struct pollfd){ c->pid_fd, POLLIN, 0 };
+		if (c->cp_fd >= 0)
+			pfd[n++] = (struct pollfd){ c->cp_fd, POLLIN, 0 };
 		wake = c->exited ? exited_at + EXEC_DRAIN_MS :
 		    stop != STOP_NONE ? kill_at : deadline < next_tick ?
 		    deadline : next_tick;
@@ -387,12 +492,40 @@ supervise(struct child *c, unsigned long timeout, const struct handler_watch *w)
 			feed_input(c);
 		if (c->out_fd >= 0)
 			drain_output(c);
+		if (c->cp_fd >= 0)
+			drain_checkpoints(c, w);
 		reap(c, WNOHANG);
 	}
+	/* Progress written just before the exit still counts. */
+	if (c->cp_fd >= 0)
+		drain_checkpoints(c, w);
 	/* Whatever the handler left behind in its group goes with it. */
 	kill(-c->pid, SIGKILL);
 	reap(c, 0);
 	return stop;
+}
+
+/* The delay a snoozing handler asks for: its last line of output, when
+ * that is a whole number of seconds; -1 otherwise. */
+static long
+last_line_seconds(const char *out, size_t len)
+{
+	char line[32];
+	size_t end = len, start;
+	unsigned long secs;
+
+	while (end > 0 && (out[end - 1] == '\n' || out[end - 1] == '\r'))
+		end--;
+	start = end;
+	while (start > 0 && out[start - 1] != '\n')
+		start--;
+	if (end - start == 0 || end - start >= sizeof line)
+		return -1;
+	memcpy(line, out + start, end - start);
+	line[end - start] = '\0';
+	if (parse_ulong(line, 0, 0x7fffffffUL, &secs) != 0)
+		return -1;
+	return (long)secs;
 }
 
 static void
@@ -420,6 +553,10 @@ describe(const struct child *c, enum stop_reason stop, unsigned long timeout,
 			snprintf(what, sizeof what, "exit 0");
 		} else if (code == EX_TEMPFAIL)
 			snprintf(what, sizeof what, "exit 75 (retry later)");
+		else if (code == EXEC_SNOOZE) {
+			outcome = OUTCOME_SNOOZE;
+			snprintf(what, sizeof what, "exit 99 (not yet)");
+		}
 		else if (code == EX_DATAERR) {
 			outcome = OUTCOME_FAIL;
 			snprintf(what, sizeof what,
@@ -429,6 +566,8 @@ describe(const struct child *c, enum stop_reason stop, unsigned long timeout,
 	}
 	out = tail_string(&c->tail, &len);
 	result_set(res, outcome, what, out, len);
+	if (outcome == OUTCOME_SNOOZE)
+		res->retry_after = last_line_seconds(out, len);
 	free(out);
 }
 
@@ -442,7 +581,8 @@ exec_run(void *state, const struct job *job, const struct handler_watch *w,
 	char err[256];
 	enum stop_reason stop;
 
-	c->in_fd = c->out_fd = c->pid_fd = -1;
+	c->in_fd = c->out_fd = c->pid_fd = c->cp_fd = -1;
+	c->cp_line = xmalloc(CHECKPOINT_MAX + 1);
 	c->input = job->payload;
 	c->input_len = strlen(job->payload);
 	/* A handler that exits without reading its stdin must cost an EPIPE,
@@ -461,6 +601,8 @@ out:
 	close_fd(&c->in_fd);
 	close_fd(&c->out_fd);
 	close_fd(&c->pid_fd);
+	close_fd(&c->cp_fd);
+	free(c->cp_line);
 	free(c);
 }
 

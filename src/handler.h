@@ -24,12 +24,20 @@ struct job {
 	char *payload;			/* JSON text; "{}" when the row has NULL */
 	unsigned long attempt;		/* this attempt, counting from 1 */
 	unsigned long max_attempts;
+	char *checkpoint;		/* JSON text saved earlier, or NULL */
+	unsigned long snoozes;		/* put off in a row without progress */
+	int resumable;			/* the table can store checkpoints */
 };
+
+/* A checkpoint is one line of JSON of at most this many bytes. */
+#define CHECKPOINT_MAX 65536
 
 enum outcome {
 	OUTCOME_SUCCESS,	/* done: mark success */
 	OUTCOME_RETRY,		/* try again after backoff, while attempts last */
 	OUTCOME_FAIL,		/* permanent failure: mark failed now */
+	OUTCOME_SNOOZE,		/* not yet: run again in retry_after seconds,
+				 * without spending an attempt */
 	OUTCOME_ABANDONED	/* stopped because the runner asked: no mark */
 };
 
@@ -55,9 +63,13 @@ void result_set_head(struct result *res, enum outcome outcome,
 /* Called by a running handler at least once a second.  tick returns
  * nonzero when the handler must stop at once (the job's lock was lost or
  * the operator insists on stopping); the handler then ends its work and
- * reports OUTCOME_ABANDONED. */
+ * reports OUTCOME_ABANDONED.  checkpoint stores a handler's progress (JSON
+ * text, not yet validated): 0 stored, -1 refused (err says why; the
+ * handler goes on), 1 the lock is lost and the handler must stop. */
 struct handler_watch {
 	int (*tick)(void *arg);
+	int (*checkpoint)(void *arg, const char *json, size_t len, char *err,
+	                  size_t errlen);
 	void *arg;
 };
 

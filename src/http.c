@@ -547,6 +547,47 @@ worth_retrying(long code)
 	    (code >= 500 && code <= 599);
 }
 
+/* 202 with a JSON object holding "checkpoint" and/or "snooze": the
+ * receiver saved progress (stored like an exec handler's fd 3 line) or
+ * asks to be called again later, in "snooze" seconds or Retry-After.
+ * Any other 202 is an ordinary success.  Returns whether it was one. */
+static int
+progress_reply(const struct exchange *ex, const struct handler_watch *w,
+    struct result *res)
+{
+	json_t *doc = json_loadb(ex->body, ex->len, 0, NULL);
+	json_t *cp, *snooze;
+	char *text, err[512], what[600];
+	int rc = 0;
+
+	cp = json_object_get(doc, "checkpoint");
+	snooze = json_object_get(doc, "snooze");
+	if (doc == NULL || (cp == NULL && snooze == NULL)) {
+		json_decref(doc);
+		return 0;
+	}
+	result_set(res, OUTCOME_SNOOZE, "HTTP 202: not yet", NULL, 0);
+	res->retry_after = json_is_integer(snooze) &&
+	    json_integer_value(snooze) >= 0 ?
+	    (long)json_integer_value(snooze) : retry_after_seconds(ex);
+	if (cp != NULL && w != NULL) {
+		text = json_dumps(cp, JSON_COMPACT | JSON_ENCODE_ANY);
+		rc = text != NULL ? w->checkpoint(w->arg, text, strlen(text),
+		    err, sizeof err) : errf(err, sizeof err, "out of memory");
+		free(text);
+	}
+	if (rc > 0)
+		result_set(res, OUTCOME_ABANDONED, "lock lost", NULL, 0);
+	else if (rc < 0) {
+		/* A checkpoint we cannot keep is the receiver's mistake. */
+		snprintf(what, sizeof what, "HTTP 202: checkpoint refused: %s",
+		    err);
+		result_set(res, OUTCOME_RETRY, what, NULL, 0);
+	}
+	json_decref(doc);
+	return 1;
+}
+
 static void
 http_run(void *state, const struct job *job, const struct handler_watch *w,
     struct result *res)
@@ -593,7 +634,9 @@ http_run(void *state, const struct job *job, const struct handler_watch *w,
 	curl_easy_getinfo(st->curl, CURLINFO_RESPONSE_CODE, &code);
 	snprintf(what, sizeof what, "HTTP %s", ex.status_line[0] ?
 	    ex.status_line : "(no status line)");
-	if (code >= 200 && code <= 299)
+	if (code == 202 && progress_reply(&ex, w, res))
+		;	/* "saved progress, run me again" or "not yet" */
+	else if (code >= 200 && code <= 299)
 		result_set(res, OUTCOME_SUCCESS, what, NULL, 0);
 	else if (worth_retrying(code)) {
 		result_set_head(res, OUTCOME_RETRY, what, ex.body, ex.len);

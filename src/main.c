@@ -41,10 +41,16 @@ install_signals(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
 	/* A handler that stops reading its stdin must not kill us, nor a
-	 * closed terminal a run in progress. */
+	 * closed terminal or a stray signal a run in progress: every signal
+	 * that would end jobrun without its cleanup leaves a job stranded
+	 * in processing until its lock expires. */
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
+	signal(SIGUSR1, SIG_IGN);
+	signal(SIGUSR2, SIG_IGN);
+	signal(SIGALRM, SIG_IGN);
 }
 
 /* A full disk or a closed pipe on stdout is an error, not silence. */

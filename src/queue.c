@@ -87,6 +87,9 @@ static const char *const templates[Q_COUNT] = {
 	[Q_READ] =
 	    "SELECT id, type, business_key, payload, attempts, max_attempts"
 	    " FROM %s WHERE id = ? AND locked_by = ?",
+	[Q_READ_RESUMABLE] =
+	    "SELECT id, type, business_key, payload, attempts, max_attempts,"
+	    " checkpoint, snoozes FROM %s WHERE id = ? AND locked_by = ?",
 	[Q_SUCCESS] =
 	    "UPDATE %s SET status = 'success', finished_at = NOW(),"
 	    " last_error = NULL, locked_by = NULL, locked_until = NULL,"
@@ -109,6 +112,17 @@ static const char *const templates[Q_COUNT] = {
 	    " attempts = IF(attempts > 0, attempts - 1, 0),"
 	    " locked_by = NULL, locked_until = NULL, updated_at = NOW()" FENCE,
 	[Q_GET_LOCK] = "SELECT GET_LOCK(?, 0)",
+	[Q_CHECKPOINT] =
+	    "UPDATE %s SET checkpoint = ?,"
+	    " locked_until = NOW() + INTERVAL ? SECOND, updated_at = NOW()"
+	    FENCE,
+	/* attempts - 1 undoes the claim's count: a snooze is not a try. */
+	[Q_SNOOZE] =
+	    "UPDATE %s SET status = 'pending',"
+	    " attempts = IF(attempts > 0, attempts - 1, 0),"
+	    " snoozes = IF(?, 0, snoozes + 1),"
+	    " next_run_at = NOW() + INTERVAL ? SECOND, last_error = ?,"
+	    " locked_by = NULL, locked_until = NULL, updated_at = NOW()" FENCE,
 	[Q_ENQUEUE] =
 	    "INSERT INTO %s (business_key, type, payload, status, attempts,"
 	    " max_attempts, next_run_at, created_at, updated_at)"
@@ -192,6 +206,9 @@ static const char *const purposes[Q_COUNT] = {
 	[Q_CLAIM] = "claim a job",
 	[Q_CLAIM_TYPE] = "claim a job",
 	[Q_READ] = "read the claimed job",
+	[Q_READ_RESUMABLE] = "read the claimed job",
+	[Q_CHECKPOINT] = "save a checkpoint",
+	[Q_SNOOZE] = "put the job off",
 	[Q_SUCCESS] = "mark job success",
 	[Q_RETRY] = "mark job for retry",
 	[Q_FAIL] = "mark job failed",
@@ -426,7 +443,20 @@ queue_job_free(struct job *job)
 	free(job->type);
 	free(job->business_key);
 	free(job->payload);
+	free(job->checkpoint);
 	memset(job, 0, sizeof *job);
+}
+
+int
+queue_resumable(struct queue *q)
+{
+	char cause[512];
+
+	if (q->no_checkpoint)
+		return 0;
+	if (prepare(q, Q_READ_RESUMABLE, cause, sizeof cause) != DB_OK)
+		q->no_checkpoint = 1;
+	return !q->no_checkpoint;
 }
 
 /* Read back the row just claimed. */
@@ -435,22 +465,24 @@ read_job(struct queue *q, uint64_t id, const char *token, struct job *job,
     char *err, size_t errlen)
 {
 	struct db_arg args[] = { DB_NUM(id), DB_STR(token) };
-	char *cols[6];
+	enum queue_stmt which = queue_resumable(q) ? Q_READ_RESUMABLE : Q_READ;
+	unsigned ncols = which == Q_READ ? 6 : 8, i;
+	char *cols[8] = { NULL };
 	enum db_status st;
 	unsigned long attempts = 0, max_attempts = 0;
 	int rc;
 
-	st = run(q, Q_READ, args, 2, err, errlen);
+	st = run(q, which, args, 2, err, errlen);
 	if (st != DB_OK)
 		return st;
-	rc = db_fetch(q->stmt[Q_READ], cols, 6, err, errlen);
+	rc = db_fetch(q->stmt[which], cols, ncols, err, errlen);
 	if (rc <= 0) {
 		if (rc == 0)
 			errf(err, errlen, "read the claimed job %llu in %s: "
 			    "row vanished", (unsigned long long)id, q->table);
 		return DB_ERROR;
 	}
-	db_done(q->stmt[Q_READ]);
+	db_done(q->stmt[which]);
 	/* INT UNSIGNED columns always parse; a failure leaves 0. */
 	parse_ulong(cols[4], 0, 0xffffffffUL, &attempts);
 	parse_ulong(cols[5], 0, 0xffffffffUL, &max_attempts);
@@ -460,9 +492,13 @@ read_job(struct queue *q, uint64_t id, const char *token, struct job *job,
 	job->payload = cols[3] != NULL ? cols[3] : xstrdup("{}");
 	job->attempt = attempts;
 	job->max_attempts = max_attempts;
-	free(cols[0]);
-	free(cols[4]);
-	free(cols[5]);
+	job->checkpoint = cols[6];
+	if (cols[7] != NULL)
+		parse_ulong(cols[7], 0, 0xffffffffUL, &job->snoozes);
+	job->resumable = which == Q_READ_RESUMABLE;
+	cols[1] = cols[2] = cols[3] = cols[6] = NULL;
+	for (i = 0; i < ncols; i++)
+		free(cols[i]);
 	return DB_OK;
 }
 
@@ -554,6 +590,28 @@ queue_mark_failed(struct queue *q, const struct job *job, const char *token,
 	    DB_STR(token) };
 
 	return fenced(q, Q_FAIL, args, 3, owned, err, errlen);
+}
+
+enum db_status
+queue_checkpoint(struct queue *q, const struct job *job, const char *token,
+    const char *json, unsigned long lock_seconds, int *owned, char *err,
+    size_t errlen)
+{
+	struct db_arg args[] = { DB_STR(json), DB_NUM(lock_seconds),
+	    DB_NUM(job->id), DB_STR(token) };
+
+	return fenced(q, Q_CHECKPOINT, args, 4, owned, err, errlen);
+}
+
+enum db_status
+queue_snooze(struct queue *q, const struct job *job, const char *token,
+    unsigned long delay, int progress, const char *note, int *owned,
+    char *err, size_t errlen)
+{
+	struct db_arg args[] = { DB_NUM(progress != 0), DB_NUM(delay),
+	    DB_STR(note), DB_NUM(job->id), DB_STR(token) };
+
+	return fenced(q, Q_SNOOZE, args, 5, owned, err, errlen);
 }
 
 enum db_status

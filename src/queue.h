@@ -21,8 +21,9 @@
  * and queue_write say their parameters and result columns here. */
 enum queue_stmt {
 	/* The run cycle, through the functions below. */
-	Q_RECOVER, Q_CLAIM, Q_CLAIM_TYPE, Q_READ, Q_SUCCESS, Q_RETRY, Q_FAIL,
-	Q_EXTEND, Q_OWNER, Q_RELEASE, Q_ENQUEUE, Q_VALID_AT, Q_GET_LOCK,
+	Q_RECOVER, Q_CLAIM, Q_CLAIM_TYPE, Q_READ, Q_READ_RESUMABLE, Q_SUCCESS,
+	Q_RETRY, Q_FAIL, Q_EXTEND, Q_OWNER, Q_RELEASE, Q_CHECKPOINT, Q_SNOOZE,
+	Q_ENQUEUE, Q_VALID_AT, Q_GET_LOCK,
 	/* (id) -> status */
 	Q_JOB_STATUS,
 	/* () -> type; every type in the table */
@@ -73,6 +74,7 @@ struct queue {
 	char table[160];	/* the same, quoted as an identifier */
 	size_t claim_types;	/* placeholders in the prepared claim */
 	int no_type_index;	/* idx_type_pick is missing */
+	int no_checkpoint;	/* sql/002_checkpoint.sql is not applied */
 	MYSQL_STMT *stmt[Q_COUNT];
 	MYSQL_STMT *batch;	/* the multi-row insert of a fan-out */
 	size_t batch_rows;
@@ -119,6 +121,25 @@ enum db_status queue_mark_retry(struct queue *q, const struct job *job,
 enum db_status queue_mark_failed(struct queue *q, const struct job *job,
                                  const char *token, const char *last_error,
                                  int *owned, char *err, size_t errlen);
+/* Store the handler's progress (valid JSON) in the job's row and renew
+ * its lock. */
+enum db_status queue_checkpoint(struct queue *q, const struct job *job,
+                                const char *token, const char *json,
+                                unsigned long lock_seconds, int *owned,
+                                char *err, size_t errlen);
+
+/* Put the job off for delay seconds without spending this attempt.
+ * progress says whether it saved a new checkpoint; without progress the
+ * row's snooze count goes up, with it the count starts again. */
+enum db_status queue_snooze(struct queue *q, const struct job *job,
+                            const char *token, unsigned long delay,
+                            int progress, const char *note, int *owned,
+                            char *err, size_t errlen);
+
+/* Whether the table has the checkpoint columns (sql/002_checkpoint.sql);
+ * asks the server once, by preparing the statement that reads them. */
+int queue_resumable(struct queue *q);
+
 /* Give the job back, due now, without counting this attempt. */
 enum db_status queue_release(struct queue *q, const struct job *job,
                              const char *token, int *owned, char *err,

@@ -23,7 +23,7 @@ void
 report_run_json(FILE *out, const struct run_stats *s, int ok,
     const char *error)
 {
-	json_t *obj = json_pack("{s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+	json_t *obj = json_pack("{s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
 	    "ok", ok,
 	    "recovered", (json_int_t)s->recovered,
 	    "claimed", (json_int_t)s->claimed,
@@ -31,6 +31,7 @@ report_run_json(FILE *out, const struct run_stats *s, int ok,
 	    "retried", (json_int_t)s->retried,
 	    "failed", (json_int_t)s->failed,
 	    "lost", (json_int_t)s->lost,
+	    "snoozed", (json_int_t)s->snoozed,
 	    "elapsed_ms", (json_int_t)s->elapsed_ms);
 
 	if (obj != NULL && error != NULL)
@@ -42,10 +43,11 @@ void
 report_run_text(FILE *out, const struct run_stats *s)
 {
 	fprintf(out, "jobrun: %llu claimed, %llu succeeded, %llu retried, "
-	    "%llu failed, %llu lost, %llu recovered in %lld ms\n",
-	    (unsigned long long)s->claimed, (unsigned long long)s->succeeded,
-	    (unsigned long long)s->retried, (unsigned long long)s->failed,
-	    (unsigned long long)s->lost, (unsigned long long)s->recovered,
+	    "%llu failed, %llu lost, %llu snoozed, %llu recovered in %lld "
+	    "ms\n", (unsigned long long)s->claimed,
+	    (unsigned long long)s->succeeded, (unsigned long long)s->retried,
+	    (unsigned long long)s->failed, (unsigned long long)s->lost,
+	    (unsigned long long)s->snoozed, (unsigned long long)s->recovered,
 	    (long long)s->elapsed_ms);
 }
 

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,7 @@ struct in_hand {
 	int64_t extended_at;
 	int lost;
 	int interrupted;	/* a second signal stopped the handler */
+	int progress;		/* a checkpoint was saved in this attempt */
 };
 
 /* "host:pid:random" - who holds a lock, readable in the table, unique per
@@ -109,6 +111,67 @@ watch_tick(void *arg)
 	return 0;
 }
 
+/* A checkpoint we will not store: say so now (a handler that goes on to
+ * succeed would otherwise leave no trace of it) and to the handler. */
+static int
+refuse(const struct in_hand *h, char *err, size_t errlen, const char *fmt,
+    ...) __attribute__((format(printf, 4, 5)));
+
+static int
+refuse(const struct in_hand *h, char *err, size_t errlen, const char *fmt,
+    ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	log_msg(h->lg, LV_WARN, "job %llu (%s): checkpoint refused: %s",
+	    (unsigned long long)h->job->id, h->job->type, err);
+	return -1;
+}
+
+/* The handler reports progress: check it, store it (which also renews
+ * the lock), remember that this attempt got somewhere. */
+static int
+watch_checkpoint(void *arg, const char *text, size_t len, char *err,
+    size_t errlen)
+{
+	struct in_hand *h = arg;
+	json_error_t jerr;
+	json_t *doc;
+	char *json, cause[512];
+	int owned = 1;
+
+	if (!h->job->resumable)
+		return refuse(h, err, errlen, "the table has no checkpoint "
+		    "column (apply sql/002_checkpoint.sql)");
+	if (len > CHECKPOINT_MAX)
+		return refuse(h, err, errlen, "over %d bytes", CHECKPOINT_MAX);
+	doc = json_loadb(text, len, JSON_DECODE_ANY, &jerr);
+	if (doc == NULL)
+		return refuse(h, err, errlen, "not valid JSON: %s", jerr.text);
+	json = json_dumps(doc, JSON_COMPACT | JSON_ENCODE_ANY);
+	json_decref(doc);
+	if (json == NULL)
+		return errf(err, errlen, "cannot encode it");
+	if (queue_checkpoint(h->q, h->job, h->token, json, h->lock_seconds,
+	    &owned, cause, sizeof cause) != DB_OK) {
+		free(json);
+		return errf(err, errlen, "%s", cause);
+	}
+	free(json);
+	if (!owned) {
+		h->lost = 1;
+		return 1;
+	}
+	h->extended_at = now_ms();
+	h->progress = 1;
+	log_msg(h->lg, LV_DEBUG, "job %llu: checkpoint saved",
+	    (unsigned long long)h->job->id);
+	return 0;
+}
+
 /* A payload that is not JSON is the job's fault, not the handler's. */
 static int
 payload_ok(const struct job *job, struct result *res)
@@ -130,7 +193,7 @@ payload_ok(const struct job *job, struct result *res)
 static void
 handle(const struct cfg_type *type, struct in_hand *h, struct result *res)
 {
-	struct handler_watch watch = { watch_tick, h };
+	struct handler_watch watch = { watch_tick, watch_checkpoint, h };
 
 	memset(res, 0, sizeof *res);
 	if (!payload_ok(h->job, res))
@@ -140,9 +203,34 @@ handle(const struct cfg_type *type, struct in_hand *h, struct result *res)
 		res->outcome = OUTCOME_ABANDONED;
 }
 
+/* A snooze is free only where it is bounded: the table must count them
+ * (sql/002_checkpoint.sql) and a job may put itself off at most
+ * max_snoozes times in a row without saving progress.  Otherwise it
+ * counts as an ordinary retry. */
+static void
+snooze_or_retry(const struct cfg *cfg, const struct in_hand *h,
+    struct result *res)
+{
+	char what[256];
+	long asked;
+
+	if (!h->job->resumable)
+		snprintf(what, sizeof what, "asked to run again later, but the "
+		    "table cannot count snoozes (apply sql/002_checkpoint.sql)");
+	else if (!h->progress && h->job->snoozes >= cfg->run.max_snoozes)
+		snprintf(what, sizeof what, "put off %lu times in a row "
+		    "without progress (max_snoozes)", h->job->snoozes);
+	else
+		return;
+	/* The delay the handler asked for still holds. */
+	asked = res->retry_after;
+	result_set(res, OUTCOME_RETRY, what, NULL, 0);
+	res->retry_after = asked;
+}
+
 /* Record the outcome; counts go to stats. */
 static enum db_status
-mark(const struct cfg *cfg, struct in_hand *h, const struct result *res,
+mark(const struct cfg *cfg, struct in_hand *h, struct result *res,
     int64_t ms, struct run_stats *stats, char *err, size_t errlen)
 {
 	const struct job *job = h->job;
@@ -152,7 +240,19 @@ mark(const struct cfg *cfg, struct in_hand *h, const struct result *res,
 	const char *verdict;
 	int owned = 0, out_of_attempts = job->attempt >= job->max_attempts;
 
+	if (res->outcome == OUTCOME_SNOOZE)
+		snooze_or_retry(cfg, h, res);
 	switch (res->outcome) {
+	case OUTCOME_SNOOZE:
+		delay = res->retry_after >= 0 ?
+		    (unsigned long)res->retry_after : h->progress ? 0 :
+		    cfg->run.backoff_base;
+		if (delay > cfg->run.backoff_cap)
+			delay = cfg->run.backoff_cap;
+		st = queue_snooze(h->q, job, h->token, delay, h->progress,
+		    res->message[0] != '\0' ? res->message : NULL, &owned, err,
+		    errlen);
+		break;
 	case OUTCOME_SUCCESS:
 		st = queue_mark_success(h->q, job, h->token, &owned, err,
 		    errlen);
@@ -200,6 +300,14 @@ mark(const struct cfg *cfg, struct in_hand *h, const struct result *res,
 		    (unsigned long long)job->id, job->type, job->attempt,
 		    job->max_attempts, res->outcome == OUTCOME_SUCCESS ?
 		    "success" : res->message);
+		return DB_OK;
+	}
+	if (res->outcome == OUTCOME_SNOOZE) {
+		stats->snoozed++;
+		log_msg(lg, LV_INFO, "job %llu (%s) attempt %lu/%lu: %s, "
+		    "again in %lu s", (unsigned long long)job->id, job->type,
+		    job->attempt, job->max_attempts, h->progress ?
+		    "progress saved" : "snoozed", delay);
 		return DB_OK;
 	}
 	if (res->outcome == OUTCOME_SUCCESS) {

@@ -22,7 +22,7 @@ struct run_opts {
 
 /* What the run did, for the summary and the exit status. */
 struct run_stats {
-	uint64_t recovered, claimed, succeeded, retried, failed, lost;
+	uint64_t recovered, claimed, succeeded, retried, failed, lost, snoozed;
 	int64_t elapsed_ms;
 };
 

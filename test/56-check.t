@@ -7,7 +7,7 @@
 # with a fix, and the ALTER TABLE it proposes does fix it.
 . "${0%/*}/lib.sh"
 
-plan 79
+plan 81
 setup_db
 write_config <<EOF2
 [type.a]
@@ -72,6 +72,11 @@ ok +claim of all types uses idx_pick, ~[0-9]+ row\(s\) to read
 " "the claim is planned on idx_pick"
 like "$out" "
 ok +claim --type=a uses idx_pick" "and a --type=a claim too"
+like "$out" "
+advice +checkpoints and snooze are off: [^
+]*
+ +fix: sql/002_checkpoint.sql
+" "without sql/002_checkpoint.sql checkpoints are off, as advice"
 unlike "$out" 'problem' "no problem"
 
 run jobrun check --json
@@ -81,8 +86,9 @@ is "$(jget ok <<<"$out")" true "ok is true"
 is "$(jpy 'sorted(set(",".join(sorted(c)) for c in d["checks"]))' <<<"$out")" '["fix,level,message"]' \
     "each check has level, message, fix"
 is "$(levels <<<"$out")" "advice ok" "levels: ok and advice only"
-is "$(jpy '[c["fix"] for c in d["checks"] if c["level"] == "advice"]' <<<"$out")" '["sql/001_type_pick.sql"]' \
-    "the advice's fix is the migration"
+is "$(jpy 'sorted(c["fix"] for c in d["checks"] if c["level"] == "advice")' <<<"$out")" \
+    '["sql/001_type_pick.sql", "sql/002_checkpoint.sql"]' \
+    "the advice's fixes are the two migrations"
 is "$(jpy 'd["server"]["version"]' <<<"$out")" "$version" "server.version"
 is "$(jpy 'sorted(k for k in d["server"]["settings"] if k in ("time_zone", "innodb_lock_wait_timeout", "max_allowed_packet"))' <<<"$out")" \
     '["innodb_lock_wait_timeout", "max_allowed_packet", "time_zone"]' "server.settings has the relevant variables"
@@ -106,8 +112,11 @@ between "$rows" 1 100 "with 20000 finished rows the claim reads ~$rows row(s), n
 # --- with sql/001_type_pick.sql ------------------------------------------------
 
 mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" <"$TOP/sql/001_type_pick.sql"
+mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" <"$TOP/sql/002_checkpoint.sql"
 run jobrun check
 is "$rc" 0 "check with idx_type_pick exits 0"
+like "$out" "
+ok +checkpoints and snooze are on" "with sql/002_checkpoint.sql checkpoints are on"
 like "$out" "
 ok +index idx_type_pick \(status,type,next_run_at,id\)
 " "idx_type_pick is ok"

@@ -1,13 +1,18 @@
 #!/bin/bash
-# Lock waits: another connection holds the job's row lock while the runner
-# wants to mark it, longer than innodb_lock_wait_timeout.  The mark meets
-# error 1205, is run again after a short random pause, and succeeds once
-# the other transaction commits.  (Deadlocks, error 1213, take the same
-# path; 20-concurrency meets real ones between runners.)  This file uses a
-# server of its own, since it lowers innodb_lock_wait_timeout globally.
+# Lock waits and deadlocks provoked from a second connection.
+# 1. The second connection holds the job's row lock while the runner wants
+#    to mark it, longer than innodb_lock_wait_timeout: the mark meets error
+#    1205, is run again after a short random pause, and succeeds once the
+#    other transaction commits.
+# 2. A real deadlock: the runner's recovery has locked stranded job P1 and
+#    waits for P2, which the second connection holds; the second connection
+#    then asks for P1.  InnoDB rolls back the lighter transaction - the
+#    runner's, since the other one has changed more rows - with error 1213;
+#    the runner runs the statement again and recovers both jobs.
+# This file uses a server of its own, since it changes global settings.
 . "${0%/*}/lib.sh"
 
-plan 6
+plan 10
 own=$(mktemp -d /tmp/jobrun-srv-62.XXXXXX)
 defer "$TOP/contrib/throwaway-mariadb stop $own; rm -rf $own"
 JOBRUN_TEST_SOCKET=$("$TOP/contrib/throwaway-mariadb" start "$own") ||
@@ -54,3 +59,41 @@ defer "kill $holder"
 wait "$pid"
 is "$?" 70 "a lock held past every retry: exit 70"
 like "$(cat "$T/err")" "Lock wait timeout exceeded" "stderr says why"
+
+# --- a real deadlock ---------------------------------------------------------
+sql "SET GLOBAL innodb_lock_wait_timeout = 50"
+write_config <<EOF2
+[type.other]
+handler = noop
+EOF2
+sql "DELETE FROM polling_jobs;
+     CREATE TABLE ballast (n INT) ENGINE=InnoDB;
+     INSERT INTO ballast SELECT seq FROM seq_1_to_200;
+     INSERT INTO polling_jobs (business_key, type, status, attempts,
+        next_run_at, locked_by, locked_until, created_at, updated_at)
+     VALUES ('p1', 'gone', 'processing', 1, NOW(), 'dead-1',
+        NOW() - INTERVAL 20 SECOND, NOW(), NOW()),
+            ('p2', 'gone', 'processing', 1, NOW(), 'dead-2',
+        NOW() - INTERVAL 10 SECOND, NOW(), NOW())"
+p1=$(sql "SELECT id FROM polling_jobs WHERE business_key = 'p1'")
+p2=$(sql "SELECT id FROM polling_jobs WHERE business_key = 'p2'")
+deadlocks() {
+	sql "SHOW GLOBAL STATUS LIKE 'Innodb_deadlocks'" | cut -f2
+}
+before=$(deadlocks)
+# The second connection: heavy (200 rows changed), holds P2, later wants P1.
+sql "BEGIN; UPDATE ballast SET n = n + 1;
+     SELECT id FROM polling_jobs WHERE id = $p2 FOR UPDATE;
+     DO SLEEP(2);
+     SELECT id FROM polling_jobs WHERE id = $p1 FOR UPDATE;
+     DO SLEEP(1); COMMIT" >"$T/other.out" 2>&1 &
+other=$!
+sleep 1
+run jobrun -v --json
+wait "$other"
+other_rc=$?
+is "$rc/$(jget recovered <<<"$out")" 0/2 \
+    "the runner's recovery was chosen as the deadlock victim, ran again, and recovered both jobs"
+is "$(( $(deadlocks) - before ))" 1 "the server saw one deadlock"
+like "$err" "statement\(s\) run again after a deadlock" "-v says the statement was run again"
+is "$other_rc" 0 "the other transaction went through"

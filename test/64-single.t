@@ -34,7 +34,7 @@ is "$?" 0 "the first runner finishes"
 is "$(jget succeeded <"$T/first")" 1 "and ran its job"
 
 run jobrun --single --type=slow --json
-is "$(jkeys <<<"$out")" "claimed,elapsed_ms,failed,lost,ok,recovered,retried,succeeded" \
+is "$(jkeys <<<"$out")" "claimed,elapsed_ms,failed,lost,ok,recovered,retried,snoozed,succeeded" \
     "once the first runner is gone the lock is free again: a normal run"
 
 # [run] single = yes does the same without the option.

@@ -1,0 +1,109 @@
+#!/bin/bash
+# Snooze and progress (sql/002_checkpoint.sql): a handler can say "not
+# yet, run me again in N seconds" (exec: exit 99, N on its last line of
+# output; http: 202 with {"snooze": N} or Retry-After) without spending an
+# attempt, and "progress saved, run me again" (a new checkpoint, then exit
+# 99, or 202 with {"checkpoint": ...}).  Snoozes without progress are
+# bounded by [run] max_snoozes; without the migration a snooze is an
+# ordinary retry.
+. "${0%/*}/lib.sh"
+. "${0%/*}/http-lib.sh"
+
+plan 22
+setup_db
+mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" <"$TOP/sql/002_checkpoint.sql"
+start_http_server
+write_config <<EOF2
+[run]
+max_snoozes = 2
+backoff_base = 60
+
+[type.later]
+handler = exec
+command = $HANDLERS/snooze 90
+timeout = 10
+
+[type.vague]
+handler = exec
+command = $HANDLERS/snooze
+timeout = 10
+
+[type.slices]
+handler = exec
+command = $HANDLERS/slices 1000 300 $T/items
+timeout = 10
+
+[type.web-progress]
+handler = http
+url = $HTTP_URL/status/202?body=%7B%22checkpoint%22%3A%7B%22page%22%3A7%7D%7D
+timeout = 5
+
+[type.web-snooze]
+handler = http
+url = $HTTP_URL/status/202?body=%7B%22snooze%22%3A45%7D
+timeout = 5
+
+[type.web-accepted]
+handler = http
+url = $HTTP_URL/status/202?body=queued
+timeout = 5
+EOF2
+job() { sql "SELECT $2 FROM polling_jobs WHERE business_key = '$1'"; }
+due_in() { job "$1" "TIMESTAMPDIFF(SECOND, NOW(), next_run_at)"; }
+
+jobrun enqueue --type=later --key=later >/dev/null
+run jobrun --type=later --json
+is "$rc" 0 "a snooze is not a failure: exit 0"
+is "$(jget snoozed <<<"$out")" 1 "--json counts it as snoozed"
+is "$(job later status)/$(job later attempts)/$(job later snoozes)" pending/0/1 \
+    "the job is pending, no attempt spent, one snooze counted"
+between "$(due_in later)" 88 91 "due again in the 90 s the handler named"
+
+jobrun enqueue --type=vague --key=vague >/dev/null
+run jobrun --type=vague --json
+between "$(due_in vague)" 58 61 "no delay named: backoff_base (60 s)"
+
+sql "UPDATE polling_jobs SET next_run_at = NOW() WHERE business_key = 'vague'"
+run jobrun --type=vague --json
+is "$(job vague snoozes)/$(job vague attempts)" 2/0 "a second snooze in a row"
+sql "UPDATE polling_jobs SET next_run_at = NOW() WHERE business_key = 'vague'"
+run jobrun --type=vague --json
+is "$(job vague status)/$(job vague attempts)" pending/1 \
+    "past max_snoozes (2) without progress, the snooze spends an attempt"
+like "$(job vague last_error)" "put off 2 times in a row without progress" \
+    "and last_error says why"
+
+# Progress: 1000 items in slices of 300, each attempt resuming from the
+# last checkpoint; one run does them all, since progress is due at once.
+jobrun enqueue --type=slices --key=slices >/dev/null
+run jobrun --type=slices --json
+is "$(jget snoozed <<<"$out")/$(jget succeeded <<<"$out")" 3/1 \
+    "three slices saved progress and ran again, the fourth finished"
+is "$(job slices status)/$(job slices attempts)/$(job slices snoozes)" success/1/0 \
+    "the job is success, one attempt spent in all"
+is "$(wc -l <"$T/items")/$(sort -un "$T/items" | wc -l)" 1000/1000 \
+    "each of the 1000 items was processed exactly once"
+is "$(job slices checkpoint)" '{"last":1000}' "the last checkpoint is kept"
+
+# http: 202 with a checkpoint or a snooze; a plain 202 is a success.
+jobrun enqueue --type=web-progress --key=wp --max-attempts=1 >/dev/null
+run jobrun --type=web-progress --max=1 --json
+is "$(job wp checkpoint)" '{"page":7}' "202 with a checkpoint: stored"
+is "$(job wp status)/$(job wp attempts)" pending/0 "and the job runs again without spending its attempt"
+between "$(due_in wp)" -1 1 "at once, since it made progress"
+jobrun enqueue --type=web-snooze --key=ws >/dev/null
+run jobrun --type=web-snooze --json
+is "$(job ws status)/$(job ws attempts)" pending/0 "202 with a snooze: pending, no attempt spent"
+between "$(due_in ws)" 43 46 "due in the 45 s asked for"
+jobrun enqueue --type=web-accepted --key=wa >/dev/null
+run jobrun --type=web-accepted --json
+is "$(job wa status)" success "a plain 202 is a success"
+
+# Without the migration, exit 99 is an ordinary retry.
+sql "ALTER TABLE polling_jobs DROP COLUMN checkpoint, DROP COLUMN snoozes"
+jobrun enqueue --type=later --key=later2 >/dev/null
+run jobrun --type=later --json
+is "$(jget retried <<<"$out")" 1 "without sql/002_checkpoint.sql a snooze is a retry"
+is "$(job later2 status)/$(job later2 attempts)" pending/1 "it spends an attempt"
+like "$(job later2 last_error)" "apply sql/002_checkpoint.sql" "and last_error says how to enable snooze"
+between "$(due_in later2)" 88 91 "the delay the handler named still counts"
