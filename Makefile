@@ -111,7 +111,7 @@ integration-asan: build/asan/jobrun
 # The whole integration suite with jobrun under valgrind memcheck: any
 # memory error or leak fails the test that met it (exit 99).
 integration-valgrind: jobrun
-	JOBRUN=$(CURDIR)/test/valgrind-jobrun JOBRUN_TEST_SLACK=15 test/run -j2
+	JOBRUN=$(CURDIR)/test/valgrind-jobrun JOBRUN_TEST_SLACK=30 test/run -j2
 
 lint-man:
 	mandoc -T lint -W warning man/jobrun.1 man/jobrun.conf.5

@@ -33,12 +33,24 @@ kill_server() {
 	sleep 0.5
 }
 
+# wait_processing KEY: until the runner has claimed the job (bounded), so
+# the server dies while the handler runs however slow the runner starts
+wait_processing() {
+	local i
+	for i in $(seq 200); do
+		[ "$(sql "SELECT status FROM polling_jobs WHERE business_key = '$1'")" = processing ] &&
+		    return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # 1. killed and back before the handler ends: the mark reconnects.
 jobrun enqueue --type=slow --key=s1 >/dev/null
 "$JOBRUN" --config="$CONF" --json >"$T/out" 2>"$T/err" &
 pid=$!
 defer "kill -9 $pid"
-sleep 1.5
+wait_processing s1
 kill_server
 "$TOP/contrib/throwaway-mariadb" start "$own" >/dev/null ||
     bail_out "cannot restart the server"
@@ -54,7 +66,7 @@ jobrun enqueue --type=slow --key=s2 >/dev/null
 "$JOBRUN" --config="$CONF" --json >"$T/out" 2>"$T/err" &
 pid=$!
 defer "kill -9 $pid"
-sleep 1.5
+wait_processing s2
 kill_server
 wait "$pid"
 is "$?" 69 "server gone at mark time: exit 69"

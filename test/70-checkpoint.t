@@ -43,7 +43,7 @@ jobrun enqueue --type=big --key=big >/dev/null
 pid=$!
 defer "kill -9 $pid"
 for i in $(seq 200); do
-	[ "$(wc -l <"$T/items" 2>/dev/null || echo 0)" -ge 550 ] && break
+	[ "$(cat "$T/items" 2>/dev/null | wc -l)" -ge 550 ] && break
 	sleep 0.05
 done
 kill -9 "$pid"
