@@ -30,7 +30,7 @@ enum opt_id {
 	OPT_PAYLOAD_FILE, OPT_DELAY, OPT_MAX_ATTEMPTS, OPT_AT,
 	OPT_KEY_PREFIX, OPT_RANGE, OPT_CHUNK, OPT_PAYLOAD_TEMPLATE,
 	OPT_STATUS, OPT_LIMIT, OPT_BEFORE_ID, OPT_FAILED, OPT_FORCE,
-	OPT_OLDER_THAN, OPT_DRY_RUN, OPT_SINGLE,
+	OPT_OLDER_THAN, OPT_DRY_RUN, OPT_SINGLE, OPT_LOG, OPT_METRICS_FILE,
 };
 
 struct opt {
@@ -50,6 +50,9 @@ static const struct opt opts[] = {
 	{ { "max-seconds", required_argument, NULL, OPT_MAX_SECONDS },
 	  ON(CMD_RUN) },
 	{ { "single", no_argument, NULL, OPT_SINGLE }, ON(CMD_RUN) },
+	{ { "metrics-file", required_argument, NULL, OPT_METRICS_FILE },
+	  ON(CMD_RUN) },
+	{ { "log", required_argument, NULL, OPT_LOG }, FOR_ALL },
 	{ { "key", required_argument, NULL, OPT_KEY },
 	  ON(CMD_ENQUEUE) | ON(CMD_SHOW) },
 	{ { "payload", required_argument, NULL, OPT_PAYLOAD },
@@ -91,7 +94,8 @@ cli_usage(FILE *out)
 {
 	fputs(
 "usage: jobrun [run] [--config=FILE] [--type=NAME] [--max=N]\n"
-"              [--max-seconds=S] [--single] [--json] [-v] [-q]\n"
+"              [--max-seconds=S] [--single] [--metrics-file=FILE]\n"
+"              [--log=stderr|syslog] [--json] [-v] [-q]\n"
 "       jobrun enqueue --type=NAME --key=KEY [--payload=JSON |\n"
 "              --payload-file=FILE | -] [--delay=SECONDS | --at=DATETIME]\n"
 "              [--max-attempts=N]\n"
@@ -117,6 +121,9 @@ cli_usage(FILE *out)
 "      --max-seconds=S   stop claiming after S seconds ([run] max_seconds)\n"
 "      --single          exit at once if another runner of this table (and\n"
 "                        --type) is running ([run] single)\n"
+"      --metrics-file=F  write Prometheus metrics of the run to F\n"
+"                        ([run] metrics_file)\n"
+"      --log=stderr|syslog  where messages go ([run] log)\n"
 "  -v, --verbose         a line per job on stderr (-vv: more)\n"
 "  -q, --quiet           only fatal errors on stderr\n"
 "\n"
@@ -242,6 +249,13 @@ apply(struct cli *cli, int id, const char *arg, char *err, size_t errlen)
 	case OPT_FORCE: cli->force = 1; return 0;
 	case OPT_DRY_RUN: cli->dry_run = 1; return 0;
 	case OPT_SINGLE: cli->single = 1; return 0;
+	case OPT_METRICS_FILE: cli->metrics_file = arg; return 0;
+	case OPT_LOG:
+		if (strcmp(arg, "stderr") != 0 && strcmp(arg, "syslog") != 0)
+			return errf(err, errlen, "--log: stderr or syslog, not "
+			    "\"%s\"", arg);
+		cli->log = arg;
+		return 0;
 	case OPT_RANGE:
 		cli->has_range = 1;
 		return range(arg, cli, err, errlen);

@@ -34,6 +34,8 @@ struct cli {
 	int force;			/* retry --force */
 	int dry_run;			/* purge --dry-run */
 	int single;			/* run --single */
+	const char *metrics_file;	/* run --metrics-file */
+	const char *log;		/* "stderr" or "syslog" */
 	int json;
 	int verbose;			/* -v count */
 	int quiet;

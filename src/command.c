@@ -6,6 +6,7 @@
 #include <sysexits.h>
 
 #include "command.h"
+#include "metrics.h"
 #include "report.h"
 #include "runner.h"
 #include "util.h"
@@ -108,6 +109,35 @@ take_single_lock(struct ctx *c, const char *type)
 	return EX_OK;
 }
 
+/* --metrics-file: the run's figures, and the backlog when the database
+ * still answers.  A failure to write them is reported, not fatal: the
+ * jobs were handled. */
+static void
+write_metrics(struct ctx *c, const struct run_stats *stats, int status,
+    int db_ok)
+{
+	const char *path = c->cli.metrics_file != NULL ?
+	    c->cli.metrics_file : c->cfg.run.metrics_file;
+	struct status queue = { NULL, 0 };
+	const char *saved_type = c->cli.type;
+	char err[1024];
+
+	if (path == NULL)
+		return;
+	c->cli.type = NULL;	/* the backlog of every type */
+	if (db_ok && cmd_collect_status(c, 0, &queue, err, sizeof err) !=
+	    DB_OK) {
+		log_msg(&c->lg, LV_WARN, "metrics without the backlog: %s",
+		    err);
+		db_ok = 0;
+	}
+	c->cli.type = saved_type;
+	if (metrics_write(path, stats, status, db_ok ? &queue : NULL, err,
+	    sizeof err) != 0)
+		log_msg(&c->lg, LV_WARN, "%s", err);
+	cmd_free_status(&queue);
+}
+
 int
 cmd_run(struct ctx *c)
 {
@@ -156,9 +186,11 @@ cmd_run(struct ctx *c)
 		    "deadlock or lock wait timeout",
 		    (unsigned long long)c->q.conflicts);
 	if (c->cli.verbose)
-		report_run_text(stderr, &stats);
+		report_run_text(&c->lg, &stats);
 	if (c->cli.json)
 		report_run_json(stdout, &stats, status == EX_OK,
 		    st != DB_OK ? err : NULL);
+	write_metrics(c, &stats, status, st == DB_OK);
+	run_stats_free(&stats);
 	return status;
 }

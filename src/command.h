@@ -41,6 +41,26 @@ int cmd_prepare_type(const struct ctx *c, const struct cfg_type *t,
 /* Print a JSON value on stdout, compact, and release it. */
 void cmd_print_json(json_t *value);
 
+/* The backlog of one type, as status shows it. */
+struct type_status {
+	char *type;
+	const char *handler;	/* NULL: no [type.NAME] section */
+	unsigned long pending, due, processing, expired, failed, success;
+	long lag;		/* seconds, -1 when nothing is due */
+};
+
+struct status {
+	struct type_status *rows;
+	size_t n;
+};
+
+/* The backlog of every type (or only c->cli.type), from indexes only;
+ * with estimate, the optimizer's estimate of success rows too. */
+enum db_status cmd_collect_status(struct ctx *c, int estimate,
+                                  struct status *s, char *err,
+                                  size_t errlen);
+void cmd_free_status(struct status *s);
+
 int cmd_run(struct ctx *c);
 int cmd_enqueue(struct ctx *c);
 int cmd_status(struct ctx *c);

@@ -65,7 +65,8 @@ static const char *const db_keys[] = {
 
 static const char *const run_keys[] = {
 	"max_seconds", "batch_size", "lock_seconds", "recover_limit",
-	"backoff_base", "backoff_cap", "single", "max_snoozes", NULL,
+	"backoff_base", "backoff_cap", "single", "max_snoozes", "log",
+	"metrics_file", NULL,
 };
 
 /* Record the first error only: later ones are usually its echo. */
@@ -265,6 +266,17 @@ set_run(struct parser *p, const char *key, const char *value)
 	if (strcmp(key, "backoff_base") == 0)
 		return set_number(p, "run", key, value, 0, 86400,
 		    &r->backoff_base);
+	if (strcmp(key, "log") == 0) {
+		if (strcmp(value, "stderr") != 0 && strcmp(value, "syslog") != 0)
+			return fail(p, p->line, "run", key,
+			    "stderr or syslog, not \"%s\"", value);
+		r->syslog = strcmp(value, "syslog") == 0;
+		return 1;
+	}
+	if (strcmp(key, "metrics_file") == 0) {
+		set_string(&r->metrics_file, value);
+		return 1;
+	}
 	if (strcmp(key, "max_snoozes") == 0)
 		return set_number(p, "run", key, value, 0, 1000000,
 		    &r->max_snoozes);
@@ -631,6 +643,7 @@ cfg_free(struct cfg *cfg)
 	free(cfg->db.database);
 	free(cfg->db.table);
 	free(cfg->db.time_zone);
+	free(cfg->run.metrics_file);
 	free(cfg->path);
 	memset(cfg, 0, sizeof *cfg);
 }

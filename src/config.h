@@ -39,6 +39,8 @@ struct cfg_run {
 	unsigned long backoff_cap;
 	int single;		/* take the GET_LOCK overlap guard */
 	unsigned long max_snoozes;	/* put-offs in a row without progress */
+	int syslog;		/* log = syslog */
+	char *metrics_file;	/* Prometheus textfile, or NULL */
 };
 
 /* One [type.NAME] section: the handler that runs jobs of that type. */

@@ -76,6 +76,7 @@ struct child {
 	size_t cp_len;
 	int cp_overflow;	/* the current line is over CHECKPOINT_MAX */
 	int cp_lost;		/* storing one found the lock lost */
+	char cp_refused[512];	/* why the first refused checkpoint was */
 	const char *input;
 	size_t input_len, input_off;
 	int exited, status;
@@ -359,7 +360,7 @@ drain_output(struct child *c)
 static void
 checkpoint_line(struct child *c, const struct handler_watch *w)
 {
-	char err[512], note[600];
+	char err[512];
 	size_t len = c->cp_len;
 	int rc;
 
@@ -372,11 +373,11 @@ checkpoint_line(struct child *c, const struct handler_watch *w)
 		rc = 0;
 	else
 		rc = w->checkpoint(w->arg, c->cp_line, len, err, sizeof err);
-	if (rc < 0) {
-		snprintf(note, sizeof note, "jobrun: checkpoint refused: %s\n",
-		    err);
-		tail_append(&c->tail, note, strlen(note));
-	} else if (rc > 0)
+	/* Kept apart from the output, whose last line may be a snooze
+	 * delay; it goes into last_error's opening words. */
+	if (rc < 0 && c->cp_refused[0] == '\0')
+		snprintf(c->cp_refused, sizeof c->cp_refused, "%s", err);
+	else if (rc > 0)
 		c->cp_lost = 1;
 	c->cp_len = 0;
 	c->cp_overflow = 0;
@@ -532,9 +533,9 @@ static void
 describe(const struct child *c, enum stop_reason stop, unsigned long timeout,
     struct result *res)
 {
-	char what[128];
+	char what[768];
 	char *out;
-	size_t len;
+	size_t len, n;
 	enum outcome outcome = OUTCOME_RETRY;
 	int code;
 
@@ -563,6 +564,11 @@ describe(const struct child *c, enum stop_reason stop, unsigned long timeout,
 			    "exit 65 (permanent failure)");
 		} else
 			snprintf(what, sizeof what, "exit status %d", code);
+	}
+	if (c->cp_refused[0] != '\0') {
+		n = strlen(what);
+		snprintf(what + n, sizeof what - n, " (checkpoint refused: %s)",
+		    c->cp_refused);
 	}
 	out = tail_string(&c->tail, &len);
 	result_set(res, outcome, what, out, len);

@@ -61,6 +61,7 @@ struct http_state {
 struct exchange {
 	char *body;
 	size_t len, cap;
+	int cut;		/* the body was longer than cap */
 	char status_line[128];
 	char retry_after[128];
 	char date[128];
@@ -340,6 +341,7 @@ on_body(char *data, size_t size, size_t nmemb, void *arg)
 
 	if (keep > n)
 		keep = n;
+	ex->cut |= keep < n;
 	memcpy(ex->body + ex->len, data, keep);
 	ex->len += keep;
 	return n;
@@ -416,6 +418,11 @@ request_body(const struct job *job)
 	    "attempt", (json_int_t)job->attempt,
 	    "max_attempts", (json_int_t)job->max_attempts,
 	    "payload", payload);
+	/* A resumable job's receiver gets its last checkpoint back. */
+	if (doc != NULL && job->resumable)
+		json_object_set_new(doc, "checkpoint", job->checkpoint != NULL ?
+		    json_loads(job->checkpoint, JSON_DECODE_ANY, NULL) :
+		    json_null());
 	text = doc != NULL ? json_dumps(doc, JSON_COMPACT) : NULL;
 	json_decref(doc);
 	return text;
@@ -559,6 +566,15 @@ progress_reply(const struct exchange *ex, const struct handler_watch *w,
 	json_t *cp, *snooze;
 	char *text, err[512], what[600];
 	int rc = 0;
+
+	/* Cut short it cannot be read, and must not pass for a success. */
+	if (ex->cut && ex->len > 0 && ex->body[0] == '{') {
+		json_decref(doc);
+		result_set(res, OUTCOME_RETRY, "HTTP 202 with a body longer "
+		    "than max_response: cannot read a checkpoint from it",
+		    NULL, 0);
+		return 1;
+	}
 
 	cp = json_object_get(doc, "checkpoint");
 	snooze = json_object_get(doc, "snooze");

@@ -20,19 +20,6 @@
 #include "utf8.h"
 #include "util.h"
 
-/* One line of the status table. */
-struct type_status {
-	char *type;
-	const char *handler;	/* NULL: no [type.NAME] section */
-	unsigned long pending, due, processing, expired, failed, success;
-	long lag;		/* seconds, -1 when nothing is due */
-};
-
-struct status {
-	struct type_status *rows;
-	size_t n;
-};
-
 static struct type_status *
 status_row(struct status *s, const char *type)
 {
@@ -112,9 +99,9 @@ on_expired(void *arg, char **cols, unsigned ncols)
 	return 0;
 }
 
-/* Fill s for every type (or only c->cli.type). */
-static enum db_status
-collect(struct ctx *c, struct status *s, char *err, size_t errlen)
+enum db_status
+cmd_collect_status(struct ctx *c, int estimate, struct status *s, char *err,
+    size_t errlen)
 {
 	enum db_status st = DB_OK;
 	const struct cfg_type *t;
@@ -144,7 +131,7 @@ collect(struct ctx *c, struct status *s, char *err, size_t errlen)
 		arg = DB_STR(s->rows[i].type);
 		st = queue_select(&c->q, Q_TYPE_COUNTS, &arg, 1, 2,
 		    on_type_count, &s->rows[i], err, errlen);
-		if (st == DB_OK)
+		if (st == DB_OK && estimate)
 			st = queue_select(&c->q, Q_SUCCESS_ESTIMATE, &arg, 1,
 			    10, on_estimate, &s->rows[i], err, errlen);
 		t = cfg_find_type(&c->cfg, s->rows[i].type);
@@ -214,24 +201,33 @@ print_status_json(const struct status *s)
 	    unhandled));
 }
 
+void
+cmd_free_status(struct status *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		free(s->rows[i].type);
+	free(s->rows);
+	s->rows = NULL;
+	s->n = 0;
+}
+
 int
 cmd_status(struct ctx *c)
 {
 	struct status s = { NULL, 0 };
 	char err[1024];
 	enum db_status st;
-	size_t i;
 
-	st = collect(c, &s, err, sizeof err);
+	st = cmd_collect_status(c, 1, &s, err, sizeof err);
 	if (st != DB_OK)
 		cmd_db_error(c, st, err);
 	else if (c->cli.json)
 		print_status_json(&s);
 	else
 		print_status_text(&s, c->cfg.path);
-	for (i = 0; i < s.n; i++)
-		free(s.rows[i].type);
-	free(s.rows);
+	cmd_free_status(&s);
 	return cmd_exit_for(st);
 }
 

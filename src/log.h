@@ -1,9 +1,13 @@
 /*
- * log.h - messages on stderr, filtered by verbosity.
+ * log.h - what jobrun has to say, on stderr or to syslog.
  *
  * Quiet when all is well so cron mails nothing: the default level prints
  * only what needs attention (a retried, failed or lost job, a recovered
- * lock); -v adds a line per job, -q leaves only fatal errors.
+ * lock); -v adds a line per job, -q leaves only fatal errors.  On a
+ * terminal a line reads as a sentence; anywhere else (cron, systemd, a
+ * pipe) events are logfmt, "ts=... level=... job=... msg=...", stable and
+ * greppable.  Fatal errors always read as a sentence, "jobrun: what: why",
+ * and always reach stderr, even with syslog, so cron mails them.
  */
 #ifndef JOBRUN_LOG_H
 #define JOBRUN_LOG_H
@@ -17,10 +21,31 @@ enum log_level {
 
 struct log {
 	enum log_level level;
+	int logfmt;	/* key=value lines instead of sentences */
+	int syslog;	/* to syslog(3) instead of stderr */
 };
 
-/* Print "jobrun: <message>" on stderr when lg allows level. */
+/* Set up lg: to syslog when to_syslog, else stderr (logfmt unless stderr
+ * is a terminal). */
+void log_open(struct log *lg, enum log_level level, int to_syslog);
+void log_close(struct log *lg);
+
+/* A message that is not about one job. */
 void log_msg(const struct log *lg, enum log_level level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* What happened to one job. */
+struct log_event {
+	unsigned long long job;
+	const char *type;
+	unsigned long attempt, max_attempts;
+	const char *outcome;	/* success, retry, failed, lost, ... */
+	long long ms;		/* time the handler took, or -1 */
+	long delay;		/* seconds until the job is due again, or -1 */
+	const char *msg;	/* last_error or a note, or NULL */
+};
+
+void log_job(const struct log *lg, enum log_level level,
+             const struct log_event *ev);
 
 #endif

@@ -80,6 +80,9 @@ setup(struct ctx *c)
 		log_msg(&c->lg, LV_ERROR, "%s", err);
 		return EX_CONFIG;
 	}
+	if (c->cli.log != NULL ? strcmp(c->cli.log, "syslog") == 0 :
+	    c->cfg.run.syslog)
+		log_open(&c->lg, c->lg.level, 1);
 	if (c->cfg.warning[0] != '\0')
 		log_msg(&c->lg, LV_WARN, "%s", c->cfg.warning);
 	st = db_connect(&c->db, &c->cfg.db, err, sizeof err);
@@ -109,7 +112,6 @@ main(int argc, char **argv)
 	int status;
 
 	memset(&c, 0, sizeof c);
-	c.lg.level = LV_WARN;
 	if (cli_parse(argc, argv, &c.cli, err, sizeof err) != 0) {
 		fprintf(stderr, "jobrun: %s\nTry 'jobrun --help'.\n", err);
 		return EX_USAGE;
@@ -122,8 +124,8 @@ main(int argc, char **argv)
 		printf("jobrun %s\n", JOBRUN_VERSION);
 		return close_stdout(EX_OK);
 	}
-	c.lg.level = c.cli.quiet ? LV_ERROR : c.cli.verbose > 1 ? LV_DEBUG :
-	    c.cli.verbose ? LV_INFO : LV_WARN;
+	log_open(&c.lg, c.cli.quiet ? LV_ERROR : c.cli.verbose > 1 ? LV_DEBUG :
+	    c.cli.verbose ? LV_INFO : LV_WARN, 0);
 	install_signals();
 	status = setup(&c);
 	for (i = 0; status == EX_OK && i < sizeof commands /
@@ -133,5 +135,6 @@ main(int argc, char **argv)
 			break;
 		}
 	teardown(&c);
+	log_close(&c.lg);
 	return close_stdout(status);
 }

@@ -592,6 +592,37 @@ queue_mark_failed(struct queue *q, const struct job *job, const char *token,
 	return fenced(q, Q_FAIL, args, 3, owned, err, errlen);
 }
 
+/* A fenced write that may change nothing (the same lock time or the same
+ * checkpoint within one second): MariaDB then reports zero changed rows,
+ * which is also what a lost lock reports, so ask whether the job is
+ * still ours. */
+static enum db_status
+fenced_or_owner(struct queue *q, enum queue_stmt which, struct db_arg *args,
+    unsigned nargs, const struct job *job, const char *token, int *owned,
+    char *err, size_t errlen)
+{
+	struct db_arg owner_args[] = { DB_NUM(job->id), DB_STR(token) };
+	enum db_status st;
+	char *col;
+	int rc;
+
+	st = fenced(q, which, args, nargs, owned, err, errlen);
+	if (st != DB_OK || *owned)
+		return st;
+	st = run(q, Q_OWNER, owner_args, 2, err, errlen);
+	if (st != DB_OK)
+		return st;
+	rc = db_fetch(q->stmt[Q_OWNER], &col, 1, err, errlen);
+	if (rc < 0)
+		return DB_ERROR;
+	if (rc == 1) {
+		free(col);
+		db_done(q->stmt[Q_OWNER]);
+	}
+	*owned = rc == 1;
+	return DB_OK;
+}
+
 enum db_status
 queue_checkpoint(struct queue *q, const struct job *job, const char *token,
     const char *json, unsigned long lock_seconds, int *owned, char *err,
@@ -600,7 +631,8 @@ queue_checkpoint(struct queue *q, const struct job *job, const char *token,
 	struct db_arg args[] = { DB_STR(json), DB_NUM(lock_seconds),
 	    DB_NUM(job->id), DB_STR(token) };
 
-	return fenced(q, Q_CHECKPOINT, args, 4, owned, err, errlen);
+	return fenced_or_owner(q, Q_CHECKPOINT, args, 4, job, token, owned,
+	    err, errlen);
 }
 
 enum db_status
@@ -654,28 +686,9 @@ queue_extend(struct queue *q, const struct job *job, const char *token,
 {
 	struct db_arg args[] = { DB_NUM(lock_seconds), DB_NUM(job->id),
 	    DB_STR(token) };
-	struct db_arg owner_args[] = { DB_NUM(job->id), DB_STR(token) };
-	enum db_status st;
-	char *col;
-	int rc;
 
-	st = fenced(q, Q_EXTEND, args, 3, owned, err, errlen);
-	if (st != DB_OK || *owned)
-		return st;
-	/* Zero changed rows is also what an extension within the same second
-	 * as the last one reports; ask whether the job is still ours. */
-	st = run(q, Q_OWNER, owner_args, 2, err, errlen);
-	if (st != DB_OK)
-		return st;
-	rc = db_fetch(q->stmt[Q_OWNER], &col, 1, err, errlen);
-	if (rc < 0)
-		return DB_ERROR;
-	if (rc == 1) {
-		free(col);
-		db_done(q->stmt[Q_OWNER]);
-	}
-	*owned = rc == 1;
-	return DB_OK;
+	return fenced_or_owner(q, Q_EXTEND, args, 3, job, token, owned, err,
+	    errlen);
 }
 
 /* Ask the server whether it reads at as a DATETIME; CAST would

@@ -40,11 +40,11 @@ report_run_json(FILE *out, const struct run_stats *s, int ok,
 }
 
 void
-report_run_text(FILE *out, const struct run_stats *s)
+report_run_text(const struct log *lg, const struct run_stats *s)
 {
-	fprintf(out, "jobrun: %llu claimed, %llu succeeded, %llu retried, "
+	log_msg(lg, LV_INFO, "%llu claimed, %llu succeeded, %llu retried, "
 	    "%llu failed, %llu lost, %llu snoozed, %llu recovered in %lld "
-	    "ms\n", (unsigned long long)s->claimed,
+	    "ms", (unsigned long long)s->claimed,
 	    (unsigned long long)s->succeeded, (unsigned long long)s->retried,
 	    (unsigned long long)s->failed, (unsigned long long)s->lost,
 	    (unsigned long long)s->snoozed, (unsigned long long)s->recovered,

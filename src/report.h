@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "log.h"
 #include "runner.h"
 
 /* The run summary as one JSON object (--json); error is NULL when the run
@@ -14,8 +15,8 @@
 void report_run_json(FILE *out, const struct run_stats *stats, int ok,
                      const char *error);
 
-/* The run summary as one line, for -v. */
-void report_run_text(FILE *out, const struct run_stats *stats);
+/* The run summary as one log line, for -v. */
+void report_run_text(const struct log *lg, const struct run_stats *stats);
 
 /* The result of an enqueue. */
 void report_enqueue(FILE *out, int json, uint64_t id, int created,

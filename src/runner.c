@@ -48,7 +48,7 @@ run_interrupted(void)
 /* The runner's view of the job being handled, for the watch tick. */
 struct in_hand {
 	struct queue *q;
-	const struct job *job;
+	struct job *job;
 	const char *token;
 	const struct log *lg;
 	unsigned long lock_seconds;
@@ -158,15 +158,20 @@ watch_checkpoint(void *arg, const char *text, size_t len, char *err,
 	if (queue_checkpoint(h->q, h->job, h->token, json, h->lock_seconds,
 	    &owned, cause, sizeof cause) != DB_OK) {
 		free(json);
-		return errf(err, errlen, "%s", cause);
+		return refuse(h, err, errlen, "%s", cause);
 	}
-	free(json);
 	if (!owned) {
+		free(json);
 		h->lost = 1;
 		return 1;
 	}
 	h->extended_at = now_ms();
-	h->progress = 1;
+	/* The same checkpoint again is no progress: it must not buy an
+	 * endless run of free snoozes. */
+	if (h->job->checkpoint == NULL || strcmp(json, h->job->checkpoint) != 0)
+		h->progress = 1;
+	free(h->job->checkpoint);
+	h->job->checkpoint = json;
 	log_msg(h->lg, LV_DEBUG, "job %llu: checkpoint saved",
 	    (unsigned long long)h->job->id);
 	return 0;
@@ -211,7 +216,7 @@ static void
 snooze_or_retry(const struct cfg *cfg, const struct in_hand *h,
     struct result *res)
 {
-	char what[256];
+	char what[256], said[LAST_ERROR_BYTES];
 	long asked;
 
 	if (!h->job->resumable)
@@ -222,10 +227,33 @@ snooze_or_retry(const struct cfg *cfg, const struct in_hand *h,
 		    "without progress (max_snoozes)", h->job->snoozes);
 	else
 		return;
-	/* The delay the handler asked for still holds. */
+	/* The delay the handler asked for and what it said still hold. */
 	asked = res->retry_after;
-	result_set(res, OUTCOME_RETRY, what, NULL, 0);
+	snprintf(said, sizeof said, "%s", res->message);
+	result_set(res, OUTCOME_RETRY, what, said, strlen(said));
 	res->retry_after = asked;
+}
+
+/* The counters of job's type in this run. */
+static struct type_count *
+count_of(struct run_stats *stats, const char *type)
+{
+	static struct type_count nowhere;
+	size_t i;
+
+	for (i = 0; i < stats->ntypes; i++)
+		if (strcmp(stats->by_type[i].type, type) == 0)
+			return &stats->by_type[i];
+	memset(&nowhere, 0, sizeof nowhere);
+	return &nowhere;	/* a type that changed under us */
+}
+
+void
+run_stats_free(struct run_stats *stats)
+{
+	free(stats->by_type);
+	stats->by_type = NULL;
+	stats->ntypes = 0;
 }
 
 /* Record the outcome; counts go to stats. */
@@ -235,9 +263,12 @@ mark(const struct cfg *cfg, struct in_hand *h, struct result *res,
 {
 	const struct job *job = h->job;
 	const struct log *lg = h->lg;
+	struct log_event ev = { job->id, job->type, job->attempt,
+	    job->max_attempts, "", -1, -1, NULL };
 	unsigned long delay = 0;
 	enum db_status st = DB_OK;
-	const char *verdict;
+	struct type_count *tc;
+	char note[64];
 	int owned = 0, out_of_attempts = job->attempt >= job->max_attempts;
 
 	if (res->outcome == OUTCOME_SNOOZE)
@@ -283,53 +314,59 @@ mark(const struct cfg *cfg, struct in_hand *h, struct result *res,
 		 * due now, and this attempt does not count. */
 		st = queue_release(h->q, job, h->token, &owned, err, errlen);
 		if (st == DB_OK && owned) {
-			log_msg(lg, LV_WARN, "job %llu (%s) attempt %lu/%lu: "
-			    "handler stopped on signal %d; job put back",
-			    (unsigned long long)job->id, job->type,
-			    job->attempt, job->max_attempts, (int)last_signal);
+			snprintf(note, sizeof note, "handler stopped on signal "
+			    "%d; job put back, due now", (int)last_signal);
+			ev.outcome = "put back";
+			ev.msg = note;
+			log_job(lg, LV_WARN, &ev);
 			return DB_OK;
 		}
 		break;
 	}
 	if (st != DB_OK)
 		return st;
+	ev.ms = ms;
+	ev.msg = res->message;
+	tc = count_of(stats, job->type);
 	if (!owned) {
 		stats->lost++;
-		log_msg(lg, LV_WARN, "job %llu (%s) attempt %lu/%lu: lock lost "
-		    "to another runner; outcome not recorded: %s",
-		    (unsigned long long)job->id, job->type, job->attempt,
-		    job->max_attempts, res->outcome == OUTCOME_SUCCESS ?
-		    "success" : res->message);
+		tc->lost++;
+		ev.outcome = "lost (lock taken by another runner; outcome not "
+		    "recorded)";
+		ev.msg = res->outcome == OUTCOME_SUCCESS ? "success" :
+		    res->message;
+		log_job(lg, LV_WARN, &ev);
 		return DB_OK;
 	}
 	if (res->outcome == OUTCOME_SNOOZE) {
 		stats->snoozed++;
-		log_msg(lg, LV_INFO, "job %llu (%s) attempt %lu/%lu: %s, "
-		    "again in %lu s", (unsigned long long)job->id, job->type,
-		    job->attempt, job->max_attempts, h->progress ?
-		    "progress saved" : "snoozed", delay);
+		tc->snoozed++;
+		ev.outcome = h->progress ? "progress saved" : "snoozed";
+		ev.delay = (long)delay;
+		log_job(lg, LV_INFO, &ev);
 		return DB_OK;
 	}
 	if (res->outcome == OUTCOME_SUCCESS) {
 		stats->succeeded++;
-		log_msg(lg, LV_INFO, "job %llu (%s) attempt %lu/%lu: success "
-		    "in %lld ms", (unsigned long long)job->id, job->type,
-		    job->attempt, job->max_attempts, (long long)ms);
+		tc->succeeded++;
+		ev.outcome = "success";
+		ev.msg = NULL;
+		log_job(lg, LV_INFO, &ev);
 		return DB_OK;
 	}
 	if (res->outcome == OUTCOME_RETRY && !out_of_attempts) {
 		stats->retried++;
-		log_msg(lg, LV_WARN, "job %llu (%s) attempt %lu/%lu: retry in "
-		    "%lu s: %s", (unsigned long long)job->id, job->type,
-		    job->attempt, job->max_attempts, delay, res->message);
+		tc->retried++;
+		ev.outcome = "retry";
+		ev.delay = (long)delay;
+		log_job(lg, LV_WARN, &ev);
 		return DB_OK;
 	}
 	stats->failed++;
-	verdict = res->outcome == OUTCOME_FAIL ? "failed permanently" :
+	tc->failed++;
+	ev.outcome = res->outcome == OUTCOME_FAIL ? "failed permanently" :
 	    "failed, no attempts left";
-	log_msg(lg, LV_WARN, "job %llu (%s) attempt %lu/%lu: %s: %s",
-	    (unsigned long long)job->id, job->type, job->attempt,
-	    job->max_attempts, verdict, res->message);
+	log_job(lg, LV_WARN, &ev);
 	return DB_OK;
 }
 
@@ -406,6 +443,10 @@ run_cycle(const struct cfg *cfg, struct queue *q, const struct run_opts *opts,
 	else
 		for (i = 0; i < cfg->ntypes; i++)
 			types[ntypes++] = cfg->types[i].name;
+	stats->by_type = xcalloc(ntypes, sizeof *stats->by_type);
+	for (i = 0; i < ntypes; i++)
+		stats->by_type[i].type = types[i];
+	stats->ntypes = ntypes;
 	make_token_prefix(prefix, sizeof prefix);
 	warn_types(cfg, types, ntypes, lg);
 

@@ -20,11 +20,21 @@ struct run_opts {
 	unsigned long max_seconds;	/* stop claiming after this long */
 };
 
-/* What the run did, for the summary and the exit status. */
+/* Outcomes of one type's jobs in this run. */
+struct type_count {
+	const char *type;
+	uint64_t succeeded, retried, failed, lost, snoozed;
+};
+
+/* What the run did, for the summary, the metrics and the exit status. */
 struct run_stats {
 	uint64_t recovered, claimed, succeeded, retried, failed, lost, snoozed;
 	int64_t elapsed_ms;
+	struct type_count *by_type;	/* one per type the run could claim */
+	size_t ntypes;
 };
+
+void run_stats_free(struct run_stats *stats);
 
 /* Signal handler: the first call stops claiming and lets the running
  * handler finish; the second also stops the handler and puts its job

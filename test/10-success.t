@@ -49,8 +49,8 @@ jobrun enqueue --type=email --key=welcome:2 >/dev/null
 jobrun enqueue --type=email --key=welcome:3 >/dev/null
 run jobrun -v
 is "$rc" 0 "-v run exits 0"
-is "$(printf '%s\n' "$err" | grep -c '\<job 2\>')" 1 "-v prints a line for job 2 on stderr"
-is "$(printf '%s\n' "$err" | grep -c '\<job 3\>')" 1 "and one for job 3"
+is "$(printf '%s\n' "$err" | grep -Ec '\<job[ =]2\>')" 1 "-v prints a line for job 2 on stderr"
+is "$(printf '%s\n' "$err" | grep -Ec '\<job[ =]3\>')" 1 "and one for job 3"
 is "$out" "" "and nothing on stdout"
 is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE status = 'success'")" 3 \
     "all three jobs succeeded"

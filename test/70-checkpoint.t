@@ -77,7 +77,7 @@ jobrun enqueue --type=bad --key=bad >/dev/null
 run jobrun --type=bad --json
 is "$(job bad checkpoint)" '{"good":1}' "a checkpoint that is not JSON is refused; the good one stays"
 like "$err" "checkpoint refused: not valid JSON" "stderr says why"
-like "$(job bad last_error)" "jobrun: checkpoint refused: not valid JSON" \
+like "$(job bad last_error)" "^exit status 3 \\(checkpoint refused: not valid JSON" \
     "and so does last_error"
 jobrun enqueue --type=huge --key=huge >/dev/null
 run jobrun --type=huge --json

@@ -9,7 +9,7 @@
 . "${0%/*}/lib.sh"
 . "${0%/*}/http-lib.sh"
 
-plan 22
+plan 25
 setup_db
 mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" <"$TOP/sql/002_checkpoint.sql"
 start_http_server
@@ -91,6 +91,12 @@ run jobrun --type=web-progress --max=1 --json
 is "$(job wp checkpoint)" '{"page":7}' "202 with a checkpoint: stored"
 is "$(job wp status)/$(job wp attempts)" pending/0 "and the job runs again without spending its attempt"
 between "$(due_in wp)" -1 1 "at once, since it made progress"
+is "$(http_req key=wp json:checkpoint)" null "the first request carried no checkpoint"
+run jobrun --type=web-progress --max=1 --json
+like "$(http_req key=wp json:checkpoint)" '^\{"page": ?7\}$' \
+    "the next request hands the receiver its checkpoint back"
+is "$(job wp snoozes)/$(job wp attempts)" 1/0 \
+    "the same checkpoint again is no progress: it counts as a snooze"
 jobrun enqueue --type=web-snooze --key=ws >/dev/null
 run jobrun --type=web-snooze --json
 is "$(job ws status)/$(job ws attempts)" pending/0 "202 with a snooze: pending, no attempt spent"

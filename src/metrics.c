@@ -1,0 +1,187 @@
+/*
+ * metrics.c - Prometheus text exposition of a run.
+ *
+ * A run lives for seconds, so nothing scrapes it; node_exporter's textfile
+ * collector reads a file instead.  The file is written whole to a
+ * temporary name and renamed over the old one, so the collector never
+ * reads half of it.  Counts are of this run (gauges: the next run replaces
+ * them); jobrun_last_success_timestamp_seconds is carried over from the
+ * previous file when this run did not end well, so "no good run for N
+ * minutes" can be alerted on.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "metrics.h"
+#include "util.h"
+
+#define LAST_SUCCESS "jobrun_last_success_timestamp_seconds"
+
+/* A label value with \, " and line breaks escaped, as the format wants. */
+static void
+put_label(FILE *f, const char *v)
+{
+	for (; *v != '\0'; v++) {
+		if (*v == '\\' || *v == '"')
+			fprintf(f, "\\%c", *v);
+		else if (*v == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*v, f);
+	}
+}
+
+static void
+header(FILE *f, const char *name, const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+}
+
+static void
+by_type(FILE *f, const char *name, const char *type, const char *label2,
+    const char *value2, double v)
+{
+	fprintf(f, "%s{type=\"", name);
+	put_label(f, type);
+	if (label2 != NULL)
+		fprintf(f, "\",%s=\"%s", label2, value2);
+	fprintf(f, "\"} %.15g\n", v);
+}
+
+/* The last-success time in the file we replace, or -1. */
+static double
+previous_success(const char *path)
+{
+	char line[256];
+	double v = -1;
+	FILE *f = fopen(path, "r");
+
+	if (f == NULL)
+		return -1;
+	while (fgets(line, sizeof line, f) != NULL)
+		if (strncmp(line, LAST_SUCCESS " ", sizeof LAST_SUCCESS) == 0)
+			v = strtod(line + sizeof LAST_SUCCESS, NULL);
+	fclose(f);
+	return v;
+}
+
+static void
+run_figures(FILE *f, const struct run_stats *s)
+{
+	static const char *const outcomes[] = { "succeeded", "retried",
+	    "failed", "lost", "snoozed" };
+	size_t i, k;
+
+	header(f, "jobrun_run_jobs", "Jobs the last run handled, by type "
+	    "and outcome.");
+	for (i = 0; i < s->ntypes; i++) {
+		const struct type_count *t = &s->by_type[i];
+		const uint64_t v[] = { t->succeeded, t->retried, t->failed,
+		    t->lost, t->snoozed };
+
+		for (k = 0; k < 5; k++)
+			by_type(f, "jobrun_run_jobs", t->type, "outcome",
+			    outcomes[k], (double)v[k]);
+	}
+	header(f, "jobrun_run_recovered", "Expired locks the last run gave "
+	    "back.");
+	fprintf(f, "jobrun_run_recovered %llu\n",
+	    (unsigned long long)s->recovered);
+	header(f, "jobrun_run_duration_seconds", "How long the last run "
+	    "took.");
+	fprintf(f, "jobrun_run_duration_seconds %.3f\n",
+	    (double)s->elapsed_ms / 1000.0);
+}
+
+static void
+queue_figures(FILE *f, const struct status *q)
+{
+	static const struct {
+		const char *name, *help;
+		size_t offset;
+	} gauges[] = {
+		{ "jobrun_queue_pending", "Pending jobs, by type.",
+		  offsetof(struct type_status, pending) },
+		{ "jobrun_queue_due", "Pending jobs already due, by type.",
+		  offsetof(struct type_status, due) },
+		{ "jobrun_queue_processing", "Jobs being handled, by type.",
+		  offsetof(struct type_status, processing) },
+		{ "jobrun_queue_expired_locks", "Processing jobs whose lock "
+		  "expired (their runner stopped), by type.",
+		  offsetof(struct type_status, expired) },
+		{ "jobrun_queue_failed", "Failed jobs, by type.",
+		  offsetof(struct type_status, failed) },
+	};
+	size_t g, i;
+
+	for (g = 0; g < sizeof gauges / sizeof gauges[0]; g++) {
+		header(f, gauges[g].name, gauges[g].help);
+		for (i = 0; i < q->n; i++)
+			by_type(f, gauges[g].name, q->rows[i].type, NULL,
+			    NULL, (double)*(const unsigned long *)(const void *)
+			    ((const char *)&q->rows[i] + gauges[g].offset));
+	}
+	header(f, "jobrun_queue_lag_seconds", "How long the oldest due "
+	    "pending job has waited, by type (0: none due).");
+	for (i = 0; i < q->n; i++)
+		by_type(f, "jobrun_queue_lag_seconds", q->rows[i].type, NULL,
+		    NULL, q->rows[i].lag > 0 ? (double)q->rows[i].lag : 0);
+}
+
+int
+metrics_write(const char *path, const struct run_stats *stats,
+    int exit_status, const struct status *queue, char *err, size_t errlen)
+{
+	char tmp[4096];
+	double now = (double)time(NULL), last = previous_success(path);
+	FILE *f;
+	int fd;
+
+	if (snprintf(tmp, sizeof tmp, "%s.XXXXXX", path) >= (int)sizeof tmp)
+		return errf(err, errlen, "write metrics %s: path too long",
+		    path);
+	fd = mkstemp(tmp);
+	if (fd < 0 || (f = fdopen(fd, "w")) == NULL) {
+		errf(err, errlen, "write metrics %s: %s", tmp, strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			unlink(tmp);
+		}
+		return -1;
+	}
+	fchmod(fd, 0644);	/* node_exporter runs as another user */
+	run_figures(f, stats);
+	header(f, "jobrun_run_exit_status", "The last run's exit status "
+	    "(0: all claimed jobs succeeded or none was due).");
+	fprintf(f, "jobrun_run_exit_status %d\n", exit_status);
+	header(f, "jobrun_last_run_timestamp_seconds", "When the last run "
+	    "ended (Unix time).");
+	fprintf(f, "jobrun_last_run_timestamp_seconds %.0f\n", now);
+	if (exit_status == 0 || last >= 0) {
+		header(f, LAST_SUCCESS, "When a run last ended with exit "
+		    "status 0 (Unix time).");
+		fprintf(f, LAST_SUCCESS " %.0f\n", exit_status == 0 ? now :
+		    last);
+	}
+	if (queue != NULL)
+		queue_figures(f, queue);
+	if (fflush(f) != 0 || ferror(f) || fsync(fd) != 0) {
+		errf(err, errlen, "write metrics %s: %s", tmp, strerror(errno));
+		fclose(f);
+		unlink(tmp);
+		return -1;
+	}
+	if (fclose(f) != 0 || rename(tmp, path) != 0) {
+		errf(err, errlen, "write metrics %s: %s", path,
+		    strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}

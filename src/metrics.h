@@ -1,0 +1,21 @@
+/*
+ * metrics.h - the run's figures in Prometheus text format, for
+ * node_exporter's textfile collector.
+ */
+#ifndef JOBRUN_METRICS_H
+#define JOBRUN_METRICS_H
+
+#include <stddef.h>
+
+#include "command.h"
+#include "runner.h"
+
+/* Write path atomically (a temporary file renamed over it): this run's
+ * counts by type and outcome, its duration and exit status, when a run
+ * last ended well, and, when queue is not NULL, the backlog and lag by
+ * type.  -1 with err on failure. */
+int metrics_write(const char *path, const struct run_stats *stats,
+                  int exit_status, const struct status *queue, char *err,
+                  size_t errlen);
+
+#endif
