@@ -168,10 +168,10 @@ log_job(const struct log *lg, enum log_level level, const struct log_event *e)
 	if (!lg->logfmt) {
 		putf(&l, "jobrun: job %llu (%s) attempt %lu/%lu: %s", e->job,
 		    e->type, e->attempt, e->max_attempts, e->outcome);
-		if (e->ms >= 0)
-			putf(&l, " in %lld ms", e->ms);
 		if (e->delay >= 0)
 			putf(&l, ", due again in %ld s", e->delay);
+		if (e->ms >= 0)
+			putf(&l, " (%lld ms)", e->ms);
 		if (e->msg != NULL && e->msg[0] != '\0') {
 			put(&l, ": ", 2);
 			put_escaped(&l, e->msg, 0);

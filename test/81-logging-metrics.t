@@ -1,0 +1,165 @@
+#!/bin/bash
+# Logging and metrics for unattended runs: off a terminal every event is
+# one logfmt line (ts= level= job= type= attempt= outcome= ms=), on a
+# terminal a sentence; --log=syslog reaches a real syslog listener on
+# /dev/log; --metrics-file writes Prometheus text that a real parser
+# (prometheus_client) reads, atomically, with the documented figures.
+. "${0%/*}/lib.sh"
+
+plan 22
+setup_db
+write_config <<EOF2
+[run]
+backoff_base = 60
+
+[type.good]
+handler = noop
+
+[type.bad]
+handler = exec
+command = $HANDLERS/exit-with 3 "it broke; see \"details\""
+timeout = 10
+EOF2
+enq() { jobrun enqueue --type="$1" --key="$2" >/dev/null; }
+
+enq good g1
+enq bad b1
+run jobrun -v
+is "$rc" 1 "a run with a retried job exits 1"
+line=$(grep 'outcome=retry' <<<"$err")
+like "$line" '^ts=[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z level=warn job=[0-9]+ type=bad attempt=1 max_attempts=5 outcome=retry ms=[0-9]+ delay=120 msg="exit status 3: it broke; see \\"details\\""$' \
+    "the retry is one logfmt line, quotes escaped"
+like "$(grep 'type=good' <<<"$err")" '^ts=\S+ level=info job=[0-9]+ type=good attempt=1 max_attempts=5 outcome=success ms=[0-9]+$' \
+    "-v: the success is one too"
+like "$(tail -1 <<<"$err")" '^ts=\S+ level=info msg="1 claimed, 0 succeeded|^ts=\S+ level=info msg="2 claimed' \
+    "the summary is a logfmt line as well"
+is "$(grep -vc '^ts=' <<<"$err")" 0 "every line is logfmt"
+
+# On a terminal: sentences.
+enq bad b2
+sql "UPDATE polling_jobs SET next_run_at = NOW()"
+/usr/bin/python3 - "$JOBRUN" "$CONF" >"$T/tty.out" <<'PY'
+import os, pty, sys
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], [sys.argv[1], "--config=" + sys.argv[2], "--type=bad"])
+out = b""
+while True:
+    try:
+        chunk = os.read(fd, 4096)
+    except OSError:
+        break
+    if not chunk:
+        break
+    out += chunk
+os.waitpid(pid, 0)
+sys.stdout.write(out.decode())
+PY
+like "$(cat "$T/tty.out")" 'jobrun: job [0-9]+ \(bad\) attempt [0-9]/5: retry, due again in [0-9]+ s \([0-9]+ ms\): exit status 3' \
+    "on a terminal a job event reads as a sentence"
+
+# Fatal errors stay sentences everywhere.
+run jobrun --type=nosuch
+like "$err" '^jobrun: --type=nosuch: ' "a fatal error is a sentence off a terminal too"
+
+# syslog: a real listener on /dev/log (root only; left alone if one exists).
+if [ "$(id -u)" = 0 ] && [ ! -e /dev/log ]; then
+	/usr/bin/python3 - "$T/syslog" <<'PY' &
+import os, socket, sys, signal
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind("/dev/log")
+signal.signal(signal.SIGTERM, lambda *a: (os.unlink("/dev/log"), sys.exit(0)))
+s.settimeout(20)
+with open(sys.argv[1], "ab", buffering=0) as f:
+    try:
+        while True:
+            f.write(s.recv(65536) + b"\n")
+    except socket.timeout:
+        pass
+os.unlink("/dev/log")
+PY
+	listener=$!
+	defer "kill $listener; rm -f /dev/log"
+	for i in $(seq 50); do [ -S /dev/log ] && break; sleep 0.1; done
+	enq good g2
+	enq bad b3
+	run jobrun --log=syslog -v --type=good
+	run jobrun --log=syslog --type=bad
+	run jobrun --log=syslog --type=nosuch
+	sleep 0.5
+	is "$(grep -c 'jobrun\[[0-9]*\]: level=info job=[0-9]* type=good .*outcome=success' "$T/syslog")" 1 \
+	    "--log=syslog: the success reached the syslog listener"
+	like "$(cat "$T/syslog")" '<28>[A-Z][a-z]{2} [ 0-9]{2} [0-9:]{8} jobrun\[[0-9]+\]: level=warn job=[0-9]+ type=bad attempt=1 .*outcome=retry' \
+	    "a retry arrives as daemon.warning (priority 28) in logfmt"
+	is "$err" "jobrun: --type=nosuch: $CONF has no [type.nosuch] section" \
+	    "a fatal error still reaches stderr"
+	like "$(cat "$T/syslog")" '<27>.*jobrun\[[0-9]+\]: --type=nosuch' "and syslog, as daemon.err"
+	write_config <<EOF2
+[run]
+log = syslog
+
+[type.good]
+handler = noop
+EOF2
+	enq good g3
+	run jobrun -v
+	is "$err" "" "[run] log = syslog: nothing on stderr"
+	sleep 0.3
+	is "$(grep -c 'type=good .*outcome=success' "$T/syslog")" 2 "and the event went to syslog"
+else
+	for i in 1 2 3 4 5 6; do
+		printf 'ok %d # skip needs root and no /dev/log\n' $((t_num + i))
+	done
+	t_num=$((t_num + 6))
+fi
+
+# Metrics, parsed by the Prometheus client library's own parser.
+write_config <<EOF2
+[run]
+backoff_base = 60
+
+[type.good]
+handler = noop
+
+[type.bad]
+handler = exec
+command = $HANDLERS/exit-with 3 nope
+timeout = 10
+EOF2
+sql "DELETE FROM polling_jobs"
+enq good m1; enq good m2; enq bad m3
+sql "INSERT INTO polling_jobs (business_key, type, next_run_at, created_at, updated_at)
+     VALUES ('late', 'unconfigured', NOW() - INTERVAL 300 SECOND, NOW(), NOW())"
+prom=$T/jobrun.prom
+run jobrun --metrics-file="$prom"
+is "$rc" 1 "the run exits 1 (a retry)"
+metric() {	# NAME [LABELS-AS-PYTHON-DICT]: the sample's value
+	/usr/bin/python3 - "$prom" "$1" "${2:-{\}}" <<'PY'
+import sys
+from prometheus_client.parser import text_string_to_metric_families
+want = eval(sys.argv[3])
+for fam in text_string_to_metric_families(open(sys.argv[1]).read()):
+    for s in fam.samples:
+        if s.name == sys.argv[2] and all(s.labels.get(k) == v for k, v in want.items()):
+            print(int(s.value) if s.value == int(s.value) else s.value)
+            sys.exit(0)
+print("MISSING")
+PY
+}
+is "$(metric jobrun_run_jobs "{'type': 'good', 'outcome': 'succeeded'}")/$(metric jobrun_run_jobs "{'type': 'bad', 'outcome': 'retried'}")" \
+    2/1 "the parser reads the run's counts by type and outcome"
+is "$(metric jobrun_run_exit_status)" 1 "the exit status"
+is "$(metric jobrun_queue_pending "{'type': 'bad'}")/$(metric jobrun_queue_due "{'type': 'unconfigured'}")" 1/1 \
+    "the backlog by type, unconfigured types included"
+between "$(metric jobrun_queue_lag_seconds "{'type': 'unconfigured'}")" 299 305 "the lag of the oldest due job"
+is "$(metric jobrun_last_success_timestamp_seconds)" MISSING "no successful run yet: no last-success time"
+sql "DELETE FROM polling_jobs WHERE type = 'bad'"
+enq good m4
+run jobrun --metrics-file="$prom"
+ok_at=$(metric jobrun_last_success_timestamp_seconds)
+between "$(( $(date +%s) - ok_at ))" 0 5 "a run that ends well sets the last-success time"
+enq bad m5
+run jobrun --metrics-file="$prom"
+is "$(metric jobrun_last_success_timestamp_seconds)/$(metric jobrun_run_exit_status)" "$ok_at/1" \
+    "a run that does not keeps the previous last-success time"
+is "$(ls "$T" | grep -c 'jobrun.prom.')" 0 "no temporary file is left behind"
