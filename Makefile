@@ -30,7 +30,7 @@ ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) $(PKG_CFLAGS) \
              -DCFG_DEFAULT_PATH='"$(SYSCONFDIR)/jobrun.conf"' $(CFLAGS)
 
 SRC  = admin argv backoff check cli command config db enqueue exec handler \
-       http inspect log main noop queue report runner utf8 util
+       http inspect log main metrics noop queue report runner utf8 util
 OBJ  = $(SRC:%=build/%.o)
 AOBJ = $(SRC:%=build/asan/%.o)
 # Pure modules the unit tests link against (everything but main).
