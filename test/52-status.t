@@ -27,17 +27,6 @@ add() {
 	    IF('$3' = 'processing', 'runner-1', NULL), ${5:-NULL}, NOW(), NOW(),
 	    IF('$3' IN ('success', 'failed'), NOW(), NULL))"
 }
-# jpy EXPR < JSON: a Python expression over the parsed document d
-jpy() {
-	python3 -c '
-import json, sys
-try:
-    d = json.loads(sys.stdin.read())
-    r = eval(sys.argv[1])
-except Exception:
-    print("INVALID-JSON"); sys.exit(1)
-print(r if isinstance(r, str) else json.dumps(r))' "$1"
-}
 # line TYPE: the status table's line for TYPE
 line() {
 	printf '%s\n' "$out" | grep "^$1 "

@@ -12,17 +12,6 @@ write_config <<EOF2
 [type.a]
 handler = noop
 EOF2
-# jpy EXPR < JSON: a Python expression over the parsed document d
-jpy() {
-	python3 -c '
-import json, sys
-try:
-    d = json.loads(sys.stdin.read())
-    r = eval(sys.argv[1])
-except Exception:
-    print("INVALID-JSON"); sys.exit(1)
-print(r if isinstance(r, str) else json.dumps(r))' "$1"
-}
 ids() {
 	jpy '" ".join(str(j["id"]) for j in d["jobs"])'
 }

@@ -27,17 +27,6 @@ add() {
 	    IF('$2' IN ('success', 'failed'), NOW() - INTERVAL 1 DAY, NULL));
 	    SELECT LAST_INSERT_ID()"
 }
-# jpy EXPR < JSON: a Python expression over the parsed document d
-jpy() {
-	python3 -c '
-import json, sys
-try:
-    d = json.loads(sys.stdin.read())
-    r = eval(sys.argv[1])
-except Exception:
-    print("INVALID-JSON"); sys.exit(1)
-print(r if isinstance(r, str) else json.dumps(r))' "$1"
-}
 com() {
 	mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot -N -B -e \
 	    "SHOW GLOBAL STATUS LIKE '$1'" | cut -f2

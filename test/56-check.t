@@ -16,17 +16,6 @@ handler = noop
 [type.b]
 handler = noop
 EOF2
-# jpy EXPR < JSON: a Python expression over the parsed document d
-jpy() {
-	python3 -c '
-import json, sys
-try:
-    d = json.loads(sys.stdin.read())
-    r = eval(sys.argv[1])
-except Exception:
-    print("INVALID-JSON"); sys.exit(1)
-print(r if isinstance(r, str) else json.dumps(r))' "$1"
-}
 # fresh_table: polling_jobs as sql/schema.sql makes it, empty
 fresh_table() {
 	sql "DROP TABLE IF EXISTS polling_jobs"

@@ -13,11 +13,8 @@
 . "${0%/*}/lib.sh"
 
 plan 10
-own=$(mktemp -d /tmp/jobrun-srv-62.XXXXXX)
-defer "$TOP/contrib/throwaway-mariadb stop $own; rm -rf $own"
-JOBRUN_TEST_SOCKET=$("$TOP/contrib/throwaway-mariadb" start "$own") ||
-    bail_out "cannot start a server of our own"
-export JOBRUN_TEST_SOCKET
+use_own_server
+own=$OWN_SERVER
 setup_db
 write_config <<EOF2
 [type.slow]

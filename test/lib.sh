@@ -264,6 +264,32 @@ except Exception:
 print(v if isinstance(v, str) else json.dumps(v))' "$1"
 }
 
+# jpy EXPR < JSON: a Python expression over the parsed document d (strings
+# as they are, anything else as JSON); INVALID-JSON when it does not parse
+jpy() {
+	python3 -c '
+import json, sys
+try:
+    d = json.loads(sys.stdin.read())
+    r = eval(sys.argv[1])
+except Exception:
+    print("INVALID-JSON"); sys.exit(1)
+print(r if isinstance(r, str) else json.dumps(r))' "$1"
+}
+
+# use_own_server: point this file at a throwaway server of its own (for
+# tests that kill the server or change its global settings), stopped at exit
+use_own_server() {
+	local own
+	own=$(mktemp -d /tmp/jobrun-srv-own.XXXXXX) ||
+	    bail_out "cannot create a directory for our own server"
+	OWN_SERVER=$own
+	defer "$TOP/contrib/throwaway-mariadb stop $own; rm -rf $own"
+	JOBRUN_TEST_SOCKET=$("$TOP/contrib/throwaway-mariadb" start "$own") ||
+	    bail_out "cannot start a server of our own"
+	export JOBRUN_TEST_SOCKET OWN_SERVER
+}
+
 # jkeys < JSON: the keys of a JSON object, sorted, comma-separated
 jkeys() {
 	python3 -c '
