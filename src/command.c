@@ -132,9 +132,11 @@ write_metrics(struct ctx *c, const struct run_stats *stats, int status,
 		db_ok = 0;
 	}
 	c->cli.type = saved_type;
+	/* Not fatal (the jobs were handled) but never silent, not even
+	 * under -q: stale metrics are how monitoring would notice. */
 	if (metrics_write(path, stats, status, db_ok ? &queue : NULL, err,
 	    sizeof err) != 0)
-		log_msg(&c->lg, LV_WARN, "%s", err);
+		log_msg(&c->lg, LV_ERROR, "%s", err);
 	cmd_free_status(&queue);
 }
 

@@ -268,7 +268,7 @@ mark(const struct cfg *cfg, struct in_hand *h, struct result *res,
 	unsigned long delay = 0;
 	enum db_status st = DB_OK;
 	struct type_count *tc;
-	char note[64];
+	char note[64], why[LAST_ERROR_BYTES + 128];
 	int owned = 0, out_of_attempts = job->attempt >= job->max_attempts;
 
 	if (res->outcome == OUTCOME_SNOOZE)
@@ -316,7 +316,7 @@ mark(const struct cfg *cfg, struct in_hand *h, struct result *res,
 		if (st == DB_OK && owned) {
 			snprintf(note, sizeof note, "handler stopped on signal "
 			    "%d; job put back, due now", (int)last_signal);
-			ev.outcome = "put back";
+			ev.outcome = "put-back";
 			ev.msg = note;
 			log_job(lg, LV_WARN, &ev);
 			return DB_OK;
@@ -331,17 +331,20 @@ mark(const struct cfg *cfg, struct in_hand *h, struct result *res,
 	if (!owned) {
 		stats->lost++;
 		tc->lost++;
-		ev.outcome = "lost (lock taken by another runner; outcome not "
-		    "recorded)";
-		ev.msg = res->outcome == OUTCOME_SUCCESS ? "success" :
-		    res->message;
+		/* One word per outcome, so logs and alerts can match it; the
+		 * why goes in msg. */
+		ev.outcome = "lost";
+		snprintf(why, sizeof why, "lock taken by another runner; "
+		    "outcome not recorded: %s", res->outcome == OUTCOME_SUCCESS ?
+		    "success" : res->message);
+		ev.msg = why;
 		log_job(lg, LV_WARN, &ev);
 		return DB_OK;
 	}
 	if (res->outcome == OUTCOME_SNOOZE) {
 		stats->snoozed++;
 		tc->snoozed++;
-		ev.outcome = h->progress ? "progress saved" : "snoozed";
+		ev.outcome = h->progress ? "progress" : "snoozed";
 		ev.delay = (long)delay;
 		log_job(lg, LV_INFO, &ev);
 		return DB_OK;
@@ -364,8 +367,10 @@ mark(const struct cfg *cfg, struct in_hand *h, struct result *res,
 	}
 	stats->failed++;
 	tc->failed++;
-	ev.outcome = res->outcome == OUTCOME_FAIL ? "failed permanently" :
-	    "failed, no attempts left";
+	ev.outcome = "failed";
+	snprintf(why, sizeof why, "%s: %s", res->outcome == OUTCOME_FAIL ?
+	    "permanent failure" : "no attempts left", res->message);
+	ev.msg = why;
 	log_job(lg, LV_WARN, &ev);
 	return DB_OK;
 }
