@@ -138,10 +138,21 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/jobrun $(DESTDIR)$(MANDIR)/man1/jobrun.1 \
 	  $(DESTDIR)$(MANDIR)/man5/jobrun.conf.5
 
+# The Debian package, built by dpkg-buildpackage in a copy of the tree
+# (it cleans the tree it builds in): build/deb/jobrun_$(VERSION)-1_*.deb.
+deb:
+	rm -rf build/deb
+	mkdir -p build/deb/jobrun-$(VERSION)
+	tar -cf - --anchored --exclude=./.git --exclude=./build \
+	  --exclude=./jobrun --exclude=./debian/jobrun \
+	  --exclude=./debian/.debhelper . | tar -xf - -C build/deb/jobrun-$(VERSION)
+	cd build/deb/jobrun-$(VERSION) && dpkg-buildpackage -us -uc -b
+	@ls build/deb/*.deb
+
 clean:
 	rm -rf build jobrun
 
-.PHONY: all check clean demo deps-check fuzz fuzz-long install install-deps \
+.PHONY: all check clean deb demo deps-check fuzz fuzz-long install install-deps \
         integration integration-asan integration-valgrind lint-man uninstall unit
 
 -include $(OBJ:.o=.d) $(AOBJ:.o=.d)
