@@ -106,12 +106,13 @@ integration: jobrun
 
 integration-asan: build/asan/jobrun
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	  JOBRUN=$(CURDIR)/build/asan/jobrun test/run -j2
+	  JOBRUN_TEST_DEB= JOBRUN=$(CURDIR)/build/asan/jobrun test/run -j2
 
 # The whole integration suite with jobrun under valgrind memcheck: any
 # memory error or leak fails the test that met it (exit 99).
 integration-valgrind: jobrun
-	JOBRUN=$(CURDIR)/test/valgrind-jobrun JOBRUN_TEST_SLACK=30 test/run -j2
+	JOBRUN_TEST_DEB= JOBRUN=$(CURDIR)/test/valgrind-jobrun \
+	  JOBRUN_TEST_SLACK=30 test/run -j2
 
 lint-man:
 	mandoc -T lint -W warning man/jobrun.1 man/jobrun.conf.5
@@ -148,6 +149,13 @@ deb:
 	  --exclude=./debian/.debhelper . | tar -xf - -C build/deb/jobrun-$(VERSION)
 	cd build/deb/jobrun-$(VERSION) && dpkg-buildpackage -us -uc -b
 	@ls build/deb/*.deb
+
+# The benchmark suite (bench/run) against its own throwaway MariaDB; writes
+# bench/RESULTS.md.  BENCH_QUICK=1 make bench: the short run CI does.
+bench: jobrun
+	bench/run
+
+.PHONY: bench
 
 clean:
 	rm -rf build jobrun
