@@ -22,15 +22,18 @@ SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all \
            -fno-omit-frame-pointer
 
 PKGS = libmariadb jansson libcurl inih
-# Evaluated when a recipe needs them, after deps-check has passed.
+# Evaluated when a recipe needs them, after deps-check has passed.  libcurl
+# is not linked: an http type loads it at run time (src/libcurl.c), so
+# runs without one do not pay for loading it.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
-PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
+PKG_LIBS   = $(shell pkg-config --libs libmariadb jansson inih)
 
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) $(PKG_CFLAGS) \
              -DCFG_DEFAULT_PATH='"$(SYSCONFDIR)/jobrun.conf"' $(CFLAGS)
 
 SRC  = admin argv backoff check cli command config db enqueue exec handler \
-       http inspect log main metrics noop queue report runner utf8 util
+       http inspect libcurl log main metrics noop queue report runner utf8 \
+       util
 OBJ  = $(SRC:%=build/%.o)
 AOBJ = $(SRC:%=build/asan/%.o)
 # Pure modules the unit tests link against (everything but main).
@@ -72,7 +75,7 @@ FUZZ_SECONDS = 25
 FUZZ_FLAGS   = -g -O1 -fsanitize=fuzzer,address,undefined \
                -fno-sanitize-recover=all
 FUZZ_CONFIG_SRC = src/config.c src/handler.c src/exec.c src/http.c \
-                  src/noop.c src/argv.c src/util.c src/utf8.c
+                  src/libcurl.c src/noop.c src/argv.c src/util.c src/utf8.c
 FUZZ_ARGV_SRC   = src/argv.c src/util.c
 
 build/fuzz/fuzz_config: test/fuzz/fuzz_config.c $(FUZZ_CONFIG_SRC) | deps-check
@@ -156,6 +159,16 @@ bench: jobrun
 	bench/run
 
 .PHONY: bench
+
+# A throwaway 3-node Galera cluster on 127.0.0.1 (test/galera): runners on
+# all three nodes at once, random SIGKILLs, --single; then throughput per
+# number of nodes with runners.  Installs galera-4 and rsync (as root).
+galera-check:
+	contrib/install-deps galera-4 rsync
+	$(MAKE) jobrun
+	test/galera/check
+
+.PHONY: galera-check
 
 clean:
 	rm -rf build jobrun

@@ -32,6 +32,7 @@
 
 #include "config.h"
 #include "handler.h"
+#include "libcurl.h"
 #include "util.h"
 
 #define HTTP_DEFAULT_TIMEOUT 60
@@ -53,6 +54,7 @@ struct http_state {
 	char **files;			/* header_file paths, read by prepare */
 	size_t nenv, nfiles;
 	int prepared;
+	struct libcurl lc;		/* loaded by the first key */
 	CURL *curl;			/* created on first use, reused */
 	int curl_initialised;
 };
@@ -66,6 +68,7 @@ struct exchange {
 	char retry_after[128];
 	char date[128];
 	const struct handler_watch *watch;
+	const struct libcurl *lc;
 	int64_t next_tick;
 	int abandoned;
 };
@@ -110,7 +113,7 @@ add_header(struct http_state *st, const char *h, char *err, size_t errlen)
 		if (strncasecmp(h, *o, strlen(*o)) == 0)
 			return errf(err, errlen, "%.*s is set by jobrun",
 			    (int)strlen(*o) - 1, *o);
-	l = curl_slist_append(st->headers, h);
+	l = st->lc.slist_append(st->headers, h);
 	if (l == NULL)
 		return errf(err, errlen, "out of memory");
 	st->headers = l;
@@ -188,19 +191,19 @@ remember(char ***list, size_t *n, const char *value)
 }
 
 static int
-valid_url(const char *url)
+valid_url(const struct libcurl *lc, const char *url)
 {
-	CURLU *u = curl_url();
+	CURLU *u = lc->url();
 	char *scheme = NULL;
 	int ok;
 
 	if (u == NULL)
 		return 0;
-	ok = curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
-	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
+	ok = lc->url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+	    lc->url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
 	    (strcmp(scheme, "http") == 0 || strcmp(scheme, "https") == 0);
-	curl_free(scheme);
-	curl_url_cleanup(u);
+	lc->free(scheme);
+	lc->url_cleanup(u);
 	return ok;
 }
 
@@ -220,8 +223,11 @@ http_set(void *state, const char *key, const char *value, char *err,
 {
 	struct http_state *st = state;
 
+	if (st->lc.handle == NULL && libcurl_open(&st->lc, err, errlen) != 0)
+		return -1;
+
 	if (strcmp(key, "url") == 0) {
-		if (!valid_url(value))
+		if (!valid_url(&st->lc, value))
 			return errf(err, errlen, "not an http:// or https:// "
 			    "URL: \"%s\"", value);
 		free(st->url);
@@ -272,6 +278,9 @@ http_ready(void *state, char *err, size_t errlen)
 {
 	struct http_state *st = state;
 
+	if (st->lc.handle == NULL && libcurl_open(&st->lc, err, errlen) != 0)
+		return -1;
+
 	if (st->url == NULL)
 		return errf(err, errlen, "handler http needs a url");
 	return 0;
@@ -316,16 +325,18 @@ http_destroy(void *state)
 	if (st == NULL)
 		return;
 	if (st->curl != NULL)
-		curl_easy_cleanup(st->curl);
+		st->lc.easy_cleanup(st->curl);
 	if (st->curl_initialised)
-		curl_global_cleanup();
-	curl_slist_free_all(st->headers);
+		st->lc.global_cleanup();
+	if (st->headers != NULL)
+		st->lc.slist_free_all(st->headers);
 	for (i = 0; i < st->nenv; i++)
 		free(st->env_specs[i]);
 	for (i = 0; i < st->nfiles; i++)
 		free(st->files[i]);
 	free(st->env_specs);
 	free(st->files);
+	libcurl_close(&st->lc);
 	free(st->url);
 	free(st->ca_file);
 	free(st->ca_path);
@@ -455,11 +466,11 @@ ensure_handle(struct http_state *st)
 	if (st->curl != NULL)
 		return 0;
 	if (!st->curl_initialised) {
-		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+		if (st->lc.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 			return -1;
 		st->curl_initialised = 1;
 	}
-	st->curl = curl_easy_init();
+	st->curl = st->lc.easy_init();
 	return st->curl != NULL ? 0 : -1;
 }
 
@@ -470,32 +481,32 @@ configure(struct http_state *st, struct exchange *ex, const char *body,
 	CURL *c = st->curl;
 
 	/* Options persist on a reused handle; set every one each time. */
-	curl_easy_setopt(c, CURLOPT_URL, st->url);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, st->put ? "PUT" : NULL);
-	curl_easy_setopt(c, CURLOPT_POST, 1L);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE,
+	st->lc.easy_setopt(c, CURLOPT_URL, st->url);
+	st->lc.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	st->lc.easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+	st->lc.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	st->lc.easy_setopt(c, CURLOPT_CUSTOMREQUEST, st->put ? "PUT" : NULL);
+	st->lc.easy_setopt(c, CURLOPT_POST, 1L);
+	st->lc.easy_setopt(c, CURLOPT_POSTFIELDS, body);
+	st->lc.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE,
 	    (curl_off_t)strlen(body));
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)st->timeout);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, (long)st->connect_timeout);
-	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, st->insecure ? 0L : 1L);
-	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, st->insecure ? 0L : 2L);
+	st->lc.easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+	st->lc.easy_setopt(c, CURLOPT_TIMEOUT, (long)st->timeout);
+	st->lc.easy_setopt(c, CURLOPT_CONNECTTIMEOUT, (long)st->connect_timeout);
+	st->lc.easy_setopt(c, CURLOPT_SSL_VERIFYPEER, st->insecure ? 0L : 1L);
+	st->lc.easy_setopt(c, CURLOPT_SSL_VERIFYHOST, st->insecure ? 0L : 2L);
 	/* ca_file alone trusts that file only, not the system's CAs too. */
 	if (st->ca_file != NULL)
-		curl_easy_setopt(c, CURLOPT_CAINFO, st->ca_file);
+		st->lc.easy_setopt(c, CURLOPT_CAINFO, st->ca_file);
 	if (st->ca_path != NULL || st->ca_file != NULL)
-		curl_easy_setopt(c, CURLOPT_CAPATH, st->ca_path);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, ex);
-	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(c, CURLOPT_HEADERDATA, ex);
-	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-	curl_easy_setopt(c, CURLOPT_XFERINFODATA, ex);
+		st->lc.easy_setopt(c, CURLOPT_CAPATH, st->ca_path);
+	st->lc.easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	st->lc.easy_setopt(c, CURLOPT_WRITEDATA, ex);
+	st->lc.easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+	st->lc.easy_setopt(c, CURLOPT_HEADERDATA, ex);
+	st->lc.easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	st->lc.easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+	st->lc.easy_setopt(c, CURLOPT_XFERINFODATA, ex);
 }
 
 static struct curl_slist *
@@ -505,13 +516,13 @@ request_headers(const struct http_state *st, const struct job *job)
 	const struct curl_slist *c;
 	char *idem = idempotency_header(job->business_key);
 
-	h = curl_slist_append(h, "Content-Type: application/json");
-	h = curl_slist_append(h, "User-Agent: jobrun/" JOBRUN_VERSION);
-	h = curl_slist_append(h, idem);
+	h = st->lc.slist_append(h, "Content-Type: application/json");
+	h = st->lc.slist_append(h, "User-Agent: jobrun/" JOBRUN_VERSION);
+	h = st->lc.slist_append(h, idem);
 	/* No "Expect: 100-continue" round trip for large payloads. */
-	h = curl_slist_append(h, "Expect:");
+	h = st->lc.slist_append(h, "Expect:");
 	for (c = st->headers; c != NULL; c = c->next)
-		h = curl_slist_append(h, c->data);
+		h = st->lc.slist_append(h, c->data);
 	free(idem);
 	return h;
 }
@@ -528,10 +539,10 @@ retry_after_seconds(const struct exchange *ex)
 		return -1;
 	if (parse_ulong(ex->retry_after, 0, 0x7fffffffUL, &secs) == 0)
 		return (long)secs;
-	when = curl_getdate(ex->retry_after, NULL);
+	when = ex->lc->getdate(ex->retry_after, NULL);
 	if (when < 0)
 		return -1;
-	now = ex->date[0] != '\0' ? curl_getdate(ex->date, NULL) : -1;
+	now = ex->date[0] != '\0' ? ex->lc->getdate(ex->date, NULL) : -1;
 	if (now < 0)
 		now = time(NULL);
 	return when > now ? (long)(when - now) : 0;
@@ -629,11 +640,12 @@ http_run(void *state, const struct job *job, const struct handler_watch *w,
 	ex.cap = st->max_response;
 	ex.body = xmalloc(ex.cap + 1);
 	ex.watch = w;
+	ex.lc = &st->lc;
 	ex.next_tick = now_ms() + HTTP_TICK_MS;
 	configure(st, &ex, body, headers);
-	curl_easy_setopt(st->curl, CURLOPT_ERRORBUFFER, errbuf);
-	rc = curl_easy_perform(st->curl);
-	curl_easy_setopt(st->curl, CURLOPT_ERRORBUFFER, NULL);
+	st->lc.easy_setopt(st->curl, CURLOPT_ERRORBUFFER, errbuf);
+	rc = st->lc.easy_perform(st->curl);
+	st->lc.easy_setopt(st->curl, CURLOPT_ERRORBUFFER, NULL);
 	if (ex.abandoned) {
 		result_set(res, OUTCOME_ABANDONED, "stopped by the runner",
 		    NULL, 0);
@@ -641,13 +653,13 @@ http_run(void *state, const struct job *job, const struct handler_watch *w,
 	}
 	if (rc != CURLE_OK) {
 		snprintf(what, sizeof what, "curl error: %s", errbuf[0] ?
-		    errbuf : curl_easy_strerror(rc));
+		    errbuf : st->lc.easy_strerror(rc));
 		result_set(res, rc == CURLE_URL_MALFORMAT ||
 		    rc == CURLE_UNSUPPORTED_PROTOCOL ? OUTCOME_FAIL :
 		    OUTCOME_RETRY, what, NULL, 0);
 		goto out;
 	}
-	curl_easy_getinfo(st->curl, CURLINFO_RESPONSE_CODE, &code);
+	st->lc.easy_getinfo(st->curl, CURLINFO_RESPONSE_CODE, &code);
 	snprintf(what, sizeof what, "HTTP %s", ex.status_line[0] ?
 	    ex.status_line : "(no status line)");
 	if (code == 202 && progress_reply(&ex, w, res))
@@ -660,7 +672,7 @@ http_run(void *state, const struct job *job, const struct handler_watch *w,
 	} else
 		result_set_head(res, OUTCOME_FAIL, what, ex.body, ex.len);
 out:
-	curl_slist_free_all(headers);
+	st->lc.slist_free_all(headers);
 	free(body);	/* json_dumps uses malloc by default */
 	free(ex.body);
 }
