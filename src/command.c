@@ -19,7 +19,9 @@ cmd_exit_for(enum db_status st)
 	case DB_UNREACHABLE: return EX_UNAVAILABLE;
 	case DB_SCHEMA: return EX_CONFIG;
 	case DB_BAD_INPUT: return EX_DATAERR;
-	case DB_CONFLICT:
+	/* A deadlock or lock wait that outlasted every retry changed
+	 * nothing; the next run will most likely get through. */
+	case DB_CONFLICT: return EX_TEMPFAIL;
 	case DB_ERROR: break;
 	}
 	return EX_SOFTWARE;

@@ -84,6 +84,16 @@ static const char *const templates[Q_COUNT] = {
 	    "UPDATE %s FORCE INDEX (idx_type_pick)" CLAIM_SET
 	    " WHERE status = 'pending' AND type = ? AND next_run_at <= NOW()"
 	    " ORDER BY next_run_at, id LIMIT 1",
+	[Q_CLAIM_SPREAD] =
+	    "UPDATE %s FORCE INDEX (idx_pick)" CLAIM_SET
+	    " WHERE status = 'pending' AND next_run_at <= NOW()"
+	    " AND type IN (%s) AND id MOD ? = ?"
+	    " ORDER BY next_run_at, id LIMIT 1",
+	[Q_CLAIM_TYPE_SPREAD] =
+	    "UPDATE %s FORCE INDEX (idx_type_pick)" CLAIM_SET
+	    " WHERE status = 'pending' AND type = ? AND next_run_at <= NOW()"
+	    " AND id MOD ? = ?"
+	    " ORDER BY next_run_at, id LIMIT 1",
 	[Q_READ] =
 	    "SELECT id, type, business_key, payload, attempts, max_attempts"
 	    " FROM %s WHERE id = ? AND locked_by = ?",
@@ -205,6 +215,8 @@ static const char *const purposes[Q_COUNT] = {
 	[Q_RECOVER] = "recover expired locks",
 	[Q_CLAIM] = "claim a job",
 	[Q_CLAIM_TYPE] = "claim a job",
+	[Q_CLAIM_SPREAD] = "claim a job",
+	[Q_CLAIM_TYPE_SPREAD] = "claim a job",
 	[Q_READ] = "read the claimed job",
 	[Q_READ_RESUMABLE] = "read the claimed job",
 	[Q_CHECKPOINT] = "save a checkpoint",
@@ -351,7 +363,8 @@ attempt(struct queue *q, enum queue_stmt which, const struct db_arg *args,
 	for (tries = 0; st == DB_OK; tries++) {
 		st = db_execute(q->db, q->stmt[which], args, nargs, cause,
 		    len);
-		if (st != DB_CONFLICT || tries >= QUEUE_CONFLICT_RETRIES)
+		if (st != DB_CONFLICT || tries >= QUEUE_CONFLICT_RETRIES ||
+		    q->no_retry)
 			break;
 		/* Each statement is its own transaction and a deadlock rolled
 		 * it back whole, so running it again is safe; the random
@@ -521,9 +534,11 @@ queue_claim(struct queue *q, const char *const *types, size_t ntypes,
     unsigned long lock_seconds, const char *token, struct job *job,
     int *claimed, char *err, size_t errlen)
 {
-	struct db_arg args[2 + 64];
-	enum queue_stmt which = Q_CLAIM;
+	struct db_arg args[2 + 64 + 2];
+	enum queue_stmt which = Q_CLAIM, spread = Q_CLAIM_SPREAD, used;
 	enum db_status st;
+	unsigned tries;
+	uint64_t m;
 	size_t i;
 
 	*claimed = 0;
@@ -532,22 +547,66 @@ queue_claim(struct queue *q, const char *const *types, size_t ntypes,
 		    ntypes);
 		return DB_ERROR;
 	}
-	if (ntypes == 1 && type_index_usable(q))
+	if (ntypes == 1 && type_index_usable(q)) {
 		which = Q_CLAIM_TYPE;
+		spread = Q_CLAIM_TYPE_SPREAD;
+	}
 	if (q->stmt[Q_CLAIM] != NULL && q->claim_types != ntypes) {
 		mysql_stmt_close(q->stmt[Q_CLAIM]);
 		q->stmt[Q_CLAIM] = NULL;
+	}
+	if (q->stmt[Q_CLAIM_SPREAD] != NULL && q->claim_types != ntypes) {
+		mysql_stmt_close(q->stmt[Q_CLAIM_SPREAD]);
+		q->stmt[Q_CLAIM_SPREAD] = NULL;
 	}
 	q->claim_types = ntypes;
 	args[0] = DB_STR(token);
 	args[1] = DB_NUM(lock_seconds);
 	for (i = 0; i < ntypes; i++)
 		args[2 + i] = DB_STR(types[i]);
-	st = run(q, which, args, (unsigned)(2 + ntypes), err, errlen);
-	if (st != DB_OK || affected(q, which) == 0)
+	/* Every runner's claim aims at the head of the queue.  On one
+	 * server they queue up on its row lock; on Galera, runners on
+	 * different nodes each take it locally and all but one lose
+	 * certification (1213), and a statement run again as it was loses
+	 * again about half the time.  After a first loss, this runner aims
+	 * at a random one of the first 32, 64, then 128 due rows instead
+	 * (id MOD m = r), for the rest of the run: runners on different
+	 * nodes rarely pick the same row.  A residue with no due row falls
+	 * back to the head.  One server never gets here unless an InnoDB
+	 * deadlock happens, and then only loosens the order among due jobs. */
+	q->no_retry = 1;
+	for (tries = 0;; tries++) {
+		used = which;
+		if (tries == 0 && !q->spread) {
+			st = run(q, which, args, (unsigned)(2 + ntypes), err,
+			    errlen);
+		} else {
+			m = 32ULL << (tries < 2 ? tries : 2);
+			q->random ^= q->random << 13;
+			q->random ^= q->random >> 7;
+			q->random ^= q->random << 17;
+			args[2 + ntypes] = DB_NUM(m);
+			args[3 + ntypes] = DB_NUM(q->random % m);
+			used = spread;
+			st = run(q, spread, args, (unsigned)(4 + ntypes), err,
+			    errlen);
+			if (st == DB_OK && affected(q, spread) == 0) {
+				used = which;
+				st = run(q, which, args,
+				    (unsigned)(2 + ntypes), err, errlen);
+			}
+		}
+		if (st != DB_CONFLICT || tries >= QUEUE_CLAIM_RETRIES)
+			break;
+		q->conflicts++;
+		q->spread = 1;
+		pause_after_conflict(q, tries < 3 ? tries : 3);
+	}
+	q->no_retry = 0;
+	if (st != DB_OK || affected(q, used) == 0)
 		return st;
 	*claimed = 1;
-	return read_job(q, (uint64_t)mysql_stmt_insert_id(q->stmt[which]),
+	return read_job(q, (uint64_t)mysql_stmt_insert_id(q->stmt[used]),
 	    token, job, err, errlen);
 }
 

@@ -62,6 +62,8 @@ enum queue_stmt {
 	Q_VERSION,
 	/* () -> variable name, value, for the settings check reports */
 	Q_SETTINGS,
+	/* the claims again, taking only ids with id MOD m = r */
+	Q_CLAIM_SPREAD, Q_CLAIM_TYPE_SPREAD,
 	Q_COUNT
 };
 
@@ -83,11 +85,14 @@ struct queue {
 	char lock_name[65];	/* the --single lock we hold, or "" */
 	int lock_lost;		/* a reconnect could not take it back */
 	uint64_t random;	/* state of the retry pauses' generator */
+	int no_retry;		/* attempt() runs a statement once */
+	int spread;		/* a claim has met a conflict in this run */
 };
 
 /* A statement that meets a deadlock or lock wait timeout is run again
  * this many times before the error is reported. */
 #define QUEUE_CONFLICT_RETRIES 5
+#define QUEUE_CLAIM_RETRIES 10
 
 void queue_init(struct queue *q, struct db *db, const char *table);
 void queue_close(struct queue *q);

@@ -43,8 +43,9 @@ is "$(sql "SELECT status, attempts FROM polling_jobs WHERE business_key = 'held'
 like "$(cat "$T/err")" "statement\(s\) run again after a deadlock or lock wait timeout" \
     "-v says the statement was run again"
 
-# Held for longer than every retry: the error is reported, exit 70, and
-# the job waits in processing for recovery rather than being guessed at.
+# Held for longer than every retry: the error is reported and
+# the job waits in processing for recovery rather than being guessed at;
+# exit 75 (EX_TEMPFAIL): nothing changed, the next run may get through.
 jobrun enqueue --type=slow --key=stuck >/dev/null
 "$JOBRUN" --config="$CONF" --json >"$T/out" 2>"$T/err" &
 pid=$!
@@ -54,7 +55,7 @@ sql "BEGIN; SELECT id FROM polling_jobs WHERE business_key = 'stuck' FOR UPDATE;
 holder=$!
 defer "kill $holder"
 wait "$pid"
-is "$?" 70 "a lock held past every retry: exit 70"
+is "$?" 75 "a lock held past every retry: exit 75 (try again later)"
 like "$(cat "$T/err")" "Lock wait timeout exceeded" "stderr says why"
 
 # --- a real deadlock ---------------------------------------------------------

@@ -1,0 +1,374 @@
+#!/bin/bash
+# jobrun on a real 3-node MariaDB Galera cluster.
+#
+#  1. jobrun check against node 2 reports Galera (wsrep_on).
+#  2. Exactly once: JOBS jobs (default 3000) enqueued on node 1 and drained
+#     by two runners on each of the three nodes at once.  Every job ends
+#     success at attempt 1, its handler ran exactly once, nothing is left
+#     processing, the three nodes hold the same rows, and no runner gave up
+#     on a certification conflict (error 1213).  Conflicts and throughput
+#     are reported as diagnostics.
+#  3. Chaos: runners on all nodes SIGKILLed at random and started again
+#     until the queue drains: none lost, none stuck, attempts never above
+#     max_attempts, a poison job failed after its attempts.
+#  4. --single takes GET_LOCK, which is node-local on Galera: a second
+#     --single runner on node 1 skips, one on node 2 runs alongside; the
+#     row claims stay exclusive (the two ran different jobs).
+#
+# The cluster: GALERA_DIR names one started by `test/galera/cluster start`
+# (make galera-check does that); without it this file starts its own in a
+# scratch directory and stops it at exit.  Runs as root (the servers then
+# run as an unprivileged user, see test/galera/cluster) or as anyone who
+# can run mariadbd.
+#
+# Environment: GALERA_DIR, GALERA_TEST_JOBS (3000), GALERA_CHAOS_JOBS (1000),
+# JOBRUN (the binary, default ./jobrun).
+
+here=$(cd "${0%/*}" && pwd)
+cluster=$here/cluster
+own_cluster=
+if [ -z "${GALERA_DIR:-}" ]; then
+	GALERA_DIR=$(mktemp -d "${TMPDIR:-/tmp}/jobrun-galera.XXXXXX") ||
+	    { echo "Bail out! cannot create a directory for the cluster"; exit 255; }
+	own_cluster=$GALERA_DIR
+	if ! "$cluster" start "$GALERA_DIR" >/dev/null; then
+		"$cluster" stop "$GALERA_DIR"
+		rm -rf "$GALERA_DIR"
+		echo "Bail out! cannot start a Galera cluster"
+		exit 255
+	fi
+fi
+GALERA_DIR=$(cd "$GALERA_DIR" && pwd)
+for n in 1 2 3; do
+	SOCK[n]=$GALERA_DIR/node$n/mysqld.sock
+done
+# lib.sh's sql, setup_db and write_config work on node 1
+export JOBRUN_TEST_SOCKET=${SOCK[1]}
+# shellcheck source=test/lib.sh
+. "$here/../lib.sh"
+if [ -n "$own_cluster" ]; then
+	defer "'$cluster' stop '$own_cluster'; rm -rf '$own_cluster'"
+fi
+
+jobs=${GALERA_TEST_JOBS:-3000}
+chaos_jobs=${GALERA_CHAOS_JOBS:-1000}
+plan 26
+
+# sqln N STATEMENTS: sql on node N, after it has applied every write the
+# cluster committed before (a causal read: wsrep_sync_wait)
+sqln() {
+	mariadb --no-defaults -S "${SOCK[$1]}" -uroot -N -B "$DB" -e \
+	    "SET SESSION wsrep_sync_wait = 1; $2"
+}
+# wsrep_counter NAME: a wsrep status counter summed over the nodes
+wsrep_counter() {
+	local n s=0 v
+	for n in 1 2 3; do
+		v=$(mariadb --no-defaults -S "${SOCK[$n]}" -uroot -N -B -e \
+		    "SHOW GLOBAL STATUS LIKE '$1'" | cut -f2)
+		s=$((s + ${v:-0}))
+	done
+	printf '%s' "$s"
+}
+# node_configs <<EOF ... EOF: $T/nodeN.conf for node N = [database] for
+# that node, then standard input
+node_configs() {
+	local n body
+	body=$(cat)
+	for n in 1 2 3; do
+		{
+			printf '[database]\nsocket = %s\nuser = root\n' "${SOCK[$n]}"
+			printf 'database = %s\n\n%s\n' "$DB" "$body"
+		} >"$T/node$n.conf"
+	done
+}
+# fingerprint N: a digest of the job rows as node N has them
+fingerprint() {
+	sqln "$1" "SELECT COUNT(*), SUM(CRC32(CONCAT_WS(',', id, status,
+	    attempts, IFNULL(locked_by, '-'), IFNULL(last_error, '-'))))
+	    FROM polling_jobs"
+}
+left() {
+	sql "SELECT COUNT(*) FROM polling_jobs
+	     WHERE status IN ('pending', 'processing')"
+}
+
+is "$(mariadb --no-defaults -S "${SOCK[2]}" -uroot -N -B -e \
+    "SELECT @@wsrep_on, VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS
+     WHERE VARIABLE_NAME = 'wsrep_cluster_size'")" "1	3" \
+    "node 2 is in a Galera cluster of 3"
+
+setup_db
+for f in 001_type_pick.sql 002_checkpoint.sql; do
+	mariadb --no-defaults -S "${SOCK[1]}" -uroot "$DB" <"$TOP/sql/$f" ||
+	    bail_out "cannot load sql/$f"
+done
+
+# --- 1. check ----------------------------------------------------------------
+
+node_configs <<EOF
+[type.bulk]
+handler = noop
+EOF
+run jobrun_raw check --config="$T/node2.conf"
+is "$rc" 0 "jobrun check on node 2 exits 0 (schema replicated from node 1)"
+like "$out" "(^|
+)advice +Galera \(wsrep_on\)" "and reports Galera (wsrep_on) as advice"
+
+# --- 2. exactly once, six runners on three nodes ----------------------------
+
+node_configs <<EOF
+[run]
+batch_size = 1000000
+max_seconds = 300
+lock_seconds = 300
+
+[type.bulk]
+handler = exec
+command = $HANDLERS/append-id $T/ids
+timeout = 30
+EOF
+sql "INSERT INTO polling_jobs (business_key, type, payload, next_run_at,
+        created_at, updated_at)
+     SELECT CONCAT('bulk:', seq), 'bulk', JSON_OBJECT('n', seq), NOW(),
+        NOW(), NOW() FROM seq_1_to_$jobs"
+is "$(sqln 3 'SELECT COUNT(*) FROM polling_jobs')" "$jobs" \
+    "$jobs jobs enqueued on node 1 are on node 3"
+: >"$T/ids"
+
+# A runner that stops on an error while jobs are left is started again,
+# as cron would; each such stop is a give-up.
+declare -a pid node
+giveups=0
+start_runner() {	# start_runner SLOT
+	local f=$T/run.$1.$RANDOM$RANDOM
+	"$JOBRUN" --config="$T/node${node[$1]}.conf" -v --json \
+	    >"$f.out" 2>"$f.err" &
+	pid[$1]=$!
+	printf '%s\n' "${node[$1]}" >"$f.node"
+}
+cert0=$(wsrep_counter wsrep_local_cert_failures)
+bf0=$(wsrep_counter wsrep_local_bf_aborts)
+t0=$(date +%s%N)
+for r in 0 1 2 3 4 5; do
+	node[r]=$((r % 3 + 1))
+	start_runner "$r"
+done
+deadline=$((SECONDS + 240))
+while [ "$SECONDS" -lt "$deadline" ]; do
+	busy=0
+	for r in 0 1 2 3 4 5; do
+		[ -n "${pid[r]}" ] || continue
+		if ! proc_gone "${pid[r]}"; then
+			busy=1
+			continue
+		fi
+		wait "${pid[r]}"
+		st=$?
+		pid[r]=
+		if [ "$st" -ne 0 ]; then
+			giveups=$((giveups + 1))
+			if [ "$(sql "SELECT COUNT(*) FROM polling_jobs
+			    WHERE status = 'pending'")" -gt 0 ]; then
+				start_runner "$r"
+				busy=1
+			fi
+		fi
+	done
+	[ "$busy" = 1 ] || break
+	sleep 0.05
+done
+t1=$(date +%s%N)
+for r in 0 1 2 3 4 5; do
+	[ -n "${pid[r]}" ] && kill -9 "${pid[r]}" 2>/dev/null
+done
+wait 2>/dev/null
+ms=$(( (t1 - t0) / 1000000 ))
+claims=0 reruns=0
+declare -a node_claims=(0 0 0 0)
+for f in "$T"/run.*.out; do
+	c=$(grep -o '"claimed":[0-9]*' "$f" | cut -d: -f2)
+	n=$(cat "${f%.out}.node")
+	claims=$((claims + ${c:-0}))
+	node_claims[n]=$((node_claims[n] + ${c:-0}))
+done
+for f in "$T"/run.*.err; do
+	c=$(grep -o '[0-9]* statement(s) run again' "$f" | cut -d' ' -f1)
+	reruns=$((reruns + ${c:-0}))
+done
+cert=$(( $(wsrep_counter wsrep_local_cert_failures) - cert0 ))
+bf=$(( $(wsrep_counter wsrep_local_bf_aborts) - bf0 ))
+diag "exactly-once round: $jobs jobs, 6 runners (2 per node), $ms ms," \
+     "$((jobs * 1000 / (ms > 0 ? ms : 1))) jobs/s; claims by node 1/2/3: ${node_claims[1]}/${node_claims[2]}/${node_claims[3]}" \
+     "$reruns statement(s) run again after 1213/1205 ($((reruns * 100 / (claims > 0 ? claims : 1)))% of claims); $giveups runner(s) gave up and were started again" \
+     "servers: $cert certification failures, $bf BF aborts (wsrep_local_*, summed)"
+
+is "$(left)" 0 "the queue drained"
+is "$claims" "$jobs" "the runners claimed $jobs jobs between them"
+ok "runners on each of the three nodes claimed jobs" \
+    test "${node_claims[1]}" -gt 0 -a "${node_claims[2]}" -gt 0 -a \
+    "${node_claims[3]}" -gt 0
+is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE status = 'success'")" \
+    "$jobs" "all $jobs jobs are success"
+is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE attempts <> 1")" 0 \
+    "every job has attempts 1"
+is "$(wc -l <"$T/ids")" "$jobs" "the handlers ran $jobs times"
+is "$(sort -u "$T/ids" | wc -l)" "$jobs" "with $jobs different job ids"
+sql 'SELECT id FROM polling_jobs ORDER BY id' >"$T/table-ids"
+ok "the ids run are the ids in the table" cmp -s "$T/table-ids" \
+    <(sort -n "$T/ids")
+f1=$(fingerprint 1)
+is "$(fingerprint 2) $(fingerprint 3)" "$f1 $f1" \
+    "nodes 2 and 3 hold the same job rows as node 1"
+is "$giveups" 0 "no runner gave up on a conflict"
+grep -hv 'level=info' "$T"/run.*.err | sed 's/^ts=[^ ]* //' | sort |
+    uniq -c >"$T/complaints"
+is "$(grep -v 'Deadlock found' "$T/complaints")" "" \
+    "no runner printed any other error"
+[ -s "$T/complaints" ] && diag "what the runners that gave up said:" \
+    "$(cat "$T/complaints")"
+
+# --- 3. chaos: SIGKILLs on all nodes ------------------------------------------
+
+node_configs <<EOF
+[run]
+lock_seconds = 3
+recover_limit = 1000
+batch_size = 100000
+max_seconds = 30
+backoff_base = 0
+backoff_cap = 0
+
+[type.work]
+handler = exec
+command = $HANDLERS/chaos-work $T/runs
+timeout = 10
+
+[type.poison]
+handler = exec
+command = $HANDLERS/kill-runner
+timeout = 10
+EOF
+sql "DELETE FROM polling_jobs;
+     INSERT INTO polling_jobs (business_key, type, max_attempts, next_run_at,
+        created_at, updated_at)
+     SELECT CONCAT('w:', seq), 'work', 10, NOW(), NOW(), NOW()
+     FROM seq_1_to_$chaos_jobs;
+     INSERT INTO polling_jobs (business_key, type, max_attempts, next_run_at,
+        created_at, updated_at)
+     VALUES ('poison', 'poison', 3, NOW(), NOW(), NOW())"
+: >"$T/runs"
+: >"$T/errors"
+runners=()
+kills=0
+started=0
+chaos_start() {	# chaos_start NODE
+	"$JOBRUN" --config="$T/node$1.conf" -q >/dev/null 2>>"$T/errors" &
+	runners+=("$!:$1")
+	disown "$!"	# reaped unseen: no "Killed" notice for each victim
+	started=$((started + 1))
+}
+chaos_alive() {
+	local e live=()
+	for e in "${runners[@]}"; do
+		proc_gone "${e%%:*}" || live+=("$e")
+	done
+	runners=("${live[@]}")
+}
+# chaos_top_up: two live runners per node
+chaos_top_up() {
+	local n e c
+	for n in 1 2 3; do
+		c=0
+		for e in "${runners[@]}"; do
+			[ "${e#*:}" = "$n" ] && c=$((c + 1))
+		done
+		while [ "$c" -lt 2 ]; do
+			chaos_start "$n"
+			c=$((c + 1))
+		done
+	done
+}
+t0=$SECONDS
+deadline=$((SECONDS + 150))
+while [ "$SECONDS" -lt "$deadline" ]; do
+	chaos_alive
+	chaos_top_up
+	sleep "0.$((RANDOM % 3 + 1))"
+	chaos_alive
+	if [ "${#runners[@]}" -gt 0 ]; then
+		victim=${runners[RANDOM % ${#runners[@]}]}
+		kill -9 "${victim%%:*}" 2>/dev/null && kills=$((kills + 1))
+	fi
+	[ "$(left)" -eq 0 ] && break
+done
+for e in "${runners[@]}"; do
+	kill -9 "${e%%:*}" 2>/dev/null
+done
+wait 2>/dev/null
+runs=$(wc -l <"$T/runs")
+unique=$(sort -u "$T/runs" | wc -l)
+chaos_giveups=$(grep -c 'Deadlock found' "$T/errors")
+diag "chaos: $chaos_jobs jobs + 1 poison over 3 nodes in $((SECONDS - t0)) s; $started runners started, $kills killed at random" \
+     "$runs handler runs for $unique jobs ($((runs - unique)) repeated after a kill); $chaos_giveups runner(s) gave up on a conflict"
+
+is "$(left)" 0 "chaos: the queue drained, nothing pending or processing"
+is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE type = 'work'
+    AND status = 'success'")" "$chaos_jobs" "chaos: every job succeeded, none lost"
+is "$unique" "$chaos_jobs" "chaos: every job's handler ran at least once"
+is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE attempts > max_attempts")" \
+    0 "chaos: attempts never above max_attempts"
+is "$(sql "SELECT status, attempts FROM polling_jobs
+    WHERE business_key = 'poison'")" "failed	3" \
+    "chaos: the poison job failed after its 3 attempts"
+ok "chaos: runners were killed along the way" test "$kills" -gt 0
+is "$(grep -v '^$' "$T/errors" | grep -v 'Deadlock found' | head -3)" "" \
+    "chaos: no runner printed an error other than a conflict"
+
+# --- 4. --single is node-local -----------------------------------------------
+
+node_configs <<EOF
+[type.slow]
+handler = exec
+command = $HANDLERS/append-id $T/slow-ids
+timeout = 30
+
+[type.nap]
+handler = exec
+command = $HANDLERS/sleep-then-ok 4
+timeout = 30
+EOF
+sql "DELETE FROM polling_jobs;
+     INSERT INTO polling_jobs (business_key, type, next_run_at, created_at,
+        updated_at)
+     SELECT CONCAT('s:', seq), 'slow', NOW(), NOW(), NOW() FROM seq_1_to_2"
+: >"$T/slow-ids"
+# The first runner holds the lock on node 1 for as long as its handler
+# runs: a wrapper that records the id, then sleeps.
+cat >"$T/slow-handler" <<EOF
+#!/bin/sh
+echo "\$JOB_ID" >>"$T/slow-ids"
+sleep 4
+EOF
+chmod +x "$T/slow-handler"
+sed -i "s|^command = .*append-id.*|command = $T/slow-handler|" \
+    "$T"/node[123].conf
+"$JOBRUN" --config="$T/node1.conf" --single --type=slow --max=1 --json \
+    >"$T/single1" 2>&1 &
+first=$!
+defer "kill -9 $first"
+i=0
+until [ "$(wc -l <"$T/slow-ids")" -ge 1 ] || [ "$i" -ge 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+run jobrun_raw --config="$T/node1.conf" --single --type=slow --max=1 --json
+is "$out" '{"ok":true,"skipped":true}' \
+    "--single: a second runner on node 1 finds the lock taken and skips"
+run jobrun_raw --config="$T/node2.conf" --single --type=slow --max=1 --json
+is "$(jget claimed <<<"$out")" 1 \
+    "--single: a runner on node 2 is not held back (GET_LOCK is node-local)"
+wait "$first"
+is "$(jget claimed <"$T/single1")" 1 "--single: the runner on node 1 ran its job"
+is "$(sort -u "$T/slow-ids" | wc -l) $(wc -l <"$T/slow-ids")" "2 2" \
+    "--single: the two ran different jobs, once each (row claims stay exclusive)"
