@@ -1,0 +1,849 @@
+#!/usr/bin/env python3
+"""report.py - bench/RESULTS.md from the figures bench/run recorded.
+
+    report.py RESULTS.TXT > RESULTS.md
+
+RESULTS.TXT holds key=value lines, one figure each, all from one run.
+Everything derived (rates, ratios, the targets met or not) is computed
+here, and each missed target is followed by what the run found out about
+why, with the run's own numbers.
+"""
+import statistics
+import sys
+
+R = {}
+
+
+def load(path):
+    with open(path) as f:
+        for line in f:
+            key, sep, value = line.rstrip("\n").partition("=")
+            if sep:
+                R[key] = value
+
+
+def g(key, default=None):
+    return R.get(key, default)
+
+
+def f(key, default=None):
+    try:
+        return float(R[key])
+    except (KeyError, ValueError):
+        return default
+
+
+def i(key, default=None):
+    v = f(key)
+    return default if v is None else int(v)
+
+
+def fmt(v, digits=0, unit=""):
+    if v is None:
+        return "–"
+    if digits == 0:
+        s = f"{v:,.0f}"
+    else:
+        s = f"{v:,.{digits}f}"
+    return s + unit
+
+
+def ms(us, digits=2):
+    return fmt(None if us is None else us / 1000, digits, " ms")
+
+
+def ratio(a, b):
+    return None if a is None or b in (None, 0) else a / b
+
+
+def verdict(ok):
+    if ok is None:
+        return "not measured"
+    return "**met**" if ok else "**missed**"
+
+
+out = []
+
+
+def p(*lines):
+    out.extend(lines)
+
+
+def table(head, rows):
+    p("| " + " | ".join(head) + " |",
+      "|" + "|".join("---:" if k else "---" for k in range(len(head))) + "|")
+    for r in rows:
+        p("| " + " | ".join(str(c) for c in r) + " |")
+    p("")
+
+
+# --- derived figures ------------------------------------------------------
+
+def drain_totals(side):
+    """Jobs, loop seconds, per-statement µs, CPU and server CPU of one side
+    of the throughput rounds, summed over the rounds."""
+    rounds = i("tp.rounds", 0)
+    jobs = secs = wall = cpu = scpu = claim = read = mark = 0.0
+    per_round = []
+    for r in range(1, rounds + 1):
+        k = f"tp.{side}.r{r}"
+        n = f(f"{k}.jobs")
+        if not n:
+            continue
+        jobs += n
+        w = f(f"{k}.median_us", 0) / 1e6
+        wall += w
+        # The floor times its own loop; jobrun reports its cycle.
+        s = f(f"{k}.seconds")
+        if s is None:
+            s = f(f"{k}.elapsed_ms", 0) / 1000
+        secs += s
+        cpu += f(f"{k}.cpu_us", 0)
+        scpu += f(f"{k}.server_cpu_ms", 0) * 1000
+        claim += f(f"{k}.us_claim", 0) * n
+        read += f(f"{k}.us_read", 0) * n
+        mark += f(f"{k}.us_mark", 0) * n
+        per_round.append(n / w if w else None)
+    if not jobs:
+        return None
+    return {"jobs": jobs, "loop_s": secs, "wall_s": wall,
+            "jps": jobs / wall, "us_job": wall * 1e6 / jobs,
+            "loop_us_job": secs * 1e6 / jobs,
+            "cpu_us_job": cpu / jobs, "server_cpu_us_job": scpu / jobs,
+            "us_claim": claim / jobs, "us_read": read / jobs,
+            "us_mark": mark / jobs, "rounds": per_round}
+
+
+def claims_of(prefix):
+    """A scaling case's timed claims: from its blocks (prefix.bK.*) when
+    it has them, else from prefix.* itself (seed 000's claim).  The
+    median is the median of the blocks' medians; rows read are weighted
+    by the blocks' claims."""
+    blocks = [f"{prefix}.b{k}" for k in range(1, 1 + i("sc.blocks", 0))
+              if f(f"{prefix}.b{k}.claims") is not None]
+    if not blocks:
+        blocks = [prefix] if f(f"{prefix}.claims") is not None else []
+    if not blocks:
+        return None
+    n = sum(f(f"{b}.claims") for b in blocks)
+    return {
+        "claims": n,
+        "us_median": statistics.median(f(f"{b}.us_median") for b in blocks),
+        "us_p90": statistics.median(f(f"{b}.us_p90") for b in blocks),
+        "reads": sum(f(f"{b}.reads_per_claim") * f(f"{b}.claims")
+                     for b in blocks) / n,
+        "blocks": [f(f"{b}.us_median") for b in blocks],
+    }
+
+
+def busy_pct(k):
+    """How busy the CPUs were during concurrency run k: server and runners'
+    CPU time over wall time and CPUs, in %."""
+    w = f(f"{k}.wall_us")
+    if not w:
+        return None
+    cpu = f(f"{k}.server_cpu_ms", 0) + f(f"{k}.clients_cpu_ms", 0)
+    return 100 * cpu / 1000 / (w / 1e6) / max(1, i("env.nproc", 1))
+
+
+def main():
+    load(sys.argv[1])
+    quick = g("env.mode") == "quick"
+    targets = []     # (name, figure, target, ok)
+
+    p("# jobrun benchmark results", "",
+      f"Written by `make bench` (bench/run, {g('env.mode')} mode) on "
+      f"{g('env.date')} from one run of {fmt(f('env.seconds'))} s; every "
+      "figure and ratio below comes from that run.  Raw figures: "
+      "build/bench/results.txt.  Re-run with `make bench` "
+      "(`BENCH_QUICK=1 make bench` for the short run CI does, whose "
+      "figures are too small to judge by).", "")
+    if quick:
+        p("**Quick mode**: small sizes, 100 k rows at most instead of 10 M; "
+          "the figures only show that the suite works.", "")
+
+    # --- machine ---------------------------------------------------------
+    p("## Machine and server", "")
+    mem_gib = f("env.mem_kb", 0) / 1024 / 1024
+    table(["", ""], [
+        ["CPU", f"{g('env.nproc')} × {g('env.cpu')} "
+                f"({fmt(f('env.mhz'))} MHz, KVM guest)"],
+        ["Memory", f"{mem_gib:.1f} GiB"],
+        ["Kernel", g("env.kernel")],
+        ["Disk", f"{g('env.fs')}; fdatasync of 512 bytes: median "
+                 f"{fmt(f('env.start.fsync_median_us'))} µs (p90 "
+                 f"{fmt(f('env.start.fsync_p90_us'))}) at the start, "
+                 f"{fmt(f('env.end.fsync_median_us'))} µs (p90 "
+                 f"{fmt(f('env.end.fsync_p90_us'))}) at the end"],
+        ["Load average", f"{g('env.load_start')} at the start, "
+                         f"{g('env.load_end')} at the end (other work on "
+                         "the machine shows here)"],
+        ["Server", f"MariaDB {g('env.server')}, throwaway "
+                   "(contrib/throwaway-mariadb, DURABLE=1), unix socket"],
+        ["innodb_flush_log_at_trx_commit",
+         f"{g('env.var.innodb_flush_log_at_trx_commit')} (every commit "
+         "flushed and synced)"],
+        ["innodb_buffer_pool_size",
+         fmt(f("env.var.innodb_buffer_pool_size", 0) / 2**20, 0, " MiB")],
+        ["innodb_log_file_size",
+         fmt(f("env.var.innodb_log_file_size", 0) / 2**20, 0, " MiB")],
+        ["innodb_doublewrite / flush_method",
+         f"{g('env.var.innodb_doublewrite')} / "
+         f"{g('env.var.innodb_flush_method')}"],
+        ["log_bin / sync_binlog",
+         f"{g('env.var.log_bin')} / {g('env.var.sync_binlog')}"],
+        ["Isolation", "server default "
+                      f"{g('env.var.transaction_isolation') or g('env.var.tx_isolation')}"
+                      " (the PHP port keeps it); jobrun and the floor set "
+                      "READ COMMITTED per session"],
+        ["innodb_purge_threads / purge_batch_size",
+         f"{g('env.var.innodb_purge_threads')} / "
+         f"{g('env.var.innodb_purge_batch_size')}"],
+        ["Client", f"libmariadb {g('env.libmariadb')}, "
+                   f"{g('env.openssl')}, {g('env.cc')}"],
+        ["PHP", g("env.php")],
+        ["jobrun", f"{g('env.jobrun')} ({g('env.git')})"],
+    ])
+
+    # --- 1. throughput ---------------------------------------------------
+    fl, jr, cu = (drain_totals(s) for s in ("floor", "jobrun", "cursor"))
+    p("## 1. Throughput: the floor, jobrun, the article's design", "",
+      f"Each side drains {fmt(f('tp.n'))} due jobs of one type in "
+      f"{g('tp.rounds')} rounds on a fresh table (the sides take turns, "
+      "the order rotating each round; InnoDB's purge is let catch up "
+      "before each).  **Floor**: bench/floor.c, a C loop over libmariadb "
+      "prepared statements doing per job exactly jobrun's statements "
+      "(taken from src/queue.c at build time): the claim UPDATE, the read "
+      "by id, the fenced success UPDATE; no handler.  **jobrun**: one "
+      "invocation, `handler = noop`, batch_size 1 000 000.  Both end with "
+      "one claim that finds nothing.  jobs/s is jobs over the whole "
+      "process's wall time (start-up included; it is milliseconds).", "")
+    rows = []
+    if fl:
+        rows.append(["floor (jobrun's statements)", fmt(fl["jobs"]),
+                     fmt(fl["jps"]), fmt(fl["us_job"]),
+                     fmt(fl["us_claim"]), fmt(fl["us_read"]),
+                     fmt(fl["us_mark"]), fmt(fl["cpu_us_job"], 1),
+                     fmt(fl["server_cpu_us_job"])])
+    if jr:
+        rows.append(["jobrun, handler = noop", fmt(jr["jobs"]),
+                     fmt(jr["jps"]), fmt(jr["us_job"]), "", "", "",
+                     fmt(jr["cpu_us_job"], 1),
+                     fmt(jr["server_cpu_us_job"])])
+    ex_jobs = f("tp.exec.jobs")
+    ex_us = (f("tp.exec.median_us", 0) / ex_jobs) if ex_jobs else None
+    if ex_us:
+        rows.append(["jobrun, exec of /bin/true", fmt(ex_jobs),
+                     fmt(1e6 / ex_us), fmt(ex_us), "", "", "",
+                     fmt(f("tp.exec.cpu_us", 0) / ex_jobs, 1),
+                     fmt(f("tp.exec.server_cpu_ms", 0) * 1000 / ex_jobs)])
+    php_jobs = f("tp.php.jobs")
+    php_us = f("tp.php.wall_us")
+    if php_jobs:
+        rows.append([f"seed 000 in PHP ({g('tp.php.invocations')} "
+                     "invocations of 20)", fmt(php_jobs),
+                     fmt(php_jobs / (php_us / 1e6)), fmt(php_us / php_jobs),
+                     "", "", "", "", ""])
+    if cu:
+        rows.append(["*prototype*: floor with a cursor claim",
+                     fmt(cu["jobs"]), fmt(cu["jps"]), fmt(cu["us_job"]),
+                     fmt(cu["us_claim"]), fmt(cu["us_read"]),
+                     fmt(cu["us_mark"]), fmt(cu["cpu_us_job"], 1),
+                     fmt(cu["server_cpu_us_job"])])
+    table(["", "jobs", "jobs/s", "µs/job", "claim µs", "read µs",
+           "mark µs", "client CPU µs/job", "server CPU µs/job"], rows)
+    if fl and jr:
+        p("Per round, jobs/s: floor " +
+          ", ".join(fmt(x) for x in fl["rounds"]) + "; jobrun " +
+          ", ".join(fmt(x) for x in jr["rounds"]) +
+          (("; cursor prototype " + ", ".join(fmt(x) for x in cu["rounds"]))
+           if cu else "") + ".", "")
+    if ex_us and jr:
+        p(f"exec of /bin/true costs {fmt(ex_us - jr['us_job'])} µs per job "
+          f"more than noop (fork, exec, wait, the pipe for the payload); "
+          f"jobrun's CPU per job goes from {fmt(jr['cpu_us_job'], 1)} to "
+          f"{fmt(f('tp.exec.cpu_us', 0) / ex_jobs, 1)} µs.", "")
+    wpj = f("tp.verbose.writes_per_job")
+    if wpj is not None:
+        p(f"With -v (a line per job on stderr) jobrun makes {wpj:g} "
+          "write(2) per job (strace -c over 200 jobs).", "")
+    if php_jobs and jr:
+        inv = f("tp.php.invocations")
+        p(f"The article's design: {fmt(php_jobs / (php_us / 1e6))} jobs/s, "
+          f"{fmt(ratio(jr['jps'], php_jobs / (php_us / 1e6)), 1)}× slower "
+          f"than jobrun.  Per invocation {ms(php_us / inv, 1)} for 20 "
+          "jobs: a PHP start-up (see 4.), a recovery UPDATE, and per job a "
+          "transaction (START TRANSACTION, SELECT … FOR UPDATE, UPDATE, "
+          "COMMIT) plus the mark, each statement prepared anew as the ORM "
+          "does; and its claim walks the primary key from the first row, "
+          "so each claim reads every finished row in front of the first "
+          "pending one (see 2.).", "")
+    ok = None
+    r_noop = ratio(jr["jps"], fl["jps"]) if fl and jr else None
+    if r_noop is not None:
+        ok = r_noop >= 0.9
+        targets.append(("no-op throughput ≥ 0.9 × floor",
+                        f"{r_noop:.2f} × ({fmt(jr['jps'])} / "
+                        f"{fmt(fl['jps'])} jobs/s)", ok))
+    p(f"**Target: jobrun noop ≥ 0.9 × floor: {fmt(r_noop, 2)} × — "
+      f"{verdict(ok)}.**", "")
+    if ok is False:
+        p(f"Why: jobrun spends {fmt(jr['cpu_us_job'], 1)} µs of CPU per "
+          f"job against the floor's {fmt(fl['cpu_us_job'], 1)} µs; the "
+          f"rest of the {fmt(jr['us_job'] - fl['us_job'])} µs difference "
+          "is waiting on the server (see the per-round figures for the "
+          "noise between rounds).", "")
+    if fl:
+        lag, nolag = f("tp.purge.lag.us_median"), f("tp.purge.nolag.us_median")
+        p("### Where the floor's time goes: the claim and InnoDB's purge", "",
+          f"A job costs {fmt(fl['us_job'])} µs at the floor, and the claim "
+          f"is {fmt(fl['us_claim'])} µs of it against "
+          f"{fmt(fl['us_mark'])} µs for the mark, which is as durable and "
+          "changes the same row and the same three secondary indexes.  The "
+          "difference is the claim's range scan: each claimed job leaves "
+          "its ('pending', next_run_at, id) entry in idx_pick, "
+          "delete-marked, until InnoDB's purge removes it, and the next "
+          "claim starts at the front of the 'pending' range and steps over "
+          "all of them.  Handler_read_* does not see it (2 rows read per "
+          "claim either way); the time does.", "")
+        if lag is not None:
+            p(f"Measured: the claim statement alone (inside a transaction, "
+              f"rolled back, no commit) right after {g('tp.purge.lag.claims')}"
+              f" claims following a drain of {fmt(f('tp.purge.n'))} "
+              f"jobs costs {fmt(lag)} µs median with "
+              f"{fmt(f('tp.purge.history_before'))} transactions in the "
+              f"history list, and {fmt(nolag)} µs once purge has caught up "
+              f"(history {fmt(f('tp.purge.history_after'))}).", "")
+        if cu:
+            p(f"The prototype in bench/floor.c (`drain --cursor`) adds to "
+              "each claim after the first `AND (next_run_at > t OR "
+              "(next_run_at = t AND id > i))` for the last job it claimed "
+              "(t, i), so its range starts past those entries, and runs the "
+              "plain claim when that finds nothing: "
+              f"{fmt(cu['us_claim'])} µs per claim instead of "
+              f"{fmt(fl['us_claim'])}, {fmt(cu['jps'])} jobs/s instead of "
+              f"{fmt(fl['jps'])} ({fmt(ratio(cu['jps'], fl['jps']), 2)}×).",
+              "")
+
+    # --- 2. scaling -------------------------------------------------------
+    sizes = [int(s) for s in (g("sc.sizes") or "").split()]
+    nblocks = i("sc.blocks", 0)
+    C = {}
+    for size in sizes:
+        for key in ("notype", "type_index", "type_noindex", "seed"):
+            C[size, key] = claims_of(f"sc.{size}.{key}")
+            C[size, key, "trx"] = claims_of(f"sc.{size}.{key}.trx")
+    p("## 2. Scaling: the claim as finished rows pile up", "",
+      "One database per size, each holding N finished rows (success; "
+      "filled by INSERT … SELECT doubling) and N/100 due pending jobs: the "
+      "first half of type other (due a day ago), then type work (due an "
+      "hour ago).  Timed claims use jobrun's exact statement "
+      "(bench/floor.c `claims`), durable (autocommit, in rounds of 49 "
+      "claims with the rows put back pending between rounds, the same at "
+      f"every size), in {nblocks} blocks per size with the sizes taking "
+      "turns block by block, so that the machine's drift touches every "
+      "size alike; then the same statement inside a transaction that is "
+      "rolled back (its own work, no log flush).  µs/claim is the median "
+      "of the blocks' medians.  Rows read per claim are the session's "
+      "Handler_read_* deltas.  Then a real jobrun run over 40 jobs with "
+      "the server's Handler_read_* around it (claim + read + mark, and the "
+      "run's recovery and final empty claim).", "", "Cases:", "",
+      "- **no --type**: the configuration has types work and other; the "
+      "claim is `… FORCE INDEX (idx_pick) … type IN (?, ?)`;",
+      "- **--type=work, sql/001_type_pick.sql applied**: "
+      "`FORCE INDEX (idx_type_pick) … type = ?`;",
+      "- **--type=work without it**: jobrun falls back to idx_pick with "
+      "`type IN (?)`, and must read past every due job of type other;",
+      "- **seed 000's claim** (as bench/seed-loop.php): `SELECT * … WHERE "
+      "status = 'pending' AND next_run_at <= ? ORDER BY id LIMIT 1 FOR "
+      "UPDATE` + UPDATE by id, in a transaction, REPEATABLE READ; bounded "
+      "by time, so fewer claims at the large sizes.", "")
+    rows = []
+    names = [("notype", "no --type"),
+             ("type_index", "--type, idx_type_pick"),
+             ("type_noindex", "--type, no idx_type_pick"),
+             ("seed", "seed 000's claim")]
+    for size in sizes:
+        for key, label in names:
+            c, t = C[size, key], C[size, key, "trx"]
+            if c is None:
+                continue
+            k = f"sc.{size}.{key}"
+            jj = f(f"{k}.jobrun.jobs")
+            rows.append([fmt(size), label, fmt(c["claims"]),
+                         fmt(c["us_median"]), fmt(c["us_p90"]),
+                         fmt(t["us_median"]) if t else "–",
+                         fmt(c["reads"], 1),
+                         fmt(f(f"{k}.jobrun.elapsed_ms", 0) * 1000 / jj)
+                         if jj else "",
+                         fmt(f(f"{k}.jobrun.reads", 0) / jj, 1) if jj else ""])
+    table(["finished rows", "claim", "claims", "µs/claim median",
+           "p90", "µs in trx (no commit)", "rows read/claim",
+           "jobrun µs/job", "jobrun rows read/job"], rows)
+    fills = [f"{fmt(s)}: {fmt(f(f'sc.{s}.fill_us', 0) / 1e6, 1)} s" +
+             (f" + {fmt(f(f'sc.{s}.index_us', 0) / 1e6, 1)} s to add "
+              "idx_type_pick" if f(f"sc.{s}.index_us") else "")
+             for s in sizes]
+    p("Fill time: " + "; ".join(fills) + ".", "")
+    if sizes and nblocks:
+        p("Block medians (µs), durable claims, in the order run:", "")
+        brows = []
+        for key, label in names[:3]:
+            for size in sizes:
+                c = C[size, key]
+                if c:
+                    brows.append([label, fmt(size)] +
+                                 [fmt(x) for x in c["blocks"]])
+        table(["claim", "finished rows"] +
+              [f"block {k}" for k in range(1, nblocks + 1)], brows)
+    if sizes:
+        lo, hi = sizes[0], sizes[-1]
+        for key, label in (("notype", "without --type"),
+                           ("type_index", "with --type (idx_type_pick)")):
+            ca, cb = C[lo, key], C[hi, key]
+            ta, tb = C[lo, key, "trx"], C[hi, key, "trx"]
+            if not ca or not cb:
+                continue
+            a, b = ca["us_median"], cb["us_median"]
+            rr = ratio(b, a)
+            rt = ratio(tb["us_median"], ta["us_median"]) if ta and tb else None
+            ok = None if rr is None else rr <= 1.2
+            targets.append((f"claim at {fmt(hi)} ≤ 1.2 × at {fmt(lo)}, "
+                            f"{label}", f"{fmt(rr, 2)} × ({fmt(b)} / {fmt(a)}"
+                            f" µs; rows read {fmt(cb['reads'], 1)} / "
+                            f"{fmt(ca['reads'], 1)})", ok))
+            p(f"**Target: claim cost at {fmt(hi)} ≤ 1.2 × at {fmt(lo)} "
+              f"finished rows, {label}: {fmt(rr, 2)} × ({fmt(b)} against "
+              f"{fmt(a)} µs median; the statement alone "
+              f"{fmt(tb and tb['us_median'])} against "
+              f"{fmt(ta and ta['us_median'])} µs, {fmt(rt, 2)} ×; rows read "
+              f"per claim {fmt(cb['reads'], 1)} against "
+              f"{fmt(ca['reads'], 1)}) — {verdict(ok)}.**", "")
+            if ok is False:
+                p("Why: the rows read per claim "
+                  + ("do not change with the table, so the plan is not the "
+                     "cause; " if abs(cb["reads"] - ca["reads"]) < 0.5 else
+                     "change with the table; ")
+                  + (f"the statement alone grows by {fmt(rt, 2)} ×: a deeper "
+                     "B-tree and a buffer pool holding a larger table."
+                     if (rt or 0) > 1.2 else
+                     f"the statement alone stays within {fmt(rt, 2)} ×, so "
+                     "the difference is in the commit (the log flush), "
+                     "which does not depend on the table: see the block "
+                     "medians above for how much it moves from block to "
+                     "block."), "")
+        nc_a, nc_b = C[lo, "type_noindex"], C[hi, "type_noindex"]
+        if nc_a and nc_b:
+            p(f"Without sql/001_type_pick.sql a `--type` claim reads "
+              f"{fmt(nc_a['reads'])} rows at {fmt(lo)} and "
+              f"{fmt(nc_b['reads'])} at {fmt(hi)}: idx_pick's range "
+              "(status, next_run_at) holds every type's due jobs, and the "
+              "claim filters the other type's out one by one; its cost goes "
+              f"from {fmt(nc_a['us_median'])} to {fmt(nc_b['us_median'])} "
+              "µs.  It grows with the backlog of other types (here 1 % of "
+              "the table, half of it), not with finished rows as such; with "
+              "idx_type_pick (status, type, next_run_at, id) the range holds "
+              "only the wanted type and the claim reads 2 rows (`jobrun "
+              "check` recommends the migration).", "")
+        sa, sb = C[lo, "seed"], C[hi, "seed"]
+        if sa and sb:
+            p(f"Seed 000's claim reads {fmt(sa['reads'])} rows per claim at "
+              f"{fmt(lo)} and {fmt(sb['reads'])} at {fmt(hi)} "
+              f"({ms(sb['us_median'])} per claim): MariaDB plans `ORDER BY "
+              "id LIMIT 1` on the primary key and walks it from the first "
+              "row, through every finished one, to the first pending row, "
+              "locking each row it reads (REPEATABLE READ, FOR UPDATE).  "
+              "jobrun's ORDER BY next_run_at, id on a forced idx_pick starts "
+              "in the pending range.", "")
+
+    # --- 3. concurrency ----------------------------------------------------
+    n = f("cc.n")
+    runners = [int(x) for x in (g("cc.runners") or "").split()]
+    p("## 3. Concurrency: several runners on one queue", "",
+      f"R jobrun invocations started together drain {fmt(n)} due noop jobs "
+      "(batch_size 1 000 000 each); the floor and the prototype, half as "
+      "many.  Lock waits and deadlocks are the "
+      "server's Innodb_row_lock_waits, Innodb_row_lock_time and "
+      "Innodb_deadlocks deltas; CPU is the server's and the runners' "
+      "(/proc, 10 ms ticks).  Exactly once: every job success with "
+      "attempts = 1, the runners' claimed counts add up to the jobs, none "
+      "lost.", "")
+    rows = []
+    for label, title in (("jobrun", "jobrun"),
+                         ("jobrun2", "jobrun, second pass"),
+                         ("floor", "floor"),
+                         ("cursor", "*prototype*: cursor claim")):
+        for r in runners:
+            k = f"cc.{label}.{r}"
+            w = f(f"{k}.wall_us")
+            if w is None:
+                continue
+            nk = f(f"{k}.n", n)
+            jps = nk / (w / 1e6)
+            once = (i(f"{k}.done") == int(nk) and
+                    i(f"{k}.attempts_not_1") == 0 and
+                    i(f"{k}.claimed") == int(nk) and
+                    i(f"{k}.lost", 0) == 0 and
+                    set(g(f"{k}.exit", "x")) == {"0"})
+            one = f(f"cc.{label}.1.wall_us")
+            rows.append([title, r, fmt(nk), fmt(jps),
+                         fmt(ratio(one, w), 2) if one else "",
+                         fmt(f(f"{k}.lock_waits")),
+                         fmt(f(f"{k}.lock_time_ms")),
+                         fmt(f(f"{k}.deadlocks")),
+                         fmt(f(f"{k}.conflicts")) if label not in
+                         ("jobrun", "jobrun2") else "",
+                         fmt(f(f"{k}.server_cpu_ms", 0) * 1000 / nk),
+                         fmt(f(f"{k}.clients_cpu_ms", 0) * 1000 / nk),
+                         fmt(busy_pct(k)),
+                         "yes" if once else "**NO**"])
+    table(["runners", "R", "jobs", "jobs/s", "× R=1", "lock waits", "lock wait ms",
+           "deadlocks", "claims run again", "server CPU µs/job",
+           "runners' CPU µs/job", "CPU busy %", "each job once"], rows)
+    lines, uniq = i("cc.exec.lines"), i("cc.exec.unique")
+    same = g("cc.exec.same_ids") == "1"
+    rmax = runners[-1] if runners else None
+    p(f"Handler's view: {rmax} runners with an exec handler appending "
+      f"$JOB_ID to one file ({fmt(f('cc.exec.n'))}"
+      f" jobs): {fmt(lines)} lines, {fmt(uniq)} distinct ids, "
+      f"{'the same ids as the table' if same else 'NOT the ids of the table'}"
+      f", attempts ≠ 1: {g('cc.exec.%s.attempts_not_1' % rmax)}.", "")
+    if rmax:
+        dups_ok = lines == uniq and same and \
+            i(f"cc.exec.{rmax}.attempts_not_1") == 0
+        for label in ("jobrun", "jobrun2"):
+            k = f"cc.{label}.{rmax}"
+            if f(f"{k}.wall_us") is not None:
+                dups_ok = dups_ok and (i(f"{k}.attempts_not_1") == 0 and
+                                       i(f"{k}.claimed") == int(n) and
+                                       i(f"{k}.done") == int(n))
+        targets.append((f"{rmax} runners: no job twice",
+                        f"{g(f'cc.jobrun.{rmax}.attempts_not_1')} rows with "
+                        f"attempts ≠ 1; handler: {fmt(lines)} runs, "
+                        f"{fmt(uniq)} ids", dups_ok))
+        p(f"**Target: {rmax} runners, 0 duplicates — {verdict(dups_ok)}.**",
+          "")
+        # Both passes: total jobs over total time, for one and for all.
+        w1 = [f(f"cc.{x}.1.wall_us") for x in ("jobrun", "jobrun2")]
+        w8 = [f(f"cc.{x}.{rmax}.wall_us") for x in ("jobrun", "jobrun2")]
+        w1 = [x for x in w1 if x]
+        w8 = [x for x in w8 if x]
+        j1 = n * len(w1) / (sum(w1) / 1e6) if w1 else None
+        j8 = n * len(w8) / (sum(w8) / 1e6) if w8 else None
+        sp = ratio(j8, j1)
+        ok = None if sp is None else sp >= 2
+        targets.append((f"{rmax} runners ≥ 2 × one runner",
+                        f"{fmt(sp, 2)} × ({fmt(j8)} / {fmt(j1)} jobs/s, "
+                        "both passes)", ok))
+        passes = [ratio(f(f"cc.{x}.1.wall_us"), f(f"cc.{x}.{rmax}.wall_us"))
+                  for x in ("jobrun", "jobrun2")]
+        p(f"**Target: {rmax} runners ≥ 2 × one: {fmt(sp, 2)} × "
+          f"({fmt(j8)} against {fmt(j1)} jobs/s over both passes; "
+          + " and ".join(f"{fmt(x, 2)} ×" for x in passes if x) +
+          " in each) — " f"{verdict(ok)}.**", "")
+        if ok is False:
+            k = f"cc.jobrun.{rmax}"
+            fw1, fw8 = f("cc.floor.1.wall_us"), f(f"cc.floor.{rmax}.wall_us")
+            cw1, cw8 = f("cc.cursor.1.wall_us"), f(f"cc.cursor.{rmax}.wall_us")
+            fsp, csp = ratio(fw1, fw8), ratio(cw1, cw8)
+            busy = busy_pct(k)
+            text = ("Why: every runner's claim goes for the same row, the "
+                    "first due one in idx_pick.  The first claim locks it; "
+                    "the others wait for that lock (in READ COMMITTED the "
+                    "row still matches their WHERE until the holder "
+                    "commits) and only then move on to the next row, where "
+                    "they meet the next claim's lock: "
+                    f"{fmt(f(k + '.lock_waits'))} lock waits for {fmt(n)} "
+                    f"jobs at {rmax} runners.  Claims pass one at a time, "
+                    "each costing its statement (with the purge-lag walk of "
+                    "1.) and its commit; only the marks overlap.  ")
+            text += ("(After a deadlock a jobrun runner switches to "
+                     "spread claims, `id MOD m = r`, for the rest of its "
+                     "run; the deadlocks column says how often that "
+                     "happened.)  ")
+            if busy is not None:
+                text += (f"The machine's {g('env.nproc')} CPUs were "
+                         f"{fmt(busy)} % busy (server and runners), "
+                         + ("so CPU is a ceiling too.  " if busy >= 80 else
+                            "so the runners were mostly waiting.  "))
+            if fsp is not None:
+                text += (f"The floor, doing only jobrun's statements, "
+                         f"scaled {fmt(fsp, 2)} × from 1 to {rmax} runners"
+                         + (", no better, so the limit is the claim, not "
+                            "jobrun's code.  " if fsp < 2 else
+                            " in its own pair of runs.  "))
+            if csp is not None:
+                cn = f(f"cc.cursor.{rmax}.n", n)
+                text += ("The cursor claim of 1. makes each claim cheap and "
+                         "lets each runner's range start past its own "
+                         f"claims: {fmt(csp, 2)} × from 1 to {rmax} runners,"
+                         f" {fmt(cn / (cw8 / 1e6))} jobs/s at {rmax}, "
+                         f"{fmt(ratio(cn / (cw8 / 1e6), j1), 2)} × jobrun's "
+                         "single runner.")
+            p(text, "")
+
+    # --- 4. start-up -------------------------------------------------------
+    reps = g("su.reps")
+    p("## 4. Start-up: one invocation on an empty queue", "",
+      f"Process start to exit, {reps} runs of each command taking turns "
+      "(bench/spawn.c: fork, exec, wait4; stdout and stderr to "
+      "/dev/null), medians.  jobrun and the PHP port each connect, run "
+      "their recovery UPDATE and one claim that finds nothing.", "")
+    # Does jobrun still link libcurl?  (It loads it at run time since
+    # 0048c17; a tree before that links it.)
+    curl_linked = i("su.ldd.jobrun", 0) >= i("su.ldd.t-libs", 1 << 30)
+    curl_ms = f("su.t_libs.median_us", 0) - f("su.t_nocurl.median_us", 0)
+    curl_libs = i("su.ldd.t-libs", 0) - i("su.ldd.t-nocurl", 0)
+    curl_rss = f("su.t_libs.maxrss_kb", 0) - f("su.t_nocurl.maxrss_kb", 0)
+    labels = [("true", "/bin/true"), ("jobrun", "jobrun (empty queue)"),
+              ("php", "seed 000 in PHP (empty queue)"),
+              ("version", "jobrun --version (exec + dynamic loading)"),
+              ("t_plain", "trivial C program"),
+              ("t_mariadb", "… linked with libmariadb"),
+              ("t_nocurl", "… with libmariadb, jansson, inih (jobrun's "
+                           "libraries)"),
+              ("t_libs", "… and libcurl too (as jobrun linked it before it "
+                         "loaded libcurl at run time)"),
+              ("lean", "*prototype*: jobrun with OpenSSL not reading "
+                       "openssl.cnf")]
+    ldd = {"jobrun": "jobrun", "version": "jobrun", "t_plain": "t-plain",
+           "t_mariadb": "t-mariadb", "t_nocurl": "t-nocurl",
+           "t_libs": "t-libs", "lean": "jobrun-lean"}
+    rows = []
+    for key, label in labels:
+        if f(f"su.{key}.median_us") is None:
+            continue
+        rows.append([label, ms(f(f"su.{key}.median_us")),
+                     ms(f(f"su.{key}.p10_us")), ms(f(f"su.{key}.p90_us")),
+                     fmt(f(f"su.{key}.maxrss_kb", 0) / 1024, 1),
+                     g(f"su.ldd.{ldd[key]}", "") if key in ldd else ""])
+    table(["", "median", "p10", "p90", "peak RSS MB", "ldd lines"], rows)
+    tr, jo, ph = (f("su.true.median_us"), f("su.jobrun.median_us"),
+                  f("su.php.median_us"))
+    ok1 = None if jo is None or ph is None else jo <= ph / 4
+    ok2 = None if jo is None or tr is None else jo <= tr + 5000
+    targets.append(("empty-queue invocation ≤ 1/4 of the PHP port's",
+                    f"{ms(jo)} vs {ms(ph / 4 if ph else None)} "
+                    f"({fmt(ratio(jo, ph), 2)} ×)", ok1))
+    targets.append(("empty-queue invocation ≤ /bin/true + 5 ms",
+                    f"{ms(jo)} vs {ms(tr + 5000 if tr else None)}", ok2))
+    p(f"**Target: ≤ 1/4 of the PHP port's: {ms(jo)} against "
+      f"{ms(ph / 4 if ph else None)} ({fmt(ratio(jo, ph), 2)} × PHP's) — "
+      f"{verdict(ok1)}.**", "",
+      f"**Target: ≤ /bin/true + 5 ms: {ms(jo)} against "
+      f"{ms(tr + 5000 if tr else None)} ({ms(jo - tr if jo and tr else None)}"
+      f" above it) — {verdict(ok2)}.**", "")
+
+    pr = "su.probe.default"
+    ver = f("su.version.median_us")
+    cyc = f("su.ld.cycles")
+    mhz = f("env.mhz")
+    p("### Where an empty-queue invocation goes", "",
+      "From the runs above (differences of medians) and bench/probe.c, "
+      "which forks children that each do jobrun's start-up steps after "
+      f"dynamic loading, timed phase by phase (medians of "
+      f"{g('su.probe.reps', '?')} children):", "")
+    rows = [
+        ["process start and exit (/bin/true)", ms(tr)],
+        ["exec + dynamic loading of jobrun's "
+         f"{g('su.ldd.jobrun')} libraries (`--version` − /bin/true)",
+         ms(ver - tr if ver and tr else None)],
+        ["… of which ld.so's own work (LD_DEBUG=statistics: "
+         f"{fmt(cyc)} cycles, {g('su.ld.relocations')} relocations)",
+         ms(cyc / mhz if cyc and mhz else None)],
+        ["… of which libmariadb with OpenSSL (trivial, libmariadb − plain)",
+         ms(f("su.t_mariadb.median_us", 0) - f("su.t_plain.median_us", 0))],
+        [("… of which " if curl_linked else
+          "(not paid: what linking libcurl would add, ") +
+         f"libcurl and the {fmt(curl_libs)} libraries it brings: trivial "
+         "program, with − without" + ("" if curl_linked else ")"),
+         ms(curl_ms)],
+        ["mysql_library_init (from the first mysql_init)",
+         ms(f(f"{pr}.tls_init_us"))],
+        ["… getservbyname(\"mysql\") (libmariadb looks up the TCP port "
+         "even for a unix socket)", ms(f("su.probe.parts.getservbyname_us"))],
+        ["… OpenSSL start: OPENSSL_init_ssl(LOAD_CONFIG), reading "
+         "openssl.cnf — though no TLS is configured",
+         ms(f("su.probe.parts.openssl_us"))],
+        ["… the same without openssl.cnf (pre-initialised with "
+         "OPENSSL_INIT_NO_LOAD_CONFIG)",
+         ms((f("su.probe.noconfig.openssl_us", 0) +
+             f("su.probe.noconfig.tls_init_us", 0)) -
+            f("su.probe.parts.getservbyname_us", 0))],
+        ["connect (handshake, utf8mb4, READ COMMITTED init command)",
+         ms(f(f"{pr}.connect_us"))],
+        ["recovery UPDATE (prepare + execute)", ms(f(f"{pr}.recover_us"))],
+        ["prepare of the idx_type_pick claim, which fails without "
+         "sql/001_type_pick.sql", ms(f(f"{pr}.typed_prepare_us"))],
+        ["claim (prepare + execute, nothing due)", ms(f(f"{pr}.claim_us"))],
+        ["close, mysql_library_end", ms(f(f"{pr}.close_us"))],
+        ["exit handlers and teardown (OpenSSL's atexit clean-up included)",
+         ms(f(f"{pr}.exit_us"))],
+        ["… with OPENSSL_INIT_NO_ATEXIT", ms(f("su.probe.lean.exit_us"))],
+    ]
+    table(["step", "time"], rows)
+    if g("su.strace.syscalls"):
+        p(f"strace of one empty-queue run: {g('su.strace.syscalls')} system "
+          f"calls, {g('su.strace.files')} files opened, "
+          f"{g('su.strace.sendto')} messages sent to the server.", "")
+    p(f"libcurl: linked, it and the {fmt(curl_libs)} libraries it brings "
+      "(GnuTLS, nettle, Kerberos, LDAP, SASL, ssh2, rtmp, p11-kit, …) are "
+      "mapped, relocated and their constructors run at every start "
+      "(GnuTLS initialises itself from one), whether or not an http type "
+      f"is configured: {ms(curl_ms)} and {fmt(curl_rss / 1024, 1)} MB of "
+      "RSS for a program that does nothing.  "
+      + ("jobrun links it today." if curl_linked else
+         "jobrun no longer pays this: it loads libcurl with dlopen only "
+         "for an http type (src/libcurl.c)."), "")
+    le = f("su.lean.median_us")
+    if ok1 is False or ok2 is False:
+        p("Why: " + (
+          f"exec and dynamic loading take {ms(ver - tr)} above /bin/true"
+          + (f", {ms(curl_ms)} of it for libcurl (above)" if curl_linked
+             else "") +
+          ".  Then libmariadb starts OpenSSL, reading openssl.cnf "
+          f"({ms(f('su.probe.parts.openssl_us'))}), and looks up the "
+          f"\"mysql\" service ({ms(f('su.probe.parts.getservbyname_us'))}),"
+          " before any byte goes to the server; the connection and the "
+          f"queries take {ms(sum(f(f'{pr}.{x}_us', 0) for x in ('connect', 'recover', 'typed_prepare', 'claim')))}.")
+          + (f"  The prototype that keeps OpenSSL from reading openssl.cnf "
+             f"and from cleaning up at exit (bench/proto/tls-lean.c) takes "
+             f"{ms(le)}." if le else ""), "")
+
+    # --- 5. memory ---------------------------------------------------------
+    p("## 5. Memory", "",
+      f"One jobrun run (`-q`, noop) over {fmt(f('mem.jobs'))} due jobs; "
+      "bench/memwatch.py samples VmRSS and VmHWM every 0.5 s with the "
+      "jobs done so far.", "")
+    peak = f("mem.peak_kb")
+    at = [(int(k[len("mem.rss_at_"):-len("k_kb")]), f(k)) for k in R
+          if k.startswith("mem.rss_at_")]
+    at.sort()
+    if at:
+        table(["jobs done"] + [f"{k} k" for k, _ in at],
+              [["VmRSS kB"] + [fmt(v) for _, v in at]])
+    growth = f("mem.growth_kb_per_10k")
+    p(f"Peak RSS {fmt(peak)} kB ({fmt(peak / 1024 if peak else None, 2)} MB);"
+      f" growth {fmt(growth, 2)} kB per 10 k jobs (least squares over "
+      f"{g('mem.samples')} samples after the first 10 %: "
+      f"{fmt(f('mem.rss_first_kb'))} → {fmt(f('mem.rss_last_kb'))} kB).", "")
+    ok_peak = None if peak is None else peak <= 8192
+    ok_growth = None if growth is None else growth < 4
+    targets.append(("peak RSS ≤ 8 MB", f"{fmt(peak / 1024 if peak else None, 2)} MB",
+                    ok_peak))
+    targets.append(("no growth per job", f"{fmt(growth, 2)} kB per 10 k jobs",
+                    ok_growth))
+    p(f"**Target: peak RSS ≤ 8 MB — {verdict(ok_peak)}.**  "
+      f"**No growth per job (< 4 kB, one page, per 10 k jobs) — "
+      f"{verdict(ok_growth)}.**", "")
+    maps = sorted(((k[len("mem.map."):-len("_kb")], f(k)) for k in R
+                   if k.startswith("mem.map.")),
+                  key=lambda x: -x[1])
+    if maps:
+        p(f"Resident at half-way: {fmt(f('mem.anon_kb'))} kB anonymous "
+          f"(heap, stacks), {fmt(f('mem.file_kb'))} kB of mapped files "
+          "(shared libraries' pages, most of them shared with other "
+          "processes but counted in RSS).  Largest:", "")
+        table(["mapping", "RSS kB"], [[n, fmt(v)] for n, v in maps])
+    p(f"Peaks of one shorter run (2 000 jobs): jobrun "
+      f"{fmt(f('mem.jobrun.maxrss_kb'))} kB"
+      + (f", the prototype with OpenSSL not reading openssl.cnf "
+         f"{fmt(f('mem.jobrun-lean.maxrss_kb'))} kB"
+         if f("mem.jobrun-lean.maxrss_kb") else "") + ".", "")
+    if ok_peak is False:
+        mp = {k: v for k, v in maps}
+        p("Why: RSS counts every resident page of every mapped library.  "
+          f"jobrun maps {g('su.ldd.jobrun')} libraries; the anonymous "
+          f"memory jobrun itself uses is {fmt(f('mem.anon_kb'))} kB.  "
+          f"libcrypto alone is {fmt(mp.get('libcrypto.so.3'))} kB "
+          "(libmariadb needs it)"
+          + (f"; libcurl and the libraries it brings add "
+             f"{fmt(curl_rss)} kB to a program that does nothing"
+             if curl_linked else "") + ".", "")
+
+    # --- summary --------------------------------------------------------------
+    summary = ["## Targets", ""]
+    summary.append("| target | figure | |")
+    summary.append("|---|---|---|")
+    for name, fig, ok in targets:
+        summary.append(f"| {name} | {fig} | {verdict(ok)} |")
+    summary.append("")
+    head_end = next(k for k, line in enumerate(out)
+                    if line.startswith("## Machine"))
+    out[head_end:head_end] = summary
+
+    # --- suggestions ------------------------------------------------------------
+    p("## Suggested changes to src/ (measured above)", "")
+    sug = []
+    if fl and cu and cu["jps"] < 1.1 * fl["jps"]:
+        sug.append(
+            "*(The cursor claim of 1. did not beat the floor in this run: "
+            f"{fmt(cu['jps'])} against {fmt(fl['jps'])} jobs/s; purge lag "
+            "is small when the drain is short or the machine slow.  See "
+            "the full run's figures before acting on it.)*")
+    if fl and cu and cu["jps"] >= 1.1 * fl["jps"]:
+        sug.append(
+            "**A cursor for the claim** (src/queue.c).  Read next_run_at "
+            "back with the job (Q_READ) and add `AND (next_run_at > ? OR "
+            "(next_run_at = ? AND id > ?))` to the claims after the first "
+            "of a run, falling back to the plain claim when it finds "
+            f"nothing.  Measured: the claim {fmt(fl['us_claim'])} → "
+            f"{fmt(cu['us_claim'])} µs, one runner {fmt(fl['jps'])} → "
+            f"{fmt(cu['jps'])} jobs/s, "
+            + (f"{rmax} runners "
+               f"{fmt(f(f'cc.floor.{rmax}.n', n) / (f(f'cc.floor.{rmax}.wall_us') / 1e6))}"
+               f" → {fmt(f(f'cc.cursor.{rmax}.n', n) / (f(f'cc.cursor.{rmax}.wall_us') / 1e6))}"
+               " jobs/s"
+               if f(f"cc.cursor.{rmax}.wall_us") and
+               f(f"cc.floor.{rmax}.wall_us") else "")
+            + ".  Caveat: a job due earlier than the cursor (recovered "
+            "with its old next_run_at, or inserted with a past one) waits "
+            "until the cursor's range is empty or the next run; drop the "
+            "cursor every few hundred claims or every second to bound "
+            "that.")
+    if curl_linked:
+        sug.append(
+            "**Load libcurl only for http types**: dlopen(\"libcurl.so.4\") "
+            "when the configuration has an http type, instead of linking "
+            f"it.  Measured on trivial programs: {ms(curl_ms)} per start, "
+            f"{fmt(curl_rss / 1024, 1)} MB of RSS and {fmt(curl_libs)} "
+            "libraries.")
+    else:
+        sug.append(
+            "*(Done: jobrun loads libcurl at run time, only for http types "
+            f"(src/libcurl.c).  What that saves, measured on trivial "
+            f"programs: {ms(curl_ms)} per start, "
+            f"{fmt(curl_rss / 1024, 1)} MB of RSS, {fmt(curl_libs)} "
+            "libraries.)*")
+    if f("su.lean.median_us"):
+        sug.append(
+            "**Keep OpenSSL from reading openssl.cnf when nothing uses "
+            "TLS**: before the first mysql_init, when no http type is "
+            "configured (jobrun configures no TLS for the database), call "
+            "`OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG | "
+            "OPENSSL_INIT_NO_ATEXIT, NULL)`; libmariadb's "
+            "OPENSSL_init_ssl(LOAD_CONFIG) then finds that step done.  "
+            f"Measured (bench/probe.c): mysql_library_init "
+            f"{ms(f('su.probe.default.tls_init_us'))} → "
+            f"{ms(f('su.probe.lean.tls_init_us') + f('su.probe.lean.openssl_us', 0))}"
+            f", exit {ms(f('su.probe.default.exit_us'))} → "
+            f"{ms(f('su.probe.lean.exit_us'))}; whole empty-queue run "
+            f"(bench/proto/tls-lean.c linked into jobrun) {ms(jo)} → "
+            f"{ms(f('su.lean.median_us'))}, peak RSS "
+            f"{fmt(f('mem.jobrun.maxrss_kb'))} → "
+            f"{fmt(f('mem.jobrun-lean.maxrss_kb'))} kB.  With an http type "
+            "configured, libcurl's https should keep honouring "
+            "openssl.cnf, hence the condition.  (getservbyname(\"mysql\"), "
+            f"{ms(f('su.probe.parts.getservbyname_us'))}, cannot be avoided "
+            "from outside libmariadb: it runs whenever its port is 0, and "
+            "that variable is not exported.)")
+    for k, s_ in enumerate(sug, 1):
+        p(f"{k}. {s_}", "")
+    if not sug:
+        p("None: the prototypes were not built in this run.", "")
+
+    sys.stdout.write("\n".join(out) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,69 @@
+/*
+ * sql.c - jobrun's own statement texts, for the benchmark's C helpers.
+ *
+ * The floor loop must run exactly the statements jobrun runs.  Rather than
+ * a copy that would drift, this file compiles src/queue.c into itself and
+ * hands out the formatted text of any statement (statement_text and the
+ * templates are static there).  Linked with jobrun's build/db.o and
+ * build/util.o; nothing else of queue.c is called.
+ */
+#include "../src/queue.c"
+
+#include "sql.h"
+
+int
+bench_statement(const char *table, int which, size_t ntypes, char *out,
+    size_t outlen)
+{
+	struct queue q;
+
+	if (which < 0 || which >= Q_COUNT)
+		return -1;
+	memset(&q, 0, sizeof q);
+	db_quote_ident(table, q.table, sizeof q.table);
+	q.claim_types = ntypes;
+	return statement_text(&q, (enum queue_stmt)which, out, outlen);
+}
+
+/* " AND (next_run_at > ? OR (next_run_at = ? AND id > ?))" or "". */
+static const char *
+cursor_cond(int cursor)
+{
+	return cursor ? " AND (next_run_at > ? OR (next_run_at = ? AND id > ?))"
+	    : "";
+}
+
+int
+bench_cursor_claim(const char *table, size_t ntypes, char *out,
+    size_t outlen)
+{
+	char quoted[160], in[512];
+	int n;
+
+	db_quote_ident(table, quoted, sizeof quoted);
+	placeholders(in, sizeof in, ntypes);
+	n = snprintf(out, outlen, "UPDATE %s FORCE INDEX (idx_pick)"
+	    CLAIM_SET " WHERE status = 'pending' AND next_run_at <= NOW()%s"
+	    " AND type IN (%s) ORDER BY next_run_at, id LIMIT 1", quoted,
+	    cursor_cond(1), in);
+	return n < 0 || (size_t)n >= outlen ? -1 : 0;
+}
+
+int
+bench_skip_locked(const char *table, size_t ntypes, int cursor, char *sel,
+    size_t sellen, char *upd, size_t updlen)
+{
+	char quoted[160], in[512];
+	int n, m;
+
+	db_quote_ident(table, quoted, sizeof quoted);
+	placeholders(in, sizeof in, ntypes);
+	n = snprintf(sel, sellen, "SELECT id FROM %s FORCE INDEX (idx_pick)"
+	    " WHERE status = 'pending' AND next_run_at <= NOW()%s"
+	    " AND type IN (%s) ORDER BY next_run_at, id LIMIT 1"
+	    " FOR UPDATE SKIP LOCKED", quoted, cursor_cond(cursor), in);
+	m = snprintf(upd, updlen, "UPDATE %s" CLAIM_SET " WHERE id = ?",
+	    quoted);
+	return n < 0 || (size_t)n >= sellen || m < 0 || (size_t)m >= updlen ?
+	    -1 : 0;
+}
