@@ -252,12 +252,15 @@ def main():
                      fmt(cu["server_cpu_us_job"])])
     table(["", "jobs", "jobs/s", "µs/job", "claim µs", "read µs",
            "mark µs", "client CPU µs/job", "server CPU µs/job"], rows)
+    per_round = []
     if fl and jr:
+        per_round = [ratio(a, b) for a, b in zip(jr["rounds"], fl["rounds"])]
         p("Per round, jobs/s: floor " +
           ", ".join(fmt(x) for x in fl["rounds"]) + "; jobrun " +
           ", ".join(fmt(x) for x in jr["rounds"]) +
           (("; cursor prototype " + ", ".join(fmt(x) for x in cu["rounds"]))
-           if cu else "") + ".", "")
+           if cu else "") + ".  jobrun / floor per round: " +
+          ", ".join(fmt(x, 2) for x in per_round) + ".", "")
     if ex_us and jr:
         p(f"exec of /bin/true costs {fmt(ex_us - jr['us_job'])} µs per job "
           f"more than noop (fork, exec, wait, the pipe for the payload); "
@@ -266,7 +269,11 @@ def main():
     wpj = f("tp.verbose.writes_per_job")
     if wpj is not None:
         p(f"With -v (a line per job on stderr) jobrun makes {wpj:g} "
-          "write(2) per job (strace -c over 200 jobs).", "")
+          "write(2) per job (strace -c over 200 jobs).  Messages to the "
+          "server per job, the final empty claim and the connection "
+          "included: jobrun "
+          f"{g('tp.jobrun.sendto_per_job', '–')}, the floor "
+          f"{g('tp.floor.sendto_per_job', '–')}.", "")
     if php_jobs and jr:
         inv = f("tp.php.invocations")
         p(f"The article's design: {fmt(php_jobs / (php_us / 1e6))} jobs/s, "
@@ -288,11 +295,22 @@ def main():
     p(f"**Target: jobrun noop ≥ 0.9 × floor: {fmt(r_noop, 2)} × — "
       f"{verdict(ok)}.**", "")
     if ok is False:
-        p(f"Why: jobrun spends {fmt(jr['cpu_us_job'], 1)} µs of CPU per "
-          f"job against the floor's {fmt(fl['cpu_us_job'], 1)} µs; the "
-          f"rest of the {fmt(jr['us_job'] - fl['us_job'])} µs difference "
-          "is waiting on the server (see the per-round figures for the "
-          "noise between rounds).", "")
+        extra = jr["cpu_us_job"] - fl["cpu_us_job"]
+        p(f"Why: jobrun sends the same statements, "
+          + (f"as many messages per job (strace over 200 jobs: "
+             f"{g('tp.jobrun.sendto_per_job')} sendto per job for jobrun, "
+             f"{g('tp.floor.sendto_per_job')} for the floor), "
+             if g("tp.jobrun.sendto_per_job") else "")
+          + "and spends "
+          f"{fmt(jr['cpu_us_job'], 1)} µs of CPU per job against the "
+          f"floor's {fmt(fl['cpu_us_job'], 1)} µs: {fmt(extra, 1)} µs of "
+          f"the {fmt(jr['us_job'] - fl['us_job'])} µs difference.  The "
+          "rest is the machine: the rounds interleave the two, and their "
+          "ratio went from "
+          f"{fmt(min(x for x in per_round if x), 2)} to "
+          f"{fmt(max(x for x in per_round if x), 2)} from round to round "
+          f"(load average {g('env.load_start')} at the start: other work "
+          "shares these 2 CPUs).", "")
     if fl:
         lag, nolag = f("tp.purge.lag.us_median"), f("tp.purge.nolag.us_median")
         p("### Where the floor's time goes: the claim and InnoDB's purge", "",
@@ -566,6 +584,18 @@ def main():
                          f"{fmt(busy)} % busy (server and runners), "
                          + ("so CPU is a ceiling too.  " if busy >= 80 else
                             "so the runners were mostly waiting.  "))
+            s1, s8 = f("cc.jobrun.1.server_cpu_ms"), f(f"{k}.server_cpu_ms")
+            c8 = f(f"{k}.clients_cpu_ms")
+            if s1 and s8 and c8 is not None:
+                per = (s8 + c8) * 1000 / n
+                cap = i("env.nproc", 1) * 1e6 / per
+                text += (f"The server spent {fmt(s1 * 1000 / n)} µs of CPU "
+                         f"per job with one runner and {fmt(s8 * 1000 / n)} "
+                         f"with {rmax} (lock waits, rescans, purge); with "
+                         f"the runners' {fmt(c8 * 1000 / n)} µs that caps "
+                         f"{g('env.nproc')} CPUs at {fmt(cap)} jobs/s, "
+                         f"{fmt(ratio(cap, j1), 2)} × one runner, even "
+                         "without any waiting.  ")
             if fsp is not None:
                 text += (f"The floor, doing only jobrun's statements, "
                          f"scaled {fmt(fsp, 2)} × from 1 to {rmax} runners"
