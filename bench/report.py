@@ -155,7 +155,8 @@ def main():
       f"Written by `make bench` (bench/run, {g('env.mode')} mode) on "
       f"{g('env.date')} from one run of {fmt(f('env.seconds'))} s; every "
       "figure and ratio below comes from that run.  Raw figures: "
-      "build/bench/results.txt.  Re-run with `make bench` "
+      f"build/bench/results{'-quick' if quick else ''}.txt.  Re-run with "
+      "`make bench` "
       "(`BENCH_QUICK=1 make bench` for the short run CI does, whose "
       "figures are too small to judge by).", "")
     if quick:
@@ -282,9 +283,9 @@ def main():
           "jobs: a PHP start-up (see 4.), a recovery UPDATE, and per job a "
           "transaction (START TRANSACTION, SELECT … FOR UPDATE, UPDATE, "
           "COMMIT) plus the mark, each statement prepared anew as the ORM "
-          "does; and its claim walks the primary key from the first row, "
-          "so each claim reads every finished row in front of the first "
-          "pending one (see 2.).", "")
+          "does; and its claim, when MariaDB plans it on the primary key, "
+          "reads every finished row in front of the first pending one "
+          "(see 2.), so the rate falls as the drain goes on.", "")
     ok = None
     r_noop = ratio(jr["jps"], fl["jps"]) if fl and jr else None
     if r_noop is not None:
@@ -304,7 +305,9 @@ def main():
           + "and spends "
           f"{fmt(jr['cpu_us_job'], 1)} µs of CPU per job against the "
           f"floor's {fmt(fl['cpu_us_job'], 1)} µs: {fmt(extra, 1)} µs of "
-          f"the {fmt(jr['us_job'] - fl['us_job'])} µs difference.  The "
+          f"the {fmt(jr['us_job'] - fl['us_job'])} µs difference, which "
+          "on a steady machine would make the ratio "
+          f"{fmt(fl['us_job'] / (fl['us_job'] + max(extra, 0)), 2)}.  The "
           "rest is the machine: the rounds interleave the two, and their "
           "ratio went from "
           f"{fmt(min(x for x in per_round if x), 2)} to "
@@ -333,15 +336,22 @@ def main():
               f"history list, and {fmt(nolag)} µs once purge has caught up "
               f"(history {fmt(f('tp.purge.history_after'))}).", "")
         if cu:
+            lf, lc = f("cc.floor.1.wall_us"), f("cc.cursor.1.wall_us")
+            ln = f("cc.floor.1.n", f("cc.n"))
             p(f"The prototype in bench/floor.c (`drain --cursor`) adds to "
               "each claim after the first `AND (next_run_at > t OR "
               "(next_run_at = t AND id > i))` for the last job it claimed "
               "(t, i), so its range starts past those entries, and runs the "
-              "plain claim when that finds nothing: "
+              "plain claim when that finds nothing.  In these rounds, "
+              f"{fmt(f('tp.n') / i('tp.rounds', 1))} jobs each: "
               f"{fmt(cu['us_claim'])} µs per claim instead of "
               f"{fmt(fl['us_claim'])}, {fmt(cu['jps'])} jobs/s instead of "
-              f"{fmt(fl['jps'])} ({fmt(ratio(cu['jps'], fl['jps']), 2)}×).",
-              "")
+              f"{fmt(fl['jps'])} ({fmt(ratio(cu['jps'], fl['jps']), 2)}×)"
+              + (f"; over one drain of {fmt(ln)} jobs (section 3, one "
+                 f"runner), where the lag has time to build up: "
+                 f"{fmt(ln / (lc / 1e6))} jobs/s instead of "
+                 f"{fmt(ln / (lf / 1e6))} ({fmt(ratio(lf, lc), 2)}×)"
+                 if lf and lc else "") + ".", "")
 
     # --- 2. scaling -------------------------------------------------------
     sizes = [int(s) for s in (g("sc.sizes") or "").split()]
@@ -465,22 +475,31 @@ def main():
               "check` recommends the migration).", "")
         sa, sb = C[lo, "seed"], C[hi, "seed"]
         if sa and sb:
+            walk = [sz for sz in sizes if C[sz, "seed"] and
+                    C[sz, "seed"]["reads"] > sz / 2]
             p(f"Seed 000's claim reads {fmt(sa['reads'])} rows per claim at "
               f"{fmt(lo)} and {fmt(sb['reads'])} at {fmt(hi)} "
-              f"({ms(sb['us_median'])} per claim): MariaDB plans `ORDER BY "
-              "id LIMIT 1` on the primary key and walks it from the first "
-              "row, through every finished one, to the first pending row, "
-              "locking each row it reads (REPEATABLE READ, FOR UPDATE).  "
-              "jobrun's ORDER BY next_run_at, id on a forced idx_pick starts "
-              "in the pending range.", "")
+              f"({ms(sb['us_median'])} per claim).  "
+              + (f"At {', '.join(fmt(x) for x in walk)} finished rows "
+                 "MariaDB plans `ORDER BY id LIMIT 1` on the primary key "
+                 "and walks it from the first row, through every finished "
+                 "one, to the first pending row, locking each row it reads "
+                 "(REPEATABLE READ, FOR UPDATE)" if walk else "")
+              + ("; where it read fewer rows it had chosen the range on "
+                 "idx_pick and a sort of the pending rows: the plan follows "
+                 "the table's statistics" if len(walk) < len(sizes) else "")
+              + ".  jobrun's `ORDER BY next_run_at, id` on a forced "
+              "idx_pick starts in the pending range and stops at its first "
+              "row, whatever the statistics.", "")
 
     # --- 3. concurrency ----------------------------------------------------
     n = f("cc.n")
     runners = [int(x) for x in (g("cc.runners") or "").split()]
     p("## 3. Concurrency: several runners on one queue", "",
       f"R jobrun invocations started together drain {fmt(n)} due noop jobs "
-      "(batch_size 1 000 000 each); the floor and the prototype, half as "
-      "many.  Lock waits and deadlocks are the "
+      "(batch_size 1 000 000 each); then the floor's loop and the "
+      "cursor prototype, as many copies on as many jobs.  Lock waits and "
+      "deadlocks are the "
       "server's Innodb_row_lock_waits, Innodb_row_lock_time and "
       "Innodb_deadlocks deltas; CPU is the server's and the runners' "
       "(/proc, 10 ms ticks).  Exactly once: every job success with "
@@ -805,27 +824,35 @@ def main():
     # --- suggestions ------------------------------------------------------------
     p("## Suggested changes to src/ (measured above)", "")
     sug = []
-    if fl and cu and cu["jps"] < 1.1 * fl["jps"]:
+    lf1, lc1 = f("cc.floor.1.wall_us"), f("cc.cursor.1.wall_us")
+    lf8, lc8 = f(f"cc.floor.{rmax}.wall_us"), f(f"cc.cursor.{rmax}.wall_us")
+    nf = f("cc.floor.1.n", n)
+    gain = ratio(lf1, lc1)
+    if gain is not None:
         sug.append(
-            "*(The cursor claim of 1. did not beat the floor in this run: "
-            f"{fmt(cu['jps'])} against {fmt(fl['jps'])} jobs/s; purge lag "
-            "is small when the drain is short or the machine slow.  See "
-            "the full run's figures before acting on it.)*")
-    if fl and cu and cu["jps"] >= 1.1 * fl["jps"]:
-        sug.append(
-            "**A cursor for the claim** (src/queue.c).  Read next_run_at "
-            "back with the job (Q_READ) and add `AND (next_run_at > ? OR "
-            "(next_run_at = ? AND id > ?))` to the claims after the first "
-            "of a run, falling back to the plain claim when it finds "
-            f"nothing.  Measured: the claim {fmt(fl['us_claim'])} → "
-            f"{fmt(cu['us_claim'])} µs, one runner {fmt(fl['jps'])} → "
-            f"{fmt(cu['jps'])} jobs/s, "
-            + (f"{rmax} runners "
-               f"{fmt(f(f'cc.floor.{rmax}.n', n) / (f(f'cc.floor.{rmax}.wall_us') / 1e6))}"
-               f" → {fmt(f(f'cc.cursor.{rmax}.n', n) / (f(f'cc.cursor.{rmax}.wall_us') / 1e6))}"
-               " jobs/s"
-               if f(f"cc.cursor.{rmax}.wall_us") and
-               f(f"cc.floor.{rmax}.wall_us") else "")
+            ("**A cursor for the claim** (src/queue.c).  " if gain >= 1.1
+             else "*(Not shown by this run: a cursor for the claim.)*  ")
+            + "Read next_run_at back with the job (Q_READ) and add `AND "
+            "(next_run_at > ? OR (next_run_at = ? AND id > ?))` to the "
+            "claims after the first of a run, falling back to the plain "
+            "claim when it finds nothing: the claim's range then starts "
+            "past the delete-marked idx_pick entries of the jobs this run "
+            f"claimed.  Measured over drains of {fmt(nf)} jobs (section 3):"
+            f" one runner {fmt(nf / (lf1 / 1e6))} → {fmt(nf / (lc1 / 1e6))}"
+            f" jobs/s ({fmt(gain, 2)}×), {rmax} runners "
+            f"{fmt(nf / (lf8 / 1e6)) if lf8 else '–'} → "
+            f"{fmt(nf / (lc8 / 1e6)) if lc8 else '–'} jobs/s"
+            + (f", which is {fmt(ratio(nf / (lc8 / 1e6), j1), 2)}× jobrun's "
+               "single runner (the concurrency target)" if lc8 and j1
+               else "")
+            + (f"; server CPU per job {fmt(f('cc.floor.1.server_cpu_ms', 0) * 1000 / nf)}"
+               f" → {fmt(f('cc.cursor.1.server_cpu_ms', 0) * 1000 / nf)} µs"
+               if f("cc.floor.1.server_cpu_ms") else "")
+            + (f".  In the short rounds of section 1 ({fmt(f('tp.n') / i('tp.rounds', 1))}"
+               f" jobs) {fmt(fl['jps'])} → {fmt(cu['jps'])} jobs/s"
+               + (": a short drain leaves little lag"
+                  if cu["jps"] < 1.1 * fl["jps"] else "")
+               if fl and cu else "")
             + ".  Caveat: a job due earlier than the cursor (recovered "
             "with its old next_run_at, or inserted with a past one) waits "
             "until the cursor's range is empty or the next run; drop the "
