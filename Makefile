@@ -32,8 +32,8 @@ ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) $(PKG_CFLAGS) \
              -DCFG_DEFAULT_PATH='"$(SYSCONFDIR)/jobrun.conf"' $(CFLAGS)
 
 SRC  = admin argv backoff check cli command config db enqueue exec handler \
-       http inspect libcurl log main metrics noop queue report runner utf8 \
-       util
+       http inspect libcurl log main metrics noop queue rawjson report runner \
+       utf8 util
 OBJ  = $(SRC:%=build/%.o)
 AOBJ = $(SRC:%=build/asan/%.o)
 # Pure modules the unit tests link against (everything but main).
@@ -74,7 +74,7 @@ FUZZ_CC      = clang
 FUZZ_SECONDS = 25
 FUZZ_FLAGS   = -g -O1 -fsanitize=fuzzer,address,undefined \
                -fno-sanitize-recover=all
-FUZZ_CONFIG_SRC = src/config.c src/handler.c src/exec.c src/http.c \
+FUZZ_CONFIG_SRC = src/config.c src/handler.c src/exec.c src/http.c src/rawjson.c \
                   src/libcurl.c src/noop.c src/argv.c src/util.c src/utf8.c
 FUZZ_ARGV_SRC   = src/argv.c src/util.c
 

@@ -79,6 +79,7 @@ static const struct {
 
 struct found {
 	char **names;
+	int *nullable;		/* IS_NULLABLE = 'YES' */
 	size_t n;
 	char *columns[NINDEXES];
 	int unique[NINDEXES];
@@ -91,6 +92,8 @@ on_column(void *arg, char **cols, unsigned ncols)
 
 	(void)ncols;
 	f->names = xrealloc(f->names, (f->n + 1) * sizeof *f->names);
+	f->nullable = xrealloc(f->nullable, (f->n + 1) * sizeof *f->nullable);
+	f->nullable[f->n] = cols[1] != NULL && strcmp(cols[1], "YES") == 0;
 	f->names[f->n++] = xstrdup(cols[0]);
 	return 0;
 }
@@ -110,6 +113,7 @@ on_index(void *arg, char **cols, unsigned ncols)
 	return 0;
 }
 
+/* 1 when the table has column name, 2 when it also allows NULL. */
 static int
 has_column(const struct found *f, const char *name)
 {
@@ -117,8 +121,43 @@ has_column(const struct found *f, const char *name)
 
 	for (i = 0; i < f->n; i++)
 		if (strcmp(f->names[i], name) == 0)
-			return 1;
+			return 1 + f->nullable[i];
 	return 0;
+}
+
+/* Columns the seed's table declares NOT NULL and what a NULL in them
+ * would mean: jobrun reads a NULL without harm, but the row then does
+ * not behave as the design says. */
+static const struct {
+	const char *name, *effect, *definition;
+} not_null[] = {
+	{ "business_key", "UNIQUE does not stop two jobs with a NULL key, "
+	  "and such a job has no Idempotency-Key", "VARCHAR(128) NOT NULL" },
+	{ "type", "a job with a NULL type is never run", "VARCHAR(64) NOT NULL" },
+	{ "status", "a job with a NULL status is never run",
+	  "VARCHAR(20) NOT NULL DEFAULT 'pending'" },
+	{ "attempts", "a NULL attempts count is never compared with "
+	  "max_attempts", "INT UNSIGNED NOT NULL DEFAULT 0" },
+	{ "max_attempts", "a NULL max_attempts fails the job at its first "
+	  "failure", "INT UNSIGNED NOT NULL DEFAULT 5" },
+	{ "next_run_at", "a job with a NULL next_run_at is never due",
+	  "DATETIME NOT NULL" },
+};
+
+static void
+check_nullable(struct report *r, const struct ctx *c, const struct found *f)
+{
+	char fix[256];
+	size_t i;
+
+	for (i = 0; i < sizeof not_null / sizeof not_null[0]; i++) {
+		if (has_column(f, not_null[i].name) != 2)
+			continue;
+		snprintf(fix, sizeof fix, "ALTER TABLE %s MODIFY %s %s",
+		    c->q.table, not_null[i].name, not_null[i].definition);
+		note(r, PROBLEM, fix, "column %s allows NULL: %s",
+		    not_null[i].name, not_null[i].effect);
+	}
 }
 
 static void
@@ -129,6 +168,7 @@ free_found(struct found *f)
 	for (i = 0; i < f->n; i++)
 		free(f->names[i]);
 	free(f->names);
+	free(f->nullable);
 	for (i = 0; i < NINDEXES; i++)
 		free(f->columns[i]);
 }
@@ -145,7 +185,7 @@ check_table(struct ctx *c, struct report *r, int *usable, char *err,
 	size_t i, missing = 0;
 
 	*usable = 0;
-	st = queue_select(&c->q, Q_COLUMNS, &arg, 1, 1, on_column, &f, err,
+	st = queue_select(&c->q, Q_COLUMNS, &arg, 1, 2, on_column, &f, err,
 	    errlen);
 	if (st == DB_OK)
 		st = queue_select(&c->q, Q_INDEXES, &arg, 1, 3, on_index, &f,
@@ -169,6 +209,7 @@ check_table(struct ctx *c, struct report *r, int *usable, char *err,
 	if (missing == 0)
 		note(r, OK, NULL, "table %s.%s has the %zu columns jobrun uses",
 		    c->cfg.db.database, c->q.name, f.n);
+	check_nullable(r, c, &f);
 	if (has_column(&f, "checkpoint") && has_column(&f, "snoozes"))
 		note(r, OK, NULL, "checkpoints and snooze are on (columns "
 		    "checkpoint, snoozes)");

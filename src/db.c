@@ -239,7 +239,8 @@ db_execute(struct db *db, MYSQL_STMT *stmt, const struct db_arg *args,
 		if (args[i].is_str && args[i].str == NULL) {
 			bind[i].buffer_type = MYSQL_TYPE_NULL;
 		} else if (args[i].is_str) {
-			lengths[i] = strlen(args[i].str);
+			lengths[i] = args[i].len != DB_STRLEN ? args[i].len :
+			    strlen(args[i].str);
 			bind[i].buffer_type = MYSQL_TYPE_STRING;
 			bind[i].buffer = (void *)(uintptr_t)args[i].str;
 			bind[i].buffer_length = lengths[i];
@@ -274,9 +275,31 @@ free_cols(char **cols, unsigned n)
 	}
 }
 
+size_t
+db_args_size(const struct db_arg *args, unsigned nargs)
+{
+	size_t n = 0;
+	unsigned i;
+
+	for (i = 0; i < nargs; i++)
+		if (args[i].is_str && args[i].str != NULL)
+			n += args[i].len != DB_STRLEN ? args[i].len :
+			    strlen(args[i].str);
+		else
+			n += 8;
+	return n;
+}
+
 int
 db_fetch(MYSQL_STMT *stmt, char **cols, unsigned ncols, char *err,
     size_t errlen)
+{
+	return db_fetch_len(stmt, cols, NULL, ncols, err, errlen);
+}
+
+int
+db_fetch_len(MYSQL_STMT *stmt, char **cols, size_t *lens, unsigned ncols,
+    char *err, size_t errlen)
 {
 	MYSQL_BIND bind[DB_MAX_COLS];
 	unsigned long lengths[DB_MAX_COLS];
@@ -315,6 +338,8 @@ db_fetch(MYSQL_STMT *stmt, char **cols, unsigned ncols, char *err,
 		return -1;
 	}
 	for (i = 0; i < ncols; i++) {
+		if (lens != NULL)
+			lens[i] = nulls[i] ? 0 : lengths[i];
 		if (nulls[i]) {
 			free(cols[i]);
 			cols[i] = NULL;

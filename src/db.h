@@ -45,15 +45,23 @@ int db_connection_lost(unsigned int errnum);
  * connection must be closed first. */
 enum db_status db_reconnect(struct db *db, char *err, size_t errlen);
 
-/* One bound parameter: a string (NULL for SQL NULL) or an unsigned number. */
+/* One bound parameter: a string (NULL for SQL NULL) or an unsigned number.
+ * A string's length is len bytes, or strlen(str) when len is DB_STRLEN;
+ * values that may hold NUL bytes (keys, payloads) pass their length. */
 struct db_arg {
 	int is_str;
 	const char *str;
+	size_t len;
 	unsigned long long num;
 };
 
-#define DB_STR(s) ((struct db_arg){ .is_str = 1, .str = (s) })
+#define DB_STRLEN ((size_t)-1)
+#define DB_STR(s) ((struct db_arg){ .is_str = 1, .str = (s), .len = DB_STRLEN })
+#define DB_STRN(s, n) ((struct db_arg){ .is_str = 1, .str = (s), .len = (n) })
 #define DB_NUM(n) ((struct db_arg){ .num = (unsigned long long)(n) })
+
+/* The total bytes of the values in args, for size checks. */
+size_t db_args_size(const struct db_arg *args, unsigned nargs);
 
 /* Prepare sql; err says what failed ("prepare: ..."). */
 enum db_status db_prepare(struct db *db, const char *sql, MYSQL_STMT **out,
@@ -70,6 +78,11 @@ enum db_status db_execute(struct db *db, MYSQL_STMT *stmt,
  * (the result is then released), -1 on error. */
 int db_fetch(MYSQL_STMT *stmt, char **cols, unsigned ncols, char *err,
              size_t errlen);
+
+/* The same, with each column's length in lens (0 for NULL): columns may
+ * hold NUL bytes. */
+int db_fetch_len(MYSQL_STMT *stmt, char **cols, size_t *lens, unsigned ncols,
+                 char *err, size_t errlen);
 
 /* Release what is left of a result. */
 void db_done(MYSQL_STMT *stmt);

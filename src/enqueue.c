@@ -24,9 +24,10 @@
 #define PAYLOAD_MAX (64 * 1024 * 1024)
 #define FANOUT_MAX_CHUNKS 10000000UL
 
-/* The payload file's contents ("-": stdin), at most PAYLOAD_MAX bytes. */
+/* The payload file's contents ("-": stdin), at most PAYLOAD_MAX bytes,
+ * as they are (NUL bytes included); *lenp is their length. */
 static char *
-read_payload(const char *path, char *err, size_t errlen)
+read_payload(const char *path, size_t *lenp, char *err, size_t errlen)
 {
 	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
 	size_t len = 0, cap = 65536, n;
@@ -50,25 +51,43 @@ read_payload(const char *path, char *err, size_t errlen)
 		    strerror(errno) : "larger than 64 MiB");
 		free(buf);
 		buf = NULL;
-	} else
+	} else {
 		buf[len] = '\0';
+		*lenp = len;
+	}
 	if (f != stdin)
 		fclose(f);
 	return buf;
 }
 
-/* Parse text as JSON for what; on failure say why and return NULL. */
-static json_t *
-parse_json(const struct ctx *c, const char *what, const char *text)
+/* Whether the server takes text (len bytes) as JSON for what, and, when
+ * object is set, as a JSON object: the server's JSON_VALID is the rule an
+ * application's own inserts into a JSON column meet, so jobrun refuses
+ * exactly what it refuses.  Returns an exit status, EX_OK when it is. */
+static int
+check_json(struct ctx *c, const char *what, const char *text, size_t len,
+    int object)
 {
-	json_error_t jerr;
-	json_t *doc = json_loads(text, JSON_DECODE_ANY, &jerr);
+	enum queue_json kind;
+	char err[1024];
+	enum db_status st;
 
-	if (doc == NULL)
-		log_msg(&c->lg, LV_ERROR, "enqueue: %s is not valid JSON: "
-		    "line %d column %d: %s", what, jerr.line, jerr.column,
-		    jerr.text);
-	return doc;
+	st = queue_json_kind(&c->q, text, len, &kind, err, sizeof err);
+	if (st != DB_OK) {
+		cmd_db_error(c, st, err);
+		return cmd_exit_for(st);
+	}
+	if (kind == QUEUE_JSON_INVALID) {
+		log_msg(&c->lg, LV_ERROR, "enqueue: %s is not valid JSON (the "
+		    "server's JSON_VALID refuses it)", what);
+		return EX_DATAERR;
+	}
+	if (object && kind != QUEUE_JSON_OBJECT) {
+		log_msg(&c->lg, LV_ERROR, "enqueue: %s must be a JSON object",
+		    what);
+		return EX_DATAERR;
+	}
+	return EX_OK;
 }
 
 static int
@@ -78,7 +97,7 @@ enqueue_one(struct ctx *c)
 	char err[1024], *file_payload = NULL, *status = NULL;
 	const char *payload = c->cli.payload;
 	const char *file = c->cli.payload_file;
-	json_t *doc;
+	size_t len = payload != NULL ? strlen(payload) : 0;
 	enum db_status st;
 	uint64_t id = 0;
 	int created = 0, rc = EX_OK;
@@ -86,21 +105,17 @@ enqueue_one(struct ctx *c)
 	if (file == NULL && c->cli.nargs == 1)
 		file = "-";	/* "jobrun enqueue ... -" */
 	if (file != NULL) {
-		file_payload = read_payload(file, err, sizeof err);
+		file_payload = read_payload(file, &len, err, sizeof err);
 		if (file_payload == NULL) {
 			log_msg(&c->lg, LV_ERROR, "enqueue: %s", err);
 			return EX_NOINPUT;
 		}
 		payload = file_payload;
 	}
-	if (payload != NULL) {
-		if ((doc = parse_json(c, "payload", payload)) == NULL) {
-			rc = EX_DATAERR;
-			goto out;
-		}
-		json_decref(doc);
-	}
-	st = queue_enqueue(&c->q, c->cli.type, c->cli.key, payload, &when,
+	if (payload != NULL &&
+	    (rc = check_json(c, "payload", payload, len, 0)) != EX_OK)
+		goto out;
+	st = queue_enqueue(&c->q, c->cli.type, c->cli.key, payload, len, &when,
 	    c->cli.max_attempts, &id, &created, &status, err, sizeof err);
 	if (st != DB_OK) {
 		cmd_db_error(c, st, err);
@@ -112,24 +127,6 @@ out:
 	free(status);
 	free(file_payload);
 	return rc;
-}
-
-/* The payload of chunk [from, to]: the template with "from" and "to". */
-static char *
-chunk_payload(json_t *template, unsigned long from, unsigned long to)
-{
-	json_t *doc = json_deep_copy(template);
-	char *text;
-
-	json_object_set_new(doc, "from", json_integer((json_int_t)from));
-	json_object_set_new(doc, "to", json_integer((json_int_t)to));
-	text = json_dumps(doc, JSON_COMPACT);
-	json_decref(doc);
-	if (text == NULL) {
-		fputs("jobrun: out of memory\n", stderr);
-		exit(EX_SOFTWARE);
-	}
-	return text;
 }
 
 struct fanout {
@@ -144,10 +141,8 @@ free_rows(struct fanout *f)
 {
 	size_t i;
 
-	for (i = 0; i < f->n; i++) {
+	for (i = 0; i < f->n; i++)
 		free((char *)f->rows[i].key);
-		free((char *)f->rows[i].payload);
-	}
 	f->n = 0;
 }
 
@@ -158,7 +153,8 @@ flush_rows(struct ctx *c, struct fanout *f, char *err, size_t errlen)
 	uint64_t created = 0;
 	enum db_status st;
 
-	st = queue_enqueue_batch(&c->q, c->cli.type, f->rows, f->n, &when,
+	st = queue_enqueue_batch(&c->q, c->cli.type, c->cli.payload_template,
+	    f->rows, f->n, &when,
 	    c->cli.max_attempts, &created, err, errlen);
 	f->created += created;
 	if (st == DB_OK)
@@ -174,30 +170,22 @@ static int
 enqueue_range(struct ctx *c)
 {
 	const struct cli *o = &c->cli;
-	struct fanout *f = xcalloc(1, sizeof *f);
-	json_t *template;
+	struct fanout *f;
 	char err[1024], key[QUEUE_KEY_MAX * 4 + 1];
 	unsigned long from;
 	enum db_status st = DB_OK;
 	int rc = EX_OK;
 
-	template = o->payload_template != NULL ?
-	    parse_json(c, "--payload-template", o->payload_template) :
-	    json_object();
-	if (template == NULL || !json_is_object(template)) {
-		if (template != NULL)
-			log_msg(&c->lg, LV_ERROR, "enqueue: "
-			    "--payload-template must be a JSON object");
-		json_decref(template);
-		free(f);
-		return EX_DATAERR;
-	}
+	if (o->payload_template != NULL && (rc = check_json(c,
+	    "--payload-template", o->payload_template,
+	    strlen(o->payload_template), 1)) != EX_OK)
+		return rc;
+	f = xcalloc(1, sizeof *f);
 	f->total = (o->range_to - o->range_from) / o->chunk + 1;
 	if (f->total > FANOUT_MAX_CHUNKS) {
 		log_msg(&c->lg, LV_ERROR, "enqueue: %llu chunks is more than "
 		    "%lu; use a larger --chunk", (unsigned long long)f->total,
 		    FANOUT_MAX_CHUNKS);
-		json_decref(template);
 		free(f);
 		return EX_USAGE;
 	}
@@ -209,7 +197,8 @@ enqueue_range(struct ctx *c)
 		snprintf(key, sizeof key, "%s:%lu-%lu", o->key_prefix, from,
 		    to);
 		f->rows[f->n].key = xstrdup(key);
-		f->rows[f->n].payload = chunk_payload(template, from, to);
+		f->rows[f->n].from = from;
+		f->rows[f->n].to = to;
 		if (++f->n == QUEUE_INSERT_BATCH || to == o->range_to)
 			st = flush_rows(c, f, err, sizeof err);
 		if (to == o->range_to)
@@ -232,7 +221,6 @@ enqueue_range(struct ctx *c)
 		    (unsigned long long)f->done,
 		    (unsigned long long)f->created,
 		    (unsigned long long)(f->done - f->created));
-	json_decref(template);
 	free(f);
 	return rc;
 }

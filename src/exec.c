@@ -17,11 +17,15 @@
  * (EX_DATAERR) permanent failure, 99 not yet (snooze), anything else, a
  * signal or a timeout: retry with backoff.
  *
- * A resumable job (sql/002_checkpoint.sql applied) also gets fd 3, a pipe
- * on which each line of JSON the handler writes is a checkpoint, stored
- * in the row at once; the last one comes back in JOBRUN_CHECKPOINT on the
- * next attempt, so `echo '{"last_id":5000}' >&3` is all a shell script
- * needs to resume after a crash.
+ * A resumable job (sql/002_checkpoint.sql applied) also gets fd 3, one
+ * end of a socket pair, on which each line of JSON the handler writes is
+ * a checkpoint, stored in the row at once; the last one comes back in
+ * JOBRUN_CHECKPOINT on the next attempt, so `echo '{"last_id":5000}' >&3`
+ * is all a shell script needs to resume after a crash.  Each line is
+ * answered on the same descriptor, "ok" once it is stored or "refused:
+ * why", so a handler that must not redo more than one interval waits for
+ * the answer; one that never reads them loses nothing (answers it leaves
+ * unread beyond ACK_MAX bytes are dropped).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <sysexits.h>
@@ -38,6 +43,7 @@
 
 #include "argv.h"
 #include "handler.h"
+#include "http.h"
 #include "util.h"
 
 #define EXEC_DEFAULT_TIMEOUT 60
@@ -50,6 +56,8 @@
 /* Exit status for "not yet": run again later without spending an
  * attempt (the last line of output may give the delay in seconds). */
 #define EXEC_SNOOZE 99
+/* Checkpoint answers waiting for the handler to read them, at most. */
+#define ACK_MAX 65536
 
 extern char **environ;
 
@@ -71,12 +79,15 @@ struct child {
 	int in_fd;		/* write end of the handler's stdin, or -1 */
 	int out_fd;		/* read end of stdout+stderr, or -1 */
 	int pid_fd;		/* pidfd of the handler, or -1 */
-	int cp_fd;		/* read end of the checkpoint pipe (fd 3), or -1 */
+	int cp_fd;		/* our end of the checkpoint socket (fd 3), or -1 */
 	char *cp_line;		/* the checkpoint line being read */
 	size_t cp_len;
 	int cp_overflow;	/* the current line is over CHECKPOINT_MAX */
 	int cp_lost;		/* storing one found the lock lost */
 	char cp_refused[512];	/* why the first refused checkpoint was */
+	char *ack;		/* answers not yet written to the handler */
+	size_t ack_len;
+	int ack_closed;		/* the handler will read no more answers */
 	const char *input;
 	size_t input_len, input_off;
 	int exited, status;
@@ -174,23 +185,37 @@ tail_string(const struct tail *t, size_t *lenp)
 	return s;
 }
 
+/* "NAME=value" (malloc'ed). */
+static char *
+env_pair(const char *name, const char *value)
+{
+	char *pair = xmalloc(strlen(name) + strlen(value) + 2);
+
+	sprintf(pair, "%s=%s", name, value);
+	return pair;
+}
+
 /* environ without any JOB_* we set and without the database password,
- * plus the job's fields. */
+ * plus the job's fields.  A key that is NULL, or holds a NUL byte no
+ * environment variable can carry, leaves JOB_BUSINESS_KEY unset;
+ * JOB_IDEMPOTENCY_KEY, the key as the http handler's Idempotency-Key
+ * writes it, stands for any key. */
 static char **
 build_env(const struct job *job)
 {
 	static const char *const drop[] = {
 		"JOB_ID=", "JOB_TYPE=", "JOB_BUSINESS_KEY=", "JOB_ATTEMPT=",
-		"JOB_MAX_ATTEMPTS=", "JOBRUN_DB_PASSWORD=",
-		"JOBRUN_CHECKPOINT_FD=", "JOBRUN_CHECKPOINT=",
+		"JOB_MAX_ATTEMPTS=", "JOB_IDEMPOTENCY_KEY=",
+		"JOBRUN_DB_PASSWORD=", "JOBRUN_CHECKPOINT_FD=",
+		"JOBRUN_CHECKPOINT=",
 	};
 	size_t n = 0, i, k, j;
-	char **env;
+	char **env, *value;
 	char buf[64];
 
 	while (environ[n] != NULL)
 		n++;
-	env = xcalloc(n + 8, sizeof *env);
+	env = xcalloc(n + 9, sizeof *env);
 	for (i = 0, k = 0; i < n; i++) {
 		for (j = 0; j < sizeof drop / sizeof drop[0]; j++)
 			if (strncmp(environ[i], drop[j], strlen(drop[j])) == 0)
@@ -200,22 +225,26 @@ build_env(const struct job *job)
 	}
 	snprintf(buf, sizeof buf, "JOB_ID=%llu", (unsigned long long)job->id);
 	env[k++] = xstrdup(buf);
-	env[k] = xmalloc(strlen(job->type) + sizeof "JOB_TYPE=");
-	sprintf(env[k++], "JOB_TYPE=%s", job->type);
-	env[k] = xmalloc(strlen(job->business_key) + sizeof "JOB_BUSINESS_KEY=");
-	sprintf(env[k++], "JOB_BUSINESS_KEY=%s", job->business_key);
+	env[k++] = env_pair("JOB_TYPE", job->type);
+	if (job->business_key != NULL) {
+		if (memchr(job->business_key, '\0', job->business_key_len) ==
+		    NULL)
+			env[k++] = env_pair("JOB_BUSINESS_KEY",
+			    job->business_key);
+		value = http_idempotency_value(job->business_key,
+		    job->business_key_len);
+		env[k++] = env_pair("JOB_IDEMPOTENCY_KEY", value);
+		free(value);
+	}
 	snprintf(buf, sizeof buf, "JOB_ATTEMPT=%lu", job->attempt);
 	env[k++] = xstrdup(buf);
 	snprintf(buf, sizeof buf, "JOB_MAX_ATTEMPTS=%lu", job->max_attempts);
 	env[k++] = xstrdup(buf);
 	if (job->resumable) {
 		env[k++] = xstrdup("JOBRUN_CHECKPOINT_FD=3");
-		if (job->checkpoint != NULL) {
-			env[k] = xmalloc(strlen(job->checkpoint) +
-			    sizeof "JOBRUN_CHECKPOINT=");
-			sprintf(env[k++], "JOBRUN_CHECKPOINT=%s",
+		if (job->checkpoint != NULL)
+			env[k++] = env_pair("JOBRUN_CHECKPOINT",
 			    job->checkpoint);
-		}
 	}
 	env[k] = NULL;
 	return env;
@@ -242,7 +271,7 @@ child_exec(char **argv, char **env, int in_fd, int out_fd, int cp_fd,
 		signal(sig, SIG_DFL);
 	if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0)
 		_exit(127);
-	/* fd 3 is the checkpoint pipe; dup2 clears its close-on-exec. */
+	/* fd 3 is the checkpoint socket; dup2 clears its close-on-exec. */
 	if (cp_fd >= 0 && dup2(cp_fd, 3) < 0)
 		_exit(127);
 	/* Nothing else of jobrun's (the database socket above all) leaks
@@ -277,7 +306,8 @@ spawn(struct child *c, char **argv, const struct job *job, char *err,
 	int rc = -1;
 
 	if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 ||
-	    (job->resumable && pipe2(cp, O_CLOEXEC) != 0)) {
+	    (job->resumable && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC,
+	    0, cp) != 0)) {
 		errf(err, errlen, "create pipe: %s", strerror(errno));
 		goto out;
 	}
@@ -354,33 +384,79 @@ drain_output(struct child *c)
 	}
 }
 
-/* One complete line from fd 3: hand it to the runner to store.  A refusal
- * is the handler's mistake and goes into its output, where last_error
- * will show it; the job's row is not touched. */
+/* Queue an answer for the handler; written as fd 3 takes it. */
+static void
+answer(struct child *c, const char *text)
+{
+	size_t n = strlen(text);
+
+	if (c->ack_closed || c->ack_len + n + 1 > ACK_MAX)
+		return;		/* nobody reads them: drop */
+	c->ack = xrealloc(c->ack, c->ack_len + n + 1);
+	memcpy(c->ack + c->ack_len, text, n);
+	c->ack[c->ack_len + n] = '\n';
+	c->ack_len += n + 1;
+}
+
+static void
+flush_answers(struct child *c)
+{
+	ssize_t n;
+
+	while (c->ack_len > 0 && c->cp_fd >= 0 && !c->ack_closed) {
+		n = send(c->cp_fd, c->ack, c->ack_len, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		if (n < 0) {
+			c->ack_closed = 1;	/* EPIPE: the handler is gone */
+			c->ack_len = 0;
+			return;
+		}
+		memmove(c->ack, c->ack + n, c->ack_len - (size_t)n);
+		c->ack_len -= (size_t)n;
+	}
+}
+
+/* One complete line from fd 3: hand it to the runner to store, and
+ * answer.  A refusal is the handler's mistake and goes into its output,
+ * where last_error will show it; the job's row is not touched. */
 static void
 checkpoint_line(struct child *c, const struct handler_watch *w)
 {
-	char err[512];
+	char err[512], ack[600];
 	size_t len = c->cp_len;
 	int rc;
 
-	while (len > 0 && (c->cp_line[len - 1] == '\r' ||
-	    c->cp_line[len - 1] == ' '))
+	/* The line as written, less its end: "\n" or "\r\n". */
+	if (len > 0 && c->cp_line[len - 1] == '\r' && !c->cp_overflow)
 		len--;
-	if (c->cp_overflow)
-		rc = errf(err, sizeof err, "over %d bytes", CHECKPOINT_MAX);
-	else if (len == 0 || w == NULL)
+	if (w == NULL)
 		rc = 0;
+	else if (len == 0 && !c->cp_overflow)
+		rc = errf(err, sizeof err, "an empty line");
 	else
-		rc = w->checkpoint(w->arg, c->cp_line, len, err, sizeof err);
+		/* Over the limit, the runner refuses it by its length
+		 * alone, and says so where the operator looks. */
+		rc = w->checkpoint(w->arg, c->cp_line, c->cp_overflow ?
+		    CHECKPOINT_MAX + 1 : len, err, sizeof err);
+	if (rc == 0)
+		answer(c, "ok");
+	else {
+		snprintf(ack, sizeof ack, "refused: %s", rc > 0 ?
+		    "the job's lock was lost" : err);
+		answer(c, ack);
+	}
 	/* Kept apart from the output, whose last line may be a snooze
 	 * delay; it goes into last_error's opening words. */
-	if (rc < 0 && c->cp_refused[0] == '\0')
+	if (rc < 0 && len > 0 && c->cp_refused[0] == '\0')
 		snprintf(c->cp_refused, sizeof c->cp_refused, "%s", err);
 	else if (rc > 0)
 		c->cp_lost = 1;
 	c->cp_len = 0;
 	c->cp_overflow = 0;
+	flush_answers(c);
 }
 
 static void
@@ -395,6 +471,7 @@ drain_checkpoints(struct child *c, const struct handler_watch *w)
 			continue;
 		if (n < 0 && errno == EAGAIN)
 			return;
+		/* A reset is the handler going with answers unread. */
 		if (n <= 0) {
 			if (c->cp_len > 0 || c->cp_overflow)
 				checkpoint_line(c, w);	/* no final newline */
@@ -479,7 +556,9 @@ supervise(struct child *c, unsigned long timeout, const struct handler_watch *w)
 		if (c->pid_fd >= 0)
 			pfd[n++] = (struct pollfd){ c->pid_fd, POLLIN, 0 };
 		if (c->cp_fd >= 0)
-			pfd[n++] = (struct pollfd){ c->cp_fd, POLLIN, 0 };
+			pfd[n++] = (struct pollfd){ c->cp_fd, (short)(POLLIN |
+			    (c->ack_len > 0 && !c->ack_closed ? POLLOUT : 0)),
+			    0 };
 		wake = c->exited ? exited_at + EXEC_DRAIN_MS :
 		    stop != STOP_NONE ? kill_at : deadline < next_tick ?
 		    deadline : next_tick;
@@ -493,8 +572,10 @@ supervise(struct child *c, unsigned long timeout, const struct handler_watch *w)
 			feed_input(c);
 		if (c->out_fd >= 0)
 			drain_output(c);
-		if (c->cp_fd >= 0)
+		if (c->cp_fd >= 0) {
+			flush_answers(c);
 			drain_checkpoints(c, w);
+		}
 		reap(c, WNOHANG);
 	}
 	/* Progress written just before the exit still counts. */
@@ -590,7 +671,7 @@ exec_run(void *state, const struct job *job, const struct handler_watch *w,
 	c->in_fd = c->out_fd = c->pid_fd = c->cp_fd = -1;
 	c->cp_line = xmalloc(CHECKPOINT_MAX + 1);
 	c->input = job->payload;
-	c->input_len = strlen(job->payload);
+	c->input_len = job->payload_len;
 	/* A handler that exits without reading its stdin must cost an EPIPE,
 	 * not our life, whatever the caller did with SIGPIPE. */
 	memset(&ignore, 0, sizeof ignore);
@@ -609,9 +690,15 @@ out:
 	close_fd(&c->pid_fd);
 	close_fd(&c->cp_fd);
 	free(c->cp_line);
+	free(c->ack);
 	free(c);
 }
 
 const struct handler_kind exec_kind = {
-	"exec", NULL, exec_create, exec_set, exec_ready, NULL, NULL, exec_run, exec_destroy,
+	.name = "exec",
+	.create = exec_create,
+	.set = exec_set,
+	.ready = exec_ready,
+	.run = exec_run,
+	.destroy = exec_destroy,
 };

@@ -36,21 +36,106 @@ handler_names(void)
 	return "exec, http, noop";
 }
 
+void
+secrets_add(struct secrets *s, const char *value)
+{
+	size_t i;
+
+	if (value == NULL || strlen(value) < 4)
+		return;
+	for (i = 0; i < s->n; i++)
+		if (strcmp(s->values[i], value) == 0)
+			return;
+	s->values = xrealloc(s->values, (s->n + 1) * sizeof *s->values);
+	s->values[s->n++] = xstrdup(value);
+}
+
+void
+secrets_free(struct secrets *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++) {
+		explicit_bzero(s->values[i], strlen(s->values[i]));
+		free(s->values[i]);
+	}
+	free(s->values);
+	s->values = NULL;
+	s->n = 0;
+}
+
+/* The secret that starts at text[0], the longest when several do. */
+static const char *
+secret_at(const struct secrets *s, const char *text, size_t len,
+    size_t *slen)
+{
+	const char *best = NULL;
+	size_t i, n;
+
+	*slen = 0;
+	for (i = 0; s != NULL && i < s->n; i++) {
+		n = strlen(s->values[i]);
+		if (n <= len && n > *slen && memcmp(text, s->values[i], n) == 0) {
+			best = s->values[i];
+			*slen = n;
+		}
+	}
+	return best;
+}
+
+char *
+secrets_redact(const struct secrets *s, const char *text, size_t len,
+    size_t *outlen)
+{
+	static const char mark[] = "[redacted]";
+	size_t i = 0, o = 0, cap = len + 1, n;
+	char *out = xmalloc(cap);
+
+	while (i < len) {
+		if (secret_at(s, text + i, len - i, &n) != NULL) {
+			if (o + sizeof mark > cap)
+				out = xrealloc(out, cap = cap * 2 + sizeof mark);
+			memcpy(out + o, mark, sizeof mark - 1);
+			o += sizeof mark - 1;
+			i += n;
+			continue;
+		}
+		if (o + 2 > cap)
+			out = xrealloc(out, cap *= 2);
+		out[o++] = text[i++];
+	}
+	out[o] = '\0';
+	*outlen = o;
+	return out;
+}
+
+void
+reply_free(struct reply *reply)
+{
+	free(reply->checkpoint);
+	free(reply->snooze);
+	memset(reply, 0, sizeof *reply);
+}
+
 static void
 compose(struct result *res, enum outcome outcome, const char *what,
     const char *detail, size_t detail_len, int keep_tail)
 {
-	char *copy;
+	char *copy, *clean_what;
 	size_t what_len, what_chars, room, start, n;
 
 	res->outcome = outcome;
 	res->retry_after = -1;
-	/* what is ours (ASCII or already clean), but cut it too. */
-	what_len = strlen(what);
+	/* what is ours (ASCII or already clean), but cut it too; it may
+	 * quote a server's answer, so it is redacted as well. */
+	clean_what = secrets_redact(res->secrets, what, strlen(what),
+	    &what_len);
+	what = clean_what;
 	what_len = utf8_prefix(what, what_len, LAST_ERROR_CHARS);
 	memcpy(res->message, what, what_len);
 	res->message[what_len] = '\0';
 	what_chars = utf8_count(what, what_len);
+	free(clean_what);
 
 	/* Skip trailing newlines: output usually ends in one. */
 	while (detail_len > 0 && (detail[detail_len - 1] == '\n' ||
@@ -60,7 +145,9 @@ compose(struct result *res, enum outcome outcome, const char *what,
 	    what_chars + 2 >= LAST_ERROR_CHARS)
 		return;
 
-	copy = xstrndup(detail, detail_len);
+	/* Secrets go before the cut, which could otherwise leave half of
+	 * one that no longer matches. */
+	copy = secrets_redact(res->secrets, detail, detail_len, &detail_len);
 	utf8_sanitize(copy, detail_len);
 	room = LAST_ERROR_CHARS - what_chars - 2;
 	if (keep_tail) {

@@ -16,15 +16,21 @@
 #define LAST_ERROR_CHARS 1000
 #define LAST_ERROR_BYTES (LAST_ERROR_CHARS * 4 + 1)
 
-/* A claimed job as the runner read it back after the claim. */
+/* A claimed job as the runner read it back after the claim.  Keys,
+ * payloads and checkpoints are the bytes the row holds, with their
+ * lengths: they may contain NUL bytes. */
 struct job {
 	uint64_t id;
 	char *type;
-	char *business_key;
+	char *business_key;		/* NULL when the row has NULL */
+	size_t business_key_len;
 	char *payload;			/* JSON text; "{}" when the row has NULL */
+	size_t payload_len;
+	int payload_valid;		/* the server's JSON_VALID says yes */
 	unsigned long attempt;		/* this attempt, counting from 1 */
 	unsigned long max_attempts;
 	char *checkpoint;		/* JSON text saved earlier, or NULL */
+	size_t checkpoint_len;
 	unsigned long snoozes;		/* put off in a row without progress */
 	int resumable;			/* the table can store checkpoints */
 };
@@ -41,17 +47,48 @@ enum outcome {
 	OUTCOME_ABANDONED	/* stopped because the runner asked: no mark */
 };
 
+/* Values that must never be written anywhere (the database password, a
+ * token from header_env or header_file): each is replaced by [redacted]
+ * in every message before it is cut, stored or logged. */
+struct secrets {
+	char **values;
+	size_t n;
+};
+
+/* Add value to s, unless it is too short to tell from ordinary text
+ * (under 4 bytes) or already there. */
+void secrets_add(struct secrets *s, const char *value);
+void secrets_free(struct secrets *s);
+
+/* text (len bytes) with every secret replaced, malloc'ed and NUL-ended;
+ * *outlen is its length. */
+char *secrets_redact(const struct secrets *s, const char *text, size_t len,
+                     size_t *outlen);
+
 /* What a handler reports; message becomes last_error on failure. */
 struct result {
 	enum outcome outcome;
 	long retry_after;	/* seconds until a retry; -1: the backoff's */
 	char message[LAST_ERROR_BYTES];
+	const struct secrets *secrets;	/* set by the runner, or NULL */
 };
 
+/* A handler's JSON reply as the server's JSON functions read it: members
+ * come back as written (malloc'ed, NULL when absent). */
+struct reply {
+	int valid;		/* JSON at all */
+	int object;		/* a JSON object */
+	char *checkpoint;	/* the "checkpoint" member's JSON text */
+	size_t checkpoint_len;
+	char *snooze;		/* the "snooze" member's JSON text */
+};
+
+void reply_free(struct reply *reply);
+
 /* Set result to outcome (retry_after -1) with message "<what>: <detail>",
- * where detail (any bytes, e.g. captured output) is made valid UTF-8 and
- * cut to its tail so the whole message fits in LAST_ERROR_CHARS
- * characters. */
+ * where detail (any bytes, e.g. captured output) has its secrets
+ * redacted, is made valid UTF-8 and is cut to its tail so the whole
+ * message fits in LAST_ERROR_CHARS characters. */
 void result_set(struct result *res, enum outcome outcome, const char *what,
                 const char *detail, size_t detail_len);
 
@@ -63,13 +100,17 @@ void result_set_head(struct result *res, enum outcome outcome,
 /* Called by a running handler at least once a second.  tick returns
  * nonzero when the handler must stop at once (the job's lock was lost or
  * the operator insists on stopping); the handler then ends its work and
- * reports OUTCOME_ABANDONED.  checkpoint stores a handler's progress (JSON
- * text, not yet validated): 0 stored, -1 refused (err says why; the
- * handler goes on), 1 the lock is lost and the handler must stop. */
+ * reports OUTCOME_ABANDONED.  checkpoint stores a handler's progress (the
+ * bytes it wrote, not yet validated; over CHECKPOINT_MAX bytes it is
+ * refused): 0 stored, -1 refused (err says why; the handler goes on), 1
+ * the lock is lost and the handler must stop.  read_reply reads a JSON
+ * reply by the server's rules: 0, or -1 with err. */
 struct handler_watch {
 	int (*tick)(void *arg);
 	int (*checkpoint)(void *arg, const char *json, size_t len, char *err,
 	                  size_t errlen);
+	int (*read_reply)(void *arg, const char *text, size_t len,
+	                  struct reply *out, char *err, size_t errlen);
 	void *arg;
 };
 
@@ -93,6 +134,9 @@ struct handler_kind {
 	/* A warning the operator must see at every run, or NULL (may be a
 	 * NULL pointer for kinds that never warn). */
 	const char *(*warning)(void *state);
+	/* After prepare: add the values no message may show (may be
+	 * NULL). */
+	void (*secrets)(void *state, struct secrets *out);
 	/* Run one job to its outcome. */
 	void (*run)(void *state, const struct job *job,
 	            const struct handler_watch *watch, struct result *res);

@@ -24,6 +24,7 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +33,9 @@
 
 #include "config.h"
 #include "handler.h"
+#include "http.h"
 #include "libcurl.h"
+#include "rawjson.h"
 #include "util.h"
 
 #define HTTP_DEFAULT_TIMEOUT 60
@@ -53,6 +56,7 @@ struct http_state {
 	char **env_specs;		/* header_env values, resolved by prepare */
 	char **files;			/* header_file paths, read by prepare */
 	size_t nenv, nfiles;
+	struct secrets secrets;		/* the header values those gave */
 	int prepared;
 	struct libcurl lc;		/* loaded by the first key */
 	CURL *curl;			/* created on first use, reused */
@@ -120,6 +124,22 @@ add_header(struct http_state *st, const char *h, char *err, size_t errlen)
 	return 0;
 }
 
+/* A header value from header_env or header_file is a secret: no message
+ * may show it, nor its last word ("Bearer TOKEN": the token alone), which
+ * a receiver's error page may echo. */
+static void
+remember_secret(struct http_state *st, const char *value)
+{
+	const char *word;
+
+	while (*value == ' ' || *value == '\t')
+		value++;
+	secrets_add(&st->secrets, value);
+	word = strrchr(value, ' ');
+	if (word != NULL)
+		secrets_add(&st->secrets, word + 1);
+}
+
 /* header_env = Name: VARIABLE - the header's value comes from the
  * environment, so a token need not sit in any file. */
 static int
@@ -148,6 +168,8 @@ add_env_header(struct http_state *st, const char *spec, char *err,
 	h = xmalloc((size_t)(colon - spec) + strlen(value) + 3);
 	sprintf(h, "%.*s: %s", (int)(colon - spec), spec, value);
 	rc = add_header(st, h, err, errlen);
+	if (rc == 0)
+		remember_secret(st, value);
 	explicit_bzero(h, strlen(h));
 	free(h);
 	return rc;
@@ -172,6 +194,8 @@ add_header_file(struct http_state *st, const char *path, char *err,
 			continue;
 		if (add_header(st, line, msg, sizeof msg) != 0)
 			rc = errf(err, errlen, "%s:%d: %s", path, n, msg);
+		else
+			remember_secret(st, strchr(line, ':') + 1);
 	}
 	if (rc == 0 && ferror(f))
 		rc = errf(err, errlen, "read %s: %s", path, strerror(errno));
@@ -307,6 +331,16 @@ http_prepare(void *state, char *err, size_t errlen)
 	return 0;
 }
 
+static void
+http_secrets(void *state, struct secrets *out)
+{
+	struct http_state *st = state;
+	size_t i;
+
+	for (i = 0; i < st->secrets.n; i++)
+		secrets_add(out, st->secrets.values[i]);
+}
+
 static const char *
 http_warning(void *state)
 {
@@ -336,6 +370,7 @@ http_destroy(void *state)
 		free(st->files[i]);
 	free(st->env_specs);
 	free(st->files);
+	secrets_free(&st->secrets);
 	libcurl_close(&st->lc);
 	free(st->url);
 	free(st->ca_file);
@@ -413,51 +448,67 @@ on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow,
 	return 0;
 }
 
-/* The request body: the job as JSON, its payload embedded as JSON. */
+/* The request body: the job as JSON, with its payload and checkpoint as
+ * the row holds them, byte for byte (the payload last, so a receiver can
+ * also cut it out as text).  NULL when the key cannot be a JSON string
+ * (not UTF-8: a table in another character set). */
 static char *
-request_body(const struct job *job)
+request_body(const struct job *job, size_t *lenp)
 {
-	json_t *payload = json_loads(job->payload, JSON_DECODE_ANY, NULL);
+	struct raw_member raw[2];
+	size_t n = 0;
 	json_t *doc;
 	char *text;
 
-	if (payload == NULL)	/* the runner checked it; be safe anyway */
-		payload = json_object();
-	doc = json_pack("{s:I,s:s,s:s,s:I,s:I,s:o}",
+	doc = json_pack("{s:I,s:s,s:o,s:I,s:I}",
 	    "id", (json_int_t)job->id, "type", job->type,
-	    "business_key", job->business_key,
+	    "business_key", job->business_key != NULL ?
+	    json_stringn(job->business_key, job->business_key_len) :
+	    json_null(),
 	    "attempt", (json_int_t)job->attempt,
-	    "max_attempts", (json_int_t)job->max_attempts,
-	    "payload", payload);
+	    "max_attempts", (json_int_t)job->max_attempts);
+	if (doc == NULL)
+		return NULL;
 	/* A resumable job's receiver gets its last checkpoint back. */
-	if (doc != NULL && job->resumable)
-		json_object_set_new(doc, "checkpoint", job->checkpoint != NULL ?
-		    json_loads(job->checkpoint, JSON_DECODE_ANY, NULL) :
-		    json_null());
-	text = doc != NULL ? json_dumps(doc, JSON_COMPACT) : NULL;
+	if (job->resumable)
+		raw[n++] = (struct raw_member){ "checkpoint", job->checkpoint,
+		    job->checkpoint_len };
+	raw[n++] = (struct raw_member){ "payload", job->payload,
+	    job->payload_len };
+	text = rawjson_object(doc, raw, n, lenp);
 	json_decref(doc);
 	return text;
 }
 
-/* The business key as a header value: control characters would end the
- * header (or inject another), so they are percent-encoded. */
-static char *
-idempotency_header(const char *key)
+/* Bytes a key keeps as they are in Idempotency-Key; every other byte,
+ * "%" first of all, is written %XX, so two keys never give one value. */
+static int
+key_byte_plain(unsigned char c)
 {
-	static const char prefix[] = "Idempotency-Key: ";
-	char *h = xmalloc(sizeof prefix + strlen(key) * 3);
-	char *o = h + sizeof prefix - 1;
-	const unsigned char *k;
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+	    (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
+	    c == '~' || c == ':';
+}
 
-	memcpy(h, prefix, sizeof prefix - 1);
-	for (k = (const unsigned char *)key; *k != '\0'; k++) {
-		if (*k < 0x20 || *k == 0x7f)
-			o += sprintf(o, "%%%02X", *k);
-		else
-			*o++ = (char)*k;
+char *
+http_idempotency_value(const char *key, size_t len)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	char *out = xmalloc(len * 3 + 1), *o = out;
+	const unsigned char *k = (const unsigned char *)key;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		if (key_byte_plain(k[i])) {
+			*o++ = (char)k[i];
+			continue;
+		}
+		*o++ = '%';
+		*o++ = hex[k[i] >> 4];
+		*o++ = hex[k[i] & 15];
 	}
 	*o = '\0';
-	return h;
+	return out;
 }
 
 static int
@@ -476,7 +527,7 @@ ensure_handle(struct http_state *st)
 
 static void
 configure(struct http_state *st, struct exchange *ex, const char *body,
-    struct curl_slist *headers)
+    size_t body_len, struct curl_slist *headers)
 {
 	CURL *c = st->curl;
 
@@ -489,7 +540,7 @@ configure(struct http_state *st, struct exchange *ex, const char *body,
 	st->lc.easy_setopt(c, CURLOPT_POST, 1L);
 	st->lc.easy_setopt(c, CURLOPT_POSTFIELDS, body);
 	st->lc.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE,
-	    (curl_off_t)strlen(body));
+	    (curl_off_t)body_len);
 	st->lc.easy_setopt(c, CURLOPT_HTTPHEADER, headers);
 	st->lc.easy_setopt(c, CURLOPT_TIMEOUT, (long)st->timeout);
 	st->lc.easy_setopt(c, CURLOPT_CONNECTTIMEOUT, (long)st->connect_timeout);
@@ -514,11 +565,22 @@ request_headers(const struct http_state *st, const struct job *job)
 {
 	struct curl_slist *h = NULL;
 	const struct curl_slist *c;
-	char *idem = idempotency_header(job->business_key);
+	char *idem = NULL, *value;
 
+	/* No key (NULL): no header.  An empty key: an empty header, which
+	 * curl sends when the name ends in ";". */
+	if (job->business_key != NULL) {
+		value = http_idempotency_value(job->business_key,
+		    job->business_key_len);
+		idem = xmalloc(strlen(value) + sizeof "Idempotency-Key: ");
+		sprintf(idem, value[0] != '\0' ? "Idempotency-Key: %s" :
+		    "Idempotency-Key;%s", value);
+		free(value);
+	}
 	h = st->lc.slist_append(h, "Content-Type: application/json");
 	h = st->lc.slist_append(h, "User-Agent: jobrun/" JOBRUN_VERSION);
-	h = st->lc.slist_append(h, idem);
+	if (idem != NULL)
+		h = st->lc.slist_append(h, idem);
 	/* No "Expect: 100-continue" round trip for large payloads. */
 	h = st->lc.slist_append(h, "Expect:");
 	for (c = st->headers; c != NULL; c = c->next)
@@ -537,8 +599,11 @@ retry_after_seconds(const struct exchange *ex)
 
 	if (ex->retry_after[0] == '\0')
 		return -1;
-	if (parse_ulong(ex->retry_after, 0, 0x7fffffffUL, &secs) == 0)
-		return (long)secs;
+	/* Seconds, however many: the runner caps the delay at backoff_cap,
+	 * and a number too large to read is still "a long time". */
+	if (strspn(ex->retry_after, "0123456789") == strlen(ex->retry_after))
+		return parse_ulong(ex->retry_after, 0, LONG_MAX, &secs) == 0 ?
+		    (long)secs : LONG_MAX;
 	when = ex->lc->getdate(ex->retry_after, NULL);
 	if (when < 0)
 		return -1;
@@ -565,44 +630,64 @@ worth_retrying(long code)
 	    (code >= 500 && code <= 599);
 }
 
-/* 202 with a JSON object holding "checkpoint" and/or "snooze": the
- * receiver saved progress (stored like an exec handler's fd 3 line) or
- * asks to be called again later, in "snooze" seconds or Retry-After.
- * Any other 202 is an ordinary success.  Returns whether it was one. */
+/* A 202 is read by the server's JSON functions, like every JSON jobrun
+ * judges.  A body that is not a JSON object (none, text, a page) is an
+ * ordinary success.  A JSON object holding "checkpoint" and/or "snooze"
+ * says the receiver saved progress (stored like an exec handler's fd 3
+ * line) or asks to be called again later, in "snooze" seconds or
+ * Retry-After.  A body that looks like an object but cannot be read as
+ * one as documented is not a success: the attempt did not finish, and
+ * the job is retried with last_error saying why.  Returns whether the
+ * 202 was decided here. */
 static int
 progress_reply(const struct exchange *ex, const struct handler_watch *w,
     struct result *res)
 {
-	json_t *doc = json_loadb(ex->body, ex->len, 0, NULL);
-	json_t *cp, *snooze;
-	char *text, err[512], what[600];
+	struct reply reply = { 0 };
+	char err[512], what[768];
+	size_t skip = 0;
+	unsigned long secs;
 	int rc = 0;
 
+	while (skip < ex->len && strchr(" \t\r\n", ex->body[skip]) != NULL &&
+	    ex->body[skip] != '\0')
+		skip++;
+	if (skip == ex->len || ex->body[skip] != '{')
+		return 0;
 	/* Cut short it cannot be read, and must not pass for a success. */
-	if (ex->cut && ex->len > 0 && ex->body[0] == '{') {
-		json_decref(doc);
+	if (ex->cut) {
 		result_set(res, OUTCOME_RETRY, "HTTP 202 with a body longer "
 		    "than max_response: cannot read a checkpoint from it",
 		    NULL, 0);
 		return 1;
 	}
-
-	cp = json_object_get(doc, "checkpoint");
-	snooze = json_object_get(doc, "snooze");
-	if (doc == NULL || (cp == NULL && snooze == NULL)) {
-		json_decref(doc);
-		return 0;
+	if (w == NULL || w->read_reply(w->arg, ex->body, ex->len, &reply, err,
+	    sizeof err) != 0) {
+		snprintf(what, sizeof what, "HTTP 202: cannot read the reply: "
+		    "%s", w == NULL ? "no database" : err);
+		result_set(res, OUTCOME_RETRY, what, NULL, 0);
+		return 1;
 	}
-	result_set(res, OUTCOME_SNOOZE, "HTTP 202: not yet", NULL, 0);
-	res->retry_after = json_is_integer(snooze) &&
-	    json_integer_value(snooze) >= 0 ?
-	    (long)json_integer_value(snooze) : retry_after_seconds(ex);
-	if (cp != NULL && w != NULL) {
-		text = json_dumps(cp, JSON_COMPACT | JSON_ENCODE_ANY);
-		rc = text != NULL ? w->checkpoint(w->arg, text, strlen(text),
-		    err, sizeof err) : errf(err, sizeof err, "out of memory");
-		free(text);
+	if (!reply.valid || !reply.object) {
+		result_set_head(res, OUTCOME_RETRY, "HTTP 202 with a body that "
+		    "is not valid JSON (the server's JSON_VALID refuses it)",
+		    ex->body, ex->len);
+		goto out;
 	}
+	if (reply.checkpoint == NULL && reply.snooze == NULL) {
+		reply_free(&reply);
+		return 0;	/* an object that asks nothing: done */
+	}
+	if (reply.snooze != NULL && strspn(reply.snooze, "0123456789") !=
+	    strlen(reply.snooze)) {
+		snprintf(what, sizeof what, "HTTP 202: \"snooze\" must be a "
+		    "whole number of seconds, not %.200s", reply.snooze);
+		result_set(res, OUTCOME_RETRY, what, NULL, 0);
+		goto out;
+	}
+	if (reply.checkpoint != NULL)
+		rc = w->checkpoint(w->arg, reply.checkpoint,
+		    reply.checkpoint_len, err, sizeof err);
 	if (rc > 0)
 		result_set(res, OUTCOME_ABANDONED, "lock lost", NULL, 0);
 	else if (rc < 0) {
@@ -610,8 +695,15 @@ progress_reply(const struct exchange *ex, const struct handler_watch *w,
 		snprintf(what, sizeof what, "HTTP 202: checkpoint refused: %s",
 		    err);
 		result_set(res, OUTCOME_RETRY, what, NULL, 0);
+	} else {
+		result_set(res, OUTCOME_SNOOZE, "HTTP 202: not yet", NULL, 0);
+		res->retry_after = retry_after_seconds(ex);
+		if (reply.snooze != NULL)
+			res->retry_after = parse_ulong(reply.snooze, 0,
+			    LONG_MAX, &secs) == 0 ? (long)secs : LONG_MAX;
 	}
-	json_decref(doc);
+out:
+	reply_free(&reply);
 	return 1;
 }
 
@@ -624,6 +716,7 @@ http_run(void *state, const struct job *job, const struct handler_watch *w,
 	char errbuf[CURL_ERROR_SIZE] = "", what[300];
 	struct curl_slist *headers = NULL;
 	char *body = NULL;
+	size_t body_len = 0;
 	CURLcode rc;
 	long code = 0;
 
@@ -631,7 +724,8 @@ http_run(void *state, const struct job *job, const struct handler_watch *w,
 		result_set(res, OUTCOME_RETRY, what, NULL, 0);
 		goto out;
 	}
-	if (ensure_handle(st) != 0 || (body = request_body(job)) == NULL) {
+	if (ensure_handle(st) != 0 ||
+	    (body = request_body(job, &body_len)) == NULL) {
 		result_set(res, OUTCOME_RETRY, "http: cannot set up the "
 		    "request (out of memory?)", NULL, 0);
 		goto out;
@@ -642,7 +736,7 @@ http_run(void *state, const struct job *job, const struct handler_watch *w,
 	ex.watch = w;
 	ex.lc = &st->lc;
 	ex.next_tick = now_ms() + HTTP_TICK_MS;
-	configure(st, &ex, body, headers);
+	configure(st, &ex, body, body_len, headers);
 	st->lc.easy_setopt(st->curl, CURLOPT_ERRORBUFFER, errbuf);
 	rc = st->lc.easy_perform(st->curl);
 	st->lc.easy_setopt(st->curl, CURLOPT_ERRORBUFFER, NULL);
@@ -678,6 +772,14 @@ out:
 }
 
 const struct handler_kind http_kind = {
-	"http", http_repeatable, http_create, http_set, http_ready,
-	http_prepare, http_warning, http_run, http_destroy,
+	.name = "http",
+	.repeatable = http_repeatable,
+	.create = http_create,
+	.set = http_set,
+	.ready = http_ready,
+	.prepare = http_prepare,
+	.warning = http_warning,
+	.secrets = http_secrets,
+	.run = http_run,
+	.destroy = http_destroy,
 };

@@ -17,6 +17,7 @@
 #include <sysexits.h>
 
 #include "command.h"
+#include "rawjson.h"
 #include "utf8.h"
 #include "util.h"
 
@@ -45,27 +46,23 @@ number_or_zero(const char *s)
 	return v;
 }
 
-static int
-on_type(void *arg, char **cols, unsigned ncols)
-{
-	(void)ncols;
-	if (cols[0] != NULL)
-		status_row(arg, cols[0]);
-	return 0;
-}
-
+/* A count of one exact type, among those that equal the one asked for
+ * under the column's collation (ORDER_SYNC beside order_sync). */
 static int
 on_type_count(void *arg, char **cols, unsigned ncols)
 {
-	struct type_status *t = arg;
-	unsigned long n = number_or_zero(cols[1]);
+	struct type_status *t;
+	unsigned long n = number_or_zero(cols[2]);
 
 	(void)ncols;
-	if (strcmp(cols[0], "pending") == 0)
+	if (cols[0] == NULL || cols[1] == NULL)
+		return 0;
+	t = status_row(arg, cols[0]);
+	if (strcmp(cols[1], "pending") == 0)
 		t->pending = n;
-	else if (strcmp(cols[0], "processing") == 0)
+	else if (strcmp(cols[1], "processing") == 0)
 		t->processing = n;
-	else if (strcmp(cols[0], "failed") == 0)
+	else if (strcmp(cols[1], "failed") == 0)
 		t->failed = n;
 	return 0;
 }
@@ -83,9 +80,12 @@ on_estimate(void *arg, char **cols, unsigned ncols)
 static int
 on_lag(void *arg, char **cols, unsigned ncols)
 {
-	struct type_status *t = status_row(arg, cols[0]);
+	struct type_status *t;
 
 	(void)ncols;
+	if (cols[0] == NULL)
+		return 0;
+	t = status_row(arg, cols[0]);
 	t->due = number_or_zero(cols[1]);
 	t->lag = (long)number_or_zero(cols[2]);
 	return 0;
@@ -95,43 +95,85 @@ static int
 on_expired(void *arg, char **cols, unsigned ncols)
 {
 	(void)ncols;
-	status_row(arg, cols[0])->expired = number_or_zero(cols[1]);
+	if (cols[0] != NULL)
+		status_row(arg, cols[0])->expired = number_or_zero(cols[1]);
 	return 0;
+}
+
+/* The types Q_TYPES found: one of each group that the column's collation
+ * takes as equal; each group's counts come back by exact type. */
+struct groups {
+	char **names;
+	size_t n;
+};
+
+static int
+on_group(void *arg, char **cols, unsigned ncols)
+{
+	struct groups *g = arg;
+
+	(void)ncols;
+	if (cols[0] == NULL)
+		return 0;
+	g->names = xrealloc(g->names, (g->n + 1) * sizeof *g->names);
+	g->names[g->n++] = xstrdup(cols[0]);
+	return 0;
+}
+
+static void
+free_groups(struct groups *g)
+{
+	size_t i;
+
+	for (i = 0; i < g->n; i++)
+		free(g->names[i]);
+	free(g->names);
 }
 
 enum db_status
 cmd_collect_status(struct ctx *c, int estimate, struct status *s, char *err,
     size_t errlen)
 {
+	struct groups g = { NULL, 0 };
 	enum db_status st = DB_OK;
 	const struct cfg_type *t;
 	struct db_arg arg;
 	size_t i;
 
+	/* Rows for the configured types first, so they lead the table. */
 	if (c->cli.type != NULL)
 		status_row(s, c->cli.type);
-	else {
+	else
 		for (i = 0; i < c->cfg.ntypes; i++)
 			status_row(s, c->cfg.types[i].name);
-		st = queue_select(&c->q, Q_TYPES, NULL, 0, 1, on_type, s, err,
-		    errlen);
+	if (c->cli.type != NULL) {
+		g.names = xcalloc(1, sizeof *g.names);
+		g.names[g.n++] = xstrdup(c->cli.type);
+	} else
+		st = queue_select(&c->q, Q_TYPES, NULL, 0, 1, on_group, &g,
+		    err, errlen);
+	for (i = 0; st == DB_OK && i < g.n; i++) {
+		if (c->cli.type == NULL)
+			status_row(s, g.names[i]);
+		arg = DB_STR(g.names[i]);
+		st = queue_select(&c->q, Q_TYPE_COUNTS, &arg, 1, 3,
+		    on_type_count, s, err, errlen);
 	}
+	free_groups(&g);
 	if (st == DB_OK)
 		st = queue_select(&c->q, Q_LAG, NULL, 0, 3, on_lag, s, err,
 		    errlen);
 	if (st == DB_OK)
 		st = queue_select(&c->q, Q_EXPIRED, NULL, 0, 2, on_expired, s,
 		    err, errlen);
-	/* Q_LAG and Q_EXPIRED see every type; keep the one asked for. */
+	/* The queries see every type; keep the one asked for. */
 	if (c->cli.type != NULL)
 		while (s->n > 1) {
 			free(s->rows[--s->n].type);
 		}
 	for (i = 0; st == DB_OK && i < s->n; i++) {
 		arg = DB_STR(s->rows[i].type);
-		st = queue_select(&c->q, Q_TYPE_COUNTS, &arg, 1, 2,
-		    on_type_count, &s->rows[i], err, errlen);
-		if (st == DB_OK && estimate)
+		if (estimate)
 			st = queue_select(&c->q, Q_SUCCESS_ESTIMATE, &arg, 1,
 			    10, on_estimate, &s->rows[i], err, errlen);
 		t = cfg_find_type(&c->cfg, s->rows[i].type);
@@ -352,42 +394,63 @@ struct shown {
 	int json, found;
 };
 
+/* A string column as JSON: its bytes as they are (NUL included). */
+static json_t *
+bytes_json(const char *s, size_t len)
+{
+	json_t *v;
+
+	if (s == NULL)
+		return json_null();
+	v = json_stringn(s, len);
+	return v != NULL ? v : json_string("(not UTF-8)");
+}
+
+/* The payload is shown as the row holds it, never re-encoded: text as it
+ * is, and in JSON spliced in whole when the server takes it as JSON (a
+ * string holding it otherwise). */
 static int
-on_shown(void *arg, char **cols, unsigned ncols)
+on_shown(void *arg, char **cols, const size_t *lens, unsigned ncols)
 {
 	struct shown *s = arg;
-	json_t *obj = json_object(), *payload;
-	char *pretty;
+	struct raw_member payload = { "payload", cols[3], lens[3] };
+	int valid = cols[SHOW_COLUMNS] != NULL &&
+	    strcmp(cols[SHOW_COLUMNS], "1") == 0;
+	json_t *obj;
+	char *text;
+	size_t len;
 	unsigned i;
 
+	(void)ncols;
 	s->found = 1;
-	for (i = 0; i < ncols; i++) {
-		payload = i == 3 && cols[i] != NULL ?
-		    json_loads(cols[i], JSON_DECODE_ANY, NULL) : NULL;
-		if (i == 3 && cols[i] != NULL && payload == NULL)
-			payload = json_string(cols[i]);	/* not JSON: as is */
-		if (s->json) {
-			json_object_set_new(obj, show_columns[i], i == 3 &&
-			    payload != NULL ? payload : i == 0 || i == 5 ||
-			    i == 6 ? number_json(cols[i]) :
-			    string_json(cols[i]));
-			continue;
+	if (!s->json) {
+		for (i = 0; i < SHOW_COLUMNS; i++) {
+			printf("%-13s ", show_columns[i]);
+			if (cols[i] != NULL)
+				fwrite(cols[i], 1, lens[i], stdout);
+			else
+				fputs("NULL", stdout);
+			putchar('\n');
 		}
-		if (payload != NULL) {
-			pretty = json_dumps(payload, JSON_INDENT(2) |
-			    JSON_ENCODE_ANY);
-			printf("%-13s %s\n", "payload", pretty ? pretty : "");
-			free(pretty);
-			json_decref(payload);
-			continue;
-		}
-		printf("%-13s %s\n", show_columns[i], cols[i] != NULL ?
-		    cols[i] : "NULL");
+		return 1;
 	}
-	if (s->json)
-		cmd_print_json(obj);
-	else
-		json_decref(obj);
+	obj = json_object();
+	for (i = 0; i < SHOW_COLUMNS; i++) {
+		if (i == 3 && cols[i] != NULL && valid)
+			continue;	/* spliced in below */
+		json_object_set_new(obj, show_columns[i], i == 0 || i == 5 ||
+		    i == 6 ? number_json(cols[i]) : bytes_json(cols[i],
+		    lens[i]));
+	}
+	text = rawjson_object(obj, &payload, cols[3] != NULL && valid, &len);
+	json_decref(obj);
+	if (text == NULL) {
+		fputs("jobrun: out of memory\n", stderr);
+		return 1;
+	}
+	fwrite(text, 1, len, stdout);
+	putchar('\n');
+	free(text);
 	return 1;
 }
 
@@ -406,8 +469,9 @@ cmd_show(struct ctx *c)
 		parse_ulong(c->cli.args[0], 1, ULONG_MAX, &id);
 		arg = DB_NUM(id);
 	}
-	st = queue_select(&c->q, c->cli.key != NULL ? Q_SHOW_KEY : Q_SHOW_ID,
-	    &arg, 1, SHOW_COLUMNS, on_shown, &s, err, sizeof err);
+	st = queue_select_len(&c->q, c->cli.key != NULL ? Q_SHOW_KEY :
+	    Q_SHOW_ID, &arg, 1, SHOW_COLUMNS + 1, on_shown, &s, err,
+	    sizeof err);
 	if (st != DB_OK) {
 		cmd_db_error(c, st, err);
 		return cmd_exit_for(st);

@@ -50,5 +50,10 @@ noop_destroy(void *state)
 }
 
 const struct handler_kind noop_kind = {
-	"noop", NULL, noop_create, noop_set, noop_ready, NULL, NULL, noop_run, noop_destroy,
+	.name = "noop",
+	.create = noop_create,
+	.set = noop_set,
+	.ready = noop_ready,
+	.run = noop_run,
+	.destroy = noop_destroy,
 };

@@ -9,10 +9,29 @@
  * "id = LAST_INSERT_ID(id)" hands back the claimed id with the UPDATE's own
  * reply, so reading the job is one primary-key lookup.
  *
- * Every later write carries "WHERE id = ? AND locked_by = ?": a runner whose
- * lock expired and whose job was recovered and claimed again finds zero
- * rows and must not write.  All times are the server's NOW(), so runners
- * on hosts with skewed clocks agree.
+ * Types match byte for byte.  The type column compares under its
+ * collation (utf8mb4_general_ci: case, accents and trailing blanks do not
+ * count), which is right for the index range but would let a runner for
+ * order_sync claim ORDER_SYNC; every statement that picks rows by type
+ * also compares CAST(type AS BINARY), which is exact, so those rows are
+ * left alone (status lists them as unhandled).
+ *
+ * Two clocks.  next_run_at is the application's: a local DATETIME in the
+ * session's time zone, compared with NOW() as the application meant it.
+ * A lock is jobrun's own and must last real time whatever the zone does
+ * (a DST jump or SET GLOBAL time_zone would otherwise make a live lock
+ * look expired, or a dead runner's job stay stuck for an hour), so the
+ * lock's true end is kept where no zone reaches it: locked_by holds
+ * "TOKEN@EPOCH", the claim's token and the Unix time the lock ends, from
+ * the server's UNIX_TIMESTAMP().  locked_until is still written, in the
+ * session zone, for people and for other workers (the seed's PHP loop)
+ * that read it; a lock whose locked_by is not jobrun's is judged by
+ * locked_until, as its writer judges it.
+ *
+ * Every later write carries "WHERE id = ? AND <token of locked_by> = ?":
+ * a runner whose lock expired and whose job was recovered and claimed
+ * again finds zero rows and must not write.  All times are the server's,
+ * so runners on hosts with skewed clocks agree.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -24,25 +43,51 @@
 #include "queue.h"
 #include "util.h"
 
-#define SQL_MAX 2048
-#define BATCH_PARAMS 6		/* per row of a multi-row insert */
+#define BATCH_PARAMS 8		/* per row of a multi-row insert */
+/* The smallest max_allowed_packet a server can have: statements whose
+ * values are smaller always fit. */
+#define PACKET_FLOOR 1024
+
+/* The token part of locked_by (before "@EPOCH"). */
+#define TOKEN "SUBSTRING_INDEX(locked_by, '@', 1)"
 
 /* The fenced tail every write after the claim ends with. */
-#define FENCE " WHERE id = ? AND locked_by = ? AND status = 'processing'"
+#define FENCE " WHERE id = ? AND " TOKEN " = ? AND status = 'processing'"
+
+/* A new lock of ? seconds for token ?: (token, seconds, seconds). */
+#define LOCK_SET " locked_by = CONCAT(?, '@', UNIX_TIMESTAMP() + ?)," \
+	" locked_until = NOW() + INTERVAL ? SECOND"
+
+/* The same lock, ? seconds from now: (seconds, seconds). */
+#define LOCK_RENEW " locked_by = CONCAT(" TOKEN ", '@', UNIX_TIMESTAMP() + ?)," \
+	" locked_until = NOW() + INTERVAL ? SECOND"
+
+/* A lock that has run out: jobrun's by the Unix time in locked_by, any
+ * other worker's by locked_until in the session zone.  A jobrun token is
+ * HOST:PID:12 hex digits:SEQ, so another worker's id never passes for
+ * one. */
+#define LOCK_EXPIRED "(CASE WHEN locked_by REGEXP" \
+	" '^[^@]+:[0-9]+:[0-9a-f]{12}:[0-9]+@[0-9]+$'" \
+	" THEN CAST(SUBSTRING_INDEX(locked_by, '@', -1) AS UNSIGNED)" \
+	" < UNIX_TIMESTAMP() ELSE locked_until < NOW() END)"
+
+/* Exactly type ?, bound twice: the first compare uses the index, the
+ * second makes it exact. */
+#define TYPE_IS " type = ? AND CAST(type AS BINARY) = CAST(? AS BINARY)"
 
 /* Sets the columns of a job going back to pending for an operator. */
-#define REQUEUE "UPDATE %s SET status = 'pending', attempts = 0," \
+#define REQUEUE "UPDATE %1$s SET status = 'pending', attempts = 0," \
 	" next_run_at = NOW(), finished_at = NULL, locked_by = NULL," \
 	" locked_until = NULL, updated_at = NOW()"
 
 #define LIST "SELECT id, type, business_key, status, attempts," \
-	" max_attempts, next_run_at, updated_at, last_error FROM %s" \
+	" max_attempts, next_run_at, updated_at, last_error FROM %1$s" \
 	" WHERE id < ?"
 #define LIST_END " ORDER BY id DESC LIMIT ?"
 
 #define SHOW "SELECT id, business_key, type, payload, status, attempts," \
 	" max_attempts, next_run_at, locked_by, locked_until, last_error," \
-	" created_at, updated_at, finished_at FROM %s"
+	" created_at, updated_at, finished_at, JSON_VALID(payload) FROM %1$s"
 
 /* Finished rows older than the cutoff.  next_run_at is never later than
  * finished_at for a row jobrun finished (a job runs after it is due;
@@ -56,85 +101,96 @@
 	" AND next_run_at < NOW() - INTERVAL ? SECOND" \
 	" AND finished_at < NOW() - INTERVAL ? SECOND"
 
-#define CLAIM_SET " SET status = 'processing', locked_by = ?," \
-	" locked_until = NOW() + INTERVAL ? SECOND," \
+/* (token, seconds, seconds) */
+#define CLAIM_SET " SET status = 'processing'," LOCK_SET "," \
 	" attempts = attempts + 1, updated_at = NOW()," \
 	" id = LAST_INSERT_ID(id)"
 
+/* The claimed row: (id, token).  JSON_VALID is the server's judgement of
+ * the payload, the one rule the application's inserts also met. */
+#define READ "SELECT id, type, business_key, payload, attempts," \
+	" max_attempts, IFNULL(JSON_VALID(payload), 1)"
+
+/* Statement texts: %1$s is the quoted table name, %2$s a list of as many
+ * "?" as the claim has types. */
 static const char *const templates[Q_COUNT] = {
 	[Q_RECOVER] =
-	    "UPDATE %s SET"
+	    "UPDATE %1$s SET"
 	    " last_error = CONCAT('lock expired: runner ',"
-	    "  IFNULL(locked_by, '?'), ' did not finish attempt ', attempts,"
+	    "  IFNULL(" TOKEN ", '?'), ' did not finish attempt ', attempts,"
 	    "  ' of ', max_attempts,"
 	    "  IF(attempts >= max_attempts, '; no attempts left', '')),"
 	    " finished_at = IF(attempts >= max_attempts, NOW(), NULL),"
 	    " status = IF(attempts >= max_attempts, 'failed', 'pending'),"
 	    " locked_by = NULL, locked_until = NULL, updated_at = NOW()"
-	    " WHERE status = 'processing' AND locked_until < NOW()"
+	    " WHERE status = 'processing' AND " LOCK_EXPIRED
 	    " LIMIT ?",
+	/* idx_pick has no type: the exact compare is a filter on the
+	 * rows of the due range. */
 	[Q_CLAIM] =
-	    "UPDATE %s FORCE INDEX (idx_pick)" CLAIM_SET
+	    "UPDATE %1$s FORCE INDEX (idx_pick)" CLAIM_SET
 	    " WHERE status = 'pending' AND next_run_at <= NOW()"
-	    " AND type IN (%s)"
+	    " AND CAST(type AS BINARY) IN (%2$s)"
 	    " ORDER BY next_run_at, id LIMIT 1",
 	/* One type, with sql/001_type_pick.sql applied: the range holds only
-	 * that type's due jobs, however many other types have waiting. */
+	 * that type's due jobs (and any that differ from it only in case or
+	 * accents), however many other types have waiting. */
 	[Q_CLAIM_TYPE] =
-	    "UPDATE %s FORCE INDEX (idx_type_pick)" CLAIM_SET
-	    " WHERE status = 'pending' AND type = ? AND next_run_at <= NOW()"
+	    "UPDATE %1$s FORCE INDEX (idx_type_pick)" CLAIM_SET
+	    " WHERE status = 'pending' AND" TYPE_IS
+	    " AND next_run_at <= NOW()"
 	    " ORDER BY next_run_at, id LIMIT 1",
 	[Q_CLAIM_SPREAD] =
-	    "UPDATE %s FORCE INDEX (idx_pick)" CLAIM_SET
+	    "UPDATE %1$s FORCE INDEX (idx_pick)" CLAIM_SET
 	    " WHERE status = 'pending' AND next_run_at <= NOW()"
-	    " AND type IN (%s) AND id MOD ? = ?"
+	    " AND CAST(type AS BINARY) IN (%2$s) AND id MOD ? = ?"
 	    " ORDER BY next_run_at, id LIMIT 1",
 	[Q_CLAIM_TYPE_SPREAD] =
-	    "UPDATE %s FORCE INDEX (idx_type_pick)" CLAIM_SET
-	    " WHERE status = 'pending' AND type = ? AND next_run_at <= NOW()"
-	    " AND id MOD ? = ?"
+	    "UPDATE %1$s FORCE INDEX (idx_type_pick)" CLAIM_SET
+	    " WHERE status = 'pending' AND" TYPE_IS
+	    " AND next_run_at <= NOW() AND id MOD ? = ?"
 	    " ORDER BY next_run_at, id LIMIT 1",
-	[Q_READ] =
-	    "SELECT id, type, business_key, payload, attempts, max_attempts"
-	    " FROM %s WHERE id = ? AND locked_by = ?",
-	[Q_READ_RESUMABLE] =
-	    "SELECT id, type, business_key, payload, attempts, max_attempts,"
-	    " checkpoint, snoozes FROM %s WHERE id = ? AND locked_by = ?",
+	[Q_READ] = READ " FROM %1$s" FENCE,
+	[Q_READ_RESUMABLE] = READ ", checkpoint, snoozes FROM %1$s" FENCE,
 	[Q_SUCCESS] =
-	    "UPDATE %s SET status = 'success', finished_at = NOW(),"
+	    "UPDATE %1$s SET status = 'success', finished_at = NOW(),"
 	    " last_error = NULL, locked_by = NULL, locked_until = NULL,"
 	    " updated_at = NOW()" FENCE,
 	[Q_RETRY] =
-	    "UPDATE %s SET status = 'pending',"
+	    "UPDATE %1$s SET status = 'pending',"
 	    " next_run_at = NOW() + INTERVAL ? SECOND, last_error = ?,"
 	    " locked_by = NULL, locked_until = NULL, updated_at = NOW()" FENCE,
 	[Q_FAIL] =
-	    "UPDATE %s SET status = 'failed', finished_at = NOW(),"
+	    "UPDATE %1$s SET status = 'failed', finished_at = NOW(),"
 	    " last_error = ?, locked_by = NULL, locked_until = NULL,"
 	    " updated_at = NOW()" FENCE,
 	[Q_EXTEND] =
-	    "UPDATE %s SET locked_until = NOW() + INTERVAL ? SECOND,"
-	    " updated_at = NOW()" FENCE,
+	    "UPDATE %1$s SET" LOCK_RENEW ", updated_at = NOW()" FENCE,
 	[Q_OWNER] =
-	    "SELECT id FROM %s" FENCE,
+	    "SELECT id FROM %1$s" FENCE,
 	[Q_RELEASE] =
-	    "UPDATE %s SET status = 'pending', next_run_at = NOW(),"
+	    "UPDATE %1$s SET status = 'pending', next_run_at = NOW(),"
 	    " attempts = IF(attempts > 0, attempts - 1, 0),"
 	    " locked_by = NULL, locked_until = NULL, updated_at = NOW()" FENCE,
 	[Q_GET_LOCK] = "SELECT GET_LOCK(?, 0)",
+	/* The checkpoint as the handler wrote it, if the server's JSON_VALID
+	 * takes it: (json, seconds, seconds, id, token, json). */
 	[Q_CHECKPOINT] =
-	    "UPDATE %s SET checkpoint = ?,"
-	    " locked_until = NOW() + INTERVAL ? SECOND, updated_at = NOW()"
-	    FENCE,
+	    "UPDATE %1$s SET checkpoint = ?," LOCK_RENEW ", updated_at = NOW()"
+	    FENCE " AND JSON_VALID(?)",
+	/* After a checkpoint changed nothing: no row, the lock is lost; else
+	 * whether the server found it valid JSON.  (json, id, token) */
+	[Q_CHECKPOINT_CHECK] =
+	    "SELECT JSON_VALID(?) FROM %1$s" FENCE,
 	/* attempts - 1 undoes the claim's count: a snooze is not a try. */
 	[Q_SNOOZE] =
-	    "UPDATE %s SET status = 'pending',"
+	    "UPDATE %1$s SET status = 'pending',"
 	    " attempts = IF(attempts > 0, attempts - 1, 0),"
 	    " snoozes = IF(?, 0, snoozes + 1),"
 	    " next_run_at = NOW() + INTERVAL ? SECOND, last_error = ?,"
 	    " locked_by = NULL, locked_until = NULL, updated_at = NOW()" FENCE,
 	[Q_ENQUEUE] =
-	    "INSERT INTO %s (business_key, type, payload, status, attempts,"
+	    "INSERT INTO %1$s (business_key, type, payload, status, attempts,"
 	    " max_attempts, next_run_at, created_at, updated_at)"
 	    " VALUES (?, ?, ?, 'pending', 0, IFNULL(?, DEFAULT(max_attempts)),"
 	    " IFNULL(CAST(? AS DATETIME), NOW() + INTERVAL ? SECOND),"
@@ -144,42 +200,56 @@ static const char *const templates[Q_COUNT] = {
 	    " ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)",
 	[Q_VALID_AT] =
 	    "SELECT CAST(? AS DATETIME) IS NOT NULL",
+	[Q_VALID_JSON] =
+	    "SELECT JSON_VALID(?), JSON_TYPE(?)",
+	/* What a handler's reply says, read by the server's JSON functions:
+	 * members come back as written (numbers and strings untouched). */
+	[Q_READ_REPLY] =
+	    "SELECT JSON_VALID(b), JSON_TYPE(b),"
+	    " JSON_EXTRACT(b, '$.checkpoint'), JSON_EXTRACT(b, '$.snooze')"
+	    " FROM (SELECT ? AS b) AS reply",
+	[Q_MAX_PACKET] = "SELECT @@max_allowed_packet",
 	[Q_JOB_STATUS] =
-	    "SELECT status FROM %s WHERE id = ?",
-	/* A loose index scan: one jump per type, not a row per job. */
+	    "SELECT status FROM %1$s WHERE id = ?",
+	/* A loose index scan: one jump per type, not a row per job.  Types
+	 * that differ only in case or accents come back as one. */
 	[Q_TYPES] =
-	    "SELECT DISTINCT type FROM %s FORCE INDEX (idx_type_status)",
+	    "SELECT DISTINCT type FROM %1$s FORCE INDEX (idx_type_status)",
+	/* The exact types of those, and their counts. */
 	[Q_TYPE_COUNTS] =
-	    "SELECT status, COUNT(*) FROM %s FORCE INDEX (idx_type_status)"
+	    "SELECT CAST(type AS BINARY), status, COUNT(*)"
+	    " FROM %1$s FORCE INDEX (idx_type_status)"
 	    " WHERE type = ? AND status IN ('pending', 'processing', 'failed')"
-	    " GROUP BY status",
+	    " GROUP BY 1, 2",
 	/* Counting success rows exactly reads every one; the optimizer's
 	 * estimate from the index is close enough to see growth. */
 	[Q_SUCCESS_ESTIMATE] =
-	    "EXPLAIN SELECT id FROM %s FORCE INDEX (idx_type_status)"
+	    "EXPLAIN SELECT id FROM %1$s FORCE INDEX (idx_type_status)"
 	    " WHERE type = ? AND status = 'success'",
 	[Q_LAG] =
-	    "SELECT type, COUNT(*), TIMESTAMPDIFF(SECOND, MIN(next_run_at),"
-	    " NOW()) FROM %s FORCE INDEX (idx_pick)"
-	    " WHERE status = 'pending' AND next_run_at <= NOW() GROUP BY type",
+	    "SELECT CAST(type AS BINARY), COUNT(*),"
+	    " TIMESTAMPDIFF(SECOND, MIN(next_run_at), NOW())"
+	    " FROM %1$s FORCE INDEX (idx_pick)"
+	    " WHERE status = 'pending' AND next_run_at <= NOW() GROUP BY 1",
 	[Q_EXPIRED] =
-	    "SELECT type, COUNT(*) FROM %s FORCE INDEX (idx_lock)"
-	    " WHERE status = 'processing' AND locked_until < NOW()"
-	    " GROUP BY type",
+	    "SELECT CAST(type AS BINARY), COUNT(*)"
+	    " FROM %1$s FORCE INDEX (idx_lock)"
+	    " WHERE status = 'processing' AND " LOCK_EXPIRED " GROUP BY 1",
 	[Q_LIST] = LIST LIST_END,
 	[Q_LIST_STATUS] = LIST " AND status = ?" LIST_END,
-	[Q_LIST_TYPE] = LIST " AND type = ?" LIST_END,
-	[Q_LIST_STATUS_TYPE] = LIST " AND status = ? AND type = ?" LIST_END,
+	[Q_LIST_TYPE] = LIST " AND" TYPE_IS LIST_END,
+	[Q_LIST_STATUS_TYPE] = LIST " AND status = ? AND" TYPE_IS LIST_END,
 	[Q_SHOW_ID] = SHOW " WHERE id = ?",
-	[Q_SHOW_KEY] = SHOW " WHERE business_key = ?",
+	[Q_SHOW_KEY] = SHOW " WHERE business_key = ?"
+	    " AND CAST(business_key AS BINARY) = CAST(? AS BINARY)",
 	[Q_RETRY_ID] = REQUEUE " WHERE id = ? AND status = 'failed'",
 	[Q_RETRY_ID_FORCE] = REQUEUE
 	    " WHERE id = ? AND status IN ('failed', 'pending')",
 	[Q_RETRY_FAILED] = REQUEUE " WHERE status = 'failed' LIMIT 1000",
 	[Q_RETRY_FAILED_TYPE] = REQUEUE
-	    " WHERE type = ? AND status = 'failed' LIMIT 1000",
+	    " WHERE" TYPE_IS " AND status = 'failed' LIMIT 1000",
 	[Q_CANCEL] =
-	    "UPDATE %s SET status = 'failed',"
+	    "UPDATE %1$s SET status = 'failed',"
 	    " last_error = 'cancelled by operator',"
 	    " next_run_at = LEAST(next_run_at, NOW()), finished_at = NOW(),"
 	    " updated_at = NOW() WHERE id = ? AND status = 'pending'",
@@ -187,14 +257,14 @@ static const char *const templates[Q_COUNT] = {
 	    " FORCE INDEX (idx_pick)" PURGE_WHERE
 	    " ORDER BY next_run_at, id LIMIT 1000) AS d USING (id)",
 	[Q_PURGE_TYPE] = "DELETE j FROM %1$s AS j JOIN (SELECT id FROM %1$s"
-	    " FORCE INDEX (idx_pick)" PURGE_WHERE " AND type = ?"
+	    " FORCE INDEX (idx_pick)" PURGE_WHERE " AND" TYPE_IS
 	    " ORDER BY next_run_at, id LIMIT 1000) AS d USING (id)",
-	[Q_PURGE_COUNT] = "SELECT COUNT(*) FROM %s FORCE INDEX (idx_pick)"
+	[Q_PURGE_COUNT] = "SELECT COUNT(*) FROM %1$s FORCE INDEX (idx_pick)"
 	    PURGE_WHERE,
-	[Q_PURGE_COUNT_TYPE] = "SELECT COUNT(*) FROM %s FORCE INDEX (idx_pick)"
-	    PURGE_WHERE " AND type = ?",
+	[Q_PURGE_COUNT_TYPE] = "SELECT COUNT(*) FROM %1$s"
+	    " FORCE INDEX (idx_pick)" PURGE_WHERE " AND" TYPE_IS,
 	[Q_COLUMNS] =
-	    "SELECT COLUMN_NAME FROM information_schema.COLUMNS"
+	    "SELECT COLUMN_NAME, IS_NULLABLE FROM information_schema.COLUMNS"
 	    " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?",
 	[Q_INDEXES] =
 	    "SELECT INDEX_NAME, MIN(NON_UNIQUE),"
@@ -210,6 +280,13 @@ static const char *const templates[Q_COUNT] = {
 	    " 'innodb_flush_log_at_trx_commit', 'wsrep_on')",
 };
 
+/* The statements whose caller binds a type once where the text (TYPE_IS)
+ * takes it twice: the position of that argument, plus one; 0 for none. */
+static const unsigned char type_arg[Q_COUNT] = {
+	[Q_LIST_TYPE] = 2, [Q_LIST_STATUS_TYPE] = 3, [Q_RETRY_FAILED_TYPE] = 1,
+	[Q_PURGE_TYPE] = 4, [Q_PURGE_COUNT_TYPE] = 4, [Q_SHOW_KEY] = 1,
+};
+
 /* What each statement is for, in error messages. */
 static const char *const purposes[Q_COUNT] = {
 	[Q_RECOVER] = "recover expired locks",
@@ -220,6 +297,7 @@ static const char *const purposes[Q_COUNT] = {
 	[Q_READ] = "read the claimed job",
 	[Q_READ_RESUMABLE] = "read the claimed job",
 	[Q_CHECKPOINT] = "save a checkpoint",
+	[Q_CHECKPOINT_CHECK] = "save a checkpoint",
 	[Q_SNOOZE] = "put the job off",
 	[Q_SUCCESS] = "mark job success",
 	[Q_RETRY] = "mark job for retry",
@@ -230,6 +308,9 @@ static const char *const purposes[Q_COUNT] = {
 	[Q_GET_LOCK] = "take the --single lock",
 	[Q_ENQUEUE] = "enqueue job",
 	[Q_VALID_AT] = "check --at",
+	[Q_VALID_JSON] = "check the payload",
+	[Q_READ_REPLY] = "read the handler's reply",
+	[Q_MAX_PACKET] = "read max_allowed_packet",
 	[Q_JOB_STATUS] = "read job status",
 	[Q_TYPES] = "list job types",
 	[Q_TYPE_COUNTS] = "count jobs",
@@ -288,46 +369,42 @@ queue_close(struct queue *q)
 	forget_statements(q);
 }
 
-/* "?, ?, ?" for n placeholders. */
-static void
-placeholders(char *out, size_t outlen, size_t n)
+/* The text of statement which (malloc'ed): the quoted table name and, for
+ * the claims, one "?" per type; nothing else is ever formatted in. */
+static char *
+statement_text(const struct queue *q, enum queue_stmt which)
 {
-	size_t i, o = 0;
+	char *in, *sql;
+	size_t i, n = q->claim_types > 0 ? q->claim_types : 1;
+	int len;
 
-	out[0] = '\0';
-	for (i = 0; i < n && o + 4 < outlen; i++)
-		o += (size_t)snprintf(out + o, outlen - o, i ? ", ?" : "?");
-}
-
-/* The text of statement which. */
-static int
-statement_text(const struct queue *q, enum queue_stmt which, char *sql,
-    size_t len)
-{
-	char in[SQL_MAX / 2];
-	int n;
-
-	placeholders(in, sizeof in, q->claim_types);
-	/* Only the quoted table name and "?"s are formatted in. */
+	in = xmalloc(3 * n);
+	in[0] = '?';
+	for (i = 1; i < n; i++)
+		memcpy(in + 1 + 3 * (i - 1), ", ?", 3);
+	in[1 + 3 * (n - 1)] = '\0';
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
-	n = snprintf(sql, len, templates[which], q->table, in);
+	len = snprintf(NULL, 0, templates[which], q->table, in);
+	sql = xmalloc((size_t)len + 1);
+	snprintf(sql, (size_t)len + 1, templates[which], q->table, in);
 #pragma GCC diagnostic pop
-	return n < 0 || (size_t)n >= len ? -1 : 0;
+	free(in);
+	return sql;
 }
 
 static enum db_status
 prepare(struct queue *q, enum queue_stmt which, char *cause, size_t len)
 {
-	char sql[SQL_MAX];
+	enum db_status st;
+	char *sql;
 
 	if (q->stmt[which] != NULL)
 		return DB_OK;
-	if (statement_text(q, which, sql, sizeof sql) != 0) {
-		errf(cause, len, "statement too long");
-		return DB_ERROR;
-	}
-	return db_prepare(q->db, sql, &q->stmt[which], cause, len);
+	sql = statement_text(q, which);
+	st = db_prepare(q->db, sql, &q->stmt[which], cause, len);
+	free(sql);
+	return st;
 }
 
 /* Sleep 2..10 ms, doubled per earlier attempt (xorshift: no shared
@@ -398,6 +475,52 @@ retake_lock(struct queue *q)
 	free(col);
 }
 
+/* After a lost connection, whether the values just sent (size bytes) are
+ * what the server refused: it closes the connection on a packet over its
+ * max_allowed_packet, which the client can only see as "gone away".
+ * Asked only of statements that could be that large, on the new
+ * connection; such a statement must never be sent again. */
+static int
+over_max_packet(struct queue *q, size_t size, char *cause, size_t len)
+{
+	char *col = NULL, tmp[512];
+	unsigned long max = 0;
+	int rc;
+
+	if (size < PACKET_FLOOR || attempt(q, Q_MAX_PACKET, NULL, 0, tmp,
+	    sizeof tmp) != DB_OK)
+		return 0;
+	rc = db_fetch(q->stmt[Q_MAX_PACKET], &col, 1, tmp, sizeof tmp);
+	if (rc == 1) {
+		if (col != NULL)
+			parse_ulong(col, 0, ULONG_MAX, &max);
+		db_done(q->stmt[Q_MAX_PACKET]);
+	}
+	free(col);
+	/* The values travel with some bytes of framing around them. */
+	if (max == 0 || size + PACKET_FLOOR <= max)
+		return 0;
+	errf(cause, len, "%zu bytes of values: more than the server's "
+	    "max_allowed_packet (%lu)", size, max);
+	return 1;
+}
+
+/* Lost the connection (server restarted, wait_timeout): make it again.
+ * Returns DB_OK when the statement that met it may be run again. */
+static enum db_status
+reconnect(struct queue *q, size_t size, char *cause, size_t len)
+{
+	enum db_status st;
+
+	forget_statements(q);
+	st = db_reconnect(q->db, cause, len);
+	if (st != DB_OK)
+		return st;
+	q->reconnects++;
+	retake_lock(q);
+	return over_max_packet(q, size, cause, len) ? DB_BAD_INPUT : DB_OK;
+}
+
 /* Run statement which with args, preparing it first if need be.  A lost
  * connection (server restarted, wait_timeout) is reconnected once and the
  * statement run again: every statement is its own transaction, and a
@@ -413,14 +536,11 @@ run(struct queue *q, enum queue_stmt which, const struct db_arg *args,
 
 	st = attempt(q, which, args, nargs, cause, sizeof cause);
 	if (st == DB_UNREACHABLE && db_connection_lost(q->db->last_errno)) {
-		forget_statements(q);
-		st = db_reconnect(q->db, cause, sizeof cause);
-		if (st == DB_OK) {
-			q->reconnects++;
-			retake_lock(q);
+		st = reconnect(q, db_args_size(args, nargs), cause,
+		    sizeof cause);
+		if (st == DB_OK)
 			st = attempt(q, which, args, nargs, cause,
 			    sizeof cause);
-		}
 	}
 	if (st != DB_OK)
 		errf(err, errlen, "%s in %s: %s", purposes[which], q->table,
@@ -472,15 +592,18 @@ queue_resumable(struct queue *q)
 	return !q->no_checkpoint;
 }
 
-/* Read back the row just claimed. */
+/* Read back the row just claimed.  Every column may be NULL in a table
+ * that is not quite the seed's: a NULL key stays NULL (the handlers say
+ * so), a NULL payload is "{}", NULL numbers are 0. */
 static enum db_status
 read_job(struct queue *q, uint64_t id, const char *token, struct job *job,
     char *err, size_t errlen)
 {
 	struct db_arg args[] = { DB_NUM(id), DB_STR(token) };
 	enum queue_stmt which = queue_resumable(q) ? Q_READ_RESUMABLE : Q_READ;
-	unsigned ncols = which == Q_READ ? 6 : 8, i;
-	char *cols[8] = { NULL };
+	unsigned ncols = which == Q_READ ? 7 : 9, i;
+	char *cols[9] = { NULL };
+	size_t lens[9] = { 0 };
 	enum db_status st;
 	unsigned long attempts = 0, max_attempts = 0;
 	int rc;
@@ -488,7 +611,7 @@ read_job(struct queue *q, uint64_t id, const char *token, struct job *job,
 	st = run(q, which, args, 2, err, errlen);
 	if (st != DB_OK)
 		return st;
-	rc = db_fetch(q->stmt[which], cols, ncols, err, errlen);
+	rc = db_fetch_len(q->stmt[which], cols, lens, ncols, err, errlen);
 	if (rc <= 0) {
 		if (rc == 0)
 			errf(err, errlen, "read the claimed job %llu in %s: "
@@ -496,20 +619,25 @@ read_job(struct queue *q, uint64_t id, const char *token, struct job *job,
 		return DB_ERROR;
 	}
 	db_done(q->stmt[which]);
-	/* INT UNSIGNED columns always parse; a failure leaves 0. */
-	parse_ulong(cols[4], 0, 0xffffffffUL, &attempts);
-	parse_ulong(cols[5], 0, 0xffffffffUL, &max_attempts);
+	if (cols[4] != NULL)
+		parse_ulong(cols[4], 0, 0xffffffffUL, &attempts);
+	if (cols[5] != NULL)
+		parse_ulong(cols[5], 0, 0xffffffffUL, &max_attempts);
 	job->id = id;
-	job->type = cols[1];
+	job->type = cols[1] != NULL ? cols[1] : xstrdup("");
 	job->business_key = cols[2];
+	job->business_key_len = lens[2];
 	job->payload = cols[3] != NULL ? cols[3] : xstrdup("{}");
+	job->payload_len = cols[3] != NULL ? lens[3] : 2;
+	job->payload_valid = cols[6] != NULL && strcmp(cols[6], "1") == 0;
 	job->attempt = attempts;
 	job->max_attempts = max_attempts;
-	job->checkpoint = cols[6];
-	if (cols[7] != NULL)
-		parse_ulong(cols[7], 0, 0xffffffffUL, &job->snoozes);
+	job->checkpoint = cols[7];
+	job->checkpoint_len = lens[7];
+	if (cols[8] != NULL)
+		parse_ulong(cols[8], 0, 0xffffffffUL, &job->snoozes);
 	job->resumable = which == Q_READ_RESUMABLE;
-	cols[1] = cols[2] = cols[3] = cols[6] = NULL;
+	cols[1] = cols[2] = cols[3] = cols[7] = NULL;
 	for (i = 0; i < ncols; i++)
 		free(cols[i]);
 	return DB_OK;
@@ -529,41 +657,96 @@ type_index_usable(struct queue *q)
 	return !q->no_type_index;
 }
 
+/* The claim statement for ntypes types; a prepared one for another
+ * number of types is dropped. */
+static enum queue_stmt
+claim_statement(struct queue *q, size_t ntypes, enum queue_stmt *spread)
+{
+	enum queue_stmt s[] = { Q_CLAIM, Q_CLAIM_SPREAD };
+	size_t i;
+
+	if (q->claim_types != ntypes)
+		for (i = 0; i < sizeof s / sizeof s[0]; i++)
+			if (q->stmt[s[i]] != NULL) {
+				mysql_stmt_close(q->stmt[s[i]]);
+				q->stmt[s[i]] = NULL;
+			}
+	q->claim_types = ntypes;
+	if (ntypes == 1 && type_index_usable(q)) {
+		*spread = Q_CLAIM_TYPE_SPREAD;
+		return Q_CLAIM_TYPE;
+	}
+	*spread = Q_CLAIM_SPREAD;
+	return Q_CLAIM;
+}
+
+/* The claim's arguments: the lock, then the types (the one type twice for
+ * the index's claim), room for the spread's two more. */
+static struct db_arg *
+claim_args(enum queue_stmt which, const char *const *types, size_t ntypes,
+    unsigned long lock_seconds, const char *token, unsigned *nargs)
+{
+	struct db_arg *args = xcalloc(ntypes + 6, sizeof *args);
+	unsigned n = 0;
+	size_t i;
+
+	args[n++] = DB_STR(token);
+	args[n++] = DB_NUM(lock_seconds);
+	args[n++] = DB_NUM(lock_seconds);
+	for (i = 0; i < ntypes; i++)
+		args[n++] = DB_STR(types[i]);
+	if (which == Q_CLAIM_TYPE)
+		args[n++] = DB_STR(types[0]);
+	*nargs = n;
+	return args;
+}
+
+enum db_status
+queue_prepare_run(struct queue *q, size_t ntypes, char *err, size_t errlen)
+{
+	static const enum queue_stmt cycle[] = { Q_RECOVER, Q_SUCCESS,
+	    Q_RETRY, Q_FAIL, Q_EXTEND, Q_OWNER, Q_RELEASE };
+	static const enum queue_stmt resumable[] = { Q_CHECKPOINT,
+	    Q_CHECKPOINT_CHECK, Q_SNOOZE };
+	enum queue_stmt which, spread;
+	char cause[512];
+	enum db_status st = DB_OK;
+	size_t i;
+
+	which = claim_statement(q, ntypes, &spread);
+	st = prepare(q, which, cause, sizeof cause);
+	if (st == DB_OK)
+		st = prepare(q, queue_resumable(q) ? Q_READ_RESUMABLE : Q_READ,
+		    cause, sizeof cause);
+	for (i = 0; st == DB_OK && i < sizeof cycle / sizeof cycle[0]; i++)
+		st = prepare(q, which = cycle[i], cause, sizeof cause);
+	for (i = 0; st == DB_OK && queue_resumable(q) &&
+	    i < sizeof resumable / sizeof resumable[0]; i++)
+		st = prepare(q, which = resumable[i], cause, sizeof cause);
+	if (st != DB_OK)
+		errf(err, errlen, "%s in %s: %s", purposes[which], q->table,
+		    cause);
+	return st;
+}
+
 enum db_status
 queue_claim(struct queue *q, const char *const *types, size_t ntypes,
     unsigned long lock_seconds, const char *token, struct job *job,
     int *claimed, char *err, size_t errlen)
 {
-	struct db_arg args[2 + 64 + 2];
-	enum queue_stmt which = Q_CLAIM, spread = Q_CLAIM_SPREAD, used;
+	enum queue_stmt which, spread, used;
+	struct db_arg *args;
 	enum db_status st;
-	unsigned tries;
+	unsigned tries, n;
 	uint64_t m;
-	size_t i;
 
 	*claimed = 0;
-	if (ntypes == 0 || ntypes > 64) {
-		errf(err, errlen, "claim a job: %zu types (1..64 allowed)",
-		    ntypes);
+	if (ntypes == 0) {
+		errf(err, errlen, "claim a job: no types");
 		return DB_ERROR;
 	}
-	if (ntypes == 1 && type_index_usable(q)) {
-		which = Q_CLAIM_TYPE;
-		spread = Q_CLAIM_TYPE_SPREAD;
-	}
-	if (q->stmt[Q_CLAIM] != NULL && q->claim_types != ntypes) {
-		mysql_stmt_close(q->stmt[Q_CLAIM]);
-		q->stmt[Q_CLAIM] = NULL;
-	}
-	if (q->stmt[Q_CLAIM_SPREAD] != NULL && q->claim_types != ntypes) {
-		mysql_stmt_close(q->stmt[Q_CLAIM_SPREAD]);
-		q->stmt[Q_CLAIM_SPREAD] = NULL;
-	}
-	q->claim_types = ntypes;
-	args[0] = DB_STR(token);
-	args[1] = DB_NUM(lock_seconds);
-	for (i = 0; i < ntypes; i++)
-		args[2 + i] = DB_STR(types[i]);
+	which = claim_statement(q, ntypes, &spread);
+	args = claim_args(which, types, ntypes, lock_seconds, token, &n);
 	/* Every runner's claim aims at the head of the queue.  On one
 	 * server they queue up on its row lock; on Galera, runners on
 	 * different nodes each take it locally and all but one lose
@@ -578,22 +761,19 @@ queue_claim(struct queue *q, const char *const *types, size_t ntypes,
 	for (tries = 0;; tries++) {
 		used = which;
 		if (tries == 0 && !q->spread) {
-			st = run(q, which, args, (unsigned)(2 + ntypes), err,
-			    errlen);
+			st = run(q, which, args, n, err, errlen);
 		} else {
 			m = 32ULL << (tries < 2 ? tries : 2);
 			q->random ^= q->random << 13;
 			q->random ^= q->random >> 7;
 			q->random ^= q->random << 17;
-			args[2 + ntypes] = DB_NUM(m);
-			args[3 + ntypes] = DB_NUM(q->random % m);
+			args[n] = DB_NUM(m);
+			args[n + 1] = DB_NUM(q->random % m);
 			used = spread;
-			st = run(q, spread, args, (unsigned)(4 + ntypes), err,
-			    errlen);
+			st = run(q, spread, args, n + 2, err, errlen);
 			if (st == DB_OK && affected(q, spread) == 0) {
 				used = which;
-				st = run(q, which, args,
-				    (unsigned)(2 + ntypes), err, errlen);
+				st = run(q, which, args, n, err, errlen);
 			}
 		}
 		if (st != DB_CONFLICT || tries >= QUEUE_CLAIM_RETRIES)
@@ -603,6 +783,7 @@ queue_claim(struct queue *q, const char *const *types, size_t ntypes,
 		pause_after_conflict(q, tries < 3 ? tries : 3);
 	}
 	q->no_retry = 0;
+	free(args);
 	if (st != DB_OK || affected(q, used) == 0)
 		return st;
 	*claimed = 1;
@@ -651,47 +832,72 @@ queue_mark_failed(struct queue *q, const struct job *job, const char *token,
 	return fenced(q, Q_FAIL, args, 3, owned, err, errlen);
 }
 
+/* Run a select that gives at most one row of ncols columns (malloc'ed,
+ * NULL for SQL NULL); *found says whether it did. */
+static enum db_status
+one_row(struct queue *q, enum queue_stmt which, const struct db_arg *args,
+    unsigned nargs, char **cols, unsigned ncols, int *found, char *err,
+    size_t errlen)
+{
+	enum db_status st;
+	int rc;
+
+	*found = 0;
+	st = run(q, which, args, nargs, err, errlen);
+	if (st != DB_OK)
+		return st;
+	rc = db_fetch(q->stmt[which], cols, ncols, err, errlen);
+	if (rc < 0)
+		return DB_ERROR;
+	if (rc == 1)
+		db_done(q->stmt[which]);
+	*found = rc == 1;
+	return DB_OK;
+}
+
 /* A fenced write that may change nothing (the same lock time or the same
  * checkpoint within one second): MariaDB then reports zero changed rows,
- * which is also what a lost lock reports, so ask whether the job is
- * still ours. */
+ * which is also what a lost lock reports, so ask with check whether the
+ * job is still ours; *answer is check's one column ("1" true), when
+ * asked. */
 static enum db_status
 fenced_or_owner(struct queue *q, enum queue_stmt which, struct db_arg *args,
-    unsigned nargs, const struct job *job, const char *token, int *owned,
-    char *err, size_t errlen)
+    unsigned nargs, enum queue_stmt check, const struct db_arg *check_args,
+    unsigned check_nargs, int *owned, int *answer, char *err,
+    size_t errlen)
 {
-	struct db_arg owner_args[] = { DB_NUM(job->id), DB_STR(token) };
 	enum db_status st;
-	char *col;
-	int rc;
+	char *col = NULL;
 
 	st = fenced(q, which, args, nargs, owned, err, errlen);
 	if (st != DB_OK || *owned)
 		return st;
-	st = run(q, Q_OWNER, owner_args, 2, err, errlen);
-	if (st != DB_OK)
-		return st;
-	rc = db_fetch(q->stmt[Q_OWNER], &col, 1, err, errlen);
-	if (rc < 0)
-		return DB_ERROR;
-	if (rc == 1) {
-		free(col);
-		db_done(q->stmt[Q_OWNER]);
-	}
-	*owned = rc == 1;
-	return DB_OK;
+	st = one_row(q, check, check_args, check_nargs, &col, 1, owned, err,
+	    errlen);
+	if (answer != NULL)
+		*answer = col != NULL && strcmp(col, "1") == 0;
+	free(col);
+	return st;
 }
 
 enum db_status
 queue_checkpoint(struct queue *q, const struct job *job, const char *token,
-    const char *json, unsigned long lock_seconds, int *owned, char *err,
-    size_t errlen)
+    const char *json, size_t len, unsigned long lock_seconds, int *owned,
+    int *valid, char *err, size_t errlen)
 {
-	struct db_arg args[] = { DB_STR(json), DB_NUM(lock_seconds),
-	    DB_NUM(job->id), DB_STR(token) };
+	struct db_arg args[] = { DB_STRN(json, len), DB_NUM(lock_seconds),
+	    DB_NUM(lock_seconds), DB_NUM(job->id), DB_STR(token),
+	    DB_STRN(json, len) };
+	struct db_arg check[] = { DB_STRN(json, len), DB_NUM(job->id),
+	    DB_STR(token) };
+	enum db_status st;
 
-	return fenced_or_owner(q, Q_CHECKPOINT, args, 4, job, token, owned,
-	    err, errlen);
+	*valid = 1;
+	st = fenced_or_owner(q, Q_CHECKPOINT, args, 6, Q_CHECKPOINT_CHECK,
+	    check, 3, owned, valid, err, errlen);
+	if (st == DB_OK && !*owned)
+		*valid = 1;	/* not asked: the lock is gone */
+	return st;
 }
 
 enum db_status
@@ -721,33 +927,25 @@ queue_get_lock(struct queue *q, const char *name, int *held, char *err,
 	struct db_arg args[] = { DB_STR(name) };
 	enum db_status st;
 	char *col = NULL;
-	int rc;
+	int found;
 
-	*held = 0;
-	st = run(q, Q_GET_LOCK, args, 1, err, errlen);
-	if (st != DB_OK)
-		return st;
-	rc = db_fetch(q->stmt[Q_GET_LOCK], &col, 1, err, errlen);
-	if (rc < 0)
-		return DB_ERROR;
-	*held = rc == 1 && col != NULL && strcmp(col, "1") == 0;
+	st = one_row(q, Q_GET_LOCK, args, 1, &col, 1, &found, err, errlen);
+	*held = st == DB_OK && found && col != NULL && strcmp(col, "1") == 0;
 	if (*held)
 		snprintf(q->lock_name, sizeof q->lock_name, "%s", name);
 	free(col);
-	if (rc == 1)
-		db_done(q->stmt[Q_GET_LOCK]);
-	return DB_OK;
+	return st;
 }
 
 enum db_status
 queue_extend(struct queue *q, const struct job *job, const char *token,
     unsigned long lock_seconds, int *owned, char *err, size_t errlen)
 {
-	struct db_arg args[] = { DB_NUM(lock_seconds), DB_NUM(job->id),
-	    DB_STR(token) };
+	struct db_arg args[] = { DB_NUM(lock_seconds), DB_NUM(lock_seconds),
+	    DB_NUM(job->id), DB_STR(token) };
 
-	return fenced_or_owner(q, Q_EXTEND, args, 3, job, token, owned, err,
-	    errlen);
+	return fenced_or_owner(q, Q_EXTEND, args, 4, Q_OWNER, args + 2, 2,
+	    owned, NULL, err, errlen);
 }
 
 /* Ask the server whether it reads at as a DATETIME; CAST would
@@ -758,38 +956,80 @@ check_at(struct queue *q, const char *at, char *err, size_t errlen)
 	struct db_arg args[] = { DB_STR(at) };
 	char *ok = NULL;
 	enum db_status st;
-	int rc, valid;
+	int found, valid;
 
-	st = run(q, Q_VALID_AT, args, 1, err, errlen);
-	if (st != DB_OK)
-		return st;
-	rc = db_fetch(q->stmt[Q_VALID_AT], &ok, 1, err, errlen);
-	if (rc < 0)
-		return DB_ERROR;
-	valid = rc == 1 && ok != NULL && strcmp(ok, "1") == 0;
+	st = one_row(q, Q_VALID_AT, args, 1, &ok, 1, &found, err, errlen);
+	valid = found && ok != NULL && strcmp(ok, "1") == 0;
 	free(ok);
-	if (rc == 1)
-		db_done(q->stmt[Q_VALID_AT]);
-	if (!valid) {
+	if (st == DB_OK && !valid) {
 		errf(err, errlen, "--at: the server does not read \"%s\" as "
 		    "a date and time", at);
 		return DB_BAD_INPUT;
 	}
+	return st;
+}
+
+enum db_status
+queue_json_kind(struct queue *q, const char *text, size_t len,
+    enum queue_json *kind, char *err, size_t errlen)
+{
+	struct db_arg args[] = { DB_STRN(text, len), DB_STRN(text, len) };
+	char *cols[2] = { NULL, NULL };
+	enum db_status st;
+	int found;
+
+	st = one_row(q, Q_VALID_JSON, args, 2, cols, 2, &found, err, errlen);
+	*kind = !found || cols[0] == NULL || strcmp(cols[0], "1") != 0 ?
+	    QUEUE_JSON_INVALID : cols[1] != NULL &&
+	    strcmp(cols[1], "OBJECT") == 0 ? QUEUE_JSON_OBJECT :
+	    QUEUE_JSON_OTHER;
+	free(cols[0]);
+	free(cols[1]);
+	return st;
+}
+
+enum db_status
+queue_read_reply(struct queue *q, const char *text, size_t len,
+    struct reply *reply, char *err, size_t errlen)
+{
+	struct db_arg args[] = { DB_STRN(text, len) };
+	char *cols[4] = { NULL, NULL, NULL, NULL };
+	size_t lens[4] = { 0 };
+	enum db_status st;
+	int rc;
+
+	memset(reply, 0, sizeof *reply);
+	st = run(q, Q_READ_REPLY, args, 1, err, errlen);
+	if (st != DB_OK)
+		return st;
+	rc = db_fetch_len(q->stmt[Q_READ_REPLY], cols, lens, 4, err, errlen);
+	if (rc < 0)
+		return DB_ERROR;
+	if (rc == 1)
+		db_done(q->stmt[Q_READ_REPLY]);
+	reply->valid = cols[0] != NULL && strcmp(cols[0], "1") == 0;
+	reply->object = cols[1] != NULL && strcmp(cols[1], "OBJECT") == 0;
+	reply->checkpoint = cols[2];
+	reply->checkpoint_len = lens[2];
+	reply->snooze = cols[3];
+	free(cols[0]);
+	free(cols[1]);
 	return DB_OK;
 }
 
 enum db_status
 queue_enqueue(struct queue *q, const char *type, const char *key,
-    const char *payload, const struct queue_when *when,
+    const char *payload, size_t payload_len, const struct queue_when *when,
     unsigned long max_attempts, uint64_t *id, int *created, char **status,
     char *err, size_t errlen)
 {
-	struct db_arg args[] = { DB_STR(key), DB_STR(type), DB_STR(payload),
+	struct db_arg args[] = { DB_STR(key), DB_STR(type),
+	    DB_STRN(payload, payload_len),
 	    max_attempts ? DB_NUM(max_attempts) : DB_STR(NULL),
 	    DB_STR(when->at), DB_NUM(when->delay) };
 	struct db_arg status_args[1];
 	enum db_status st;
-	int rc;
+	int found;
 
 	*status = NULL;
 	if (when->at != NULL && (st = check_at(q, when->at, err, errlen)) !=
@@ -805,26 +1045,24 @@ queue_enqueue(struct queue *q, const char *type, const char *key,
 		return DB_OK;
 	}
 	status_args[0] = DB_NUM(*id);
-	st = run(q, Q_JOB_STATUS, status_args, 1, err, errlen);
-	if (st != DB_OK)
-		return st;
-	rc = db_fetch(q->stmt[Q_JOB_STATUS], status, 1, err, errlen);
-	if (rc <= 0) {
-		if (rc == 0)
-			errf(err, errlen, "read job status in %s: job %llu "
-			    "vanished", q->table, (unsigned long long)*id);
+	st = one_row(q, Q_JOB_STATUS, status_args, 1, status, 1, &found, err,
+	    errlen);
+	if (st == DB_OK && !found) {
+		errf(err, errlen, "read job status in %s: job %llu vanished",
+		    q->table, (unsigned long long)*id);
 		return DB_ERROR;
 	}
-	db_done(q->stmt[Q_JOB_STATUS]);
-	return DB_OK;
+	return st;
 }
 
-/* The multi-row insert for n rows, prepared once per batch size. */
+/* The multi-row insert for n rows, prepared once per batch size.  Each
+ * row's payload is the template with "from" and "to" set by the server's
+ * JSON_SET, so the template's own numbers and strings stay as written. */
 static enum db_status
 prepare_batch(struct queue *q, size_t n, char *err, size_t errlen)
 {
-	static const char row[] = "(?, ?, ?, 'pending', 0, "
-	    "IFNULL(?, DEFAULT(max_attempts)), "
+	static const char row[] = "(?, ?, JSON_SET(?, '$.from', ?, '$.to', ?),"
+	    " 'pending', 0, IFNULL(?, DEFAULT(max_attempts)), "
 	    "IFNULL(CAST(? AS DATETIME), NOW() + INTERVAL ? SECOND), NOW(), "
 	    "NOW())";
 	char *sql, cause[512];
@@ -857,7 +1095,7 @@ prepare_batch(struct queue *q, size_t n, char *err, size_t errlen)
 }
 
 enum db_status
-queue_enqueue_batch(struct queue *q, const char *type,
+queue_enqueue_batch(struct queue *q, const char *type, const char *template,
     const struct queue_new_job *jobs, size_t n, const struct queue_when *when,
     unsigned long max_attempts, uint64_t *created, char *err, size_t errlen)
 {
@@ -881,13 +1119,20 @@ queue_enqueue_batch(struct queue *q, const char *type,
 
 		a[0] = DB_STR(jobs[i].key);
 		a[1] = DB_STR(type);
-		a[2] = DB_STR(jobs[i].payload);
-		a[3] = max_attempts ? DB_NUM(max_attempts) : DB_STR(NULL);
-		a[4] = DB_STR(when->at);
-		a[5] = DB_NUM(when->delay);
+		a[2] = DB_STR(template != NULL ? template : "{}");
+		a[3] = DB_NUM(jobs[i].from);
+		a[4] = DB_NUM(jobs[i].to);
+		a[5] = max_attempts ? DB_NUM(max_attempts) : DB_STR(NULL);
+		a[6] = DB_STR(when->at);
+		a[7] = DB_NUM(when->delay);
 	}
 	st = db_execute(q->db, q->batch, args, (unsigned)(n * BATCH_PARAMS),
 	    cause, sizeof cause);
+	/* Too big for the server: say so, rather than "gone away". */
+	if (st == DB_UNREACHABLE && db_connection_lost(q->db->last_errno) &&
+	    reconnect(q, db_args_size(args, (unsigned)(n * BATCH_PARAMS)),
+	    cause, sizeof cause) == DB_BAD_INPUT)
+		st = DB_BAD_INPUT;
 	free(args);
 	if (st != DB_OK) {
 		errf(err, errlen, "enqueue jobs in %s: %s", q->table, cause);
@@ -906,27 +1151,54 @@ free_row(char **cols, unsigned n)
 		free(cols[i]);
 }
 
-enum db_status
-queue_select(struct queue *q, enum queue_stmt which,
-    const struct db_arg *args, unsigned nargs, unsigned ncols,
-    queue_row_fn fn, void *arg, char *err, size_t errlen)
+/* The arguments of a select or change, with a type operand bound twice
+ * where the statement's text compares it twice (TYPE_IS). */
+static struct db_arg *
+expand_args(enum queue_stmt which, const struct db_arg *args,
+    unsigned nargs, unsigned *n)
+{
+	struct db_arg *out = xcalloc(nargs + 1, sizeof *out);
+	unsigned t = type_arg[which], i, o = 0;
+
+	for (i = 0; i < nargs; i++) {
+		out[o++] = args[i];
+		if (t != 0 && i == t - 1u)
+			out[o++] = args[i];
+	}
+	*n = o;
+	return out;
+}
+
+/* The walk behind queue_select and queue_select_len: one of fn and
+ * fn_len is set. */
+static enum db_status
+walk(struct queue *q, enum queue_stmt which, const struct db_arg *args,
+    unsigned nargs, unsigned ncols, queue_row_fn fn, queue_row_len_fn fn_len,
+    void *arg, char *err, size_t errlen)
 {
 	char *cols[32];
+	size_t lens[32];
+	struct db_arg *all;
 	enum db_status st;
+	unsigned n;
 	int rc, stop = 0;
 
 	if (ncols > 32) {
 		errf(err, errlen, "%s: too many columns", purposes[which]);
 		return DB_ERROR;
 	}
-	st = run(q, which, args, nargs, err, errlen);
+	all = expand_args(which, args, nargs, &n);
+	st = run(q, which, all, n, err, errlen);
+	free(all);
 	while (st == DB_OK && !stop) {
-		rc = db_fetch(q->stmt[which], cols, ncols, err, errlen);
+		rc = db_fetch_len(q->stmt[which], cols, lens, ncols, err,
+		    errlen);
 		if (rc < 0)
 			st = DB_ERROR;
 		if (rc <= 0)
 			break;
-		stop = fn(arg, cols, ncols);
+		stop = fn != NULL ? fn(arg, cols, ncols) :
+		    fn_len(arg, cols, lens, ncols);
 		free_row(cols, ncols);
 	}
 	if (stop)
@@ -935,64 +1207,105 @@ queue_select(struct queue *q, enum queue_stmt which,
 }
 
 enum db_status
+queue_select(struct queue *q, enum queue_stmt which,
+    const struct db_arg *args, unsigned nargs, unsigned ncols,
+    queue_row_fn fn, void *arg, char *err, size_t errlen)
+{
+	return walk(q, which, args, nargs, ncols, fn, NULL, arg, err, errlen);
+}
+
+enum db_status
+queue_select_len(struct queue *q, enum queue_stmt which,
+    const struct db_arg *args, unsigned nargs, unsigned ncols,
+    queue_row_len_fn fn, void *arg, char *err, size_t errlen)
+{
+	return walk(q, which, args, nargs, ncols, NULL, fn, arg, err, errlen);
+}
+
+enum db_status
 queue_write(struct queue *q, enum queue_stmt which,
     const struct db_arg *args, unsigned nargs, uint64_t *changed, char *err,
     size_t errlen)
 {
-	enum db_status st = run(q, which, args, nargs, err, errlen);
+	struct db_arg *all;
+	enum db_status st;
+	unsigned n;
 
+	all = expand_args(which, args, nargs, &n);
+	st = run(q, which, all, n, err, errlen);
+	free(all);
 	*changed = st == DB_OK ? affected(q, which) : 0;
 	return st;
+}
+
+/* The position of column name in stmt's result, or -1. */
+static int
+column_named(MYSQL_STMT *stmt, const char *name)
+{
+	MYSQL_RES *meta = mysql_stmt_result_metadata(stmt);
+	MYSQL_FIELD *f;
+	unsigned i, n;
+	int at = -1;
+
+	if (meta == NULL)
+		return -1;
+	f = mysql_fetch_fields(meta);
+	n = mysql_num_fields(meta);
+	for (i = 0; i < n && at < 0; i++)
+		if (strcmp(f[i].name, name) == 0)
+			at = (int)i;
+	mysql_free_result(meta);
+	return at;
 }
 
 enum db_status
 queue_explain_claim(struct queue *q, const char *const *types, size_t ntypes,
     char **index, unsigned long *rows, char *err, size_t errlen)
 {
-	struct db_arg args[2 + 64];
-	enum queue_stmt which = Q_CLAIM;
-	char sql[SQL_MAX + 16], cause[512], *cols[10];
+	enum queue_stmt which, spread;
+	struct db_arg *args = NULL;
+	char *text, *sql, cause[512], *cols[32];
 	MYSQL_STMT *stmt = NULL;
 	enum db_status st;
-	size_t i;
-	int rc;
+	unsigned n, ncols;
+	int rc, key, nrows;
 
 	*index = NULL;
 	*rows = 0;
-	if (ntypes == 0 || ntypes > 64) {
-		errf(err, errlen, "explain the claim: %zu types", ntypes);
+	if (ntypes == 0) {
+		errf(err, errlen, "explain the claim: no types");
 		return DB_ERROR;
 	}
-	if (ntypes == 1 && type_index_usable(q))
-		which = Q_CLAIM_TYPE;
-	q->claim_types = ntypes;
-	if (q->stmt[Q_CLAIM] != NULL) {
-		mysql_stmt_close(q->stmt[Q_CLAIM]);
-		q->stmt[Q_CLAIM] = NULL;
-	}
-	memcpy(sql, "EXPLAIN ", 8);
-	if (statement_text(q, which, sql + 8, sizeof sql - 8) != 0) {
-		errf(err, errlen, "explain the claim: statement too long");
-		return DB_ERROR;
-	}
-	args[0] = DB_STR("explain");
-	args[1] = DB_NUM(1);
-	for (i = 0; i < ntypes; i++)
-		args[2 + i] = DB_STR(types[i]);
+	/* The very statement a run would prepare, behind EXPLAIN, which
+	 * plans it without changing a row. */
+	which = claim_statement(q, ntypes, &spread);
+	text = statement_text(q, which);
+	sql = xmalloc(strlen(text) + sizeof "EXPLAIN ");
+	sprintf(sql, "EXPLAIN %s", text);
+	free(text);
+	args = claim_args(which, types, ntypes, 1, "explain", &n);
 	st = db_prepare(q->db, sql, &stmt, cause, sizeof cause);
+	free(sql);
 	if (st == DB_OK)
-		st = db_execute(q->db, stmt, args, (unsigned)(2 + ntypes), cause,
-		    sizeof cause);
+		st = db_execute(q->db, stmt, args, n, cause, sizeof cause);
+	free(args);
+	ncols = stmt != NULL ? mysql_stmt_field_count(stmt) : 0;
+	key = st == DB_OK ? column_named(stmt, "key") : -1;
+	nrows = st == DB_OK ? column_named(stmt, "rows") : -1;
+	if (st == DB_OK && (ncols > 32 || key < 0 || nrows < 0)) {
+		errf(cause, sizeof cause, "EXPLAIN has no key or rows column");
+		st = DB_ERROR;
+	}
 	if (st == DB_OK) {
-		rc = db_fetch(stmt, cols, 10, cause, sizeof cause);
+		rc = db_fetch(stmt, cols, ncols, cause, sizeof cause);
 		if (rc < 0)
 			st = DB_ERROR;
 		if (rc == 1) {
-			*index = cols[5];
-			cols[5] = NULL;
-			if (cols[8] != NULL)
-				parse_ulong(cols[8], 0, ULONG_MAX, rows);
-			free_row(cols, 10);
+			*index = cols[key];
+			cols[key] = NULL;
+			if (cols[nrows] != NULL)
+				parse_ulong(cols[nrows], 0, ULONG_MAX, rows);
+			free_row(cols, ncols);
 			db_done(stmt);
 		}
 	}

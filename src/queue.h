@@ -22,28 +22,31 @@
 enum queue_stmt {
 	/* The run cycle, through the functions below. */
 	Q_RECOVER, Q_CLAIM, Q_CLAIM_TYPE, Q_READ, Q_READ_RESUMABLE, Q_SUCCESS,
-	Q_RETRY, Q_FAIL, Q_EXTEND, Q_OWNER, Q_RELEASE, Q_CHECKPOINT, Q_SNOOZE,
-	Q_ENQUEUE, Q_VALID_AT, Q_GET_LOCK,
+	Q_RETRY, Q_FAIL, Q_EXTEND, Q_OWNER, Q_RELEASE, Q_CHECKPOINT,
+	Q_CHECKPOINT_CHECK, Q_SNOOZE, Q_ENQUEUE, Q_VALID_AT, Q_VALID_JSON,
+	Q_READ_REPLY, Q_MAX_PACKET, Q_GET_LOCK,
 	/* (id) -> status */
 	Q_JOB_STATUS,
 	/* () -> type; every type in the table */
 	Q_TYPES,
-	/* (type) -> status, count for pending, processing and failed */
+	/* (type) -> exact type, status, count for pending, processing and
+	 * failed rows whose type equals it under the column's collation */
 	Q_TYPE_COUNTS,
 	/* (type) -> EXPLAIN row: the estimated count of success rows is in
 	 * column 8 ("rows") */
 	Q_SUCCESS_ESTIMATE,
-	/* () -> type, due count, seconds the oldest due job has waited */
+	/* () -> exact type, due count, seconds the oldest due job has waited */
 	Q_LAG,
-	/* () -> type, count of processing rows whose lock has expired */
+	/* () -> exact type, count of processing rows whose lock has expired */
 	Q_EXPIRED,
-	/* (before_id, [status], [type], limit) -> id, type, business_key,
+	/* A type or key operand matches byte for byte.
+	 * (before_id, [status], [type], limit) -> id, type, business_key,
 	 * status, attempts, max_attempts, next_run_at, updated_at,
 	 * last_error; newest first */
 	Q_LIST, Q_LIST_STATUS, Q_LIST_TYPE, Q_LIST_STATUS_TYPE,
 	/* (id) or (business_key) -> id, business_key, type, payload, status,
 	 * attempts, max_attempts, next_run_at, locked_by, locked_until,
-	 * last_error, created_at, updated_at, finished_at */
+	 * last_error, created_at, updated_at, finished_at, JSON_VALID(payload) */
 	Q_SHOW_ID, Q_SHOW_KEY,
 	/* (id): failed (or, forced, pending) -> pending, due now, attempts 0 */
 	Q_RETRY_ID, Q_RETRY_ID_FORCE,
@@ -54,7 +57,7 @@ enum queue_stmt {
 	/* (status, age, age, [type]): delete up to QUEUE_BATCH finished rows
 	 * older than age seconds / count them */
 	Q_PURGE, Q_PURGE_TYPE, Q_PURGE_COUNT, Q_PURGE_COUNT_TYPE,
-	/* (table name) -> column name */
+	/* (table name) -> column name, IS_NULLABLE */
 	Q_COLUMNS,
 	/* (table name) -> index name, non_unique, columns "a,b,c" */
 	Q_INDEXES,
@@ -103,8 +106,14 @@ void queue_close(struct queue *q);
 enum db_status queue_recover(struct queue *q, unsigned long limit,
                              uint64_t *count, char *err, size_t errlen);
 
-/* Claim the oldest due pending job whose type is one of types, holding it
- * with token for lock_seconds.  *claimed is 0 when nothing is due;
+/* Before a run's first claim: prepare every statement the cycle uses, for
+ * claims over ntypes types, so that a table that lacks a column or an
+ * index the run needs is found (DB_SCHEMA) before any row is touched. */
+enum db_status queue_prepare_run(struct queue *q, size_t ntypes, char *err,
+                                 size_t errlen);
+
+/* Claim the oldest due pending job whose type is one of types (byte for
+ * byte), holding it with token for lock_seconds of real time.  *claimed is 0 when nothing is due;
  * otherwise job is filled (free with queue_job_free). */
 enum db_status queue_claim(struct queue *q, const char *const *types,
                            size_t ntypes, unsigned long lock_seconds,
@@ -126,12 +135,14 @@ enum db_status queue_mark_retry(struct queue *q, const struct job *job,
 enum db_status queue_mark_failed(struct queue *q, const struct job *job,
                                  const char *token, const char *last_error,
                                  int *owned, char *err, size_t errlen);
-/* Store the handler's progress (valid JSON) in the job's row and renew
- * its lock. */
+/* Store the handler's progress, json (len bytes) as it was written, in
+ * the job's row and renew its lock, if the server's JSON_VALID takes it:
+ * *valid 0 means it was refused and nothing changed. */
 enum db_status queue_checkpoint(struct queue *q, const struct job *job,
                                 const char *token, const char *json,
-                                unsigned long lock_seconds, int *owned,
-                                char *err, size_t errlen);
+                                size_t len, unsigned long lock_seconds,
+                                int *owned, int *valid, char *err,
+                                size_t errlen);
 
 /* Put the job off for delay seconds without spending this attempt.
  * progress says whether it saved a new checkpoint; without progress the
@@ -164,26 +175,50 @@ struct queue_when {
 	unsigned long delay;
 };
 
+/* What the server's JSON functions make of a text. */
+enum queue_json {
+	QUEUE_JSON_INVALID,	/* JSON_VALID says no */
+	QUEUE_JSON_OBJECT,
+	QUEUE_JSON_OTHER	/* valid, but not an object */
+};
+
+/* Ask the server whether text (len bytes) is JSON, and an object: the
+ * one rule, the same as a JSON column's. */
+enum db_status queue_json_kind(struct queue *q, const char *text, size_t len,
+                               enum queue_json *kind, char *err,
+                               size_t errlen);
+
+/* Read a handler's JSON reply (struct reply, handler.h) with the
+ * server's JSON functions. */
+enum db_status queue_read_reply(struct queue *q, const char *text,
+                                size_t len, struct reply *reply,
+                                char *err, size_t errlen);
+
 /* Insert a pending job, unless one with that key exists.  max_attempts 0
  * keeps the column default.  *created says which; *id is the new or
  * existing job and *status (malloc'ed) its status.  An `at` the server
- * cannot read as a DATETIME is DB_ERROR with err saying so. */
+ * cannot read as a DATETIME is DB_BAD_INPUT with err saying so, and so is
+ * a statement larger than the server's max_allowed_packet. */
 enum db_status queue_enqueue(struct queue *q, const char *type,
                              const char *key, const char *payload,
+                             size_t payload_len,
                              const struct queue_when *when,
                              unsigned long max_attempts, uint64_t *id,
                              int *created, char **status, char *err,
                              size_t errlen);
 
-/* One row of a multi-row enqueue. */
+/* One chunk of a fan-out: its key and its range. */
 struct queue_new_job {
 	const char *key;
-	const char *payload;
+	unsigned long from, to;
 };
 
-/* Insert n jobs of one type in one statement (one short transaction),
- * skipping keys that exist; *created counts the rows inserted. */
+/* Insert n chunk jobs of one type in one statement (one short
+ * transaction), skipping keys that exist; each payload is template (a JSON
+ * object; NULL for {}) with "from" and "to" set by the server.  *created
+ * counts the rows inserted. */
 enum db_status queue_enqueue_batch(struct queue *q, const char *type,
+                                   const char *template,
                                    const struct queue_new_job *jobs,
                                    size_t n, const struct queue_when *when,
                                    unsigned long max_attempts,
@@ -199,6 +234,15 @@ enum db_status queue_select(struct queue *q, enum queue_stmt which,
                             const struct db_arg *args, unsigned nargs,
                             unsigned ncols, queue_row_fn fn, void *arg,
                             char *err, size_t errlen);
+
+/* The same, with each column's length: for columns that may hold NUL
+ * bytes (keys, payloads). */
+typedef int (*queue_row_len_fn)(void *arg, char **cols, const size_t *lens,
+                                unsigned ncols);
+enum db_status queue_select_len(struct queue *q, enum queue_stmt which,
+                                const struct db_arg *args, unsigned nargs,
+                                unsigned ncols, queue_row_len_fn fn,
+                                void *arg, char *err, size_t errlen);
 
 /* Run a change listed above; *changed is the number of rows it changed. */
 enum db_status queue_write(struct queue *q, enum queue_stmt which,

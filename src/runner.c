@@ -12,8 +12,8 @@
  * our lock and recovery gives it back once the lock expires, which is safe;
  * guessing at a mark without the database is not.
  */
+#include <ctype.h>
 #include <errno.h>
-#include <jansson.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -59,20 +59,27 @@ struct in_hand {
 };
 
 /* "host:pid:random" - who holds a lock, readable in the table, unique per
- * run; a claim sequence number is appended per job. */
+ * run; a claim sequence number is appended per job, and the queue adds
+ * "@" and the lock's end.  The host keeps only letters, digits, "." , "-"
+ * and "_", so the token has the one shape queue.c knows as jobrun's. */
 static void
 make_token_prefix(char *out, size_t outlen)
 {
 	char host[64] = "localhost";
 	unsigned char rnd[6] = { 0 };
 	ssize_t n;
+	char *h;
 
-	gethostname(host, sizeof host - 1);
+	if (gethostname(host, sizeof host - 1) != 0)
+		snprintf(host, sizeof host, "localhost");
 	host[sizeof host - 1] = '\0';
+	for (h = host; *h != '\0'; h++)
+		if (!isalnum((unsigned char)*h) && *h != '.' && *h != '-')
+			*h = '_';
 	do
 		n = getrandom(rnd, sizeof rnd, 0);
 	while (n < 0 && errno == EINTR);
-	snprintf(out, outlen, "%.40s:%ld:%02x%02x%02x%02x%02x%02x", host,
+	snprintf(out, outlen, "%.32s:%ld:%02x%02x%02x%02x%02x%02x", host,
 	    (long)getpid(), rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5]);
 }
 
@@ -131,76 +138,78 @@ refuse(const struct in_hand *h, char *err, size_t errlen, const char *fmt,
 	return -1;
 }
 
-/* The handler reports progress: check it, store it (which also renews
- * the lock), remember that this attempt got somewhere. */
+/* The handler reports progress: store it as written (which also renews
+ * the lock) if the server takes it as JSON, and remember that this
+ * attempt got somewhere. */
 static int
 watch_checkpoint(void *arg, const char *text, size_t len, char *err,
     size_t errlen)
 {
 	struct in_hand *h = arg;
-	json_error_t jerr;
-	json_t *doc;
-	char *json, cause[512];
-	int owned = 1;
+	char cause[512];
+	enum db_status st;
+	int owned = 1, valid = 1;
 
 	if (!h->job->resumable)
 		return refuse(h, err, errlen, "the table has no checkpoint "
 		    "column (apply sql/002_checkpoint.sql)");
 	if (len > CHECKPOINT_MAX)
 		return refuse(h, err, errlen, "over %d bytes", CHECKPOINT_MAX);
-	doc = json_loadb(text, len, JSON_DECODE_ANY, &jerr);
-	if (doc == NULL)
-		return refuse(h, err, errlen, "not valid JSON: %s", jerr.text);
-	json = json_dumps(doc, JSON_COMPACT | JSON_ENCODE_ANY);
-	json_decref(doc);
-	if (json == NULL)
-		return errf(err, errlen, "cannot encode it");
-	if (queue_checkpoint(h->q, h->job, h->token, json, h->lock_seconds,
-	    &owned, cause, sizeof cause) != DB_OK) {
-		free(json);
+	st = queue_checkpoint(h->q, h->job, h->token, text, len,
+	    h->lock_seconds, &owned, &valid, cause, sizeof cause);
+	if (st != DB_OK)
 		return refuse(h, err, errlen, "%s", cause);
-	}
 	if (!owned) {
-		free(json);
 		h->lost = 1;
 		return 1;
 	}
+	if (!valid)
+		return refuse(h, err, errlen, "not valid JSON (the server's "
+		    "JSON_VALID refuses it)");
 	h->extended_at = now_ms();
 	/* The same checkpoint again is no progress: it must not buy an
 	 * endless run of free snoozes. */
-	if (h->job->checkpoint == NULL || strcmp(json, h->job->checkpoint) != 0)
+	if (h->job->checkpoint == NULL || h->job->checkpoint_len != len ||
+	    memcmp(text, h->job->checkpoint, len) != 0)
 		h->progress = 1;
 	free(h->job->checkpoint);
-	h->job->checkpoint = json;
+	h->job->checkpoint = xstrndup(text, len);
+	h->job->checkpoint_len = len;
 	log_msg(h->lg, LV_DEBUG, "job %llu: checkpoint saved",
 	    (unsigned long long)h->job->id);
 	return 0;
 }
 
-/* A payload that is not JSON is the job's fault, not the handler's. */
+/* A handler's reply, read by the server's JSON functions. */
+static int
+watch_read_reply(void *arg, const char *text, size_t len, struct reply *out,
+    char *err, size_t errlen)
+{
+	struct in_hand *h = arg;
+
+	if (queue_read_reply(h->q, text, len, out, err, errlen) != DB_OK)
+		return -1;
+	return 0;
+}
+
+/* A payload the server does not take as JSON is the job's fault, not the
+ * handler's. */
 static int
 payload_ok(const struct job *job, struct result *res)
 {
-	json_error_t jerr;
-	json_t *doc = json_loads(job->payload, JSON_DECODE_ANY, &jerr);
-	char what[300];
-
-	if (doc != NULL) {
-		json_decref(doc);
+	if (job->payload_valid)
 		return 1;
-	}
-	snprintf(what, sizeof what, "payload is not valid JSON: line %d: %s",
-	    jerr.line, jerr.text);
-	result_set(res, OUTCOME_FAIL, what, NULL, 0);
+	result_set(res, OUTCOME_FAIL, "payload is not valid JSON (the "
+	    "server's JSON_VALID refuses it)", NULL, 0);
 	return 0;
 }
 
 static void
 handle(const struct cfg_type *type, struct in_hand *h, struct result *res)
 {
-	struct handler_watch watch = { watch_tick, watch_checkpoint, h };
+	struct handler_watch watch = { watch_tick, watch_checkpoint,
+	    watch_read_reply, h };
 
-	memset(res, 0, sizeof *res);
 	if (!payload_ok(h->job, res))
 		return;
 	type->kind->run(type->handler, h->job, &watch, res);
@@ -378,8 +387,9 @@ mark(const struct cfg *cfg, struct in_hand *h, struct result *res,
 /* Claim, handle and mark one job; *claimed is 0 when nothing was due. */
 static enum db_status
 one_job(const struct cfg *cfg, struct queue *q, const char *const *types,
-    size_t ntypes, const char *token, const struct log *lg,
-    struct run_stats *stats, int *claimed, char *err, size_t errlen)
+    size_t ntypes, const char *token, const struct secrets *secrets,
+    const struct log *lg, struct run_stats *stats, int *claimed, char *err,
+    size_t errlen)
 {
 	struct job job = { 0 };
 	struct in_hand h = { .q = q, .job = &job, .token = token, .lg = lg,
@@ -396,11 +406,11 @@ one_job(const struct cfg *cfg, struct queue *q, const char *const *types,
 	stats->claimed++;
 	start = h.extended_at = now_ms();
 	type = cfg_find_type(cfg, job.type);
-	res = xmalloc(sizeof *res);
+	res = xcalloc(1, sizeof *res);
+	res->secrets = secrets;
 	if (type == NULL) {
 		/* Only configured types are claimed; a row whose type changed
 		 * under us is not ours to run. */
-		memset(res, 0, sizeof *res);
 		result_set(res, OUTCOME_FAIL, "no handler configured for type",
 		    job.type, strlen(job.type));
 	} else
@@ -409,6 +419,23 @@ one_job(const struct cfg *cfg, struct queue *q, const char *const *types,
 	free(res);
 	queue_job_free(&job);
 	return st;
+}
+
+/* What no message of this run may show: the database password and the
+ * secrets of the types it may run. */
+static void
+collect_secrets(const struct cfg *cfg, const char *const *types,
+    size_t ntypes, struct secrets *out)
+{
+	const struct cfg_type *t;
+	size_t i;
+
+	secrets_add(out, cfg->db.password);
+	for (i = 0; i < ntypes; i++) {
+		t = cfg_find_type(cfg, types[i]);
+		if (t != NULL && t->kind->secrets != NULL)
+			t->kind->secrets(t->handler, out);
+	}
 }
 
 /* Settings the operator must not forget, such as TLS verification off. */
@@ -436,7 +463,8 @@ run_cycle(const struct cfg *cfg, struct queue *q, const struct run_opts *opts,
 	int64_t start = now_ms();
 	int64_t deadline = start + (int64_t)opts->max_seconds * 1000;
 	const char **types;
-	char prefix[QUEUE_TOKEN_MAX - 16], token[QUEUE_TOKEN_MAX + 1];
+	char prefix[64], token[QUEUE_TOKEN_MAX + 1];
+	struct secrets secrets = { NULL, 0 };
 	size_t ntypes = 0, i;
 	enum db_status st;
 	int claimed = 1;
@@ -454,9 +482,14 @@ run_cycle(const struct cfg *cfg, struct queue *q, const struct run_opts *opts,
 	stats->ntypes = ntypes;
 	make_token_prefix(prefix, sizeof prefix);
 	warn_types(cfg, types, ntypes, lg);
+	collect_secrets(cfg, types, ntypes, &secrets);
 
-	st = queue_recover(q, cfg->run.recover_limit, &stats->recovered, err,
-	    errlen);
+	/* A table that lacks what the run needs stops it here, before any
+	 * row is touched. */
+	st = queue_prepare_run(q, ntypes, err, errlen);
+	if (st == DB_OK)
+		st = queue_recover(q, cfg->run.recover_limit,
+		    &stats->recovered, err, errlen);
 	if (st == DB_OK && stats->recovered > 0)
 		log_msg(lg, LV_WARN, "recovered %llu job(s) whose runner's "
 		    "lock expired", (unsigned long long)stats->recovered);
@@ -465,8 +498,8 @@ run_cycle(const struct cfg *cfg, struct queue *q, const struct run_opts *opts,
 	    stats->claimed < opts->batch_size && now_ms() < deadline) {
 		snprintf(token, sizeof token, "%s:%llu", prefix,
 		    (unsigned long long)stats->claimed + 1);
-		st = one_job(cfg, q, types, ntypes, token, lg, stats,
-		    &claimed, err, errlen);
+		st = one_job(cfg, q, types, ntypes, token, &secrets, lg,
+		    stats, &claimed, err, errlen);
 	}
 	if (signals_received > 0)
 		log_msg(lg, LV_WARN, "stopped on signal %d", (int)last_signal);
@@ -474,6 +507,7 @@ run_cycle(const struct cfg *cfg, struct queue *q, const struct run_opts *opts,
 		log_msg(lg, LV_WARN, "stopped: the connection was lost and "
 		    "another runner took the --single lock %s", q->lock_name);
 	free(types);
+	secrets_free(&secrets);
 	stats->elapsed_ms = now_ms() - start;
 	return st;
 }

@@ -85,7 +85,8 @@ is "$(by_key stdin:1 "JSON_VALUE(payload, '\$.from')")" dash "payload stored"
 before=$(count)
 run jobrun enqueue --type=report --key=stdin:bad - <<<'{"from":'
 is "$rc" 65 "invalid JSON on standard input exits 65"
-like "$err" 'payload is not valid JSON: line [0-9]+ column [0-9]+' "the message says where the JSON breaks"
+like "$err" "payload is not valid JSON \\(the server's JSON_VALID refuses it\\)" \
+    "the message says the server refuses it"
 run jobrun enqueue --type=report --key=two --payload='{} {}'
 is "$rc" 65 "two JSON documents are not one payload: 65"
 run jobrun enqueue --type=report --key=empty --payload=''

@@ -114,7 +114,10 @@ wait_started
 kill -KILL "$pid"
 wait "$pid" 2>/dev/null
 is "$(job_a status)" processing "after SIGKILL the job is still processing"
-sql "UPDATE polling_jobs SET locked_until = NOW() - INTERVAL 1 SECOND
-     WHERE business_key = 'a'"
+# The lock's end is the Unix time after "@" in locked_by (and, for other
+# workers, locked_until): move both into the past.
+sql "UPDATE polling_jobs SET locked_until = NOW() - INTERVAL 1 SECOND,
+     locked_by = CONCAT(SUBSTRING_INDEX(locked_by, '@', 1), '@',
+     UNIX_TIMESTAMP() - 1) WHERE business_key = 'a'"
 run jobrun --json --max=1
 is "$(jget recovered <<<"$out")" 1 "once its lock expires the next run recovers it"

@@ -88,7 +88,8 @@ is "$(job slices checkpoint)" '{"last":1000}' "the last checkpoint is kept"
 # http: 202 with a checkpoint or a snooze; a plain 202 is a success.
 jobrun enqueue --type=web-progress --key=wp --max-attempts=1 >/dev/null
 run jobrun --type=web-progress --max=1 --json
-is "$(job wp checkpoint)" '{"page":7}' "202 with a checkpoint: stored"
+is "$(job wp checkpoint)" '{"page": 7}' \
+    "202 with a checkpoint: stored as the server's JSON_EXTRACT reads it"
 is "$(job wp status)/$(job wp attempts)" pending/0 "and the job runs again without spending its attempt"
 between "$(due_in wp)" -1 1 "at once, since it made progress"
 is "$(http_req key=wp json:checkpoint)" null "the first request carried no checkpoint"
