@@ -16,12 +16,18 @@ cmd_exit_for(enum db_status st)
 {
 	switch (st) {
 	case DB_OK: return EX_OK;
+	/* Not available now (down, login refused, read-only): the same
+	 * run goes through once the server or the account is back. */
 	case DB_UNREACHABLE: return EX_UNAVAILABLE;
+	/* Needs a GRANT; retrying alone never helps. */
+	case DB_DENIED: return EX_NOPERM;
 	case DB_SCHEMA: return EX_CONFIG;
 	case DB_BAD_INPUT: return EX_DATAERR;
-	/* A deadlock or lock wait that outlasted every retry changed
-	 * nothing; the next run will most likely get through. */
-	case DB_CONFLICT: return EX_TEMPFAIL;
+	/* A deadlock or lock wait that outlasted every retry, or a
+	 * statement the server stopped, changed nothing; the next run will
+	 * most likely get through. */
+	case DB_CONFLICT:
+	case DB_INTERRUPTED: return EX_TEMPFAIL;
 	case DB_ERROR: break;
 	}
 	return EX_SOFTWARE;
