@@ -16,12 +16,18 @@ cmd_exit_for(enum db_status st)
 {
 	switch (st) {
 	case DB_OK: return EX_OK;
+	/* Not available now (down, login refused, read-only): the same
+	 * run goes through once the server or the account is back. */
 	case DB_UNREACHABLE: return EX_UNAVAILABLE;
+	/* Needs a GRANT; retrying alone never helps. */
+	case DB_DENIED: return EX_NOPERM;
 	case DB_SCHEMA: return EX_CONFIG;
 	case DB_BAD_INPUT: return EX_DATAERR;
-	/* A deadlock or lock wait that outlasted every retry changed
-	 * nothing; the next run will most likely get through. */
-	case DB_CONFLICT: return EX_TEMPFAIL;
+	/* A deadlock or lock wait that outlasted every retry, or a
+	 * statement the server stopped, changed nothing; the next run will
+	 * most likely get through. */
+	case DB_CONFLICT:
+	case DB_INTERRUPTED: return EX_TEMPFAIL;
 	case DB_ERROR: break;
 	}
 	return EX_SOFTWARE;
@@ -30,12 +36,29 @@ cmd_exit_for(enum db_status st)
 void
 cmd_db_error(const struct ctx *c, enum db_status st, const char *err)
 {
+	const struct db_error *e = db_error_info(c->db.last_errno);
+	/* last_errno is the last failure's; a hint is given only when it is
+	 * the one that made st. */
+	const char *hint = e != NULL && e->status == st ? e->hint : NULL;
+
 	if (st == DB_SCHEMA)
-		log_msg(&c->lg, LV_ERROR, "%s (see sql/schema.sql and "
+		log_msg(&c->lg, LV_ERROR, "%s (%s%ssee sql/schema.sql and "
 		    "[database] in %s; jobrun check tells more)", err,
+		    hint != NULL ? hint : "", hint != NULL ? "; " : "",
 		    c->cfg.path);
+	else if (hint != NULL)
+		log_msg(&c->lg, LV_ERROR, "%s (%s)", err, hint);
 	else
 		log_msg(&c->lg, LV_ERROR, "%s", err);
+}
+
+/* A job was claimed but no outcome of it counted: the error came while
+ * it was in hand, and it stays processing under this run's lock. */
+static int
+job_in_hand(const struct run_stats *s)
+{
+	return s->claimed > s->succeeded + s->retried + s->failed + s->lost +
+	    s->snoozed;
 }
 
 void
@@ -176,8 +199,13 @@ cmd_run(struct ctx *c)
 	}
 	st = run_cycle(&c->cfg, &c->q, &opts, &c->lg, &stats, err,
 	    sizeof err);
-	if (st != DB_OK)
+	if (st != DB_OK) {
 		cmd_db_error(c, st, err);
+		if (job_in_hand(&stats))
+			log_msg(&c->lg, LV_ERROR, "the outcome of the job in "
+			    "hand was not recorded: it stays processing until "
+			    "its lock expires and a later run recovers it");
+	}
 	status = st != DB_OK ? cmd_exit_for(st) : run_interrupted() ?
 	    run_interrupted() : stats.retried + stats.failed + stats.lost > 0 ?
 	    EXIT_ATTENTION : EX_OK;

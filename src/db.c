@@ -3,8 +3,9 @@
  *
  * The queue module says what to run; this file knows how: binding, the
  * two-step fetch of columns of unknown length, and sorting errors into the
- * few kinds the runner must tell apart (server gone: exit 69; schema
- * missing: exit 78; deadlock: try again; the rest: exit 70).
+ * few kinds the exit status tells apart, by one table of error numbers
+ * (server or account unavailable: exit 69; privilege missing: 77; schema:
+ * 78; deadlock: try again, then 75; a bad value: 65; the rest: 70).
  */
 #include <errmsg.h>
 #include <mysqld_error.h>
@@ -16,54 +17,214 @@
 #include "util.h"
 
 #define DB_MAX_ARGS 64
-/* MySQL 8.0.24+ says this before it closes an idle connection. */
-#define ER_CLIENT_INTERACTION_TIMEOUT 4031
 #define DB_MAX_COLS 32
 #define DB_FIRST_FETCH 256
+
+/* Numbers MySQL uses that MariaDB's headers do not name (MariaDB uses
+ * 4031 for an error of CREATE TRIGGER, which jobrun never runs). */
+#define ER_CLIENT_INTERACTION_TIMEOUT 4031
+
+/* Hints shared by several rows. */
+#define H_LOGIN "check user and password in [database] or " \
+	"JOBRUN_DB_PASSWORD, and the hosts the account may connect from"
+#define H_LOCKED "the account is locked: ALTER USER ... ACCOUNT UNLOCK"
+#define H_EXPIRED "the account's password has expired: set a new one " \
+	"with ALTER USER ... IDENTIFIED BY"
+#define H_READ_ONLY "the server is read-only: a replica, or a primary " \
+	"during failover; writes fail until it takes them again"
+#define H_GRANT "the account lacks a privilege: jobrun needs SELECT, " \
+	"INSERT, UPDATE and DELETE on the table"
+#define H_PACKET "the statement, with its payload, is too large for the " \
+	"server's max_allowed_packet"
+#define H_DISK "the server is out of disk space"
+
+#define ROW(name, status, hint) { name, #name, status, hint }
+
+/*
+ * Every server and client error jobrun can meet, by number, and what it
+ * tells the operator.  The status decides the exit status (command.c):
+ *
+ *   DB_UNREACHABLE  69  the server or the account cannot serve jobrun now:
+ *                       down, gone, refusing the login, locked, expired,
+ *                       over a connection limit, read-only, out of disk;
+ *                       the same run later, once a DBA or a failover has
+ *                       acted, goes through unchanged
+ *   DB_DENIED       77  logged in, but a privilege is missing: a GRANT is
+ *                       needed before any run can work
+ *   DB_SCHEMA       78  the table is not what jobrun needs
+ *   DB_CONFLICT     75  rolled back by the server (deadlock, lock wait):
+ *                       the statement is run again, then the run gives up
+ *   DB_INTERRUPTED  75  stopped by the server (max_statement_time, KILL
+ *                       QUERY): not run again, the next run may get through
+ *   DB_BAD_INPUT    65  this value, not the server, is at fault
+ *
+ * An error that is not here is DB_ERROR, exit 70: jobrun does not know
+ * what it means, so it must not guess "try again".  A SIGNAL from the
+ * application's own trigger (1644) is such an error, on purpose.
+ */
+static const struct db_error errors[] = {
+	ROW(ER_CHECKREAD, DB_CONFLICT, NULL),	/* 1020 */
+	ROW(ER_DISK_FULL, DB_UNREACHABLE, H_DISK),	/* 1021 */
+	ROW(ER_OUTOFMEMORY, DB_UNREACHABLE,
+	    "the server is out of memory"),	/* 1037 */
+	ROW(ER_CON_COUNT_ERROR, DB_UNREACHABLE,
+	    "the server has max_connections clients already"),	/* 1040 */
+	ROW(ER_OUT_OF_RESOURCES, DB_UNREACHABLE,
+	    "the server is out of memory"),	/* 1041 */
+	ROW(ER_HANDSHAKE_ERROR, DB_UNREACHABLE, NULL),	/* 1043 */
+	ROW(ER_DBACCESS_DENIED_ERROR, DB_DENIED,
+	    "the account has no privilege on the database, or it does "
+	    "not exist"),	/* 1044 */
+	ROW(ER_ACCESS_DENIED_ERROR, DB_UNREACHABLE, H_LOGIN),	/* 1045 */
+	/* Galera's "WSREP has not yet prepared node for application use";
+	 * elsewhere a command the server does not know. */
+	ROW(ER_UNKNOWN_COM_ERROR, DB_UNREACHABLE,
+	    "a Galera node that is not ready: not in the primary "
+	    "component, or still joining"),	/* 1047 */
+	ROW(ER_BAD_NULL_ERROR, DB_BAD_INPUT, NULL),	/* 1048 */
+	ROW(ER_BAD_DB_ERROR, DB_SCHEMA, NULL),	/* 1049 */
+	ROW(ER_SERVER_SHUTDOWN, DB_UNREACHABLE, NULL),	/* 1053 */
+	ROW(ER_BAD_FIELD_ERROR, DB_SCHEMA, NULL),	/* 1054 */
+	/* business_key duplicates are no error (ON DUPLICATE KEY); this is
+	 * another unique key the application added. */
+	ROW(ER_DUP_ENTRY, DB_BAD_INPUT,
+	    "another job has this value in a unique key"),	/* 1062 */
+	ROW(ER_RECORD_FILE_FULL, DB_UNREACHABLE,
+	    "the table is full: the server is out of disk space or the "
+	    "table at its size limit"),	/* 1114 */
+	ROW(ER_HOST_IS_BLOCKED, DB_UNREACHABLE,
+	    "the server blocks this host after too many failed connections: "
+	    "FLUSH HOSTS"),	/* 1129 */
+	ROW(ER_HOST_NOT_PRIVILEGED, DB_UNREACHABLE,
+	    "no account may connect from this host"),	/* 1130 */
+	ROW(ER_TABLEACCESS_DENIED_ERROR, DB_DENIED, H_GRANT),	/* 1142 */
+	ROW(ER_COLUMNACCESS_DENIED_ERROR, DB_DENIED, H_GRANT),	/* 1143 */
+	ROW(ER_NO_SUCH_TABLE, DB_SCHEMA, NULL),	/* 1146 */
+	ROW(ER_NET_PACKET_TOO_LARGE, DB_BAD_INPUT, H_PACKET),	/* 1153 */
+	ROW(ER_NET_READ_ERROR, DB_UNREACHABLE, NULL),	/* 1158 */
+	ROW(ER_NET_READ_INTERRUPTED, DB_UNREACHABLE, NULL),	/* 1159 */
+	ROW(ER_NET_ERROR_ON_WRITE, DB_UNREACHABLE, NULL),	/* 1160 */
+	ROW(ER_NET_WRITE_INTERRUPTED, DB_UNREACHABLE, NULL),	/* 1161 */
+	ROW(ER_KEY_DOES_NOT_EXISTS, DB_SCHEMA, NULL),	/* 1176 */
+	ROW(ER_NEW_ABORTING_CONNECTION, DB_UNREACHABLE, NULL),	/* 1184 */
+	ROW(ER_TOO_MANY_USER_CONNECTIONS, DB_UNREACHABLE,
+	    "the account has max_user_connections connections "
+	    "already"),	/* 1203 */
+	ROW(ER_LOCK_WAIT_TIMEOUT, DB_CONFLICT, NULL),	/* 1205 */
+	ROW(ER_LOCK_DEADLOCK, DB_CONFLICT, NULL),	/* 1213 */
+	ROW(ER_NO_REFERENCED_ROW, DB_BAD_INPUT, NULL),	/* 1216 */
+	ROW(ER_ROW_IS_REFERENCED, DB_SCHEMA,
+	    "another table's foreign key refers to the job"),	/* 1217 */
+	ROW(ER_USER_LIMIT_REACHED, DB_UNREACHABLE,
+	    "the account is at a limit of its own, such as "
+	    "MAX_USER_CONNECTIONS"),	/* 1226 */
+	ROW(ER_SPECIFIC_ACCESS_DENIED_ERROR, DB_DENIED, NULL),	/* 1227 */
+	ROW(ER_NOT_SUPPORTED_AUTH_MODE, DB_UNREACHABLE,
+	    "the account's authentication plugin is not one the client "
+	    "supports"),	/* 1251 */
+	ROW(ER_WARN_DATA_OUT_OF_RANGE, DB_BAD_INPUT, NULL),	/* 1264 */
+	ROW(ER_NON_UPDATABLE_TABLE, DB_SCHEMA,
+	    "the table is a view that cannot be updated"),	/* 1288 */
+	/* "running with the --read-only option"; the other options it
+	 * names guard statements jobrun never runs. */
+	ROW(ER_OPTION_PREVENTS_STATEMENT, DB_UNREACHABLE,
+	    H_READ_ONLY),	/* 1290 */
+	ROW(ER_TRUNCATED_WRONG_VALUE, DB_BAD_INPUT, NULL),	/* 1292 */
+	ROW(ER_UNKNOWN_TIME_ZONE, DB_SCHEMA,
+	    "load the server's time zone tables, or give time_zone as an "
+	    "offset such as +00:00"),	/* 1298 */
+	ROW(ER_INVALID_CHARACTER_STRING, DB_BAD_INPUT, NULL),	/* 1300 */
+	ROW(ER_WARN_ALLOWED_PACKET_OVERFLOWED, DB_BAD_INPUT,
+	    H_PACKET),	/* 1301 */
+	ROW(ER_SP_DOES_NOT_EXIST, DB_SCHEMA,
+	    "a function a statement, a check or a trigger calls does not "
+	    "exist: an older server?"),	/* 1305 */
+	ROW(ER_QUERY_INTERRUPTED, DB_INTERRUPTED, NULL),	/* 1317 */
+	ROW(ER_VIEW_INVALID, DB_SCHEMA, NULL),	/* 1356 */
+	ROW(ER_NO_DEFAULT_FOR_FIELD, DB_SCHEMA,
+	    "the table has a NOT NULL column without a default that jobrun "
+	    "does not fill: give it a DEFAULT or allow NULL"),	/* 1364 */
+	ROW(ER_TRUNCATED_WRONG_VALUE_FOR_FIELD, DB_BAD_INPUT, NULL),	/* 1366 */
+	ROW(ER_PROCACCESS_DENIED_ERROR, DB_DENIED, NULL),	/* 1370 */
+	ROW(ER_DATA_TOO_LONG, DB_BAD_INPUT, NULL),	/* 1406 */
+	ROW(ER_TABLE_DEF_CHANGED, DB_INTERRUPTED, NULL),	/* 1412 */
+	ROW(ER_CANT_UPDATE_USED_TABLE_IN_SF_OR_TRG, DB_SCHEMA,
+	    "a trigger on the table writes to the table itself"),	/* 1442 */
+	ROW(ER_ROW_IS_REFERENCED_2, DB_SCHEMA,
+	    "another table's foreign key refers to the job"),	/* 1451 */
+	ROW(ER_NO_REFERENCED_ROW_2, DB_BAD_INPUT, NULL),	/* 1452 */
+	ROW(ER_NON_INSERTABLE_TABLE, DB_SCHEMA,
+	    "the table is a view that cannot take inserts"),	/* 1471 */
+	ROW(ER_DUP_ENTRY_WITH_KEY_NAME, DB_BAD_INPUT,
+	    "another job has this value in a unique key"),	/* 1586 */
+	ROW(ER_NEED_REPREPARE, DB_INTERRUPTED, NULL),	/* 1615 */
+	ROW(ER_LOCK_ABORTED, DB_CONFLICT, NULL),	/* 1689 */
+	ROW(ER_ACCESS_DENIED_NO_PASSWORD_ERROR, DB_UNREACHABLE,
+	    H_LOGIN),	/* 1698 */
+	ROW(ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION, DB_UNREACHABLE,
+	    H_READ_ONLY),	/* 1792 */
+	ROW(ER_MUST_CHANGE_PASSWORD, DB_UNREACHABLE, H_EXPIRED),	/* 1820 */
+	ROW(ER_READ_ONLY_MODE, DB_UNREACHABLE,
+	    "the server runs with innodb_read_only"),	/* 1836 */
+	ROW(ER_MUST_CHANGE_PASSWORD_LOGIN, DB_UNREACHABLE,
+	    H_EXPIRED),	/* 1862 */
+	ROW(ER_CONNECTION_KILLED, DB_UNREACHABLE, NULL),	/* 1927 */
+	ROW(ER_STATEMENT_TIMEOUT, DB_INTERRUPTED,
+	    "the statement ran longer than max_statement_time"),	/* 1969 */
+	ROW(CR_SOCKET_CREATE_ERROR, DB_UNREACHABLE, NULL),	/* 2001 */
+	ROW(CR_CONNECTION_ERROR, DB_UNREACHABLE, NULL),	/* 2002 */
+	ROW(CR_CONN_HOST_ERROR, DB_UNREACHABLE, NULL),	/* 2003 */
+	ROW(CR_IPSOCK_ERROR, DB_UNREACHABLE, NULL),	/* 2004 */
+	ROW(CR_UNKNOWN_HOST, DB_UNREACHABLE, NULL),	/* 2005 */
+	ROW(CR_SERVER_GONE_ERROR, DB_UNREACHABLE, NULL),	/* 2006 */
+	ROW(CR_SERVER_HANDSHAKE_ERR, DB_UNREACHABLE, NULL),	/* 2012 */
+	ROW(CR_SERVER_LOST, DB_UNREACHABLE, NULL),	/* 2013 */
+	ROW(CR_NET_PACKET_TOO_LARGE, DB_BAD_INPUT, H_PACKET),	/* 2020 */
+	ROW(CR_SERVER_LOST_EXTENDED, DB_UNREACHABLE, NULL),	/* 2055 */
+	ROW(CR_AUTH_PLUGIN_CANNOT_LOAD, DB_UNREACHABLE,
+	    "the client cannot load the account's authentication "
+	    "plugin"),	/* 2059 */
+	ROW(CR_AUTH_PLUGIN_ERR, DB_UNREACHABLE, NULL),	/* 2061 */
+	/* MySQL's numbers; MariaDB has none of these. */
+	{ 3024, "ER_QUERY_TIMEOUT (MySQL)", DB_INTERRUPTED,
+	    "the statement ran longer than max_execution_time" },
+	{ 3118, "ER_ACCOUNT_HAS_BEEN_LOCKED (MySQL)", DB_UNREACHABLE,
+	    H_LOCKED },
+	{ 3140, "ER_INVALID_JSON_TEXT (MySQL)", DB_BAD_INPUT, NULL },
+	{ 3819, "ER_CHECK_CONSTRAINT_VIOLATED (MySQL)", DB_BAD_INPUT, NULL },
+	/* The payload's CHECK (JSON_VALID): nested too deep, for one. */
+	ROW(ER_CONSTRAINT_FAILED, DB_BAD_INPUT, NULL),	/* 4025 */
+	{ ER_CLIENT_INTERACTION_TIMEOUT, "ER_CLIENT_INTERACTION_TIMEOUT (MySQL)",
+	    DB_UNREACHABLE, NULL },	/* 4031 */
+	ROW(ER_ACCOUNT_HAS_BEEN_LOCKED, DB_UNREACHABLE, H_LOCKED),	/* 4151 */
+	ROW(CR_ERR_NET_READ, DB_UNREACHABLE, NULL),	/* 5013 */
+	ROW(CR_ERR_NET_WRITE, DB_UNREACHABLE, NULL),	/* 5014 */
+};
+
+const struct db_error *
+db_error_info(unsigned int errnum)
+{
+	size_t lo = 0, hi = sizeof errors / sizeof errors[0], mid;
+
+	/* The table is sorted by number: test_db finds every row. */
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (errors[mid].number == errnum)
+			return &errors[mid];
+		if (errors[mid].number < errnum)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
 
 enum db_status
 db_classify(unsigned int errnum)
 {
-	switch (errnum) {
-	case CR_CONNECTION_ERROR:
-	case CR_CONN_HOST_ERROR:
-	case CR_UNKNOWN_HOST:
-	case CR_SERVER_GONE_ERROR:
-	case CR_SERVER_LOST:
-	case CR_SERVER_LOST_EXTENDED:
-	case ER_ACCESS_DENIED_ERROR:
-	case ER_DBACCESS_DENIED_ERROR:
-	case ER_TABLEACCESS_DENIED_ERROR:
-	case ER_COLUMNACCESS_DENIED_ERROR:
-	case ER_HOST_NOT_PRIVILEGED:
-	case ER_HOST_IS_BLOCKED:
-	case ER_CON_COUNT_ERROR:
-	case ER_TOO_MANY_USER_CONNECTIONS:
-	case ER_SERVER_SHUTDOWN:
-	case ER_CONNECTION_KILLED:
-	case ER_CLIENT_INTERACTION_TIMEOUT:
-		return DB_UNREACHABLE;
-	case ER_BAD_DB_ERROR:
-	case ER_NO_SUCH_TABLE:
-	case ER_BAD_FIELD_ERROR:
-	case ER_KEY_DOES_NOT_EXISTS:
-	case ER_UNKNOWN_TIME_ZONE:
-		return DB_SCHEMA;
-	case ER_LOCK_DEADLOCK:
-	case ER_LOCK_WAIT_TIMEOUT:
-		return DB_CONFLICT;
-	/* The value, not the server, is at fault: a payload its JSON check
-	 * refuses (nested too deep), text too long or not in the charset. */
-	case ER_CONSTRAINT_FAILED:
-	case ER_TRUNCATED_WRONG_VALUE_FOR_FIELD:
-	case ER_TRUNCATED_WRONG_VALUE:
-	case ER_DATA_TOO_LONG:
-	case ER_WARN_DATA_OUT_OF_RANGE:
-	case ER_BAD_NULL_ERROR:
-		return DB_BAD_INPUT;
-	default:
-		return DB_ERROR;
-	}
+	const struct db_error *e = db_error_info(errnum);
+
+	return e != NULL ? e->status : DB_ERROR;
 }
 
 void

@@ -16,10 +16,17 @@
 /* What went wrong, in the terms the exit status needs. */
 enum db_status {
 	DB_OK = 0,
-	DB_UNREACHABLE,		/* no server, connection lost, access refused */
+	DB_UNREACHABLE,		/* the server or the account is not available
+				 * now: no server, connection lost, login
+				 * refused, account locked or over a limit,
+				 * server read-only */
 	DB_SCHEMA,		/* table, column, index or time zone missing */
 	DB_CONFLICT,		/* deadlock or lock wait timeout: try again */
 	DB_BAD_INPUT,		/* a value the server will not take */
+	DB_DENIED,		/* logged in, but a privilege is missing */
+	DB_INTERRUPTED,		/* the server stopped the statement (a
+				 * statement timeout, KILL QUERY): nothing
+				 * changed, the next run may get through */
 	DB_ERROR		/* anything else */
 };
 
@@ -87,7 +94,20 @@ int db_fetch_len(MYSQL_STMT *stmt, char **cols, size_t *lens, unsigned ncols,
 /* Release what is left of a result. */
 void db_done(MYSQL_STMT *stmt);
 
-/* How a server or client error number counts. */
+/* One server or client error jobrun knows: how it counts and what an
+ * operator can do about it. */
+struct db_error {
+	unsigned int number;
+	const char *name;	/* "ER_ACCOUNT_HAS_BEEN_LOCKED" */
+	enum db_status status;
+	const char *hint;	/* for the operator, or NULL */
+};
+
+/* The row for errnum, or NULL when jobrun does not know it. */
+const struct db_error *db_error_info(unsigned int errnum);
+
+/* How a server or client error number counts: its row's status, DB_ERROR
+ * for an error jobrun does not know. */
 enum db_status db_classify(unsigned int errnum);
 
 /* `name` quoted as an SQL identifier into out. */
