@@ -500,8 +500,8 @@ over_max_packet(struct queue *q, size_t size, char *cause, size_t len)
 	/* The values travel with some bytes of framing around them. */
 	if (max == 0 || size + PACKET_FLOOR <= max)
 		return 0;
-	errf(cause, len, "%zu bytes of values: more than the server's "
-	    "max_allowed_packet (%lu)", size, max);
+	errf(cause, len, "%zu bytes of values: too large for the server's "
+	    "max_allowed_packet (%lu); not sent again", size, max);
 	return 1;
 }
 

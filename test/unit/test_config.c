@@ -242,8 +242,9 @@ test_command_is_split_for_exec(void **state)
 	struct cfg cfg;
 	const struct cfg_type *t;
 	struct job job = { .id = 1, .type = "x", .business_key = "k",
-	    .payload = "{}", .attempt = 1, .max_attempts = 5 };
-	struct result res;
+	    .payload = "{}", .payload_len = 2, .business_key_len = 1,
+	    .attempt = 1, .max_attempts = 5 };
+	struct result res = { 0 };
 
 	(void)state;
 	parse_ok(&cfg, DB "[type.x]\nhandler = exec\n"

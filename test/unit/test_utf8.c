@@ -275,7 +275,7 @@ static void
 test_result_what_and_detail(void **state)
 {
 	static const char out[] = "connection refused\n";
-	struct result res;
+	struct result res = { 0 };
 
 	(void)state;
 	result_set(&res, OUTCOME_RETRY, "exit status 3", out, sizeof out - 1);
@@ -288,7 +288,7 @@ static void
 test_result_strips_trailing_newlines(void **state)
 {
 	static const char out[] = "line 1\nline 2\r\n\n\r\n";
-	struct result res;
+	struct result res = { 0 };
 
 	(void)state;
 	result_set(&res, OUTCOME_FAIL, "exit 65 (permanent failure)", out,
@@ -301,7 +301,7 @@ test_result_strips_trailing_newlines(void **state)
 static void
 test_result_no_detail(void **state)
 {
-	struct result res;
+	struct result res = { 0 };
 
 	(void)state;
 	result_set(&res, OUTCOME_RETRY, "killed by signal 9", NULL, 0);
@@ -321,7 +321,7 @@ test_result_sanitizes_detail(void **state)
 {
 	static const char out[] = "bad \xFF\xFE byte, \xC0\x80, NUL \0 "
 	    ZH "\xE4\xB8";
-	struct result res;
+	struct result res = { 0 };
 
 	(void)state;
 	result_set(&res, OUTCOME_RETRY, "exit status 2", out, sizeof out - 1);
@@ -336,7 +336,7 @@ test_result_keeps_tail_of_long_ascii(void **state)
 	static const char what[] = "exit status 3";
 	size_t len = 5000, prefix = sizeof what - 1 + 2;
 	char *out = malloc(len);
-	struct result res;
+	struct result res = { 0 };
 	size_t i;
 
 	(void)state;
@@ -363,7 +363,7 @@ test_result_long_chinese(void **state)
 	static const char what[] = "timed out after 5 s";
 	size_t n = 3000, len = 3 * n, prefix = sizeof what - 1 + 2, i;
 	char *out = malloc(len);
-	struct result res;
+	struct result res = { 0 };
 
 	(void)state;
 	assert_non_null(out);
@@ -387,7 +387,7 @@ test_result_long_mixed_width(void **state)
 	static const char piece[] = "a" E_ACUTE ZH EMOJI;	/* 4 chars */
 	size_t reps = 700, plen = sizeof piece - 1, len = 2 + reps * plen, i;
 	char *out = malloc(len);
-	struct result res;
+	struct result res = { 0 };
 	const char *tail;
 	long chars;
 
@@ -410,7 +410,7 @@ test_result_long_emoji(void **state)
 {
 	size_t n = 1500, len = 4 * n, i;
 	char *out = malloc(len);
-	struct result res;
+	struct result res = { 0 };
 
 	(void)state;
 	assert_non_null(out);
@@ -427,7 +427,7 @@ test_result_long_invalid_bytes(void **state)
 {
 	size_t len = 4000, i;
 	char *out = malloc(len);
-	struct result res;
+	struct result res = { 0 };
 
 	(void)state;
 	assert_non_null(out);
@@ -445,7 +445,7 @@ static void
 test_result_long_what(void **state)
 {
 	char what[LAST_ERROR_CHARS + 100];
-	struct result res;
+	struct result res = { 0 };
 
 	(void)state;
 	memset(what, 'w', 997);
