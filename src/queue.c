@@ -35,6 +35,9 @@
 	" next_run_at = NOW(), finished_at = NULL, locked_by = NULL," \
 	" locked_until = NULL, updated_at = NOW()"
 
+/* The last_error Q_CANCEL writes, compared byte for byte. */
+#define CANCELLED "BINARY 'cancelled by operator'"
+
 #define LIST "SELECT id, type, business_key, status, attempts," \
 	" max_attempts, next_run_at, updated_at, last_error FROM %s" \
 	" WHERE id < ?"
@@ -178,6 +181,17 @@ static const char *const templates[Q_COUNT] = {
 	[Q_RETRY_FAILED] = REQUEUE " WHERE status = 'failed' LIMIT 1000",
 	[Q_RETRY_FAILED_TYPE] = REQUEUE
 	    " WHERE type = ? AND status = 'failed' LIMIT 1000",
+	[Q_RETRY_UNCANCELLED] = REQUEUE " WHERE status = 'failed'"
+	    " AND NOT (last_error <=> " CANCELLED ") LIMIT 1000",
+	[Q_RETRY_UNCANCELLED_TYPE] = REQUEUE " WHERE type = ?"
+	    " AND status = 'failed' AND NOT (last_error <=> " CANCELLED ")"
+	    " LIMIT 1000",
+	[Q_FAILED_COUNTS] = "SELECT COUNT(*), COUNT(IF(last_error <=> "
+	    CANCELLED ", 1, NULL)) FROM %s FORCE INDEX (idx_pick)"
+	    " WHERE status = 'failed'",
+	[Q_FAILED_COUNTS_TYPE] = "SELECT COUNT(*), COUNT(IF(last_error <=> "
+	    CANCELLED ", 1, NULL)) FROM %s FORCE INDEX (idx_type_status)"
+	    " WHERE type = ? AND status = 'failed'",
 	[Q_CANCEL] =
 	    "UPDATE %s SET status = 'failed',"
 	    " last_error = 'cancelled by operator',"
@@ -246,6 +260,10 @@ static const char *const purposes[Q_COUNT] = {
 	[Q_RETRY_ID_FORCE] = "retry job",
 	[Q_RETRY_FAILED] = "retry failed jobs",
 	[Q_RETRY_FAILED_TYPE] = "retry failed jobs",
+	[Q_RETRY_UNCANCELLED] = "retry failed jobs",
+	[Q_RETRY_UNCANCELLED_TYPE] = "retry failed jobs",
+	[Q_FAILED_COUNTS] = "count failed jobs",
+	[Q_FAILED_COUNTS_TYPE] = "count failed jobs",
 	[Q_CANCEL] = "cancel job",
 	[Q_PURGE] = "purge jobs",
 	[Q_PURGE_TYPE] = "purge jobs",

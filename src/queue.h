@@ -49,6 +49,11 @@ enum queue_stmt {
 	Q_RETRY_ID, Q_RETRY_ID_FORCE,
 	/* () or (type): up to QUEUE_BATCH failed jobs -> pending */
 	Q_RETRY_FAILED, Q_RETRY_FAILED_TYPE,
+	/* the same, leaving alone the jobs Q_CANCEL cancelled */
+	Q_RETRY_UNCANCELLED, Q_RETRY_UNCANCELLED_TYPE,
+	/* () or (type) -> failed jobs, and how many of them Q_CANCEL
+	 * cancelled */
+	Q_FAILED_COUNTS, Q_FAILED_COUNTS_TYPE,
 	/* (id): pending -> failed, "cancelled by operator" */
 	Q_CANCEL,
 	/* (status, age, age, [type]): delete up to QUEUE_BATCH finished rows
