@@ -8,6 +8,12 @@
  * index (their number is the backlog, not the history), the lag from the
  * due range of idx_pick, expired locks from idx_lock, and the number of
  * success rows is the optimizer's estimate, marked with "~".
+ *
+ * Types, keys, statuses, errors and payloads come from the table, written
+ * by applications and handlers: in text output every control character in
+ * them is escaped (utf8_escape), so that a key holding ESC [2J shows as
+ * text instead of clearing the operator's screen.  --json needs nothing
+ * more: JSON escapes control characters itself.
  */
 #include <jansson.h>
 #include <limits.h>
@@ -143,7 +149,7 @@ cmd_collect_status(struct ctx *c, int estimate, struct status *s, char *err,
 static void
 print_status_text(const struct status *s, const char *config)
 {
-	char lag[32], success[32];
+	char lag[32], success[32], *type;
 	size_t i;
 	int unhandled = 0;
 
@@ -158,10 +164,12 @@ print_status_text(const struct status *s, const char *config)
 		else
 			snprintf(lag, sizeof lag, "%lds", t->lag);
 		snprintf(success, sizeof success, "~%lu", t->success);
+		type = utf8_escape_dup(t->type, 0);
 		printf("%-24s %8lu %6lu %8s %10lu %7lu %7lu %10s  %s\n",
-		    t->type, t->pending, t->due, lag, t->processing,
+		    type, t->pending, t->due, lag, t->processing,
 		    t->expired, t->failed, success,
 		    t->handler != NULL ? t->handler : "-");
+		free(type);
 		unhandled |= t->handler == NULL && t->pending > 0;
 	}
 	if (!unhandled)
@@ -169,8 +177,11 @@ print_status_text(const struct status *s, const char *config)
 	printf("\nPending jobs of these types have no [type.NAME] section in "
 	    "%s:\n", config);
 	for (i = 0; i < s->n; i++)
-		if (s->rows[i].handler == NULL && s->rows[i].pending > 0)
-			printf("  %s\n", s->rows[i].type);
+		if (s->rows[i].handler == NULL && s->rows[i].pending > 0) {
+			type = utf8_escape_dup(s->rows[i].type, 0);
+			printf("  %s\n", type);
+			free(type);
+		}
 }
 
 static void
@@ -240,17 +251,22 @@ struct listing {
 	char last_id[32];
 };
 
-/* The first line of last_error, cut to 60 characters for a table cell. */
+/* The first line of last_error, cut to 60 characters for a table cell,
+ * escaped. */
 static void
 one_line(const char *s, char *out, size_t outlen)
 {
 	size_t n = s != NULL ? strcspn(s, "\r\n") : 0;
 
 	n = s != NULL ? utf8_prefix(s, n, 60) : 0;
-	if (n >= outlen)
-		n = outlen - 1;
-	memcpy(out, s != NULL ? s : "", n);
-	out[n] = '\0';
+	utf8_escape(out, outlen, s != NULL ? s : "", n, 0);
+}
+
+/* A text cell of a listed row, escaped. */
+static char *
+cell(const char *s)
+{
+	return utf8_escape_dup(s != NULL ? s : "NULL", 0);
 }
 
 static json_t *
@@ -270,7 +286,7 @@ static int
 on_listed(void *arg, char **cols, unsigned ncols)
 {
 	struct listing *l = arg;
-	char err_cell[241];
+	char err_cell[241], *type, *status, *key;
 
 	(void)ncols;
 	if (l->count++ == 0 && !l->json)
@@ -291,9 +307,15 @@ on_listed(void *arg, char **cols, unsigned ncols)
 		return 0;
 	}
 	one_line(cols[8], err_cell, sizeof err_cell);
-	printf("%-10s %-16s %-10s %3s/%-3s %-19s  %s%s%s\n", cols[0], cols[1],
-	    cols[3], cols[4], cols[5], cols[6], cols[2],
-	    err_cell[0] ? "  " : "", err_cell);
+	type = cell(cols[1]);
+	status = cell(cols[3]);
+	key = cell(cols[2]);
+	printf("%-10s %-16s %-10s %3s/%-3s %-19s  %s%s%s\n", cols[0], type,
+	    status, cols[4], cols[5], cols[6], key, err_cell[0] ? "  " : "",
+	    err_cell);
+	free(type);
+	free(status);
+	free(key);
 	return 0;
 }
 
@@ -357,7 +379,7 @@ on_shown(void *arg, char **cols, unsigned ncols)
 {
 	struct shown *s = arg;
 	json_t *obj = json_object(), *payload;
-	char *pretty;
+	char *pretty, *text;
 	unsigned i;
 
 	s->found = 1;
@@ -373,16 +395,21 @@ on_shown(void *arg, char **cols, unsigned ncols)
 			    string_json(cols[i]));
 			continue;
 		}
+		/* The payload keeps the line breaks of its indentation. */
 		if (payload != NULL) {
 			pretty = json_dumps(payload, JSON_INDENT(2) |
 			    JSON_ENCODE_ANY);
-			printf("%-13s %s\n", "payload", pretty ? pretty : "");
+			text = utf8_escape_dup(pretty ? pretty : "",
+			    UTF8_ESC_KEEP_NL);
+			printf("%-13s %s\n", "payload", text);
+			free(text);
 			free(pretty);
 			json_decref(payload);
 			continue;
 		}
-		printf("%-13s %s\n", show_columns[i], cols[i] != NULL ?
-		    cols[i] : "NULL");
+		text = utf8_escape_dup(cols[i] != NULL ? cols[i] : "NULL", 0);
+		printf("%-13s %s\n", show_columns[i], text);
+		free(text);
 	}
 	if (s->json)
 		cmd_print_json(obj);
