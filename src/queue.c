@@ -210,6 +210,18 @@ static const char *const templates[Q_COUNT] = {
 	[Q_COLUMNS] =
 	    "SELECT COLUMN_NAME FROM information_schema.COLUMNS"
 	    " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?",
+	/* COLUMN_DEFAULT is SQL NULL for "no default" (an explicit DEFAULT
+	 * NULL reads 'NULL'); generated and auto-increment columns fill
+	 * themselves.  The list is the columns the inserts name. */
+	[Q_UNFILLED_COLUMNS] =
+	    "SELECT COLUMN_NAME FROM information_schema.COLUMNS"
+	    " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?"
+	    " AND IS_NULLABLE = 'NO' AND COLUMN_DEFAULT IS NULL"
+	    " AND EXTRA NOT LIKE '%%auto_increment%%'"
+	    " AND EXTRA NOT LIKE '%%GENERATED%%'"
+	    " AND COLUMN_NAME NOT IN ('business_key', 'type', 'payload',"
+	    " 'status', 'attempts', 'max_attempts', 'next_run_at',"
+	    " 'created_at', 'updated_at') ORDER BY ORDINAL_POSITION",
 	[Q_INDEXES] =
 	    "SELECT INDEX_NAME, MIN(NON_UNIQUE),"
 	    " GROUP_CONCAT(COLUMN_NAME ORDER BY SEQ_IN_INDEX)"
@@ -270,6 +282,7 @@ static const char *const purposes[Q_COUNT] = {
 	[Q_PURGE_COUNT] = "count jobs to purge",
 	[Q_PURGE_COUNT_TYPE] = "count jobs to purge",
 	[Q_COLUMNS] = "read the table's columns",
+	[Q_UNFILLED_COLUMNS] = "read the table's columns",
 	[Q_INDEXES] = "read the table's indexes",
 	[Q_VERSION] = "read the server version",
 	[Q_SETTINGS] = "read server settings",

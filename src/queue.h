@@ -61,6 +61,10 @@ enum queue_stmt {
 	Q_PURGE, Q_PURGE_TYPE, Q_PURGE_COUNT, Q_PURGE_COUNT_TYPE,
 	/* (table name) -> column name */
 	Q_COLUMNS,
+	/* (table name) -> column name: NOT NULL columns without a
+	 * default that jobrun's inserts (Q_ENQUEUE, the fan-out's) leave out,
+	 * so that every enqueue fails */
+	Q_UNFILLED_COLUMNS,
 	/* (table name) -> index name, non_unique, columns "a,b,c" */
 	Q_INDEXES,
 	/* () -> VERSION() */
