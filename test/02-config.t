@@ -97,7 +97,7 @@ run jobrun_raw --config="$T/bom.conf" --json
 is "$rc/$(jget ok <<<"$out")" 0/true "a config that starts with a byte order mark works"
 run jobrun_raw status --config="$T/bom.conf"
 is "$rc" 0 "for every command"
-is "$(head -c 3 "$T/bom.conf" | xxd -p)" efbbbf "(the file does start with one)"
+is "$(head -c 3 "$T/bom.conf" | od -An -tx1 | tr -d " \n")" efbbbf "(the file does start with one)"
 
 write_config <<EOF2
 [type.email]

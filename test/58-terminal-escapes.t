@@ -65,7 +65,7 @@ ok "the http response body too" grep -qF -- "$exp" "$T/err"
 
 # The table keeps the text as it came.
 is "$(sql "SELECT HEX(last_error) FROM polling_jobs WHERE type = 'evil'")" \
-    "$(printf 'exit status 3: \033[2J\033]0;pwned\007\nlevel=error msg="forged line"\n\302\233J done' | xxd -p -u | tr -d '\n')" \
+    "$(printf 'exit status 3: \033[2J\033]0;pwned\007\nlevel=error msg="forged line"\n\302\233J done' | od -An -tx1 | tr -d ' \n' | tr a-f A-F)" \
     "last_error in the table holds the raw bytes"
 is "$(sql "SELECT LOCATE(UNHEX('1B5B324A'), last_error) > 0 FROM polling_jobs WHERE type = 'web'")" 1 \
     "the http job's last_error too"
