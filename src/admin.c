@@ -174,17 +174,15 @@ static int
 on_failed_counts(void *arg, char **cols, unsigned ncols)
 {
 	struct failed_counts *fc = arg;
-	unsigned long v;
+	unsigned long failed = 0, cancelled = 0;
 
 	(void)ncols;
-	v = 0;
 	if (cols[0] != NULL)
-		parse_ulong(cols[0], 0, ULONG_MAX, &v);
-	fc->failed = v;
-	v = 0;
+		parse_ulong(cols[0], 0, ULONG_MAX, &failed);
 	if (cols[1] != NULL)
-		parse_ulong(cols[1], 0, ULONG_MAX, &v);
-	fc->cancelled = v;
+		parse_ulong(cols[1], 0, ULONG_MAX, &cancelled);
+	fc->failed = failed;
+	fc->cancelled = cancelled;
 	return 1;
 }
 
