@@ -6,7 +6,10 @@
  * job that a runner claimed in the meantime is left alone rather than
  * yanked from under it, and the affected-rows count says what happened.
  * Bulk changes go in statements of at most QUEUE_BATCH rows, each its own
- * short transaction, so no lock is held long on a busy table.
+ * short transaction, so no lock is held long on a busy table, and a
+ * signal stops them between two statements: what was done is done whole,
+ * and said.  retry --failed leaves the jobs an operator cancelled alone
+ * unless asked: a cancel is a decision, not a failure to repair.
  */
 #include <jansson.h>
 #include <limits.h>
@@ -16,6 +19,7 @@
 #include <sysexits.h>
 
 #include "command.h"
+#include "runner.h"
 #include "util.h"
 
 struct job_state {
@@ -111,55 +115,139 @@ each_id(struct ctx *c, const char *verb, enum queue_stmt which,
 	return nskipped == 0 ? EX_OK : EXIT_ATTENTION;
 }
 
-/* Repeat a bulk statement until a batch comes back short. */
+/* Repeat a bulk statement until a batch comes back short, or until a
+ * signal asks to stop: *stop is then 128 + the signal.  The signal is
+ * looked at before each statement, never during one, so every batch is
+ * done whole or not at all. */
 static enum db_status
 in_batches(struct ctx *c, enum queue_stmt which, const struct db_arg *args,
-    unsigned nargs, uint64_t *total, char *err, size_t errlen)
+    unsigned nargs, uint64_t *total, int *stop, char *err, size_t errlen)
 {
-	enum db_status st;
-	uint64_t n;
+	enum db_status st = DB_OK;
+	uint64_t n = QUEUE_BATCH;
 
 	*total = 0;
-	do {
+	while (st == DB_OK && n == QUEUE_BATCH &&
+	    (*stop = run_stop_requested()) == 0) {
 		st = queue_write(&c->q, which, args, nargs, &n, err, errlen);
 		*total += n;
-	} while (st == DB_OK && n == QUEUE_BATCH);
+	}
 	return st;
 }
 
+/* The warning of a bulk change a signal stopped. */
 static void
-print_purged(const struct ctx *c, uint64_t n, int dry_run)
+say_stopped(const struct ctx *c, const char *verb, int stop)
+{
+	log_msg(&c->lg, LV_WARN, "%s: stopped on signal %d between two "
+	    "batches; the same command does the rest", verb, stop - 128);
+}
+
+/* "count", "dry_run" and, when a signal stopped it, "interrupted". */
+static json_t *
+bulk_json(uint64_t n, int dry_run, int stop)
+{
+	json_t *doc = json_pack("{s:I,s:b}", "count", (json_int_t)n,
+	    "dry_run", dry_run);
+
+	if (stop != 0)
+		json_object_set_new(doc, "interrupted", json_true());
+	return doc;
+}
+
+static void
+print_purged(const struct ctx *c, uint64_t n, int dry_run, int stop)
 {
 	if (c->cli.json)
-		cmd_print_json(json_pack("{s:I,s:b}", "count", (json_int_t)n,
-		    "dry_run", dry_run));
+		cmd_print_json(bulk_json(n, dry_run, stop));
 	else
-		printf("purge: %llu job(s)%s\n", (unsigned long long)n,
-		    dry_run ? " would be deleted (dry run)" : "");
+		printf("purge: %llu job(s)%s%s\n", (unsigned long long)n,
+		    dry_run ? " would be deleted (dry run)" : "",
+		    stop != 0 ? " (interrupted)" : "");
+}
+
+struct failed_counts {
+	uint64_t failed, cancelled;
+};
+
+static int
+on_failed_counts(void *arg, char **cols, unsigned ncols)
+{
+	struct failed_counts *fc = arg;
+	unsigned long failed = 0, cancelled = 0;
+
+	(void)ncols;
+	if (cols[0] != NULL)
+		parse_ulong(cols[0], 0, ULONG_MAX, &failed);
+	if (cols[1] != NULL)
+		parse_ulong(cols[1], 0, ULONG_MAX, &cancelled);
+	fc->failed = failed;
+	fc->cancelled = cancelled;
+	return 1;
+}
+
+/* retry --failed: every failed job, or only those of one type, but those
+ * an operator cancelled only with --include-cancelled.  The cancelled
+ * ones are counted first: the batches that skip them never change them,
+ * so the count is also what was left alone, and a dry run is the count
+ * alone. */
+static int
+retry_failed(struct ctx *c)
+{
+	static const enum queue_stmt retry[2][2] = {
+		{ Q_RETRY_UNCANCELLED, Q_RETRY_UNCANCELLED_TYPE },
+		{ Q_RETRY_FAILED, Q_RETRY_FAILED_TYPE },
+	};
+	struct db_arg arg = DB_STR(c->cli.type);
+	unsigned typed = c->cli.type != NULL;
+	int all = c->cli.include_cancelled, stop = 0;
+	struct failed_counts fc = { 0, 0 };
+	uint64_t n = 0, left = 0;
+	char err[1024];
+	enum db_status st;
+
+	st = queue_select(&c->q, typed ? Q_FAILED_COUNTS_TYPE :
+	    Q_FAILED_COUNTS, &arg, typed, 2, on_failed_counts, &fc, err,
+	    sizeof err);
+	if (!all)
+		left = fc.cancelled;
+	if (st == DB_OK && c->cli.dry_run)
+		n = all ? fc.failed : fc.failed - fc.cancelled;
+	else if (st == DB_OK)
+		st = in_batches(c, retry[all][typed], &arg, typed, &n, &stop,
+		    err, sizeof err);
+	if (st != DB_OK) {
+		cmd_db_error(c, st, err);
+		return cmd_exit_for(st);
+	}
+	if (stop != 0)
+		say_stopped(c, "retry", stop);
+	if (c->cli.json) {
+		json_t *doc = bulk_json(n, c->cli.dry_run, stop);
+
+		json_object_set_new(doc, "cancelled_left",
+		    json_integer((json_int_t)left));
+		cmd_print_json(doc);
+		return stop != 0 ? stop : EX_OK;
+	}
+	printf("retry: %llu job(s)%s%s", (unsigned long long)n,
+	    c->cli.dry_run ? " would be put back (dry run)" : "",
+	    stop != 0 ? " (interrupted)" : "");
+	if (left > 0)
+		printf("; %llu cancelled by an operator left failed "
+		    "(--include-cancelled retries them too)",
+		    (unsigned long long)left);
+	putchar('\n');
+	return stop != 0 ? stop : EX_OK;
 }
 
 int
 cmd_retry(struct ctx *c)
 {
-	struct db_arg arg = DB_STR(c->cli.type);
-	char err[1024];
-	uint64_t n;
-	enum db_status st;
-
 	if (!c->cli.failed)
 		return each_id(c, "retry", c->cli.force ? Q_RETRY_ID_FORCE :
 		    Q_RETRY_ID, c->cli.force ? "failed or pending" : "failed");
-	st = in_batches(c, c->cli.type != NULL ? Q_RETRY_FAILED_TYPE :
-	    Q_RETRY_FAILED, &arg, c->cli.type != NULL, &n, err, sizeof err);
-	if (st != DB_OK) {
-		cmd_db_error(c, st, err);
-		return cmd_exit_for(st);
-	}
-	if (c->cli.json)
-		cmd_print_json(json_pack("{s:I}", "count", (json_int_t)n));
-	else
-		printf("retry: %llu job(s)\n", (unsigned long long)n);
-	return EX_OK;
+	return retry_failed(c);
 }
 
 int
@@ -194,6 +282,7 @@ cmd_purge(struct ctx *c)
 	struct counted count = { 0 };
 	char err[1024];
 	enum db_status st;
+	int stop = 0;
 
 	if (c->cli.dry_run)
 		st = queue_select(&c->q, c->cli.type != NULL ?
@@ -201,10 +290,16 @@ cmd_purge(struct ctx *c)
 		    on_count, &count, err, sizeof err);
 	else
 		st = in_batches(c, c->cli.type != NULL ? Q_PURGE_TYPE :
-		    Q_PURGE, args, nargs, &count.n, err, sizeof err);
-	if (st != DB_OK)
+		    Q_PURGE, args, nargs, &count.n, &stop, err, sizeof err);
+	if (st != DB_OK) {
 		cmd_db_error(c, st, err);
+		/* A count that was not made is no count. */
+		if (c->cli.dry_run)
+			return cmd_exit_for(st);
+	}
+	if (stop != 0)
+		say_stopped(c, "purge", stop);
 	/* Batches already deleted stay deleted: say how many, even then. */
-	print_purged(c, count.n, c->cli.dry_run);
-	return cmd_exit_for(st);
+	print_purged(c, count.n, c->cli.dry_run, stop);
+	return st != DB_OK ? cmd_exit_for(st) : stop != 0 ? stop : EX_OK;
 }

@@ -6,7 +6,9 @@
  * (or jobrun exited 78 or 69 saying why).  What is left: the table's
  * columns and indexes against the seed's schema, the claim's plan as the
  * server would execute it (EXPLAIN, the same statement text the runner
- * prepares), and the server settings that matter for a job runner.
+ * prepares), and the server settings that matter for a job runner.  A
+ * column the application added is fine unless jobrun's inserts cannot
+ * leave it out (NOT NULL, no default): then every enqueue fails.
  */
 #include <jansson.h>
 #include <stdarg.h>
@@ -16,6 +18,7 @@
 #include <sysexits.h>
 
 #include "command.h"
+#include "libcurl.h"
 #include "util.h"
 
 enum level { OK, ADVICE, PROBLEM };
@@ -113,6 +116,29 @@ on_index(void *arg, char **cols, unsigned ncols)
 	return 0;
 }
 
+struct unfilled {
+	const struct ctx *c;
+	struct report *r;
+};
+
+/* A column enqueue cannot fill: a problem, with the statement that fixes
+ * it. */
+static int
+on_unfilled(void *arg, char **cols, unsigned ncols)
+{
+	struct unfilled *cr = arg;
+	char fix[512], column[160];
+
+	(void)ncols;
+	db_quote_ident(cols[0], column, sizeof column);
+	snprintf(fix, sizeof fix, "ALTER TABLE %s ALTER %s SET DEFAULT "
+	    "<value>, or let the column be NULL", cr->c->q.table, column);
+	note(cr->r, PROBLEM, fix, "table %s: column %s is NOT NULL without a "
+	    "default, and jobrun's enqueue does not fill it: every enqueue "
+	    "fails", cr->c->q.name, cols[0]);
+	return 0;
+}
+
 /* 1 when the table has column name, 2 when it also allows NULL. */
 static int
 has_column(const struct found *f, const char *name)
@@ -179,6 +205,7 @@ check_table(struct ctx *c, struct report *r, int *usable, char *err,
     size_t errlen)
 {
 	struct db_arg arg = DB_STR(c->q.name);
+	struct unfilled unfilled = { c, r };
 	struct found f = { 0 };
 	char fix[512];
 	enum db_status st;
@@ -210,6 +237,10 @@ check_table(struct ctx *c, struct report *r, int *usable, char *err,
 		note(r, OK, NULL, "table %s.%s has the %zu columns jobrun uses",
 		    c->cfg.db.database, c->q.name, f.n);
 	check_nullable(r, c, &f);
+	st = queue_select(&c->q, Q_UNFILLED_COLUMNS, &arg, 1, 1, on_unfilled,
+	    &unfilled, err, errlen);
+	if (st != DB_OK)
+		goto out;
 	if (has_column(&f, "checkpoint") && has_column(&f, "snoozes"))
 		note(r, OK, NULL, "checkpoints and snooze are on (columns "
 		    "checkpoint, snoozes)");
@@ -269,6 +300,31 @@ check_plan(struct ctx *c, struct report *r, const char *const *types,
 		    what, index != NULL ? index : "no index (a table scan)");
 	free(index);
 	return DB_OK;
+}
+
+/* http types load libcurl when a run prepares them, and the package only
+ * recommends it: without it, the first http job of a run fails. */
+static void
+check_libcurl(const struct ctx *c, struct report *r)
+{
+	const struct handler_kind *http = handler_find("http");
+	struct libcurl lc;
+	char err[512];
+	size_t i;
+
+	for (i = 0; i < c->cfg.ntypes; i++)
+		if (c->cfg.types[i].kind == http)
+			break;
+	if (i == c->cfg.ntypes)
+		return;
+	if (libcurl_open(&lc, err, sizeof err) != 0) {
+		note(r, PROBLEM, "install libcurl (Debian: apt install libcurl4)",
+		    "[type.%s] is an http type, but %s", c->cfg.types[i].name,
+		    err);
+		return;
+	}
+	libcurl_close(&lc);
+	note(r, OK, NULL, "libcurl loads, for the http type(s)");
 }
 
 struct settings {
@@ -340,6 +396,7 @@ cmd_check(struct ctx *c)
 	for (i = 0; i < c->cfg.ntypes; i++)
 		if (cmd_prepare_type(c, &c->cfg.types[i], err, sizeof err) != 0)
 			note(&r, PROBLEM, "see jobrun.conf(5)", "%s", err);
+	check_libcurl(c, &r);
 	st = check_server(c, &r, server, err, sizeof err);
 	if (st == DB_OK)
 		st = check_table(c, &r, &usable, err, sizeof err);

@@ -31,6 +31,7 @@ enum opt_id {
 	OPT_KEY_PREFIX, OPT_RANGE, OPT_CHUNK, OPT_PAYLOAD_TEMPLATE,
 	OPT_STATUS, OPT_LIMIT, OPT_BEFORE_ID, OPT_FAILED, OPT_FORCE,
 	OPT_OLDER_THAN, OPT_DRY_RUN, OPT_SINGLE, OPT_LOG, OPT_METRICS_FILE,
+	OPT_INCLUDE_CANCELLED,
 };
 
 struct opt {
@@ -76,9 +77,12 @@ static const struct opt opts[] = {
 	  ON(CMD_LIST) },
 	{ { "failed", no_argument, NULL, OPT_FAILED }, ON(CMD_RETRY) },
 	{ { "force", no_argument, NULL, OPT_FORCE }, ON(CMD_RETRY) },
+	{ { "include-cancelled", no_argument, NULL, OPT_INCLUDE_CANCELLED },
+	  ON(CMD_RETRY) },
 	{ { "older-than", required_argument, NULL, OPT_OLDER_THAN },
 	  ON(CMD_PURGE) },
-	{ { "dry-run", no_argument, NULL, OPT_DRY_RUN }, ON(CMD_PURGE) },
+	{ { "dry-run", no_argument, NULL, OPT_DRY_RUN },
+	  ON(CMD_PURGE) | ON(CMD_RETRY) },
 };
 
 #define NOPTS (sizeof opts / sizeof opts[0])
@@ -104,7 +108,8 @@ cli_usage(FILE *out)
 "       jobrun status [--type=NAME]\n"
 "       jobrun list [--status=S] [--type=NAME] [--limit=N] [--before-id=ID]\n"
 "       jobrun show ID | --key=KEY\n"
-"       jobrun retry ID... [--force] | --failed [--type=NAME]\n"
+"       jobrun retry ID... [--force]\n"
+"       jobrun retry --failed [--type=NAME] [--include-cancelled] [--dry-run]\n"
 "       jobrun cancel ID...\n"
 "       jobrun purge --status=success|failed --older-than=DURATION\n"
 "              [--type=NAME] [--dry-run]\n"
@@ -249,6 +254,7 @@ apply(struct cli *cli, int id, const char *arg, char *err, size_t errlen)
 	case OPT_FAILED: cli->failed = 1; return 0;
 	case OPT_FORCE: cli->force = 1; return 0;
 	case OPT_DRY_RUN: cli->dry_run = 1; return 0;
+	case OPT_INCLUDE_CANCELLED: cli->include_cancelled = 1; return 0;
 	case OPT_SINGLE: cli->single = 1; return 0;
 	case OPT_METRICS_FILE: cli->metrics_file = arg; return 0;
 	case OPT_LOG:
@@ -420,6 +426,9 @@ check(const struct cli *cli, char *err, size_t errlen)
 			return errf(err, errlen, "--type goes with --failed");
 		if (cli->force && cli->failed)
 			return errf(err, errlen, "--force goes with job ids");
+		if ((cli->include_cancelled || cli->dry_run) && !cli->failed)
+			return errf(err, errlen, "%s goes with --failed",
+			    cli->dry_run ? "--dry-run" : "--include-cancelled");
 		return check_ids(cli, err, errlen);
 	case CMD_CANCEL:
 		if (cli->nargs == 0)

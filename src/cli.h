@@ -32,7 +32,8 @@ struct cli {
 	int has_older_than;
 	int failed;			/* retry --failed */
 	int force;			/* retry --force */
-	int dry_run;			/* purge --dry-run */
+	int dry_run;			/* purge, retry --failed --dry-run */
+	int include_cancelled;		/* retry --failed --include-cancelled */
 	int single;			/* run --single */
 	const char *metrics_file;	/* run --metrics-file */
 	const char *log;		/* "stderr" or "syslog" */

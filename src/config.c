@@ -31,6 +31,7 @@
 struct entry {
 	char *key, *value;
 	int line;
+	int continued;		/* an indented line, continuing the key */
 };
 
 struct pending_type {
@@ -48,7 +49,9 @@ struct parser {
 	struct cfg *cfg;
 	const char *text, *pos;
 	int line;
-	unsigned seen_db, seen_run;	/* bit per key, to refuse repeats */
+	int indented;		/* the line read last starts with a blank */
+	int keyed;		/* a key was read since the last header */
+	int line_db[32], line_run[32];	/* where each key was given, or 0 */
 	struct pending_type *types;
 	size_t ntypes;
 	char *err;
@@ -68,6 +71,9 @@ static const char *const run_keys[] = {
 	"backoff_base", "backoff_cap", "single", "max_snoozes", "log",
 	"metrics_file", NULL,
 };
+
+_Static_assert(sizeof db_keys / sizeof *db_keys <= 32 &&
+    sizeof run_keys / sizeof *run_keys <= 32, "parser.line_db, line_run");
 
 /* Record the first error only: later ones are usually its echo. */
 static int
@@ -128,6 +134,7 @@ see_header(struct parser *p, const char *line)
 	}
 	memcpy(p->section, line + 1, n);
 	p->section[n] = '\0';
+	p->keyed = 0;	/* inih continues no key across a header */
 	if (strncmp(p->section, "type.", 5) == 0 &&
 	    strlen(p->section + 5) >= 1 && strlen(p->section + 5) <= CFG_TYPE_MAX
 	    && valid_chars(p->section + 5, "_.:-"))
@@ -155,6 +162,7 @@ read_line(char *str, int num, void *stream)
 	 * a line of exactly `room` bytes then still fits. */
 	memcpy(str, p->pos, n);
 	str[n] = '\0';
+	p->indented = str[0] == ' ' || str[0] == '\t';
 	see_header(p, str);
 	p->pos += n;
 	if (*p->pos == '\n')
@@ -289,21 +297,42 @@ set_run(struct parser *p, const char *key, const char *value)
 	return set_number(p, "run", key, value, 0, 604800, &r->backoff_cap);
 }
 
+/* A key given again at the current line, first at line first: inih
+ * hands an indented line under a key to us as that key again. */
+static int
+fail_twice(struct parser *p, int line, const char *section, const char *key,
+    int first, int continued)
+{
+	if (continued)
+		return fail(p, line, section, key, "given twice: the line "
+		    "starts with a blank, which continues the key of line %d "
+		    "(keys start in column 1, a value fits on one line)",
+		    first);
+	return fail(p, line, section, key, "given twice: already given at "
+	    "line %d", first);
+}
+
+/* Whether the key being read comes from a continuation line. */
+static int
+continuation(const struct parser *p)
+{
+	return p->indented && p->keyed;
+}
+
 /* A known key of [database] or [run], once. */
 static int
 fixed_section_key(struct parser *p, const char *section,
-    const char *const *keys, unsigned *seen, const char *key,
+    const char *const *keys, int *lines, const char *key,
     const char *value)
 {
 	int i = key_index(keys, key);
 
 	if (i < 0)
 		return fail(p, p->line, section, key, "unknown key");
-	if (*seen & (1u << i))
-		return fail(p, p->line, section, key,
-		    "given twice (a line starting with a blank continues the "
-		    "previous key)");
-	*seen |= 1u << i;
+	if (lines[i] != 0)
+		return fail_twice(p, p->line, section, key, lines[i],
+		    continuation(p));
+	lines[i] = p->line;
 	return strcmp(section, "database") == 0 ? set_db(p, key, value) :
 	    set_run(p, key, value);
 }
@@ -342,7 +371,8 @@ type_key(struct parser *p, const char *section, const char *key,
 	}
 	if (strcmp(key, "handler") == 0) {
 		if (t->kind != NULL)
-			return fail(p, p->line, section, key, "given twice");
+			return fail_twice(p, p->line, section, key,
+			    t->handler_line, continuation(p));
 		t->kind = handler_find(value);
 		t->handler_line = p->line;
 		if (t->kind == NULL)
@@ -357,6 +387,7 @@ type_key(struct parser *p, const char *section, const char *key,
 	e->key = xstrdup(key);
 	e->value = xstrdup(value);
 	e->line = p->line;
+	e->continued = continuation(p);
 	return 1;
 }
 
@@ -366,24 +397,28 @@ on_key(void *user, const char *inih_section, const char *key,
 {
 	struct parser *p = user;
 	const char *section = p->section;
+	int rc;
 
 	(void)inih_section;
 
 	if (p->failed)
 		return 0;
 	if (strcmp(section, "database") == 0)
-		return fixed_section_key(p, section, db_keys, &p->seen_db, key,
+		rc = fixed_section_key(p, section, db_keys, p->line_db, key,
 		    value);
-	if (strcmp(section, "run") == 0)
-		return fixed_section_key(p, section, run_keys, &p->seen_run,
-		    key, value);
-	if (strncmp(section, "type.", 5) == 0)
-		return type_key(p, section, key, value);
-	if (section[0] == '\0')
+	else if (strcmp(section, "run") == 0)
+		rc = fixed_section_key(p, section, run_keys, p->line_run, key,
+		    value);
+	else if (strncmp(section, "type.", 5) == 0)
+		rc = type_key(p, section, key, value);
+	else if (section[0] == '\0')
 		return fail(p, p->line, NULL, key,
 		    "key outside any section");
-	return fail(p, p->line, section, NULL,
-	    "unknown section (known: database, run, type.NAME)");
+	else
+		return fail(p, p->line, section, NULL,
+		    "unknown section (known: database, run, type.NAME)");
+	p->keyed = 1;
+	return rc;
 }
 
 static int
@@ -417,9 +452,8 @@ finish_type(struct parser *p, struct pending_type *t, struct cfg_type *out)
 		for (j = 0; j < i; j++)
 			if (strcmp(t->entries[j].key, e->key) == 0 &&
 			    !is_repeatable(t->kind, e->key))
-				return fail(p, e->line, section, e->key,
-				    "given twice (a line starting with a "
-				    "blank continues the previous key)");
+				return fail_twice(p, e->line, section, e->key,
+				    t->entries[j].line, e->continued);
 		if (t->kind->set(out->handler, e->key, e->value, msg,
 		    sizeof msg) != 0)
 			return fail(p, e->line, section, e->key, "%s", msg);
@@ -485,6 +519,10 @@ cfg_parse(struct cfg *cfg, const char *path, const char *text, char *err,
 	size_t i;
 	int rc;
 
+	/* Editors on some systems start a UTF-8 file with a byte order
+	 * mark; it is not part of the first line. */
+	if (strncmp(text, "\xEF\xBB\xBF", 3) == 0)
+		p.pos = text + 3;
 	memset(cfg, 0, sizeof *cfg);
 	cfg->path = xstrdup(path);
 	set_defaults(cfg);

@@ -7,7 +7,9 @@
  * duplicate is reported, not hidden (INSERT IGNORE would also hide every
  * other error).  A fan-out derives each chunk's key from its range,
  * "PREFIX:FROM-TO", so running it again after an interruption inserts
- * only the chunks that are missing.
+ * only the chunks that are missing.  A signal stops a fan-out between two
+ * batches (each one statement, so never half written) and the counts say
+ * what was written before it.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -19,6 +21,7 @@
 
 #include "command.h"
 #include "report.h"
+#include "runner.h"
 #include "util.h"
 
 #define PAYLOAD_MAX (64 * 1024 * 1024)
@@ -174,7 +177,7 @@ enqueue_range(struct ctx *c)
 	char err[1024], key[QUEUE_KEY_MAX * 4 + 1];
 	unsigned long from;
 	enum db_status st = DB_OK;
-	int rc = EX_OK;
+	int rc = EX_OK, stop = 0;
 
 	if (o->payload_template != NULL && (rc = check_json(c,
 	    "--payload-template", o->payload_template,
@@ -194,6 +197,9 @@ enqueue_range(struct ctx *c)
 		unsigned long to = o->range_to - from < o->chunk - 1 ?
 		    o->range_to : from + o->chunk - 1;
 
+		/* Before each batch: a signal never cuts one. */
+		if (f->n == 0 && (stop = run_stop_requested()) != 0)
+			break;
 		snprintf(key, sizeof key, "%s:%lu-%lu", o->key_prefix, from,
 		    to);
 		f->rows[f->n].key = xstrdup(key);
@@ -210,17 +216,28 @@ enqueue_range(struct ctx *c)
 	if (st != DB_OK) {
 		cmd_db_error(c, st, err);
 		rc = cmd_exit_for(st);
+	} else if (stop != 0) {
+		log_msg(&c->lg, LV_WARN, "enqueue: stopped on signal %d after "
+		    "%llu of %llu chunks; the same command adds the rest",
+		    stop - 128, (unsigned long long)f->done,
+		    (unsigned long long)f->total);
+		rc = stop;
 	}
-	if (o->json)
-		cmd_print_json(json_pack("{s:I,s:I,s:I,s:b}", "chunks",
+	if (o->json) {
+		json_t *doc = json_pack("{s:I,s:I,s:I,s:b}", "chunks",
 		    (json_int_t)f->total, "created", (json_int_t)f->created,
 		    "existing", (json_int_t)(f->done - f->created),
-		    "complete", st == DB_OK));
-	else
-		printf("%llu chunk jobs: %llu created, %llu existed\n",
+		    "complete", st == DB_OK && stop == 0);
+
+		if (stop != 0)
+			json_object_set_new(doc, "interrupted", json_true());
+		cmd_print_json(doc);
+	} else
+		printf("%llu chunk jobs: %llu created, %llu existed%s\n",
 		    (unsigned long long)f->done,
 		    (unsigned long long)f->created,
-		    (unsigned long long)(f->done - f->created));
+		    (unsigned long long)(f->done - f->created),
+		    stop != 0 ? " (interrupted)" : "");
 	free(f);
 	return rc;
 }

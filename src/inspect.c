@@ -8,6 +8,12 @@
  * index (their number is the backlog, not the history), the lag from the
  * due range of idx_pick, expired locks from idx_lock, and the number of
  * success rows is the optimizer's estimate, marked with "~".
+ *
+ * Types, keys, statuses, errors and payloads come from the table, written
+ * by applications and handlers: in text output every control character in
+ * them is escaped (utf8_escape), so that a key holding ESC [2J shows as
+ * text instead of clearing the operator's screen.  --json needs nothing
+ * more: JSON escapes control characters itself.
  */
 #include <jansson.h>
 #include <limits.h>
@@ -185,7 +191,7 @@ cmd_collect_status(struct ctx *c, int estimate, struct status *s, char *err,
 static void
 print_status_text(const struct status *s, const char *config)
 {
-	char lag[32], success[32];
+	char lag[32], success[32], *type;
 	size_t i;
 	int unhandled = 0;
 
@@ -200,10 +206,12 @@ print_status_text(const struct status *s, const char *config)
 		else
 			snprintf(lag, sizeof lag, "%lds", t->lag);
 		snprintf(success, sizeof success, "~%lu", t->success);
+		type = utf8_escape_dup(t->type, 0);
 		printf("%-24s %8lu %6lu %8s %10lu %7lu %7lu %10s  %s\n",
-		    t->type, t->pending, t->due, lag, t->processing,
+		    type, t->pending, t->due, lag, t->processing,
 		    t->expired, t->failed, success,
 		    t->handler != NULL ? t->handler : "-");
+		free(type);
 		unhandled |= t->handler == NULL && t->pending > 0;
 	}
 	if (!unhandled)
@@ -211,8 +219,11 @@ print_status_text(const struct status *s, const char *config)
 	printf("\nPending jobs of these types have no [type.NAME] section in "
 	    "%s:\n", config);
 	for (i = 0; i < s->n; i++)
-		if (s->rows[i].handler == NULL && s->rows[i].pending > 0)
-			printf("  %s\n", s->rows[i].type);
+		if (s->rows[i].handler == NULL && s->rows[i].pending > 0) {
+			type = utf8_escape_dup(s->rows[i].type, 0);
+			printf("  %s\n", type);
+			free(type);
+		}
 }
 
 static void
@@ -282,17 +293,22 @@ struct listing {
 	char last_id[32];
 };
 
-/* The first line of last_error, cut to 60 characters for a table cell. */
+/* The first line of last_error, cut to 60 characters for a table cell,
+ * escaped. */
 static void
 one_line(const char *s, char *out, size_t outlen)
 {
 	size_t n = s != NULL ? strcspn(s, "\r\n") : 0;
 
 	n = s != NULL ? utf8_prefix(s, n, 60) : 0;
-	if (n >= outlen)
-		n = outlen - 1;
-	memcpy(out, s != NULL ? s : "", n);
-	out[n] = '\0';
+	utf8_escape(out, outlen, s != NULL ? s : "", n, 0);
+}
+
+/* A text cell of a listed row, escaped. */
+static char *
+cell(const char *s)
+{
+	return utf8_escape_dup(s != NULL ? s : "NULL", 0);
 }
 
 static json_t *
@@ -312,7 +328,7 @@ static int
 on_listed(void *arg, char **cols, unsigned ncols)
 {
 	struct listing *l = arg;
-	char err_cell[241];
+	char err_cell[241], *type, *status, *key;
 
 	(void)ncols;
 	if (l->count++ == 0 && !l->json)
@@ -333,9 +349,15 @@ on_listed(void *arg, char **cols, unsigned ncols)
 		return 0;
 	}
 	one_line(cols[8], err_cell, sizeof err_cell);
-	printf("%-10s %-16s %-10s %3s/%-3s %-19s  %s%s%s\n", cols[0], cols[1],
-	    cols[3], cols[4], cols[5], cols[6], cols[2],
-	    err_cell[0] ? "  " : "", err_cell);
+	type = cell(cols[1]);
+	status = cell(cols[3]);
+	key = cell(cols[2]);
+	printf("%-10s %-16s %-10s %3s/%-3s %-19s  %s%s%s\n", cols[0], type,
+	    status, cols[4], cols[5], cols[6], key, err_cell[0] ? "  " : "",
+	    err_cell);
+	free(type);
+	free(status);
+	free(key);
 	return 0;
 }
 
@@ -394,6 +416,18 @@ struct shown {
 	int json, found;
 };
 
+/* len bytes of s on stdout, control characters escaped. */
+static void
+print_escaped(const char *s, size_t len, int flags)
+{
+	size_t n = utf8_escape(NULL, 0, s, len, flags);
+	char *out = xmalloc(n + 1);
+
+	utf8_escape(out, n + 1, s, len, flags);
+	fwrite(out, 1, n, stdout);
+	free(out);
+}
+
 /* A string column as JSON: its bytes as they are (NUL included). */
 static json_t *
 bytes_json(const char *s, size_t len)
@@ -424,10 +458,13 @@ on_shown(void *arg, char **cols, const size_t *lens, unsigned ncols)
 	(void)ncols;
 	s->found = 1;
 	if (!s->json) {
+		/* Every value as stored, escaped for the terminal; the
+		 * payload keeps its own line breaks. */
 		for (i = 0; i < SHOW_COLUMNS; i++) {
 			printf("%-13s ", show_columns[i]);
 			if (cols[i] != NULL)
-				fwrite(cols[i], 1, lens[i], stdout);
+				print_escaped(cols[i], lens[i], i == 3 ?
+				    UTF8_ESC_KEEP_NL : 0);
 			else
 				fputs("NULL", stdout);
 			putchar('\n');

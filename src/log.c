@@ -1,9 +1,12 @@
 /*
  * log.c - one line per event, as a sentence or as logfmt.
  *
- * Messages often carry a handler's output, which has line breaks of its
- * own; they are shown as \n so that one event stays one line.  logfmt
- * values are quoted when they hold a blank, a quote or an equals sign.
+ * Messages often carry a handler's output, or a business key, which may
+ * hold line breaks and terminal control sequences of their own; every
+ * control character is shown as an escape (utf8_escape) so that one event
+ * stays one line and a terminal reading the log only shows text.  logfmt
+ * values are quoted when they hold a blank, a quote, an equals sign or
+ * anything escaped.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,6 +16,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "utf8.h"
 
 #define LOG_LINE_MAX 8192
 
@@ -59,28 +63,24 @@ putf(struct line *l, const char *fmt, ...)
 		put(l, tmp, strlen(tmp));
 }
 
-/* s with line breaks shown as \n (and, quoted, " and \ escaped). */
+/* s with control characters escaped (and, quoted, " and \ too); what
+ * does not fit is cut, on a whole character or escape. */
 static void
 put_escaped(struct line *l, const char *s, int quoted)
 {
-	for (; *s != '\0'; s++) {
-		if (*s == '\n')
-			put(l, "\\n", 2);
-		else if (*s == '\r')
-			put(l, "\\r", 2);
-		else if (quoted && (*s == '"' || *s == '\\')) {
-			put(l, "\\", 1);
-			put(l, s, 1);
-		} else
-			put(l, s, 1);
-	}
+	l->len += utf8_escape(l->buf + l->len, sizeof l->buf - l->len, s,
+	    strlen(s), quoted ? UTF8_ESC_QUOTED : 0);
+	if (l->len > sizeof l->buf - 1)
+		l->len = strlen(l->buf);
 }
 
 /* " key=value", quoting value when logfmt needs it. */
 static void
 put_pair(struct line *l, const char *key, const char *value)
 {
-	int quote = value[0] == '\0' || strpbrk(value, " \t\"=\\\n\r") != NULL;
+	size_t len = strlen(value);
+	int quote = len == 0 || strpbrk(value, " \"=\\") != NULL ||
+	    utf8_escape(NULL, 0, value, len, 0) != len;
 
 	putf(l, " %s=", key);
 	if (quote)
@@ -166,8 +166,10 @@ log_job(const struct log *lg, enum log_level level, const struct log_event *e)
 	if (level > lg->level)
 		return;
 	if (!lg->logfmt) {
-		putf(&l, "jobrun: job %llu (%s) attempt %lu/%lu: %s", e->job,
-		    e->type, e->attempt, e->max_attempts, e->outcome);
+		putf(&l, "jobrun: job %llu (", e->job);
+		put_escaped(&l, e->type, 0);
+		putf(&l, ") attempt %lu/%lu: %s", e->attempt, e->max_attempts,
+		    e->outcome);
 		if (e->delay >= 0)
 			putf(&l, ", due again in %ld s", e->delay);
 		if (e->ms >= 0)

@@ -4,12 +4,21 @@
  * main is the recipe: parse the command line, load the configuration,
  * connect, run the command, exit with a status that tells cron and scripts
  * how it went.  Commands share that set-up through one table.
+ *
+ * Handlers run as our user, and a process of the same user may read
+ * /proc/<pid>/environ, where JOBRUN_DB_PASSWORD stays for as long as the
+ * process lives: the kernel shows the block the process started with,
+ * whatever unsetenv does to environ.  So jobrun makes itself non-dumpable
+ * first (its /proc files, memory and core dumps are then root's only),
+ * and once the configuration has copied the password, wipes the
+ * variable's bytes and removes it.
  */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sysexits.h>
 
 #include "command.h"
@@ -51,6 +60,19 @@ install_signals(void)
 	signal(SIGUSR1, SIG_IGN);
 	signal(SIGUSR2, SIG_IGN);
 	signal(SIGALRM, SIG_IGN);
+}
+
+/* The password in our environment, once copied: gone from environ and
+ * from the block /proc/<pid>/environ shows. */
+static void
+drop_password_env(void)
+{
+	char *v = getenv("JOBRUN_DB_PASSWORD");
+
+	if (v == NULL)
+		return;
+	explicit_bzero(v, strlen(v));
+	unsetenv("JOBRUN_DB_PASSWORD");
 }
 
 /* A full disk or a closed pipe on stdout is an error, not silence. */
@@ -111,6 +133,8 @@ main(int argc, char **argv)
 	size_t i;
 	int status;
 
+	/* Before anything is read: the environment holds the password. */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	memset(&c, 0, sizeof c);
 	if (cli_parse(argc, argv, &c.cli, err, sizeof err) != 0) {
 		fprintf(stderr, "jobrun: %s\nTry 'jobrun --help'.\n", err);
@@ -128,6 +152,7 @@ main(int argc, char **argv)
 	    c.cli.verbose ? LV_INFO : LV_WARN, 0);
 	install_signals();
 	status = setup(&c);
+	drop_password_env();
 	for (i = 0; status == EX_OK && i < sizeof commands /
 	    sizeof commands[0]; i++)
 		if (commands[i].id == c.cli.command) {

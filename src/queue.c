@@ -80,6 +80,9 @@
 	" next_run_at = NOW(), finished_at = NULL, locked_by = NULL," \
 	" locked_until = NULL, updated_at = NOW()"
 
+/* The last_error Q_CANCEL writes, compared byte for byte. */
+#define CANCELLED "BINARY 'cancelled by operator'"
+
 #define LIST "SELECT id, type, business_key, status, attempts," \
 	" max_attempts, next_run_at, updated_at, last_error FROM %1$s" \
 	" WHERE id < ?"
@@ -248,6 +251,17 @@ static const char *const templates[Q_COUNT] = {
 	[Q_RETRY_FAILED] = REQUEUE " WHERE status = 'failed' LIMIT 1000",
 	[Q_RETRY_FAILED_TYPE] = REQUEUE
 	    " WHERE" TYPE_IS " AND status = 'failed' LIMIT 1000",
+	[Q_RETRY_UNCANCELLED] = REQUEUE " WHERE status = 'failed'"
+	    " AND NOT (last_error <=> " CANCELLED ") LIMIT 1000",
+	[Q_RETRY_UNCANCELLED_TYPE] = REQUEUE " WHERE" TYPE_IS
+	    " AND status = 'failed' AND NOT (last_error <=> " CANCELLED ")"
+	    " LIMIT 1000",
+	[Q_FAILED_COUNTS] = "SELECT COUNT(*), COUNT(IF(last_error <=> "
+	    CANCELLED ", 1, NULL)) FROM %1$s FORCE INDEX (idx_pick)"
+	    " WHERE status = 'failed'",
+	[Q_FAILED_COUNTS_TYPE] = "SELECT COUNT(*), COUNT(IF(last_error <=> "
+	    CANCELLED ", 1, NULL)) FROM %1$s FORCE INDEX (idx_type_status)"
+	    " WHERE" TYPE_IS " AND status = 'failed'",
 	[Q_CANCEL] =
 	    "UPDATE %1$s SET status = 'failed',"
 	    " last_error = 'cancelled by operator',"
@@ -266,6 +280,18 @@ static const char *const templates[Q_COUNT] = {
 	[Q_COLUMNS] =
 	    "SELECT COLUMN_NAME, IS_NULLABLE FROM information_schema.COLUMNS"
 	    " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?",
+	/* COLUMN_DEFAULT is SQL NULL for "no default" (an explicit DEFAULT
+	 * NULL reads 'NULL'); generated and auto-increment columns fill
+	 * themselves.  The list is the columns the inserts name. */
+	[Q_UNFILLED_COLUMNS] =
+	    "SELECT COLUMN_NAME FROM information_schema.COLUMNS"
+	    " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?"
+	    " AND IS_NULLABLE = 'NO' AND COLUMN_DEFAULT IS NULL"
+	    " AND EXTRA NOT LIKE '%%auto_increment%%'"
+	    " AND EXTRA NOT LIKE '%%GENERATED%%'"
+	    " AND COLUMN_NAME NOT IN ('business_key', 'type', 'payload',"
+	    " 'status', 'attempts', 'max_attempts', 'next_run_at',"
+	    " 'created_at', 'updated_at') ORDER BY ORDINAL_POSITION",
 	[Q_INDEXES] =
 	    "SELECT INDEX_NAME, MIN(NON_UNIQUE),"
 	    " GROUP_CONCAT(COLUMN_NAME ORDER BY SEQ_IN_INDEX)"
@@ -285,6 +311,7 @@ static const char *const templates[Q_COUNT] = {
 static const unsigned char type_arg[Q_COUNT] = {
 	[Q_LIST_TYPE] = 2, [Q_LIST_STATUS_TYPE] = 3, [Q_RETRY_FAILED_TYPE] = 1,
 	[Q_PURGE_TYPE] = 4, [Q_PURGE_COUNT_TYPE] = 4, [Q_SHOW_KEY] = 1,
+	[Q_RETRY_UNCANCELLED_TYPE] = 1, [Q_FAILED_COUNTS_TYPE] = 1,
 };
 
 /* What each statement is for, in error messages. */
@@ -327,12 +354,17 @@ static const char *const purposes[Q_COUNT] = {
 	[Q_RETRY_ID_FORCE] = "retry job",
 	[Q_RETRY_FAILED] = "retry failed jobs",
 	[Q_RETRY_FAILED_TYPE] = "retry failed jobs",
+	[Q_RETRY_UNCANCELLED] = "retry failed jobs",
+	[Q_RETRY_UNCANCELLED_TYPE] = "retry failed jobs",
+	[Q_FAILED_COUNTS] = "count failed jobs",
+	[Q_FAILED_COUNTS_TYPE] = "count failed jobs",
 	[Q_CANCEL] = "cancel job",
 	[Q_PURGE] = "purge jobs",
 	[Q_PURGE_TYPE] = "purge jobs",
 	[Q_PURGE_COUNT] = "count jobs to purge",
 	[Q_PURGE_COUNT_TYPE] = "count jobs to purge",
 	[Q_COLUMNS] = "read the table's columns",
+	[Q_UNFILLED_COLUMNS] = "read the table's columns",
 	[Q_INDEXES] = "read the table's indexes",
 	[Q_VERSION] = "read the server version",
 	[Q_SETTINGS] = "read server settings",

@@ -52,6 +52,11 @@ enum queue_stmt {
 	Q_RETRY_ID, Q_RETRY_ID_FORCE,
 	/* () or (type): up to QUEUE_BATCH failed jobs -> pending */
 	Q_RETRY_FAILED, Q_RETRY_FAILED_TYPE,
+	/* the same, leaving alone the jobs Q_CANCEL cancelled */
+	Q_RETRY_UNCANCELLED, Q_RETRY_UNCANCELLED_TYPE,
+	/* () or (type) -> failed jobs, and how many of them Q_CANCEL
+	 * cancelled */
+	Q_FAILED_COUNTS, Q_FAILED_COUNTS_TYPE,
 	/* (id): pending -> failed, "cancelled by operator" */
 	Q_CANCEL,
 	/* (status, age, age, [type]): delete up to QUEUE_BATCH finished rows
@@ -59,6 +64,10 @@ enum queue_stmt {
 	Q_PURGE, Q_PURGE_TYPE, Q_PURGE_COUNT, Q_PURGE_COUNT_TYPE,
 	/* (table name) -> column name, IS_NULLABLE */
 	Q_COLUMNS,
+	/* (table name) -> column name: NOT NULL columns without a
+	 * default that jobrun's inserts (Q_ENQUEUE, the fan-out's) leave out,
+	 * so that every enqueue fails */
+	Q_UNFILLED_COLUMNS,
 	/* (table name) -> index name, non_unique, columns "a,b,c" */
 	Q_INDEXES,
 	/* () -> VERSION() */

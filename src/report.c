@@ -6,8 +6,10 @@
  * documented in jobrun(1).
  */
 #include <jansson.h>
+#include <stdlib.h>
 
 #include "report.h"
+#include "utf8.h"
 
 static void
 print_json(FILE *out, json_t *obj)
@@ -55,14 +57,20 @@ void
 report_enqueue(FILE *out, int json, uint64_t id, int created,
     const char *status)
 {
+	char *shown;
+
 	if (json) {
 		print_json(out, json_pack("{s:I,s:b,s:s}", "id",
 		    (json_int_t)id, "created", created, "status", status));
 		return;
 	}
-	if (created)
+	if (created) {
 		fprintf(out, "job %llu created\n", (unsigned long long)id);
-	else
-		fprintf(out, "job %llu exists (status %s), not created\n",
-		    (unsigned long long)id, status);
+		return;
+	}
+	/* The status is the row's, whatever an application wrote there. */
+	shown = utf8_escape_dup(status != NULL ? status : "NULL", 0);
+	fprintf(out, "job %llu exists (status %s), not created\n",
+	    (unsigned long long)id, shown);
+	free(shown);
 }

@@ -45,6 +45,12 @@ run_interrupted(void)
 	return signals_received >= 2 ? 128 + last_signal : 0;
 }
 
+int
+run_stop_requested(void)
+{
+	return signals_received > 0 ? 128 + last_signal : 0;
+}
+
 /* The runner's view of the job being handled, for the watch tick. */
 struct in_hand {
 	struct queue *q;

@@ -44,6 +44,10 @@ void run_request_stop(int sig);
 /* 128 + the signal when a second signal interrupted the run, else 0. */
 int run_interrupted(void);
 
+/* 128 + the last signal once any signal arrived, else 0: for commands
+ * that work in batches and stop between two. */
+int run_stop_requested(void);
+
 /* Run one cycle.  Returns DB_OK when the run went through (whatever the
  * jobs' outcomes, which are in stats) or the database error that ended
  * it, with err set; a job being handled then is left for recovery. */

@@ -7,8 +7,20 @@
  * (invalid bytes become '?') and only then cut, on character boundaries.
  * Well-formed here means RFC 3629: no overlong forms, no surrogates, nothing
  * above U+10FFFF.
+ *
+ * The same text reaches terminals (the log, list, show): there an ESC, a
+ * BEL or a C1 control is an instruction to the terminal, not text - clear
+ * the screen, retitle the window, move the cursor back over a line - and a
+ * line feed starts a forged log line.  utf8_escape is the one place that
+ * turns them into visible escapes; the escapes are those of Go's and
+ * logfmt's quoted strings, so a logfmt parser reads the original back.
  */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "utf8.h"
+#include "util.h"
 
 /* Length of the well-formed sequence starting at s, or 0 if there is none. */
 static size_t
@@ -121,4 +133,81 @@ utf8_suffix(const char *s, size_t len, size_t n)
 			return i;
 	}
 	return 0;
+}
+
+/* The escape of the character of n bytes at p (n 0: a byte that starts
+ * none), made in esc, or NULL when it is written as it is. */
+static const char *
+escape_of(const unsigned char *p, size_t n, int flags, char esc[8])
+{
+	if (n == 0) {
+		snprintf(esc, 8, "\\x%02x", p[0]);
+		return esc;
+	}
+	if (n == 2 && p[0] == 0xC2 && p[1] < 0xA0) {
+		snprintf(esc, 8, "\\u%04x", p[1]);
+		return esc;
+	}
+	if (n > 1)
+		return NULL;
+	switch (p[0]) {
+	case '\n':
+		return flags & UTF8_ESC_KEEP_NL ? NULL : "\\n";
+	case '\r':
+		return "\\r";
+	case '\t':
+		return "\\t";
+	case '"':
+	case '\\':
+		if (!(flags & UTF8_ESC_QUOTED))
+			return NULL;
+		snprintf(esc, 8, "\\%c", p[0]);
+		return esc;
+	}
+	if (p[0] < 0x20 || p[0] == 0x7f) {
+		snprintf(esc, 8, "\\x%02x", p[0]);
+		return esc;
+	}
+	return NULL;
+}
+
+size_t
+utf8_escape(char *out, size_t outlen, const char *s, size_t len, int flags)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, n, o = 0, total = 0, ulen;
+	const char *unit;
+	char esc[8];
+	int full = 0;
+
+	while (i < len) {
+		n = sequence_length(p + i, len - i);
+		unit = escape_of(p + i, n, flags, esc);
+		if (n == 0)
+			n = 1;
+		ulen = unit != NULL ? strlen(unit) : n;
+		if (unit == NULL)
+			unit = s + i;
+		total += ulen;
+		/* Whole units only, so a cut line ends cleanly. */
+		if (!full && o + ulen < outlen) {
+			memcpy(out + o, unit, ulen);
+			o += ulen;
+		} else
+			full = 1;
+		i += n;
+	}
+	if (outlen > 0)
+		out[o] = '\0';
+	return total;
+}
+
+char *
+utf8_escape_dup(const char *s, int flags)
+{
+	size_t len = strlen(s), n = utf8_escape(NULL, 0, s, len, flags);
+	char *out = xmalloc(n + 1);
+
+	utf8_escape(out, n + 1, s, len, flags);
+	return out;
 }

@@ -23,4 +23,23 @@ size_t utf8_prefix(const char *s, size_t len, size_t n);
 /* Byte offset where the last n characters of well-formed UTF-8 s begin. */
 size_t utf8_suffix(const char *s, size_t len, size_t n);
 
+/* utf8_escape flags. */
+#define UTF8_ESC_QUOTED 1	/* also " and \ as \" and \\: a quoted value */
+#define UTF8_ESC_KEEP_NL 2	/* line feeds as they are: a block of lines */
+
+/* Text from the table or a handler made safe to write to a terminal or a
+ * log: every control character as an escape - \t \n \r, other C0
+ * controls and DEL as \xNN, C1 controls (U+0080..U+009F) as \u00NN -
+ * and every byte that is not part of well-formed UTF-8 as \xNN; the rest
+ * as it is.  Writes into out (outlen bytes, always NUL-terminated when
+ * outlen > 0, never ending in part of an escape or a character) and
+ * returns the length of the whole result, as snprintf(3) does: out may
+ * be NULL when outlen is 0, and the result equals len exactly when
+ * nothing needed an escape. */
+size_t utf8_escape(char *out, size_t outlen, const char *s, size_t len,
+                   int flags);
+
+/* The same for a NUL-terminated s, malloc'ed. */
+char *utf8_escape_dup(const char *s, int flags);
+
 #endif

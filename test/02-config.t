@@ -3,7 +3,7 @@
 # JOBRUN_CONFIG is honoured.
 . "${0%/*}/lib.sh"
 
-plan 29
+plan 33
 setup_db
 
 run jobrun_raw --config="$T/missing.conf"
@@ -69,6 +69,35 @@ EOF2
 run jobrun
 is "$rc" 78 "a key given twice exits 78"
 like "$err" "$CONF:8.*batch_size|batch_size.*$CONF:8" "the message names the second line and the key"
+
+# A section opened again: the key was given at its first opening, and the
+# message says so (not the hint about lines that begin with a blank).
+write_config <<EOF2
+[run]
+batch_size = 5
+
+[type.email]
+handler = noop
+
+[run]
+batch_size = 6
+EOF2
+run jobrun
+is "$rc/$err" "78/jobrun: $CONF:13: [run] batch_size: given twice: already given at line 7" \
+    "a key repeated in a reopened section names the line it was first given at"
+
+# A UTF-8 byte order mark, as some editors write, is not a key outside any
+# section.
+write_config <<EOF2
+[type.email]
+handler = noop
+EOF2
+{ printf '\357\273\277'; cat "$CONF"; } >"$T/bom.conf"
+run jobrun_raw --config="$T/bom.conf" --json
+is "$rc/$(jget ok <<<"$out")" 0/true "a config that starts with a byte order mark works"
+run jobrun_raw status --config="$T/bom.conf"
+is "$rc" 0 "for every command"
+is "$(head -c 3 "$T/bom.conf" | od -An -tx1 | tr -d " \n")" efbbbf "(the file does start with one)"
 
 write_config <<EOF2
 [type.email]

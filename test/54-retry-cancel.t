@@ -3,11 +3,13 @@
 # last_error kept; a pending one only with --force; anything else (or an
 # unknown id) is left alone with a line on stderr and exit 1.  retry
 # --failed [--type] requeues every failed job (2,500 here, in statements of
-# at most 1000 rows).  cancel: a pending job becomes failed, "cancelled by
-# operator"; a processing one is refused.  --json for both.
+# at most 1000 rows), but those an operator cancelled only with
+# --include-cancelled, and says how many it left; --dry-run only counts.
+# cancel: a pending job becomes failed, "cancelled by operator"; a
+# processing one is refused.  --json for both.
 . "${0%/*}/lib.sh"
 
-plan 56
+plan 64
 setup_db
 write_config <<EOF2
 [type.a]
@@ -148,9 +150,35 @@ ok "in at least 3 statements of at most 1000 rows" [ "$updates" -ge 3 ]
 
 run jobrun retry --failed --type=bulk
 is "$rc/$out" "0/retry: 0 job(s)" "none left: retry --failed says 0 and exits 0"
+# c2 was cancelled, and is among the $others: it stays, unless asked.  A
+# handler's message that only contains the words is an ordinary failure.
+look_alike=$(add look-alike failed other)
+sql "UPDATE polling_jobs SET last_error = 'exit status 100: cancelled by operator'
+    WHERE id = $look_alike"
+failed_now() {
+	sql "SELECT COUNT(*) FROM polling_jobs WHERE status = 'failed'"
+}
+run jobrun retry --failed --dry-run --json
+is "$rc/$(jpy '[d["count"], d["dry_run"], d["cancelled_left"]]' <<<"$out")/$(failed_now)" \
+    "0/[$others, true, 1]/$((others + 1))" \
+    "--dry-run --json: $others would be put back, 1 cancelled left, nothing changed"
+run jobrun retry --failed --include-cancelled --dry-run
+is "$rc/$out" "0/retry: $((others + 1)) job(s) would be put back (dry run)" \
+    "--include-cancelled --dry-run counts the cancelled one too"
 run jobrun retry --failed
-is "$rc/$out" "0/retry: $others job(s)" "retry --failed without --type retries the rest"
-is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE status = 'failed'")" 0 "no failed job left"
+is "$rc/$out" \
+    "0/retry: $others job(s); 1 cancelled by an operator left failed (--include-cancelled retries them too)" \
+    "retry --failed puts back the rest but the cancelled job, and says so"
+is "$(field "$c2" "CONCAT_WS(' ', status, last_error)")/$(field "$look_alike" status)" \
+    "failed cancelled by operator/pending" \
+    "the cancelled job is still failed; the look-alike message was retried"
+run jobrun retry --failed --json
+is "$rc/$out" '0/{"count":0,"dry_run":false,"cancelled_left":1}' \
+    "--json: count, dry_run and cancelled_left"
+run jobrun retry --failed --include-cancelled --json
+is "$rc/$(jpy '[d["count"], d["cancelled_left"]]' <<<"$out")/$(field "$c2" status)" \
+    "0/[1, 0]/pending" "--include-cancelled puts back the cancelled job too"
+is "$(failed_now)" 0 "no failed job left"
 
 # --- usage ---------------------------------------------------------------
 
@@ -161,6 +189,13 @@ is "$rc" 64 "retry with ids and --failed exits 64"
 run jobrun retry 1 --type=a
 is "$rc" 64 "--type without --failed exits 64"
 like "$err" '--type goes with --failed' "the message says so"
+run jobrun retry 1 --include-cancelled
+is "$rc/$err" "64/jobrun: --include-cancelled goes with --failed
+Try 'jobrun --help'." "--include-cancelled without --failed exits 64"
+run jobrun retry 1 --dry-run
+is "$rc" 64 "--dry-run without --failed exits 64"
+run jobrun cancel 1 --dry-run
+is "$rc" 64 "cancel --dry-run exits 64"
 run jobrun retry 0
 is "$rc" 64 "retry 0 exits 64"
 run jobrun retry x

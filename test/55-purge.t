@@ -6,7 +6,7 @@
 # table is not an error.
 . "${0%/*}/lib.sh"
 
-plan 44
+plan 47
 setup_db
 write_config <<EOF2
 [type.a]
@@ -108,6 +108,19 @@ run jobrun purge --status=success --older-than=0 --json
 is "$(jget count <<<"$out")/$(count "status = 'success'")" 50/0 "--older-than=0: every success row"
 is "$(count "status IN ('pending', 'processing')")/$(count)" 120/120 \
     "only the 120 pending and processing rows are left"
+
+# --- a database error ------------------------------------------------------------
+
+# Without idx_pick no purge statement can be prepared: a dry run has no
+# count to print; a purge says it deleted none.  Both exit 78.
+sql "ALTER TABLE polling_jobs DROP INDEX idx_pick"
+run jobrun purge --status=success --older-than=0 --dry-run
+is "$rc/$out" "78/" "--dry-run after a database error: exit 78, no count"
+like "$err" "idx_pick" "the error names the missing index"
+run jobrun purge --status=success --older-than=0 --json
+is "$rc/$out" '78/{"count":0,"dry_run":false}' \
+    "a purge stopped by a database error says it deleted 0, exit 78"
+sql "ALTER TABLE polling_jobs ADD KEY idx_pick (status, next_run_at, id)"
 
 # --- usage ---------------------------------------------------------------
 

@@ -7,7 +7,7 @@
 # with a fix, and the ALTER TABLE it proposes does fix it.
 . "${0%/*}/lib.sh"
 
-plan 81
+plan 97
 setup_db
 write_config <<EOF2
 [type.a]
@@ -208,12 +208,68 @@ unset JOBRUN_TEST_UNSET_TOKEN
 run jobrun check
 is "$rc" 78 "an http type whose header_env is unset: 78"
 like "$(problems)" '\[type.push\].*JOBRUN_TEST_UNSET_TOKEN' "the problem names the section and the variable"
+# Only a run of the type and check read it (jobrun.conf(5), header_env).
+run jobrun enqueue --type=push --key=push:1
+is "$rc" 0 "enqueue does not need the header_env variable"
+run jobrun --type=push
+is "$rc" 78 "a run of the type does: 78"
+like "$err" 'JOBRUN_TEST_UNSET_TOKEN' "naming the variable"
+sql "DELETE FROM polling_jobs WHERE business_key = 'push:1'"
 cp "$T/two.conf" "$CONF"
 
 sed "s|^socket = .*|socket = $T/no-such.sock|" "$CONF" >"$T/gone.conf"
 run jobrun_raw check --config="$T/gone.conf"
 is "$rc" 69 "no server: 69"
 like "$err" "no-such.sock" "the message names the socket"
+
+# --- columns the application added -------------------------------------------
+
+# With a default, NULL or generated they are fine; NOT NULL without a
+# default makes every enqueue fail, and check says so, with a fix that
+# works.
+fresh_table
+sql "ALTER TABLE polling_jobs ADD tenant_id INT NOT NULL DEFAULT 0,
+    ADD note TEXT NULL, ADD code BIGINT AS (id + 1) VIRTUAL"
+run jobrun check
+is "$rc/$(problems)" 0/ "added columns with a default, NULL or generated: exit 0"
+sql "ALTER TABLE polling_jobs ADD region VARCHAR(10) NOT NULL"
+run jobrun check
+is "$rc" 78 "a NOT NULL column without a default: 78"
+is "$(problems)" \
+    "problem  table polling_jobs: column region is NOT NULL without a default, and jobrun's enqueue does not fill it: every enqueue fails" \
+    "the problem names the column, and only it"
+like "$out" 'fix: ALTER TABLE `polling_jobs` ALTER `region` SET DEFAULT <value>, or let the column be NULL' \
+    "the fix gives it a default"
+run jobrun enqueue --type=a --key=region:1
+ok "(enqueue does fail: exit $rc)" [ "$rc" -ne 0 ]
+sql "ALTER TABLE polling_jobs ALTER region SET DEFAULT 'eu'"
+run jobrun check
+is "$rc/$(problems)" 0/ "with a default: exit 0"
+run jobrun enqueue --type=a --key=region:2
+is "$rc" 0 "and enqueue works"
+fresh_table
+
+# --- libcurl, for http types --------------------------------------------------
+
+# An empty file in front of the real library: libcurl cannot be loaded, as
+# on a machine where the package was installed without its Recommends.
+mkdir "$T/nocurl"
+: >"$T/nocurl/libcurl.so.4"
+write_config <<EOF2
+[type.push]
+handler = http
+url = http://127.0.0.1:9/
+EOF2
+run jobrun check
+is "$rc/$(problems)" 0/ "an http type with libcurl at hand: exit 0"
+like "$out" "ok +libcurl loads" "check says libcurl loads"
+LD_LIBRARY_PATH=$T/nocurl run jobrun check
+is "$rc" 78 "libcurl cannot be loaded: 78"
+like "$out$err" 'libcurl\.so\.4.*install libcurl4' "the message names libcurl.so.4 and the package"
+cp "$T/two.conf" "$CONF"
+LD_LIBRARY_PATH=$T/nocurl run jobrun check
+is "$rc" 0 "without an http type libcurl does not matter"
+unlike "$out" libcurl "and check does not mention it"
 
 # --- usage --------------------------------------------------------------------
 

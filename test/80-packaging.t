@@ -12,7 +12,7 @@
 # Debian package builds, installs, runs and is removed.
 . "${0%/*}/lib.sh"
 
-plan 62
+plan 64
 setup_db
 
 # skip N REASON: N tests skipped
@@ -439,7 +439,12 @@ fi
 
 # --- Debian package -------------------------------------------------------------
 
-deb_tests=14
+# http types load libcurl at run time (dlopen), which ${shlibs:Depends}
+# cannot see: the package must name it.
+is "$(sed -n 's/^Recommends: *//p' "$TOP/debian/control" | tr ', ' '\n\n' | grep -cx libcurl4)" 1 \
+    "debian/control recommends libcurl4"
+
+deb_tests=15
 if [ "${JOBRUN_TEST_DEB:-}" != 1 ]; then
 	skip $deb_tests "set JOBRUN_TEST_DEB=1 to build and install the Debian package"
 elif [ "$(id -u)" != 0 ]; then
@@ -457,6 +462,8 @@ else
 	[ "$rc" -eq 0 ] || diag "$(tail -n 30 "$T/deb.log")"
 	deb=$TOP/build/deb/jobrun_${version}_$(dpkg --print-architecture).deb
 	like "$(cat "$T/deb.log")" "All tests successful" "make deb: the unit tests ran in the build"
+	like "$(dpkg-deb -f "$deb" Recommends 2>&1)" '(^|[ ,])libcurl4($|[ ,(])' \
+	    "the package recommends libcurl4, which http types load at run time"
 	defer "dpkg -P jobrun"
 	run dpkg -i "$deb"
 	is "$rc" 0 "dpkg -i $(basename "$deb")"

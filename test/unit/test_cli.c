@@ -329,6 +329,32 @@ test_option_not_for_command(void **state)
 	    "--type=t", "--key=k", "--max-seconds=5");
 }
 
+/* retry --failed: --include-cancelled and --dry-run go with it only. */
+static void
+test_retry_failed_options(void **state)
+{
+	struct cli c;
+	char err[ERRLEN];
+
+	(void)state;
+	assert_int_equal(PARSE(&c, err, "retry", "--failed",
+	    "--include-cancelled", "--dry-run", "-t", "x"), 0);
+	assert_int_equal(c.command, CMD_RETRY);
+	assert_true(c.failed && c.include_cancelled && c.dry_run);
+	assert_string_equal(c.type, "x");
+	assert_int_equal(PARSE(&c, err, "retry", "--failed"), 0);
+	assert_false(c.include_cancelled || c.dry_run);
+	EXPECT_ERR("--include-cancelled goes with --failed", "retry", "7",
+	    "--include-cancelled");
+	EXPECT_ERR("--dry-run goes with --failed", "retry", "7",
+	    "--dry-run");
+	EXPECT_ERR("option --include-cancelled is not for \"purge\"",
+	    "purge", "--status=failed", "--older-than=1d",
+	    "--include-cancelled");
+	EXPECT_ERR("option --dry-run is not for \"cancel\"", "cancel", "7",
+	    "--dry-run");
+}
+
 /* However many options come first, each one is still checked. */
 static void
 test_option_not_for_command_after_many(void **state)
@@ -501,6 +527,7 @@ main(void)
 		cmocka_unit_test(test_payload_excludes_payload_file),
 		cmocka_unit_test(test_option_not_for_command),
 		cmocka_unit_test(test_option_not_for_command_after_many),
+		cmocka_unit_test(test_retry_failed_options),
 		cmocka_unit_test(test_unknown_option),
 		cmocka_unit_test(test_option_needs_value),
 		cmocka_unit_test(test_option_takes_no_value),

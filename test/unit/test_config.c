@@ -316,28 +316,62 @@ test_unknown_key(void **state)
 	    "command");
 }
 
+/* A repeated key names the line it was first given at; only an indented
+ * line, which inih reads as the key above it again, gets the hint about
+ * blanks. */
 static void
 test_key_twice(void **state)
 {
 	(void)state;
 	parse_err(DB "port = 1\nport = 2\n",
-	    "test.conf:4: [database] port: given twice (a line starting with "
-	    "a blank continues the previous key)");
+	    "test.conf:4: [database] port: given twice: already given at "
+	    "line 3");
+	/* A section opened again: the key of its first opening. */
 	parse_err("[run]\nbatch_size = 1\n" DB "[run]\nbatch_size = 2\n",
-	    "test.conf:6: [run] batch_size: given twice (a line starting with "
-	    "a blank continues the previous key)");
+	    "test.conf:6: [run] batch_size: given twice: already given at "
+	    "line 2");
+	parse_err("[run]\nbatch_size = 1\n" DB "[run]\n  batch_size = 2\n",
+	    "test.conf:6: [run] batch_size: given twice: already given at "
+	    "line 2");
+	parse_err(DB "[type.x]\nhandler = exec\ncommand = a\ncommand = b\n",
+	    "test.conf:6: [type.x] command: given twice: already given at "
+	    "line 5");
+	parse_err(DB "[type.x]\nhandler = exec\ncommand = a\n[run]\n"
+	    "[type.x]\ncommand = b\n",
+	    "test.conf:8: [type.x] command: given twice: already given at "
+	    "line 5");
+	parse_err(DB "[type.x]\nhandler = exec\nhandler = noop\n",
+	    "test.conf:5: [type.x] handler: given twice: already given at "
+	    "line 4");
 	/* An indented line repeats the key above it. */
 	parse_err("[database]\ndatabase = app\n  other\n",
-	    "test.conf:3: [database] database: given twice (a line starting "
-	    "with a blank continues the previous key)");
-	parse_err(DB "[type.x]\nhandler = exec\ncommand = a\ncommand = b\n",
-	    "test.conf:6: [type.x] command: given twice (a line starting with "
-	    "a blank continues the previous key)");
+	    "test.conf:3: [database] database: given twice: the line starts "
+	    "with a blank, which continues the key of line 2 (keys start in "
+	    "column 1, a value fits on one line)");
 	parse_err(DB "[type.x]\ncommand = a\n  b\nhandler = exec\n",
-	    "test.conf:5: [type.x] command: given twice (a line starting with "
-	    "a blank continues the previous key)");
-	parse_err(DB "[type.x]\nhandler = exec\nhandler = noop\n",
-	    "test.conf:5: [type.x] handler: given twice");
+	    "test.conf:5: [type.x] command: given twice: the line starts "
+	    "with a blank, which continues the key of line 4 (keys start in "
+	    "column 1, a value fits on one line)");
+}
+
+/* A UTF-8 byte order mark before the first line is not part of it. */
+static void
+test_byte_order_mark(void **state)
+{
+	struct cfg cfg;
+
+	(void)state;
+	parse_ok(&cfg, "\xEF\xBB\xBF" DB "[run]\nbatch_size = 7\n");
+	assert_string_equal(cfg.db.database, "app");
+	assert_int_equal(cfg.run.batch_size, 7);
+	cfg_free(&cfg);
+	parse_ok(&cfg, "\xEF\xBB\xBF# a comment first\n" DB);
+	cfg_free(&cfg);
+	/* Line numbers are unchanged by it; only a leading one is skipped. */
+	parse_err("\xEF\xBB\xBF" DB "hots = x\n",
+	    "test.conf:3: [database] hots: unknown key");
+	parse_err(DB "\xEF\xBB\xBF[run]\n",
+	    "test.conf:3: syntax error (expected [section] or key = value)");
 }
 
 static void
@@ -914,6 +948,7 @@ main(void)
 		cmocka_unit_test(test_unknown_section),
 		cmocka_unit_test(test_unknown_key),
 		cmocka_unit_test(test_key_twice),
+		cmocka_unit_test(test_byte_order_mark),
 		cmocka_unit_test(test_bad_number),
 		cmocka_unit_test(test_out_of_range),
 		cmocka_unit_test(test_backoff_cap_below_base),

@@ -1,0 +1,121 @@
+#!/bin/bash
+# Nothing from the table or a handler reaches a terminal raw.  A handler
+# prints ESC [2J (clear the screen), OSC 0;title BEL (retitle the window), a
+# C1 CSI and a line that imitates a log line; an http response body says
+# the same; a business key and a type hold ESC and BEL.  The run's log
+# (logfmt, and sentences on a terminal), list, show, status and enqueue
+# show them as escapes (\x1b, \x07, \u009b, \n), never as the bytes, and
+# the forged line stays inside its own line; the row's last_error still
+# holds the raw text, and --json gives it back exactly.
+. "${0%/*}/lib.sh"
+. "${0%/*}/http-lib.sh"
+
+plan 26
+setup_db
+start_http_server
+
+cat >"$T/evil" <<'EOF2'
+#!/bin/sh
+printf '\033[2J\033]0;pwned\007\nlevel=error msg="forged line"\n\302\233J done'
+exit 3
+EOF2
+chmod +x "$T/evil"
+# The same body from the http server: 400, a permanent failure.
+body='%1B%5B2J%1B%5D0%3Bpwned%07%0Alevel%3Derror%20msg%3D%22forged%22%C2%9BJ'
+write_config <<EOF2
+[type.evil]
+handler = exec
+command = $T/evil
+
+[type.web]
+handler = http
+url = $HTTP_URL/status/400?body=$body
+EOF2
+
+key=$'evil:\e[2J\e]0;key\a:1'
+jobrun enqueue --type=evil --key="$key" >/dev/null
+jobrun enqueue --type=web --key=web:1 >/dev/null
+# A type no section handles, with ESC in its name, for status.
+insert_job "odd:1" "$(printf 'odd\033[31mred')"
+
+# raw FILE: how many control bytes a terminal would act on - C0 but the
+# line feed, DEL, C1 (U+0080..U+009F) and bytes that are not UTF-8
+raw() {
+	python3 -c '
+import re, sys
+data = open(sys.argv[1], "rb").read()
+text = data.decode("utf-8", "replace")
+bad = re.findall("[\x00-\x09\x0b-\x1f\x7f\x80-\x9f\ufffd]", text)
+print(len(bad))' "$1"
+}
+
+# --- the run's log, logfmt --------------------------------------------------------
+
+jobrun >"$T/out" 2>"$T/err"
+rc=$?
+is "$rc" 1 "the run exits 1 (a retry and a failure)"
+is "$(raw "$T/err")" 0 "its stderr has no raw control bytes"
+is "$(grep -vc '^ts=' "$T/err")" 0 "every line is one of jobrun's own (ts=...): no forged line"
+is "$(grep -c 'outcome=' "$T/err")" 2 "two job lines, one per job"
+exp='msg="exit status 3: \x1b[2J\x1b]0;pwned\x07\nlevel=error msg=\"forged line\"\n\u009bJ done"'
+ok "the handler's output is there, escaped, as a logfmt parser would read it back" \
+    grep -qF -- "$exp" "$T/err"
+exp='msg="permanent failure: HTTP 400 Bad Request: \x1b[2J\x1b]0;pwned\x07\nlevel=error msg=\"forged\"\u009bJ"'
+ok "the http response body too" grep -qF -- "$exp" "$T/err"
+
+# The table keeps the text as it came.
+is "$(sql "SELECT HEX(last_error) FROM polling_jobs WHERE type = 'evil'")" \
+    "$(printf 'exit status 3: \033[2J\033]0;pwned\007\nlevel=error msg="forged line"\n\302\233J done' | od -An -tx1 | tr -d ' \n' | tr a-f A-F)" \
+    "last_error in the table holds the raw bytes"
+is "$(sql "SELECT LOCATE(UNHEX('1B5B324A'), last_error) > 0 FROM polling_jobs WHERE type = 'web'")" 1 \
+    "the http job's last_error too"
+
+# --- the run's log on a terminal: sentences ------------------------------------------
+
+sql "UPDATE polling_jobs SET next_run_at = NOW() WHERE type = 'evil'"
+export -f jobrun jobrun_raw
+SHELL=/bin/bash script -qec 'jobrun --type=evil' /dev/null </dev/null >"$T/tty" 2>&1
+tr -d '\r' <"$T/tty" >"$T/tty.lf"	# the terminal's own CR LF line ends
+is "$(raw "$T/tty.lf")" 0 "on a terminal too, no raw control bytes"
+is "$(grep -c . "$T/tty.lf")" 1 "one line"
+like "$(cat "$T/tty.lf")" \
+    '^jobrun: job 1 \(evil\) attempt 2/5: retry, due again in [0-9]+ s \([0-9]+ ms\): exit status 3: ' \
+    "a sentence, as on a terminal"
+ok "with the output escaped" grep -qF -- \
+    ': exit status 3: \x1b[2J\x1b]0;pwned\x07\nlevel=error msg="forged line"\n\u009bJ done' "$T/tty.lf"
+
+# --- list, show, status, enqueue ---------------------------------------------------
+
+jobrun list >"$T/list" 2>&1
+is "$(raw "$T/list")" 0 "list: no raw control bytes"
+ok "list shows the key escaped" grep -qF -- 'evil:\x1b[2J\x1b]0;key\x07:1' "$T/list"
+ok "and the first line of the error" grep -qF -- 'exit status 3: \x1b[2J\x1b]0;pwned\x07' "$T/list"
+ok "and the type" grep -qF -- 'odd\x1b[31mred' "$T/list"
+
+id=$(sql "SELECT id FROM polling_jobs WHERE type = 'evil'")
+jobrun show "$id" >"$T/show" 2>&1
+is "$(raw "$T/show")" 0 "show: no raw control bytes"
+like "$(grep '^business_key ' "$T/show")" '^business_key +evil:\\x1b\[2J\\x1b\]0;key\\x07:1$' \
+    "show: the key, escaped"
+is "$(grep -c '^level=error' "$T/show")" 0 "show: the forged line stays inside last_error"
+ok "show: last_error on one line, escaped" grep -qF -- \
+    'exit status 3: \x1b[2J\x1b]0;pwned\x07\nlevel=error msg="forged line"\n\u009bJ done' "$T/show"
+jobrun show --key="$key" >"$T/show2" 2>&1
+is "$(raw "$T/show2")/$(grep -c '^id ' "$T/show2")" 0/1 "show --key finds it, escaped"
+
+jobrun status >"$T/status" 2>&1
+is "$(raw "$T/status")" 0 "status: no raw control bytes"
+ok "status names the odd type, escaped" grep -qF -- 'odd\x1b[31mred' "$T/status"
+
+sql "UPDATE polling_jobs SET status = CONCAT('x', CHAR(27), '[2J') WHERE type = 'web'"
+jobrun enqueue --type=web --key=web:1 >"$T/enq" 2>&1
+is "$(raw "$T/enq")/$(grep -cF 'exists (status x\x1b[2J)' "$T/enq")" 0/1 \
+    "enqueue of an existing key shows its status escaped"
+
+# --- --json gives the text back exactly ---------------------------------------------
+
+run jobrun list --json
+is "$(KEY=$key jpy '[j["business_key"] for j in d["jobs"] if j["type"] == "evil"][0] == __import__("os").environ["KEY"]' <<<"$out")" \
+    true "list --json: the key exactly as stored"
+is "$(jpy '"\x1b[2J" in [j["last_error"] for j in d["jobs"] if j["type"] == "evil"][0]' <<<"$out")" \
+    true "list --json: last_error with its ESC (JSON-escaped by jansson)"
