@@ -1,0 +1,108 @@
+#!/bin/bash
+# Checkpoints are acknowledged: fd 3 is a socket, and after storing each
+# line jobrun answers "ok" (or "refused: why") on it.  A handler that waits
+# for "ok" before going on redoes at most one checkpoint interval when its
+# runner dies, however it dies: here the runner is SIGKILLed right after an
+# acknowledged checkpoint, twenty times in a row, and each resumed attempt
+# redoes no more than one interval.  A handler that never reads the
+# answers keeps working (test 70).
+. "${0%/*}/lib.sh"
+
+total=100000 every=20 cycles=20
+plan $((cycles + 10))
+setup_db
+mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" <"$TOP/sql/002_checkpoint.sql"
+write_config <<EOF
+[run]
+lock_seconds = 3
+max_seconds = 300
+
+[type.long]
+handler = exec
+command = $HANDLERS/acked $total $every $T/items
+timeout = 600
+
+[type.answers]
+handler = exec
+command = $HANDLERS/ack-refused $T/answers
+EOF
+job() { sql "SELECT $2 FROM polling_jobs WHERE business_key = '$1'"; }
+
+# wait_for TRIES CMD...: until CMD succeeds, polling every 20 ms
+wait_for() {
+	local n=$1
+	shift
+	while ! "$@"; do
+		n=$((n - 1))
+		[ "$n" -gt 0 ] || return 1
+		sleep 0.02
+	done
+}
+acks() {
+	grep -c ' ok$' "$T/items.acks" 2>/dev/null || echo 0
+}
+acks_above() {
+	[ "$(acks)" -gt "$1" ]
+}
+handler_gone() {
+	proc_gone "$(cat "$T/items.pid" 2>/dev/null)"
+}
+# The handler's runner: its parent.
+runner_of_handler() {
+	awk '{ print $4 }' "/proc/$(cat "$T/items.pid")/stat" 2>/dev/null
+}
+
+# kill_after_ack: start a runner, SIGKILL it right after one to three more
+# acknowledged checkpoints, and wait until its handler is gone too
+kill_after_ack() {
+	local start_acks watch
+	start_acks=$(acks)
+	rm -f "$T/items.pid"
+	jobrun --type=long >/dev/null 2>&1 &
+	watch=$!
+	wait_for 3000 acks_above $((start_acks + $1 % 3)) ||
+	    bail_out "no acknowledged checkpoint after kill $1"
+	kill -KILL "$(runner_of_handler)"
+	wait "$watch" 2>/dev/null
+	wait_for 500 handler_gone || bail_out "the handler outlived its runner"
+}
+duplicates() {
+	echo $(( $(wc -l <"$T/items") - $(sort -un "$T/items" | wc -l) ))
+}
+
+jobrun enqueue --type=long --key=long --max-attempts=100 >/dev/null
+: >"$T/items"
+kill_after_ack 0
+before=0
+for cycle in $(seq "$cycles"); do
+	# Its lock would run out in 3 s; end it now instead, and recover it
+	# (a run of a type that has nothing to claim).
+	sql "UPDATE polling_jobs SET locked_until = NOW() - INTERVAL 1 SECOND,
+	     locked_by = CONCAT(SUBSTRING_INDEX(locked_by, '@', 1), '@',
+	     UNIX_TIMESTAMP() - 1) WHERE business_key = 'long'"
+	run jobrun --type=answers --json
+	kill_after_ack "$cycle"
+	now=$(duplicates)
+	between $((now - before)) 0 "$every" \
+	    "kill $cycle: the resumed attempt redid at most one interval"
+	before=$now
+done
+dups=$before
+diag "items processed twice over $cycles kills: $dups (checkpoint every $every)"
+between "$dups" 0 $((cycles * every)) "in all, at most one interval per kill"
+is "$(grep -vc ' ok$' "$T/items.acks")" 0 "every checkpoint was answered ok"
+like "$(job long checkpoint)" '^\{"last":[0-9]+\}$' "the row holds the last checkpoint as written"
+is "$(job long attempts)" "$((cycles + 1))" "each kill cost the attempt it interrupted"
+
+# Answers to lines that are not checkpoints; the row keeps the good ones
+# as written, blanks included.
+jobrun enqueue --type=answers --key=answers >/dev/null
+run jobrun --type=answers --json
+is "$rc" 0 "a handler that reads every answer succeeds"
+is "$(sed -n 1p "$T/answers")" ok "a checkpoint stored: ok"
+like "$(sed -n 2p "$T/answers")" "^refused: not valid JSON" \
+    "a line the server does not take as JSON: refused, and why"
+is "$(sed -n 3p "$T/answers")" "refused: an empty line" "an empty line: refused"
+is "$(job answers checkpoint)" '{"n":3} ' \
+    "the last good one is stored byte for byte, trailing blank and all"
+is "$(sed -n 4p "$T/answers")" ok "and answered ok"
