@@ -33,7 +33,7 @@ ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) $(PKG_CFLAGS) \
 
 SRC  = admin argv backoff check cli command config db enqueue exec handler \
        http inspect libcurl log main metrics noop queue rawjson report runner \
-       utf8 util
+       utf8 util watchdog
 OBJ  = $(SRC:%=build/%.o)
 AOBJ = $(SRC:%=build/asan/%.o)
 # Pure modules the unit tests link against (everything but main).

@@ -206,8 +206,11 @@ cmd_run(struct ctx *c)
 			    "hand was not recorded: it stays processing until "
 			    "its lock expires and a later run recovers it");
 	}
-	status = st != DB_OK ? cmd_exit_for(st) : run_interrupted() ?
-	    run_interrupted() : stats.retried + stats.failed + stats.lost > 0 ?
+	/* An operator who stopped the run hears so, whatever the database
+	 * said meanwhile (a second signal gives up on a server that does
+	 * not answer). */
+	status = run_interrupted() ? run_interrupted() : st != DB_OK ?
+	    cmd_exit_for(st) : stats.retried + stats.failed + stats.lost > 0 ?
 	    EXIT_ATTENTION : EX_OK;
 	if (c->q.reconnects > 0)
 		log_msg(&c->lg, LV_INFO, "connection to the database lost and "

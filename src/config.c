@@ -63,7 +63,8 @@ struct parser {
 
 static const char *const db_keys[] = {
 	"host", "port", "socket", "user", "password", "password_file",
-	"database", "table", "connect_timeout", "time_zone", NULL,
+	"database", "table", "connect_timeout", "time_zone", "read_timeout",
+	"write_timeout", NULL,
 };
 
 static const char *const run_keys[] = {
@@ -221,6 +222,12 @@ set_db(struct parser *p, const char *key, const char *value)
 	if (strcmp(key, "connect_timeout") == 0)
 		return set_number(p, "database", key, value, 1, 3600,
 		    &db->connect_timeout);
+	if (strcmp(key, "read_timeout") == 0)
+		return set_number(p, "database", key, value, 1, 3600,
+		    &db->read_timeout);
+	if (strcmp(key, "write_timeout") == 0)
+		return set_number(p, "database", key, value, 1, 3600,
+		    &db->write_timeout);
 	if (strcmp(key, "table") == 0) {
 		if (strlen(value) < 1 || strlen(value) > 64 ||
 		    !valid_chars(value, "_$"))
@@ -484,6 +491,8 @@ set_defaults(struct cfg *cfg)
 {
 	cfg->db.port = 3306;
 	cfg->db.connect_timeout = 10;
+	cfg->db.read_timeout = 30;
+	cfg->db.write_timeout = 30;
 	cfg->db.table = xstrdup("polling_jobs");
 	cfg->run.max_seconds = 45;
 	cfg->run.batch_size = 20;

@@ -26,6 +26,8 @@ struct cfg_db {
 	char *database;
 	char *table;
 	unsigned long connect_timeout;
+	unsigned long read_timeout;	/* a statement's answer, at most */
+	unsigned long write_timeout;
 	char *time_zone;
 };
 

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "db.h"
 #include "util.h"
@@ -282,12 +283,50 @@ set_time_zone(struct db *db, const char *tz, char *err, size_t errlen)
 	return st;
 }
 
+/* A call to the server is under way: the watchdog may give up on it. */
+static void
+busy(struct db *db)
+{
+	atomic_store(&db->busy_since, now_ms());
+}
+
+/* The call that started at start is over; *failed says whether it failed
+ * because the server did not answer within read_timeout or
+ * write_timeout, which the client reports as a lost connection. */
+static void
+idle(struct db *db, int64_t start, unsigned int errnum)
+{
+	unsigned long limit = db->cfg->read_timeout < db->cfg->write_timeout ?
+	    db->cfg->read_timeout : db->cfg->write_timeout;
+
+	atomic_store(&db->busy_since, 0);
+	db->timed_out = errnum == CR_SERVER_LOST &&
+	    now_ms() - start >= (int64_t)limit * 1000 - 50;
+}
+
+/* err, a lost connection's message, saying what it was. */
+static void
+explain_timeout(const struct db *db, char *err, size_t errlen)
+{
+	size_t n = strlen(err);
+
+	if (db->timed_out)
+		snprintf(err + n, errlen - n, " (no answer within read_timeout "
+		    "%lu s / write_timeout %lu s: is the server frozen or "
+		    "overloaded?)", db->cfg->read_timeout,
+		    db->cfg->write_timeout);
+}
+
 enum db_status
 db_connect(struct db *db, const struct cfg_db *cfg, char *err, size_t errlen)
 {
 	unsigned int timeout = (unsigned int)cfg->connect_timeout;
+	unsigned int rtimeout = (unsigned int)cfg->read_timeout;
+	unsigned int wtimeout = (unsigned int)cfg->write_timeout;
 	enum db_status st;
+	int64_t start;
 
+	atomic_store(&db->fd, -1);
 	describe_target(db, cfg);
 	db->cfg = cfg;
 	db->conn = mysql_init(NULL);
@@ -296,22 +335,32 @@ db_connect(struct db *db, const struct cfg_db *cfg, char *err, size_t errlen)
 		return DB_ERROR;
 	}
 	mysql_options(db->conn, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
+	/* A server that stops answering (SIGSTOP, a stuck disk, a network
+	 * black hole) must not hold a run forever: each read and write
+	 * waits at most this long. */
+	mysql_options(db->conn, MYSQL_OPT_READ_TIMEOUT, &rtimeout);
+	mysql_options(db->conn, MYSQL_OPT_WRITE_TIMEOUT, &wtimeout);
 	mysql_options(db->conn, MYSQL_SET_CHARSET_NAME, "utf8mb4");
 	/* Every statement jobrun runs is its own transaction; READ COMMITTED
 	 * keeps the claim's scan from taking gap locks, which otherwise make
 	 * concurrent claims and marks deadlock far more often. */
 	mysql_options(db->conn, MYSQL_INIT_COMMAND,
 	    "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
+	start = now_ms();
+	busy(db);
 	if (mysql_real_connect(db->conn, cfg->socket != NULL ? NULL :
 	    cfg->host, cfg->user, cfg->password, cfg->database,
 	    (unsigned int)cfg->port, cfg->socket, 0) == NULL) {
 		db->last_errno = mysql_errno(db->conn);
+		idle(db, start, 0);
 		st = db_classify(db->last_errno);
 		errf(err, errlen, "connect to %s: %s", db->where,
 		    mysql_error(db->conn));
 		db_close(db);
 		return st == DB_OK || st == DB_CONFLICT ? DB_UNREACHABLE : st;
 	}
+	idle(db, start, 0);
+	atomic_store(&db->fd, (int)mysql_get_socket(db->conn));
 	if (cfg->time_zone != NULL) {
 		st = set_time_zone(db, cfg->time_zone, err, errlen);
 		if (st != DB_OK) {
@@ -325,9 +374,20 @@ db_connect(struct db *db, const struct cfg_db *cfg, char *err, size_t errlen)
 void
 db_close(struct db *db)
 {
+	atomic_store(&db->fd, -1);
 	if (db->conn != NULL)
 		mysql_close(db->conn);
 	db->conn = NULL;
+}
+
+void
+db_abandon(struct db *db)
+{
+	int fd = atomic_load(&db->fd);
+
+	atomic_store(&db->abandoned, 1);
+	if (fd >= 0)
+		shutdown(fd, SHUT_RDWR);
 }
 
 int
@@ -343,6 +403,11 @@ enum db_status
 db_reconnect(struct db *db, char *err, size_t errlen)
 {
 	db_close(db);
+	if (atomic_load(&db->abandoned)) {
+		errf(err, errlen, "connect to %s: not again: the run was "
+		    "stopped", db->where);
+		return DB_UNREACHABLE;
+	}
 	return db_connect(db, db->cfg, err, errlen);
 }
 
@@ -357,18 +422,31 @@ enum db_status
 db_prepare(struct db *db, const char *sql, MYSQL_STMT **out, char *err,
     size_t errlen)
 {
-	MYSQL_STMT *stmt = mysql_stmt_init(db->conn);
+	MYSQL_STMT *stmt;
 	enum db_status st;
+	int64_t start;
+	int rc;
 
 	*out = NULL;
+	if (db->conn == NULL) {
+		errf(err, errlen, "prepare: not connected to %s", db->where);
+		db->last_errno = CR_SERVER_GONE_ERROR;
+		return DB_UNREACHABLE;
+	}
+	stmt = mysql_stmt_init(db->conn);
 	if (stmt == NULL) {
 		errf(err, errlen, "prepare: %s", mysql_error(db->conn));
 		db->last_errno = mysql_errno(db->conn);
 		return db_classify(db->last_errno);
 	}
-	if (mysql_stmt_prepare(stmt, sql, strlen(sql)) != 0) {
+	start = now_ms();
+	busy(db);
+	rc = mysql_stmt_prepare(stmt, sql, strlen(sql));
+	idle(db, start, rc != 0 ? mysql_stmt_errno(stmt) : 0);
+	if (rc != 0) {
 		db->last_errno = mysql_stmt_errno(stmt);
 		st = stmt_failure(stmt, "prepare", err, errlen);
+		explain_timeout(db, err, errlen);
 		mysql_stmt_close(stmt);
 		return st;
 	}
@@ -383,6 +461,7 @@ db_execute(struct db *db, MYSQL_STMT *stmt, const struct db_arg *args,
 	MYSQL_BIND small_bind[DB_MAX_ARGS], *bind = small_bind;
 	unsigned long small_lengths[DB_MAX_ARGS], *lengths = small_lengths;
 	enum db_status st = DB_OK;
+	int64_t start;
 	unsigned i;
 
 	if (nargs != mysql_stmt_param_count(stmt)) {
@@ -412,12 +491,21 @@ db_execute(struct db *db, MYSQL_STMT *stmt, const struct db_arg *args,
 			bind[i].is_unsigned = 1;
 		}
 	}
+	start = now_ms();
+	busy(db);
+	/* A result is read whole here, while the watchdog can see the call:
+	 * fetching rows later then never waits on the server. */
 	if (nargs > 0 && mysql_stmt_bind_param(stmt, bind) != 0)
 		st = stmt_failure(stmt, "bind", err, errlen);
-	else if (mysql_stmt_execute(stmt) != 0)
+	else if (mysql_stmt_execute(stmt) != 0 ||
+	    (mysql_stmt_field_count(stmt) > 0 &&
+	    mysql_stmt_store_result(stmt) != 0))
 		st = stmt_failure(stmt, "execute", err, errlen);
-	if (st != DB_OK)
+	idle(db, start, st != DB_OK ? mysql_stmt_errno(stmt) : 0);
+	if (st != DB_OK) {
 		db->last_errno = mysql_stmt_errno(stmt);
+		explain_timeout(db, err, errlen);
+	}
 	if (bind != small_bind) {
 		free(bind);
 		free(lengths);

@@ -8,6 +8,7 @@
 #define JOBRUN_DB_H
 
 #include <mysql.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,7 +35,12 @@ struct db {
 	MYSQL *conn;
 	const struct cfg_db *cfg;	/* kept to reconnect */
 	unsigned int last_errno;	/* of the last failed call */
+	int timed_out;		/* it was read_timeout or write_timeout */
 	char where[300];	/* "socket /run/mysqld/mysqld.sock" etc. */
+	/* Read by the watchdog thread (watchdog.c) while a call blocks. */
+	_Atomic int_least64_t busy_since;	/* now_ms() a call began, or 0 */
+	_Atomic int fd;		/* the connection's socket, or -1 */
+	_Atomic int abandoned;	/* given up on: no new connection */
 };
 
 /* Connect as the configuration says, in utf8mb4, in the configured session
@@ -49,8 +55,14 @@ void db_close(struct db *db);
 int db_connection_lost(unsigned int errnum);
 
 /* Connect again as db_connect did.  Prepared statements of the old
- * connection must be closed first. */
+ * connection must be closed first.  An abandoned connection is not made
+ * again (DB_UNREACHABLE). */
 enum db_status db_reconnect(struct db *db, char *err, size_t errlen);
+
+/* Give up on the server from another thread, at once: a call blocked on
+ * the connection returns (connection lost), and no new one is made.
+ * Async-signal-safe. */
+void db_abandon(struct db *db);
 
 /* One bound parameter: a string (NULL for SQL NULL) or an unsigned number.
  * A string's length is len bytes, or strlen(str) when len is DB_STRLEN;

@@ -45,6 +45,7 @@
 #include "handler.h"
 #include "http.h"
 #include "util.h"
+#include "watchdog.h"
 
 #define EXEC_DEFAULT_TIMEOUT 60
 #define EXEC_KILL_GRACE_MS 2000
@@ -520,8 +521,12 @@ supervise(struct child *c, unsigned long timeout, const struct handler_watch *w)
 	enum stop_reason stop = STOP_NONE;
 	struct pollfd pfd[4];
 	nfds_t n;
-	int wait_ms;
+	int wait_ms, fired;
 
+	/* While this loop waits on the database (a lock extension, a
+	 * checkpoint), the runner's watchdog keeps the timeout. */
+	if (w != NULL && w->guard != NULL)
+		w->guard(w->arg, c->pid, deadline);
 	feed_input(c);
 	for (;;) {
 		now = now_ms();
@@ -584,6 +589,14 @@ supervise(struct child *c, unsigned long timeout, const struct handler_watch *w)
 	/* Whatever the handler left behind in its group goes with it. */
 	kill(-c->pid, SIGKILL);
 	reap(c, 0);
+	/* What the watchdog did while we waited is why the handler ended. */
+	fired = w != NULL && w->guarded != NULL ? w->guarded(w->arg) : 0;
+	if (w != NULL && w->guard != NULL)
+		w->guard(w->arg, 0, 0);
+	if (fired & WATCHDOG_STOPPED)
+		stop = STOP_ABANDON;
+	else if ((fired & WATCHDOG_TIMEOUT) && stop == STOP_NONE)
+		stop = STOP_TIMEOUT;
 	return stop;
 }
 

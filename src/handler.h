@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* last_error keeps at most this many characters (the seed's mb_substr). */
 #define LAST_ERROR_CHARS 1000
@@ -111,6 +112,12 @@ struct handler_watch {
 	                  size_t errlen);
 	int (*read_reply)(void *arg, const char *text, size_t len,
 	                  struct reply *out, char *err, size_t errlen);
+	/* Put a process group (0: none) whose timeout ends at deadline
+	 * (now_ms()) in the care of the runner's watchdog, which stops it on
+	 * time even while the runner waits on the database; guarded says
+	 * what it did (WATCHDOG_* bits, watchdog.h).  May be NULL. */
+	void (*guard)(void *arg, pid_t pgid, int64_t deadline);
+	int (*guarded)(void *arg);
 	void *arg;
 };
 

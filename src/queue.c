@@ -557,22 +557,32 @@ reconnect(struct queue *q, size_t size, char *cause, size_t len)
  * connection (server restarted, wait_timeout) is reconnected once and the
  * statement run again: every statement is its own transaction, and a
  * fenced write that did commit before the connection broke finds its
- * fence gone and changes nothing.  Errors read "<purpose> in <table>:
- * <cause>". */
+ * fence gone and changes nothing.  A server that did not answer within
+ * read_timeout is not asked again by this statement (the run must end
+ * in bounded time); the connection is dropped, and the next statement
+ * tries a new one.  Errors read "<purpose> in <table>: <cause>". */
 static enum db_status
 run(struct queue *q, enum queue_stmt which, const struct db_arg *args,
     unsigned nargs, char *err, size_t errlen)
 {
+	size_t size = db_args_size(args, nargs);
 	char cause[512];
-	enum db_status st;
+	enum db_status st = DB_OK;
 
-	st = attempt(q, which, args, nargs, cause, sizeof cause);
+	if (q->db->conn == NULL)
+		st = reconnect(q, 0, cause, sizeof cause);
+	if (st == DB_OK)
+		st = attempt(q, which, args, nargs, cause, sizeof cause);
 	if (st == DB_UNREACHABLE && db_connection_lost(q->db->last_errno)) {
-		st = reconnect(q, db_args_size(args, nargs), cause,
-		    sizeof cause);
-		if (st == DB_OK)
-			st = attempt(q, which, args, nargs, cause,
-			    sizeof cause);
+		if (q->db->timed_out) {
+			forget_statements(q);
+			db_close(q->db);
+		} else {
+			st = reconnect(q, size, cause, sizeof cause);
+			if (st == DB_OK)
+				st = attempt(q, which, args, nargs, cause,
+				    sizeof cause);
+		}
 	}
 	if (st != DB_OK)
 		errf(err, errlen, "%s in %s: %s", purposes[which], q->table,

@@ -25,6 +25,7 @@
 #include "backoff.h"
 #include "runner.h"
 #include "util.h"
+#include "watchdog.h"
 
 /* Signals received during the run, and the last one: the only state
  * shared with a signal handler. */
@@ -62,6 +63,7 @@ struct in_hand {
 	int lost;
 	int interrupted;	/* a second signal stopped the handler */
 	int progress;		/* a checkpoint was saved in this attempt */
+	struct watchdog *watchdog;	/* NULL when it could not start */
 };
 
 /* "host:pid:random" - who holds a lock, readable in the table, unique per
@@ -198,6 +200,26 @@ watch_read_reply(void *arg, const char *text, size_t len, struct reply *out,
 	return 0;
 }
 
+static void
+watch_guard(void *arg, pid_t pgid, int64_t deadline)
+{
+	struct in_hand *h = arg;
+
+	if (h->watchdog != NULL)
+		watchdog_guard(h->watchdog, pgid, deadline);
+}
+
+static int
+watch_guarded(void *arg)
+{
+	struct in_hand *h = arg;
+	int fired = h->watchdog != NULL ? watchdog_fired(h->watchdog) : 0;
+
+	if (fired & WATCHDOG_STOPPED)
+		h->interrupted = 1;
+	return fired;
+}
+
 /* A payload the server does not take as JSON is the job's fault, not the
  * handler's. */
 static int
@@ -214,7 +236,7 @@ static void
 handle(const struct cfg_type *type, struct in_hand *h, struct result *res)
 {
 	struct handler_watch watch = { watch_tick, watch_checkpoint,
-	    watch_read_reply, h };
+	    watch_read_reply, watch_guard, watch_guarded, h };
 
 	if (!payload_ok(h->job, res))
 		return;
@@ -390,30 +412,43 @@ mark(const struct cfg *cfg, struct in_hand *h, struct result *res,
 	return DB_OK;
 }
 
+/* What one run works with, for each of its jobs. */
+struct cycle {
+	const struct cfg *cfg;
+	struct queue *q;
+	const char *const *types;
+	size_t ntypes;
+	struct secrets secrets;
+	const struct log *lg;
+	struct watchdog watchdog;
+	int guarded;		/* the watchdog runs */
+	struct run_stats *stats;
+};
+
 /* Claim, handle and mark one job; *claimed is 0 when nothing was due. */
 static enum db_status
-one_job(const struct cfg *cfg, struct queue *q, const char *const *types,
-    size_t ntypes, const char *token, const struct secrets *secrets,
-    const struct log *lg, struct run_stats *stats, int *claimed, char *err,
+one_job(struct cycle *cy, const char *token, int *claimed, char *err,
     size_t errlen)
 {
+	const struct cfg *cfg = cy->cfg;
 	struct job job = { 0 };
-	struct in_hand h = { .q = q, .job = &job, .token = token, .lg = lg,
-	    .lock_seconds = cfg->run.lock_seconds };
+	struct in_hand h = { .q = cy->q, .job = &job, .token = token,
+	    .lg = cy->lg, .lock_seconds = cfg->run.lock_seconds,
+	    .watchdog = cy->guarded ? &cy->watchdog : NULL };
 	struct result *res = NULL;
 	const struct cfg_type *type;
 	enum db_status st;
 	int64_t start;
 
-	st = queue_claim(q, types, ntypes, cfg->run.lock_seconds, token, &job,
-	    claimed, err, errlen);
+	st = queue_claim(cy->q, cy->types, cy->ntypes, cfg->run.lock_seconds,
+	    token, &job, claimed, err, errlen);
 	if (st != DB_OK || !*claimed)
 		return st;
-	stats->claimed++;
+	cy->stats->claimed++;
 	start = h.extended_at = now_ms();
 	type = cfg_find_type(cfg, job.type);
 	res = xcalloc(1, sizeof *res);
-	res->secrets = secrets;
+	res->secrets = &cy->secrets;
 	if (type == NULL) {
 		/* Only configured types are claimed; a row whose type changed
 		 * under us is not ours to run. */
@@ -421,7 +456,7 @@ one_job(const struct cfg *cfg, struct queue *q, const char *const *types,
 		    job.type, strlen(job.type));
 	} else
 		handle(type, &h, res);
-	st = mark(cfg, &h, res, now_ms() - start, stats, err, errlen);
+	st = mark(cfg, &h, res, now_ms() - start, cy->stats, err, errlen);
 	free(res);
 	queue_job_free(&job);
 	return st;
@@ -468,9 +503,9 @@ run_cycle(const struct cfg *cfg, struct queue *q, const struct run_opts *opts,
 {
 	int64_t start = now_ms();
 	int64_t deadline = start + (int64_t)opts->max_seconds * 1000;
+	struct cycle *cy = xcalloc(1, sizeof *cy);
 	const char **types;
 	char prefix[64], token[QUEUE_TOKEN_MAX + 1];
-	struct secrets secrets = { NULL, 0 };
 	size_t ntypes = 0, i;
 	enum db_status st;
 	int claimed = 1;
@@ -486,9 +521,16 @@ run_cycle(const struct cfg *cfg, struct queue *q, const struct run_opts *opts,
 	for (i = 0; i < ntypes; i++)
 		stats->by_type[i].type = types[i];
 	stats->ntypes = ntypes;
+	*cy = (struct cycle){ .cfg = cfg, .q = q, .types = types,
+	    .ntypes = ntypes, .lg = lg, .stats = stats };
 	make_token_prefix(prefix, sizeof prefix);
 	warn_types(cfg, types, ntypes, lg);
-	collect_secrets(cfg, types, ntypes, &secrets);
+	collect_secrets(cfg, types, ntypes, &cy->secrets);
+	cy->guarded = watchdog_start(&cy->watchdog, q->db,
+	    run_interrupted) == 0;
+	if (!cy->guarded)
+		log_msg(lg, LV_WARN, "start the watchdog thread: %s; handler "
+		    "timeouts wait for the database", strerror(errno));
 
 	/* A table that lacks what the run needs stops it here, before any
 	 * row is touched. */
@@ -504,16 +546,18 @@ run_cycle(const struct cfg *cfg, struct queue *q, const struct run_opts *opts,
 	    stats->claimed < opts->batch_size && now_ms() < deadline) {
 		snprintf(token, sizeof token, "%s:%llu", prefix,
 		    (unsigned long long)stats->claimed + 1);
-		st = one_job(cfg, q, types, ntypes, token, &secrets, lg,
-		    stats, &claimed, err, errlen);
+		st = one_job(cy, token, &claimed, err, errlen);
 	}
 	if (signals_received > 0)
 		log_msg(lg, LV_WARN, "stopped on signal %d", (int)last_signal);
 	if (q->lock_lost)
 		log_msg(lg, LV_WARN, "stopped: the connection was lost and "
 		    "another runner took the --single lock %s", q->lock_name);
+	if (cy->guarded)
+		watchdog_stop(&cy->watchdog);
 	free(types);
-	secrets_free(&secrets);
+	secrets_free(&cy->secrets);
+	free(cy);
 	stats->elapsed_ms = now_ms() - start;
 	return st;
 }

@@ -1,0 +1,132 @@
+/*
+ * watchdog.c - what must happen on time while the runner waits on the
+ * database.
+ *
+ * The runner is one thread that handles a job and talks to the server in
+ * turn.  A server that stops answering (SIGSTOP, a stuck disk, a network
+ * black hole) holds a call for up to read_timeout, and in that time a
+ * handler's timeout would pass unenforced and a second signal would go
+ * unheeded.  So a second thread, for the length of a run, looks ten times
+ * a second at what the runner cannot: when a call has been blocked past
+ * the guarded handler's deadline, it stops the handler's process group
+ * (SIGTERM, SIGKILL after the same grace as exec.c's); when the operator
+ * has signalled twice and a call has been blocked for half a second, it
+ * stops the handler and gives up on the server (db_abandon: the blocked
+ * call returns, no new connection is made), so the run ends at once and
+ * leaves what it could not record to recovery.
+ *
+ * It never touches the connection otherwise, never calls libmariadb, and
+ * acts only when the runner is blocked in a call; the runner's own loop
+ * does the same work whenever it is not.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+
+#include "util.h"
+#include "watchdog.h"
+
+#define WATCHDOG_TICK_MS 100
+#define WATCHDOG_GRACE_MS 2000	/* SIGTERM to SIGKILL, as exec.c */
+#define WATCHDOG_STUCK_MS 500	/* a call blocked this long is stuck */
+
+static void
+stop_group(struct watchdog *w, int bit, int64_t now)
+{
+	int pgid = atomic_load(&w->pgid);
+
+	if (pgid <= 0 || (atomic_load(&w->fired) & bit))
+		return;
+	kill(-pgid, SIGTERM);
+	atomic_fetch_or(&w->fired, bit);
+	if (atomic_load(&w->kill_at) == 0)
+		atomic_store(&w->kill_at, now + WATCHDOG_GRACE_MS);
+}
+
+static void
+look(struct watchdog *w)
+{
+	int64_t now = now_ms(), busy = atomic_load(&w->db->busy_since);
+	int64_t deadline = atomic_load(&w->deadline);
+	int64_t kill_at = atomic_load(&w->kill_at), seen;
+	int pgid = atomic_load(&w->pgid);
+
+	if (busy != 0 && deadline != 0 && now >= deadline)
+		stop_group(w, WATCHDOG_TIMEOUT, now);
+	if (pgid > 0 && kill_at != 0 && now >= kill_at && busy != 0) {
+		kill(-pgid, SIGKILL);
+		atomic_store(&w->kill_at, now + WATCHDOG_GRACE_MS);
+	}
+	if (!w->interrupted())
+		return;
+	seen = atomic_load(&w->stop_seen);
+	if (seen == 0)
+		atomic_store(&w->stop_seen, seen = now);
+	if (busy != 0 && now - (busy > seen ? busy : seen) >= WATCHDOG_STUCK_MS) {
+		stop_group(w, WATCHDOG_STOPPED, now);
+		db_abandon(w->db);
+	}
+}
+
+static void *
+watch(void *arg)
+{
+	struct watchdog *w = arg;
+	struct timespec ts = { 0, WATCHDOG_TICK_MS * 1000000L };
+
+	while (!atomic_load(&w->quit)) {
+		look(w);
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+int
+watchdog_start(struct watchdog *w, struct db *db, int (*interrupted)(void))
+{
+	sigset_t all, saved;
+	int rc;
+
+	memset(w, 0, sizeof *w);
+	w->db = db;
+	w->interrupted = interrupted;
+	/* Created with every signal blocked, so that none is ever delivered
+	 * to it: they are the main thread's to take. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &saved);
+	rc = pthread_create(&w->thread, NULL, watch, w);
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	if (rc != 0) {
+		errno = rc;
+		return -1;
+	}
+	w->started = 1;
+	return 0;
+}
+
+void
+watchdog_stop(struct watchdog *w)
+{
+	if (!w->started)
+		return;
+	atomic_store(&w->quit, 1);
+	pthread_join(w->thread, NULL);
+	w->started = 0;
+}
+
+void
+watchdog_guard(struct watchdog *w, pid_t pgid, int64_t deadline)
+{
+	atomic_store(&w->pgid, 0);
+	atomic_store(&w->kill_at, 0);
+	atomic_store(&w->fired, 0);
+	atomic_store(&w->deadline, pgid > 0 ? deadline : 0);
+	atomic_store(&w->pgid, (int)pgid);
+}
+
+int
+watchdog_fired(struct watchdog *w)
+{
+	return atomic_load(&w->fired);
+}
