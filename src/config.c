@@ -491,8 +491,8 @@ set_defaults(struct cfg *cfg)
 {
 	cfg->db.port = 3306;
 	cfg->db.connect_timeout = 10;
-	cfg->db.read_timeout = 30;
-	cfg->db.write_timeout = 30;
+	cfg->db.read_timeout = 60;
+	cfg->db.write_timeout = 60;
 	cfg->db.table = xstrdup("polling_jobs");
 	cfg->run.max_seconds = 45;
 	cfg->run.batch_size = 20;
