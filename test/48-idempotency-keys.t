@@ -232,12 +232,12 @@ is "$(sql "SELECT COUNT(*), COUNT(DISTINCT order_id) FROM pushes")" "$njobs	$njo
     "each job's work was done, once"
 is "$(sql "SELECT COUNT(*) FROM jobrun_done")" "$njobs" "and recorded under its own key"
 # The recorded keys are the headers' (and "#job:ID" for the NULL key).
-is "$(python3 -c "import sys
+is "$(sql "SELECT GROUP_CONCAT(idem_key ORDER BY idem_key SEPARATOR ' ') FROM jobrun_done")" \
+    "$(python3 -c "import sys
 $ENCODE"'
 keys = load(sys.argv[1])
 want = sorted(encode(k) if k is not None else "#job:%d" % i for i, k in keys.items())
 print(" ".join(want))' "$T/keys")" \
-    "$(sql "SELECT GROUP_CONCAT(idem_key ORDER BY idem_key SEPARATOR ' ') FROM jobrun_done")" \
     "jobrun_done holds each job's Idempotency-Key"
 
 # A second delivery of every job, as after a runner died between the
