@@ -17,8 +17,10 @@ case of a test file:
                             from ?head= &fill= &times= &tail= (for bodies
                             too long for a URL)
   /echo-headers             500 with a debug page that shows the request's
-                            headers as they came ("Name: value" lines),
-                            after ?pad=N bytes of filler (as framework error
+                            headers as they came ("Name: value" lines) and
+                            the bearer token of Authorization alone, after
+                            ?pad=N bytes of filler, or as many as the job's
+                            payload says ({"pad": N}) (as framework error
                             pages do, secrets included)
 
 Every request is logged, when it arrives, as one JSON line: method, path,
@@ -112,15 +114,24 @@ class Handler(BaseHTTPRequestHandler):
                             q.get("fill", "") * int(q.get("times", "0")) +
                             q.get("tail", "")).encode())
             elif url.path == "/echo-headers":
-                page = "Internal Server Error\n" + "." * int(q.get("pad", "0"))
-                page += "\nRequest headers:\n"
-                for name, value in self.headers.items():
-                    page += "%s: %s\n" % (name, value)
-                self.answer(500, page.encode("latin-1", "replace"))
+                self.answer(500, self.debug_page(body, q))
             else:
                 self.answer(404, b"no such test path")
         except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
             self.close_connection = True  # the client gave up: fine
+
+    def debug_page(self, body, q):
+        try:
+            pad = int(q.get("pad") or json.loads(body)["payload"]["pad"])
+        except (ValueError, KeyError, TypeError):
+            pad = 0
+        page = "Internal Server Error\n" + "." * pad + "\nRequest headers:\n"
+        for name, value in self.headers.items():
+            page += "%s: %s\n" % (name, value)
+        auth = self.headers.get("Authorization", "")
+        if auth.startswith("Bearer "):
+            page += "token: %s\n" % auth[7:]
+        return page.encode("latin-1", "replace")
 
     def send_big(self, code, size, fill):
         self.send_response(code)
