@@ -16,7 +16,7 @@
 . "${0%/*}/lib.sh"
 . "${0%/*}/http-lib.sh"
 
-plan 43
+plan 48
 setup_db
 start_http_server
 sql "ALTER TABLE polling_jobs MODIFY business_key VARCHAR(128)
@@ -248,3 +248,36 @@ run jobrun --type=order_push --max=100 --json
 is "$rc/$(jget succeeded <<<"$out")" "0/$njobs" "delivered again: all success"
 is "$(sql "SELECT COUNT(*) FROM pushes")/$(sql "SELECT COUNT(*) FROM jobrun_done")" \
     "$njobs/$njobs" "and no job's work was done a second time"
+
+# --- list --json keeps keys apart too ------------------------------------------
+
+# Every job listed, each key exactly as the table holds it (the NUL key
+# not cut to "k", which is another job's key).
+run jobrun list --json --limit=100
+is "$(python3 -c "import sys, json
+$ENCODE"'
+keys = load(sys.argv[1])
+listed = {j["id"]: j["business_key"] for j in json.load(open(sys.argv[2]))["jobs"]}
+bad = ["job %d: %r, not %r" % (i, listed.get(i, "missing"), k)
+       for i, k in sorted(keys.items())
+       if i not in listed or (listed[i] is None) != (k is None)
+       or (k is not None and listed[i].encode() != k)]
+print(" ".join(bad))' "$T/keys" "$T/stdout")" "" \
+    "list --json gives every key exactly (the NUL key whole)"
+
+# --- a key the column stores that is not UTF-8 -------------------------------
+
+# MariaDB's utf8mb4 takes an encoded surrogate (ED A0 80), which no JSON
+# text can carry as it is.  The http job must say so, not pass it off as
+# a failure to allocate; list --json must still list every job.
+sql "INSERT INTO polling_jobs (business_key, type, payload, next_run_at,
+    created_at, updated_at) VALUES (X'7375723AEDA080', 'web', '{}', NOW(), NOW(), NOW())"
+before=$(http_count /ok)
+run jobrun --type=web --max=10
+last=$(sql "SELECT last_error FROM polling_jobs WHERE HEX(business_key) = '7375723AEDA080'")
+like "$last" "business.key.*UTF-8" "a key that is not UTF-8: last_error says so"
+unlike "$last" "out of memory" "not \"out of memory?\""
+is "$(( $(http_count /ok) - before ))" 0 "and no request goes out with a mangled key"
+run jobrun list --json --limit=100
+is "$(jpy 'len(d["jobs"])' <"$T/stdout")" "$(sql "SELECT COUNT(*) FROM polling_jobs")" \
+    "list --json still lists every job"
