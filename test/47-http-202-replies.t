@@ -12,7 +12,7 @@
 . "${0%/*}/lib.sh"
 . "${0%/*}/http-lib.sh"
 
-plan 44
+plan 46
 setup_db
 mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" <"$TOP/sql/002_checkpoint.sql"
 start_http_server
@@ -57,6 +57,12 @@ $types
 [type.too-long]
 handler = http
 url = $HTTP_URL/repeat/202?head=$(q '{"checkpoint":{"page":1},"pad":"')&fill=x&times=200&tail=$(q '"}')
+max_response = 100
+timeout = 10
+
+[type.blanks-too-long]
+handler = http
+url = $HTTP_URL/repeat/202?fill=%20&times=200&tail=$(q '{"checkpoint":{"page":1}}')
 max_response = 100
 timeout = 10
 
@@ -161,6 +167,15 @@ is "$rc/$(counts)/$(state too-long)" 1/0/1/0/pending/1/0 \
 is "$(job too-long last_error)/$(job too-long checkpoint)" \
     "HTTP 202 with a body longer than max_response: cannot read a checkpoint from it/NULL" \
     "last_error says it was cut, and no checkpoint is taken from half a body"
+
+# More blanks than max_response keeps, then an object: what was kept is
+# all blank, but the body goes on, so it may well start with "{".
+once blanks-too-long
+is "$rc/$(counts)/$(state blanks-too-long)" 1/0/1/0/pending/1/0 \
+    "200 blanks, then a checkpoint, max_response 100: retried, never a success"
+is "$(job blanks-too-long last_error)" \
+    "HTTP 202 with a body longer than max_response: cannot read a checkpoint from it" \
+    "last_error says it was cut"
 
 # Valid JSON whose checkpoint cannot be stored.
 once cp-too-big
