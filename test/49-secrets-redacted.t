@@ -14,7 +14,7 @@
 . "${0%/*}/lib.sh"
 . "${0%/*}/http-lib.sh"
 
-plan 31
+plan 32
 setup_db
 start_http_server
 
@@ -22,6 +22,7 @@ TOKEN=s3Q7cr9Wt81z
 APIKEY=fk456Qx9Lm
 FILETOKEN=tf789Rw2Pz
 DBPW=dbQ7391pZsx-Vk
+TRAILTOKEN=tr4Yk2Vq8Ns
 user=jobrun_t49
 mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot -e "
     DROP USER IF EXISTS '$user'@'localhost';
@@ -35,6 +36,7 @@ printf '%s\n' "X-Api-Key: $APIKEY" "X-Auth: Token $FILETOKEN" "X-Short: ab1" \
 printf '%s\n' "$DBPW" >"$T/dbpass"
 chmod 0600 "$T/headers" "$T/dbpass"
 export TOKEN_VAR="Bearer $TOKEN"
+export TRAIL_VAR="Bearer $TRAILTOKEN "	# a blank at the end, as files often have
 export LEAK=$DBPW	# for the handler that prints the password
 
 # conf_with PASSWORD-LINE: this test's user, its password as given
@@ -51,6 +53,12 @@ handler = http
 url = $HTTP_URL/echo-headers
 header_env = Authorization: TOKEN_VAR
 header_file = $T/headers
+timeout = 10
+
+[type.echo-trailing]
+handler = http
+url = $HTTP_URL/echo-headers
+header_env = Authorization: TRAIL_VAR
 timeout = 10
 
 [type.say-token]
@@ -77,7 +85,7 @@ for s in sys.argv[1:]:
     for i in range(len(s) - 3):
         if s[i:i + 4] in text:
             found.add(s)
-print(" ".join(sorted(found)))' "$TOKEN" "$APIKEY" "$FILETOKEN" "$DBPW"
+print(" ".join(sorted(found)))' "$TOKEN" "$APIKEY" "$FILETOKEN" "$DBPW" "$TRAILTOKEN"
 }
 job() {
 	sql "SELECT $2 FROM polling_jobs WHERE business_key = '$1'"
@@ -121,6 +129,13 @@ run jobrun list --type=echo --limit=1000
 is "$(leaks <<<"$out$err")" "" "list holds none"
 run jobrun list --json --type=echo --limit=1000
 is "$(leaks <<<"$out$err")" "" "list --json holds none"
+
+# A header_env value that ends in a blank: its last word is still the
+# token, and the page that echoes the token alone must not show it.
+jobrun enqueue --type=echo-trailing --key=trailing >/dev/null
+run jobrun --type=echo-trailing --max=1
+is "$(job trailing last_error | leaks)" "" \
+    "\"Bearer TOKEN \" (a trailing blank): the bare token is redacted too"
 
 # The same run again, its log in full (-vv).
 sql "UPDATE polling_jobs SET next_run_at = NOW() WHERE business_key = 'echo:0'"
