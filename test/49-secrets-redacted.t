@@ -94,11 +94,12 @@ job() {
 # --- http: a receiver's debug page --------------------------------------------
 
 # pad 0, then every pad that puts the page's secrets across the cut
-jobrun enqueue --type=echo --key=echo:0 --payload='{"pad": 0}' >/dev/null
-for pad in $(seq 550 960); do
-	printf '{"pad": %d}\n' "$pad" >"$T/p"
-	jobrun enqueue --type=echo --key="echo:$pad" --payload-file="$T/p" >/dev/null
-done
+# (inserted by SQL: 412 jobs, and enqueue is not what is tested here)
+sql "INSERT INTO polling_jobs (business_key, type, payload, next_run_at,
+    created_at, updated_at)
+    SELECT CONCAT('echo:', seq), 'echo', CONCAT('{\"pad\": ', seq, '}'),
+	NOW(), NOW(), NOW() FROM seq_550_to_960 UNION ALL
+    SELECT 'echo:0', 'echo', '{\"pad\": 0}', NOW(), NOW(), NOW()"
 run jobrun --type=echo --max=1000 --json -v
 log=$err err=	# 412 lines: checked below, not repeated by every failure
 is "$rc/$(jget retried <<<"$out")" 1/412 "every echo job was retried (500)"
@@ -153,9 +154,11 @@ is "$(leaks <<<"$err")" "" "and not in the log lines"
 
 # The database password, as each of the three ways gives it, with every
 # length of filler that puts it across the cut of the output's tail.
-for pad in 0 $(seq 965 990); do
-	jobrun enqueue --type=say-password --key="pw:$pad" --payload="$pad" >/dev/null
-done
+sql "INSERT INTO polling_jobs (business_key, type, payload, next_run_at,
+    created_at, updated_at)
+    SELECT CONCAT('pw:', seq), 'say-password', seq, NOW(), NOW(), NOW()
+    FROM seq_965_to_990 UNION ALL
+    SELECT 'pw:0', 'say-password', '0', NOW(), NOW(), NOW()"
 run jobrun --type=say-password --max=100 -v
 log=$err err=
 is "$rc/$(job pw:0 attempts)" 1/1 "password_file: the server took the password (the jobs ran)"
