@@ -14,7 +14,7 @@
 . "${0%/*}/lib.sh"
 . "${0%/*}/http-lib.sh"
 
-plan 32
+plan 34
 setup_db
 start_http_server
 
@@ -150,6 +150,13 @@ jobrun enqueue --type=say-token --key=say-token >/dev/null
 run jobrun --max=10 -v
 is "$(job say-token last_error)" "exit status 3: I was given [redacted]" \
     "an exec handler that prints header_env's value: [redacted]"
+is "$(leaks <<<"$err")" "" "and not in the log lines"
+# A run of that type alone: the handler still has TOKEN_VAR (jobrun's
+# environment is passed on), so its value is still a secret.
+jobrun enqueue --type=say-token --key=say-token-alone >/dev/null
+run jobrun --type=say-token --max=10 -v
+is "$(job say-token-alone last_error)" "exit status 3: I was given [redacted]" \
+    "in a run of the exec type alone (--type), header_env's value is still [redacted]"
 is "$(leaks <<<"$err")" "" "and not in the log lines"
 
 # The database password, as each of the three ways gives it, with every
