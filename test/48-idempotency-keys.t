@@ -76,13 +76,16 @@ env JOBRUN_RECEIVER_TOKEN=tok-48-receiver \
     </dev/null >"$T/php.out" 2>"$T/php.err" &
 php_pid=$!
 defer "kill $php_pid"
+listening() {
+	python3 -c 'import socket, sys
+socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1).close()' "$port" 2>/dev/null
+}
 for _ in $(seq 100); do
-	curl -s -o /dev/null "http://127.0.0.1:$port/" && break
+	listening && break
 	proc_gone "$php_pid" && break
 	sleep 0.1
 done
-curl -s -o /dev/null "http://127.0.0.1:$port/" ||
-    bail_out "php -S did not start: $(cat "$T/php.err")"
+listening || bail_out "php -S did not start: $(cat "$T/php.err")"
 
 write_config <<EOF2
 [type.web]
