@@ -221,6 +221,7 @@ sql "$(cat "$T/jobrun_done.sql")
 	INSERT INTO pushes (order_id) VALUES (NEW.id);
     INSERT INTO orders (id) SELECT seq FROM seq_1_to_$njobs" ||
     bail_out "cannot create the receiver's tables from its comment"
+# shellcheck disable=SC2016 # backquotes of SQL, not of the shell
 like "$(sql "SHOW CREATE TABLE jobrun_done")" \
     '`idem_key` varchar\(1536\) CHARACTER SET ascii COLLATE ascii_bin NOT NULL' \
     "the receiver's key column compares byte for byte"
