@@ -22,8 +22,8 @@
  *   {"id":42,"type":"order_push","business_key":"order_push:10001",
  *    "attempt":1,"max_attempts":5,"payload":{"order_id":10001}}
  *
- * with the headers Idempotency-Key (the business_key; control characters
- * arrive percent-encoded) and Authorization, set on the jobrun side by
+ * with the headers Idempotency-Key and Authorization, set on the jobrun
+ * side by
  *
  *   [type.order_push]
  *   handler = http
@@ -35,6 +35,17 @@
  * env[JOBRUN_RECEIVER_TOKEN] in the pool; Apache: SetEnv).  The database
  * settings come from APP_DB_DSN, APP_DB_USER and APP_DB_PASSWORD.
  *
+ * The Idempotency-Key is the business_key, byte for byte, with letters,
+ * digits and "-._~:" as they are and every other byte (blanks, "%", "/",
+ * NUL, control characters, each byte of a non-ASCII character) written
+ * %XX with capital hex digits: "order:7" stays "order:7", " order:7" is
+ * "%20order:7", "a/b" is "a%2Fb", "pay:1%0AX" is "pay:1%250AX", "é" is
+ * "%C3%A9".  So distinct keys always give distinct headers, and the
+ * header is plain ASCII.  A job whose business_key is NULL comes without
+ * the header (its body's business_key is null); an empty business_key
+ * gives an empty header.  idempotency_key() below is the same encoding;
+ * the script checks that the header matches the body's business_key.
+ *
  * Why the idempotency table: jobrun marks a job only after this script has
  * answered.  If jobrun, its host or its database connection dies in
  * between, the job is recovered once its lock expires and delivered again,
@@ -44,14 +55,21 @@
  *
  *   CREATE TABLE jobrun_done (
  *     id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
- *     idem_key VARCHAR(384) NOT NULL,  -- 128 characters of business_key,
- *                                      -- 3 each when percent-encoded
+ *     idem_key VARCHAR(1536) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
  *     job_id BIGINT UNSIGNED NOT NULL,
  *     job_type VARCHAR(64) NOT NULL,
  *     done_at DATETIME NOT NULL,
  *     PRIMARY KEY (id),
  *     UNIQUE KEY uniq_idem_key (idem_key)
  *   ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+ *
+ * idem_key compares byte for byte (ascii_bin): under a case-insensitive
+ * collation "Order:7" and "order:7", two jobs of a table whose
+ * business_key is case-sensitive, would be one key, and the second job's
+ * work would be skipped as "already done".  1536 is 128 characters of
+ * business_key at up to 4 bytes each, 3 characters a byte when encoded.
+ * A job without a business_key is recorded as "#job:<id>", which no
+ * encoded key can be ("#" is always %23).
  *
  * A key that is already there was committed together with its work: the
  * answer is 200 "already done" and the work is not repeated.  A delivery
@@ -64,6 +82,11 @@
  * The work must be done through $pdo, inside the transaction, to be
  * undone with it.  Work elsewhere (a call to another API) is not rolled
  * back: pass the Idempotency-Key on to that API as well.
+ *
+ * The payload arrives as the application stored it; it is decoded with
+ * JSON_BIGINT_AS_STRING, so an integer past PHP_INT_MAX (an id of
+ * 18446744073709551615) comes as a string of its digits, not as a float
+ * that has lost them.
  */
 
 declare(strict_types=1);
@@ -102,6 +125,7 @@ function rollback(PDO $pdo): void
     }
 }
 
+/* A request header's value, '' when there is none. */
 function request_header(string $name): string
 {
     $key = 'HTTP_' . strtoupper(str_replace('-', '_', $name));
@@ -117,6 +141,14 @@ function request_header(string $name): string
         return (string)($all[strtolower($name)] ?? '');
     }
     return '';
+}
+
+/* jobrun's Idempotency-Key for a business key: letters, digits and
+ * "-._~:" as they are, every other byte %XX in capitals. */
+function idempotency_key(string $businessKey): string
+{
+    return preg_replace_callback('/[^A-Za-z0-9\-._~:]/',
+        fn (array $m): string => sprintf('%%%02X', ord($m[0])), $businessKey);
 }
 
 /*
@@ -177,18 +209,28 @@ if (!in_array($_SERVER['REQUEST_METHOD'] ?? '', ['POST', 'PUT'], true)) {
 
 /* A request that is not a job will not become one on a retry: 400, so
  * jobrun fails the job at once. */
-$key = request_header('Idempotency-Key');
-if ($key === '' || strlen($key) > 384) {
-    answer(400, 'missing or oversized Idempotency-Key');
-}
 try {
-    $job = json_decode((string)file_get_contents('php://input'), true, 64, JSON_THROW_ON_ERROR);
+    $job = json_decode((string)file_get_contents('php://input'), true, 64,
+        JSON_THROW_ON_ERROR | JSON_BIGINT_AS_STRING);
 } catch (JsonException $e) {
     answer(400, 'body is not JSON: ' . $e->getMessage());
 }
 if (!is_array($job) || !is_int($job['id'] ?? null) || !is_string($job['type'] ?? null)
-    || !is_string($job['business_key'] ?? null) || !array_key_exists('payload', $job)) {
+    || !array_key_exists('business_key', $job)
+    || !(is_string($job['business_key']) || $job['business_key'] === null)
+    || !array_key_exists('payload', $job)) {
     answer(400, 'body is not a jobrun job');
+}
+/* The key of this job's work: the header, which must be the business
+ * key's encoding (a proxy that rewrote it would make repeats look new);
+ * for a job without a business key, its id. */
+if ($job['business_key'] === null) {
+    $key = '#job:' . $job['id'];
+} else {
+    $key = request_header('Idempotency-Key');
+    if (strlen($key) > 1536 || $key !== idempotency_key($job['business_key'])) {
+        answer(400, 'Idempotency-Key does not match business_key');
+    }
 }
 
 try {

@@ -13,13 +13,23 @@ case of a test file:
   /drop                     closes the connection without an answer
   /big?bytes=N              200 (or &code=CODE) with N bytes of body that
                             start with "begin " (&fill=TEXT repeats TEXT)
+  /repeat/CODE              CODE with the body HEAD + FILL x TIMES + TAIL,
+                            from ?head= &fill= &times= &tail= (for bodies
+                            too long for a URL)
+  /echo-headers             500 with a debug page that shows the request's
+                            headers as they came ("Name: value" lines) and
+                            the bearer token of Authorization alone, after
+                            ?pad=N bytes of filler, or as many as the job's
+                            payload says ({"pad": N}) (as framework error
+                            pages do, secrets included)
 
 Every request is logged, when it arrives, as one JSON line: method, path,
-headers (names lower-cased, values as UTF-8), body, conn (a counter of
-accepted TCP connections, so keep-alive reuse is visible).  The port is
+headers (names lower-cased, values as UTF-8), body (as UTF-8, invalid
+bytes replaced), body_b64 (the body's exact bytes, base64), conn (a
+counter of accepted TCP connections, so keep-alive reuse is visible).  The port is
 written to --port-file once the server listens.
 """
-import argparse, itertools, json, os, signal, ssl, threading, time
+import argparse, base64, itertools, json, os, signal, ssl, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
@@ -59,7 +69,8 @@ class Handler(BaseHTTPRequestHandler):
             headers[name] = headers[name] + ", " + value if name in headers else value
         line = json.dumps({"method": self.command, "path": self.path,
                            "headers": headers, "conn": self.conn_id,
-                           "body": body.decode("utf-8", "replace")})
+                           "body": body.decode("utf-8", "replace"),
+                           "body_b64": base64.b64encode(body).decode()})
         with log_lock, open(self.server.log_file, "a") as f:
             f.write(line + "\n")
 
@@ -98,10 +109,29 @@ class Handler(BaseHTTPRequestHandler):
             elif url.path == "/big":
                 self.send_big(int(q.get("code", "200")), int(q.get("bytes", "0")),
                               q.get("fill", "0123456789abcdef\n").encode())
+            elif parts[0] == "repeat" and len(parts) == 2:
+                self.answer(int(parts[1]), (q.get("head", "") +
+                            q.get("fill", "") * int(q.get("times", "0")) +
+                            q.get("tail", "")).encode())
+            elif url.path == "/echo-headers":
+                self.answer(500, self.debug_page(body, q))
             else:
                 self.answer(404, b"no such test path")
         except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
             self.close_connection = True  # the client gave up: fine
+
+    def debug_page(self, body, q):
+        try:
+            pad = int(q.get("pad") or json.loads(body)["payload"]["pad"])
+        except (ValueError, KeyError, TypeError):
+            pad = 0
+        page = "Internal Server Error\n" + "." * pad + "\nRequest headers:\n"
+        for name, value in self.headers.items():
+            page += "%s: %s\n" % (name, value)
+        auth = self.headers.get("Authorization", "")
+        if auth.startswith("Bearer "):
+            page += "token: %s\n" % auth[7:]
+        return page.encode("latin-1", "replace")
 
     def send_big(self, code, size, fill):
         self.send_response(code)
