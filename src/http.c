@@ -56,7 +56,6 @@ struct http_state {
 	char **env_specs;		/* header_env values, resolved by prepare */
 	char **files;			/* header_file paths, read by prepare */
 	size_t nenv, nfiles;
-	struct secrets secrets;		/* the header values those gave */
 	int prepared;
 	struct libcurl lc;		/* loaded by the first key */
 	CURL *curl;			/* created on first use, reused */
@@ -128,16 +127,33 @@ add_header(struct http_state *st, const char *h, char *err, size_t errlen)
  * may show it, nor its last word ("Bearer TOKEN": the token alone), which
  * a receiver's error page may echo. */
 static void
-remember_secret(struct http_state *st, const char *value)
+remember_secret(struct secrets *out, const char *value)
 {
-	const char *word;
+	const char *end, *word;
+	char *v;
 
-	while (*value == ' ' || *value == '\t')
-		value++;
-	secrets_add(&st->secrets, value);
-	word = strrchr(value, ' ');
-	if (word != NULL)
-		secrets_add(&st->secrets, word + 1);
+	value += strspn(value, " \t");
+	end = value + strlen(value);
+	while (end > value && (end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	v = xstrndup(value, (size_t)(end - value));
+	secrets_add(out, v);
+	for (word = end; word > value && word[-1] != ' ' && word[-1] != '\t';
+	    word--)
+		;
+	if (word > value)
+		secrets_add(out, word);
+	explicit_bzero(v, strlen(v));
+	free(v);
+}
+
+/* The variable a header_env spec names ("Name: VARIABLE"). */
+static const char *
+env_var(const char *spec)
+{
+	const char *colon = strchr(spec, ':');
+
+	return colon != NULL ? colon + 1 + strspn(colon + 1, " \t") : spec;
 }
 
 /* header_env = Name: VARIABLE - the header's value comes from the
@@ -153,9 +169,7 @@ add_env_header(struct http_state *st, const char *spec, char *err,
 
 	if (colon == NULL || colon == spec)
 		return errf(err, errlen, "expected \"Name: VARIABLE\"");
-	var = colon + 1;
-	while (*var == ' ' || *var == '\t')
-		var++;
+	var = env_var(spec);
 	if (*var == '\0')
 		return errf(err, errlen, "expected \"Name: VARIABLE\"");
 	value = getenv(var);
@@ -168,17 +182,16 @@ add_env_header(struct http_state *st, const char *spec, char *err,
 	h = xmalloc((size_t)(colon - spec) + strlen(value) + 3);
 	sprintf(h, "%.*s: %s", (int)(colon - spec), spec, value);
 	rc = add_header(st, h, err, errlen);
-	if (rc == 0)
-		remember_secret(st, value);
 	explicit_bzero(h, strlen(h));
 	free(h);
 	return rc;
 }
 
-/* Each non-empty line not starting with # is one header. */
+/* Call fn with each header of a header_file: each non-empty line not
+ * starting with # is one.  fn returns nonzero (with err) to stop. */
 static int
-add_header_file(struct http_state *st, const char *path, char *err,
-    size_t errlen)
+each_file_header(const char *path, int (*fn)(void *arg, const char *line,
+    char *msg, size_t msglen), void *arg, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "r");
 	char *line = NULL, msg[256];
@@ -192,10 +205,8 @@ add_header_file(struct http_state *st, const char *path, char *err,
 		line[strcspn(line, "\r\n")] = '\0';
 		if (line[0] == '\0' || line[0] == '#')
 			continue;
-		if (add_header(st, line, msg, sizeof msg) != 0)
+		if (fn(arg, line, msg, sizeof msg) != 0)
 			rc = errf(err, errlen, "%s:%d: %s", path, n, msg);
-		else
-			remember_secret(st, strchr(line, ':') + 1);
 	}
 	if (rc == 0 && ferror(f))
 		rc = errf(err, errlen, "read %s: %s", path, strerror(errno));
@@ -204,6 +215,30 @@ add_header_file(struct http_state *st, const char *path, char *err,
 	free(line);
 	fclose(f);
 	return rc;
+}
+
+static int
+header_from_file(void *arg, const char *line, char *msg, size_t msglen)
+{
+	return add_header(arg, line, msg, msglen);
+}
+
+static int
+secret_from_file(void *arg, const char *line, char *msg, size_t msglen)
+{
+	const char *colon = strchr(line, ':');
+
+	(void)msg, (void)msglen;
+	if (colon != NULL)
+		remember_secret(arg, colon + 1);
+	return 0;
+}
+
+static int
+add_header_file(struct http_state *st, const char *path, char *err,
+    size_t errlen)
+{
+	return each_file_header(path, header_from_file, st, err, errlen);
 }
 
 /* Remember a header_env or header_file value for prepare. */
@@ -331,14 +366,24 @@ http_prepare(void *state, char *err, size_t errlen)
 	return 0;
 }
 
+/* The values header_env and header_file give, read for this even when
+ * the type was not prepared: a run of another type must not show them
+ * either (its exec handler inherits the same environment).  Read as well
+ * as they can be; a missing one has nothing to hide. */
 static void
 http_secrets(void *state, struct secrets *out)
 {
 	struct http_state *st = state;
+	const char *value;
+	char err[512];
 	size_t i;
 
-	for (i = 0; i < st->secrets.n; i++)
-		secrets_add(out, st->secrets.values[i]);
+	for (i = 0; i < st->nenv; i++)
+		if ((value = getenv(env_var(st->env_specs[i]))) != NULL)
+			remember_secret(out, value);
+	for (i = 0; i < st->nfiles; i++)
+		each_file_header(st->files[i], secret_from_file, out, err,
+		    sizeof err);
 }
 
 static const char *
@@ -370,7 +415,6 @@ http_destroy(void *state)
 		free(st->files[i]);
 	free(st->env_specs);
 	free(st->files);
-	secrets_free(&st->secrets);
 	libcurl_close(&st->lc);
 	free(st->url);
 	free(st->ca_file);
@@ -450,21 +494,23 @@ on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow,
 
 /* The request body: the job as JSON, with its payload and checkpoint as
  * the row holds them, byte for byte (the payload last, so a receiver can
- * also cut it out as text).  NULL when the key cannot be a JSON string
- * (not UTF-8: a table in another character set). */
+ * also cut it out as text).  NULL when the key cannot be a JSON string:
+ * bytes that are not UTF-8 (MariaDB's utf8mb4 also stores encoded
+ * surrogates), which no JSON text can carry exactly. */
 static char *
 request_body(const struct job *job, size_t *lenp)
 {
 	struct raw_member raw[2];
+	json_t *doc, *key = json_null();
 	size_t n = 0;
-	json_t *doc;
 	char *text;
 
+	if (job->business_key != NULL && (key = json_stringn(job->business_key,
+	    job->business_key_len)) == NULL)
+		return NULL;
 	doc = json_pack("{s:I,s:s,s:o,s:I,s:I}",
 	    "id", (json_int_t)job->id, "type", job->type,
-	    "business_key", job->business_key != NULL ?
-	    json_stringn(job->business_key, job->business_key_len) :
-	    json_null(),
+	    "business_key", key,
 	    "attempt", (json_int_t)job->attempt,
 	    "max_attempts", (json_int_t)job->max_attempts);
 	if (doc == NULL)
@@ -652,15 +698,16 @@ progress_reply(const struct exchange *ex, const struct handler_watch *w,
 	while (skip < ex->len && strchr(" \t\r\n", ex->body[skip]) != NULL &&
 	    ex->body[skip] != '\0')
 		skip++;
-	if (skip == ex->len || ex->body[skip] != '{')
-		return 0;
-	/* Cut short it cannot be read, and must not pass for a success. */
-	if (ex->cut) {
+	/* Cut short, a body that may be an object (nothing but blanks kept,
+	 * or a "{") cannot be read, and must not pass for a success. */
+	if (ex->cut && (skip == ex->len || ex->body[skip] == '{')) {
 		result_set(res, OUTCOME_RETRY, "HTTP 202 with a body longer "
 		    "than max_response: cannot read a checkpoint from it",
 		    NULL, 0);
 		return 1;
 	}
+	if (skip == ex->len || ex->body[skip] != '{')
+		return 0;
 	if (w == NULL || w->read_reply(w->arg, ex->body, ex->len, &reply, err,
 	    sizeof err) != 0) {
 		snprintf(what, sizeof what, "HTTP 202: cannot read the reply: "
@@ -724,10 +771,16 @@ http_run(void *state, const struct job *job, const struct handler_watch *w,
 		result_set(res, OUTCOME_RETRY, what, NULL, 0);
 		goto out;
 	}
-	if (ensure_handle(st) != 0 ||
-	    (body = request_body(job, &body_len)) == NULL) {
-		result_set(res, OUTCOME_RETRY, "http: cannot set up the "
-		    "request (out of memory?)", NULL, 0);
+	if (ensure_handle(st) != 0) {
+		result_set(res, OUTCOME_RETRY, "http: cannot set up a curl "
+		    "handle", NULL, 0);
+		goto out;
+	}
+	if ((body = request_body(job, &body_len)) == NULL) {
+		/* The key will not change: trying again cannot help. */
+		result_set(res, OUTCOME_FAIL, "http: business_key is not "
+		    "valid UTF-8 and cannot be sent in the JSON body; no "
+		    "request was made", NULL, 0);
 		goto out;
 	}
 	headers = request_headers(st, job);

@@ -324,8 +324,43 @@ string_json(const char *s)
 	return s != NULL ? json_string(s) : json_null();
 }
 
+/* A string column as JSON: its bytes as they are (NUL included).  Bytes
+ * that are not UTF-8 (an encoded surrogate, which utf8mb4 stores) cannot
+ * be a JSON string; they become "?" rather than losing the row. */
+static json_t *
+bytes_json(const char *s, size_t len)
+{
+	json_t *v;
+	char *copy;
+
+	if (s == NULL)
+		return json_null();
+	if ((v = json_stringn(s, len)) != NULL)
+		return v;
+	copy = xstrndup(s, len);
+	utf8_sanitize(copy, len);
+	v = json_stringn(copy, len);
+	free(copy);
+	return v != NULL ? v : json_string("?");
+}
+
+/* A text cell of a listed row, escaped (len bytes; NULL as "NULL"). */
+static char *
+cell_len(const char *s, size_t len)
+{
+	size_t n;
+	char *out;
+
+	if (s == NULL)
+		return xstrdup("NULL");
+	n = utf8_escape(NULL, 0, s, len, 0);
+	out = xmalloc(n + 1);
+	utf8_escape(out, n + 1, s, len, 0);
+	return out;
+}
+
 static int
-on_listed(void *arg, char **cols, unsigned ncols)
+on_listed(void *arg, char **cols, const size_t *lens, unsigned ncols)
 {
 	struct listing *l = arg;
 	char err_cell[241], *type, *status, *key;
@@ -338,20 +373,20 @@ on_listed(void *arg, char **cols, unsigned ncols)
 	if (l->json) {
 		json_array_append_new(l->jobs, json_pack(
 		    "{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}",
-		    "id", number_json(cols[0]), "type", string_json(cols[1]),
-		    "business_key", string_json(cols[2]),
-		    "status", string_json(cols[3]),
+		    "id", number_json(cols[0]), "type", bytes_json(cols[1],
+		    lens[1]), "business_key", bytes_json(cols[2], lens[2]),
+		    "status", bytes_json(cols[3], lens[3]),
 		    "attempts", number_json(cols[4]),
 		    "max_attempts", number_json(cols[5]),
 		    "next_run_at", string_json(cols[6]),
 		    "updated_at", string_json(cols[7]),
-		    "last_error", string_json(cols[8])));
+		    "last_error", bytes_json(cols[8], lens[8])));
 		return 0;
 	}
 	one_line(cols[8], err_cell, sizeof err_cell);
 	type = cell(cols[1]);
 	status = cell(cols[3]);
-	key = cell(cols[2]);
+	key = cell_len(cols[2], lens[2]);
 	printf("%-10s %-16s %-10s %3s/%-3s %-19s  %s%s%s\n", cols[0], type,
 	    status, cols[4], cols[5], cols[6], key, err_cell[0] ? "  " : "",
 	    err_cell);
@@ -380,7 +415,7 @@ cmd_list(struct ctx *c)
 	if (c->cli.type != NULL)
 		args[n++] = DB_STR(c->cli.type);
 	args[n++] = DB_NUM(c->cli.limit);
-	st = queue_select(&c->q, by_filter[c->cli.status != NULL]
+	st = queue_select_len(&c->q, by_filter[c->cli.status != NULL]
 	    [c->cli.type != NULL], args, n, 9, on_listed, &l, err,
 	    sizeof err);
 	if (st != DB_OK) {
@@ -426,18 +461,6 @@ print_escaped(const char *s, size_t len, int flags)
 	utf8_escape(out, n + 1, s, len, flags);
 	fwrite(out, 1, n, stdout);
 	free(out);
-}
-
-/* A string column as JSON: its bytes as they are (NUL included). */
-static json_t *
-bytes_json(const char *s, size_t len)
-{
-	json_t *v;
-
-	if (s == NULL)
-		return json_null();
-	v = json_stringn(s, len);
-	return v != NULL ? v : json_string("(not UTF-8)");
 }
 
 /* The payload is shown as the row holds it, never re-encoded: text as it

@@ -317,6 +317,11 @@ mark(const struct cfg *cfg, struct in_hand *h, struct result *res,
 		    cfg->run.backoff_base;
 		if (delay > cfg->run.backoff_cap)
 			delay = cfg->run.backoff_cap;
+		/* "Not yet, ask again now" without progress would spin
+		 * through max_snoozes requests in an instant: a second
+		 * apart at least, like Retry-After: 0. */
+		if (delay == 0 && !h->progress)
+			delay = 1;
 		st = queue_snooze(h->q, job, h->token, delay, h->progress,
 		    res->message[0] != '\0' ? res->message : NULL, &owned, err,
 		    errlen);
@@ -463,18 +468,18 @@ one_job(struct cycle *cy, const char *token, int *claimed, char *err,
 }
 
 /* What no message of this run may show: the database password and the
- * secrets of the types it may run. */
+ * secrets of every type, not only those it may run (a handler of one
+ * inherits the environment that holds another's). */
 static void
-collect_secrets(const struct cfg *cfg, const char *const *types,
-    size_t ntypes, struct secrets *out)
+collect_secrets(const struct cfg *cfg, struct secrets *out)
 {
 	const struct cfg_type *t;
 	size_t i;
 
 	secrets_add(out, cfg->db.password);
-	for (i = 0; i < ntypes; i++) {
-		t = cfg_find_type(cfg, types[i]);
-		if (t != NULL && t->kind->secrets != NULL)
+	for (i = 0; i < cfg->ntypes; i++) {
+		t = &cfg->types[i];
+		if (t->kind->secrets != NULL)
 			t->kind->secrets(t->handler, out);
 	}
 }
@@ -525,7 +530,7 @@ run_cycle(const struct cfg *cfg, struct queue *q, const struct run_opts *opts,
 	    .ntypes = ntypes, .lg = lg, .stats = stats };
 	make_token_prefix(prefix, sizeof prefix);
 	warn_types(cfg, types, ntypes, lg);
-	collect_secrets(cfg, types, ntypes, &cy->secrets);
+	collect_secrets(cfg, &cy->secrets);
 	cy->guarded = watchdog_start(&cy->watchdog, q->db,
 	    run_interrupted) == 0;
 	if (!cy->guarded)
