@@ -204,7 +204,9 @@ cmd_run(struct ctx *c)
 		if (job_in_hand(&stats))
 			log_msg(&c->lg, LV_ERROR, "the outcome of the job in "
 			    "hand was not recorded: it stays processing until "
-			    "its lock expires and a later run recovers it");
+			    "its lock expires and a later run recovers it (a "
+			    "server that stopped answering may still apply a "
+			    "mark it had received)");
 	}
 	/* An operator who stopped the run hears so, whatever the database
 	 * said meanwhile (a second signal gives up on a server that does

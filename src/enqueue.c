@@ -75,7 +75,7 @@ check_json(struct ctx *c, const char *what, const char *text, size_t len,
 	char err[1024];
 	enum db_status st;
 
-	st = queue_json_kind(&c->q, text, len, &kind, err, sizeof err);
+	st = queue_json_kind(&c->q, text, len, object, &kind, err, sizeof err);
 	if (st != DB_OK) {
 		cmd_db_error(c, st, err);
 		return cmd_exit_for(st);

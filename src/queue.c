@@ -203,8 +203,11 @@ static const char *const templates[Q_COUNT] = {
 	    " ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)",
 	[Q_VALID_AT] =
 	    "SELECT CAST(? AS DATETIME) IS NOT NULL",
-	[Q_VALID_JSON] =
-	    "SELECT JSON_VALID(?), JSON_TYPE(?)",
+	/* Each takes the text once: a payload may be nearly
+	 * max_allowed_packet.  (Through a derived table the server would
+	 * no longer check that the text is utf8mb4.) */
+	[Q_VALID_JSON] = "SELECT JSON_VALID(?)",
+	[Q_JSON_OBJECT] = "SELECT JSON_TYPE(?) = 'OBJECT'",
 	/* What a handler's reply says, read by the server's JSON functions:
 	 * members come back as written (numbers and strings untouched). */
 	[Q_READ_REPLY] =
@@ -336,6 +339,7 @@ static const char *const purposes[Q_COUNT] = {
 	[Q_ENQUEUE] = "enqueue job",
 	[Q_VALID_AT] = "check --at",
 	[Q_VALID_JSON] = "check the payload",
+	[Q_JSON_OBJECT] = "check the payload",
 	[Q_READ_REPLY] = "read the handler's reply",
 	[Q_MAX_PACKET] = "read max_allowed_packet",
 	[Q_JOB_STATUS] = "read job status",
@@ -1011,22 +1015,39 @@ check_at(struct queue *q, const char *at, char *err, size_t errlen)
 	return st;
 }
 
-enum db_status
-queue_json_kind(struct queue *q, const char *text, size_t len,
-    enum queue_json *kind, char *err, size_t errlen)
+/* Ask which, a one-column yes or no, about text. */
+static enum db_status
+ask_json(struct queue *q, enum queue_stmt which, const char *text,
+    size_t len, int *yes, char *err, size_t errlen)
 {
-	struct db_arg args[] = { DB_STRN(text, len), DB_STRN(text, len) };
-	char *cols[2] = { NULL, NULL };
+	struct db_arg args[] = { DB_STRN(text, len) };
+	char *col = NULL;
 	enum db_status st;
 	int found;
 
-	st = one_row(q, Q_VALID_JSON, args, 2, cols, 2, &found, err, errlen);
-	*kind = !found || cols[0] == NULL || strcmp(cols[0], "1") != 0 ?
-	    QUEUE_JSON_INVALID : cols[1] != NULL &&
-	    strcmp(cols[1], "OBJECT") == 0 ? QUEUE_JSON_OBJECT :
-	    QUEUE_JSON_OTHER;
-	free(cols[0]);
-	free(cols[1]);
+	st = one_row(q, which, args, 1, &col, 1, &found, err, errlen);
+	*yes = found && col != NULL && strcmp(col, "1") == 0;
+	free(col);
+	return st;
+}
+
+enum db_status
+queue_json_kind(struct queue *q, const char *text, size_t len, int object,
+    enum queue_json *kind, char *err, size_t errlen)
+{
+	enum db_status st;
+	int yes;
+
+	*kind = QUEUE_JSON_INVALID;
+	st = ask_json(q, Q_VALID_JSON, text, len, &yes, err, errlen);
+	if (st != DB_OK || !yes)
+		return st;
+	*kind = QUEUE_JSON_OTHER;
+	if (!object)
+		return DB_OK;
+	st = ask_json(q, Q_JSON_OBJECT, text, len, &yes, err, errlen);
+	if (st == DB_OK && yes)
+		*kind = QUEUE_JSON_OBJECT;
 	return st;
 }
 

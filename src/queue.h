@@ -24,6 +24,7 @@ enum queue_stmt {
 	Q_RECOVER, Q_CLAIM, Q_CLAIM_TYPE, Q_READ, Q_READ_RESUMABLE, Q_SUCCESS,
 	Q_RETRY, Q_FAIL, Q_EXTEND, Q_OWNER, Q_RELEASE, Q_CHECKPOINT,
 	Q_CHECKPOINT_CHECK, Q_SNOOZE, Q_ENQUEUE, Q_VALID_AT, Q_VALID_JSON,
+	Q_JSON_OBJECT,
 	Q_READ_REPLY, Q_MAX_PACKET, Q_GET_LOCK,
 	/* (id) -> status */
 	Q_JOB_STATUS,
@@ -191,10 +192,11 @@ enum queue_json {
 	QUEUE_JSON_OTHER	/* valid, but not an object */
 };
 
-/* Ask the server whether text (len bytes) is JSON, and an object: the
- * one rule, the same as a JSON column's. */
+/* Ask the server whether text (len bytes) is JSON, and, when object is
+ * set, whether it is an object: the one rule, the same as a JSON
+ * column's.  Without object, a valid text is QUEUE_JSON_OTHER. */
 enum db_status queue_json_kind(struct queue *q, const char *text, size_t len,
-                               enum queue_json *kind, char *err,
+                               int object, enum queue_json *kind, char *err,
                                size_t errlen);
 
 /* Read a handler's JSON reply (struct reply, handler.h) with the
