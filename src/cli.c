@@ -135,9 +135,12 @@ cli_usage(FILE *out)
 "\n"
 "Exit status: 0 success (run: all claimed jobs succeeded or none was due);\n"
 "1 a job was retried, failed or lost, or an operand was not acted on;\n"
-"64 usage; 65 invalid payload; 66 payload file unreadable; 69 database\n"
-"unreachable or refused; 70 internal error; 74 output error;\n"
-"78 configuration or schema problem.  See jobrun(1).\n", out);
+"64 usage; 65 invalid payload or value; 66 payload file unreadable;\n"
+"69 database or account unavailable (unreachable, login refused,\n"
+"read-only, not answering); 70 internal error; 74 output error;\n"
+"75 try again later (deadlock, lock wait, statement stopped by the\n"
+"server); 77 privilege missing; 78 configuration or schema problem;\n"
+"128+N stopped by signal N.  See jobrun(1).\n", out);
 }
 
 static int
