@@ -7,7 +7,7 @@
 . "${0%/*}/lib.sh"
 . "${0%/*}/http-lib.sh"
 
-plan 42
+plan 44
 setup_db
 start_http_server
 
@@ -36,13 +36,15 @@ r503 /status/503?retry_after=30
 rdate /status/429?date=$old_date&retry_after=$old_plus_45
 rnodate /status/429?date=none&retry_after=$in_3000s
 rcap /status/429?retry_after=100000
+rhuge /status/429?retry_after=2147483648
+rdigits /status/429?retry_after=99999999999999999999999999
 rcapdate /status/429?date=$old_date&retry_after=$old_plus_day
 rbad /status/429?retry_after=soon
 EOF2
 }
 types | write_config
 
-for t in e500 e503 e502 r408 r425 r429 r503 rdate rnodate rcap rcapdate rbad; do
+for t in e500 e503 e502 r408 r425 r429 r503 rdate rnodate rcap rhuge rdigits rcapdate rbad; do
 	jobrun enqueue --type="$t" --key="$t" >/dev/null
 done
 jobrun enqueue --type=e503 --key=last --max-attempts=1 >/dev/null
@@ -67,10 +69,10 @@ delay() {
 run jobrun --json
 snapshot
 is "$rc" 1 "a run with retried jobs exits 1"
-is "$(jget claimed <<<"$out")" 13 "claimed 13"
-is "$(jget retried <<<"$out")/$(jget failed <<<"$out")" 12/1 \
-    "retried 12, failed 1 (the one with max_attempts 1)"
-is "$(http_count /status/)" 13 "one request per job"
+is "$(jget claimed <<<"$out")" 15 "claimed 15"
+is "$(jget retried <<<"$out")/$(jget failed <<<"$out")" 14/1 \
+    "retried 14, failed 1 (the one with max_attempts 1)"
+is "$(http_count /status/)" 15 "one request per job"
 
 is "$(col e500 status)/$(col e500 attempts)" pending/1 "500: pending, attempts 1"
 between "$(delay e500)" 118 122 "500: next_run_at is NOW() + 120 s (the backoff)"
@@ -104,6 +106,8 @@ left=$(( 3000 - (snapped_at - made_at) ))
 between "$(delay rnodate)" $((left - 3)) $((left + 2)) \
     "Retry-After as an HTTP-date, no Date header: measured against our clock"
 between "$(delay rcap)" 3598 3602 "Retry-After: 100000 is capped at backoff_cap (3600)"
+between "$(delay rhuge)" 3598 3602 "Retry-After: 2^31 is capped too, not read as no Retry-After"
+between "$(delay rdigits)" 3598 3602 "so is one with more digits than a number holds"
 between "$(delay rcapdate)" 3598 3602 "an HTTP-date a day later is capped too"
 between "$(delay rbad)" 118 122 "an unreadable Retry-After: the normal backoff"
 
@@ -134,4 +138,4 @@ between "$(delay rcap)" 98 102 "Retry-After: 100000 is capped at backoff_cap = 1
 between "$(delay r429)" 28 32 "Retry-After: 30 below the cap is kept"
 between "$(delay e503)" 38 42 "no Retry-After: backoff_base 10 * 2^2 = 40 s"
 is "$(col e503 attempts)" 2 "attempts 2"
-is "$(http_count /status/)" 18 "every claim made exactly one request"
+is "$(http_count /status/)" 20 "every claim made exactly one request"

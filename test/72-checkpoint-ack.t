@@ -9,7 +9,7 @@
 . "${0%/*}/lib.sh"
 
 total=100000 every=20 cycles=20
-plan $((cycles + 10))
+plan $((cycles + 13))
 setup_db
 mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" <"$TOP/sql/002_checkpoint.sql"
 write_config <<EOF
@@ -25,6 +25,10 @@ timeout = 600
 [type.answers]
 handler = exec
 command = $HANDLERS/ack-refused $T/answers
+
+[type.toolong]
+handler = exec
+command = /bin/sh -c 'head -c 70000 /dev/zero | tr "\\0" 1 >&3; echo >&3; read -r a <&3; echo "\$a" >$T/toolong'
 EOF
 job() { sql "SELECT $2 FROM polling_jobs WHERE business_key = '$1'"; }
 
@@ -106,3 +110,12 @@ is "$(sed -n 3p "$T/answers")" "refused: an empty line" "an empty line: refused"
 is "$(job answers checkpoint)" '{"n":3} ' \
     "the last good one is stored byte for byte, trailing blank and all"
 is "$(sed -n 4p "$T/answers")" ok "and answered ok"
+
+# A line over the limit, from a handler that then succeeds: refused, and
+# said so where the operator looks, though the job ends well.
+jobrun enqueue --type=toolong --key=toolong >/dev/null
+run jobrun --type=toolong --json
+is "$(jget succeeded <<<"$out")" 1 "a handler whose checkpoint was too long may still succeed"
+is "$(cat "$T/toolong")" "refused: over 65536 bytes" "it was answered why"
+like "$err" "level=warn .*checkpoint refused: over 65536 bytes" \
+    "and the run warns about it"
