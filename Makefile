@@ -32,7 +32,8 @@ ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) $(PKG_CFLAGS) \
              -DCFG_DEFAULT_PATH='"$(SYSCONFDIR)/jobrun.conf"' $(CFLAGS)
 
 SRC  = admin argv backoff check cli command config db enqueue exec handler \
-       http inspect libcurl log main metrics noop queue rawjson report runner \
+       http inspect libcurl log main metrics noop queue queue_admin queue_info \
+       rawjson report runner \
        utf8 util watchdog
 OBJ  = $(SRC:%=build/%.o)
 AOBJ = $(SRC:%=build/asan/%.o)

@@ -5,7 +5,7 @@
  * Each statement states the status it expects in its WHERE clause, so a
  * job that a runner claimed in the meantime is left alone rather than
  * yanked from under it, and the affected-rows count says what happened.
- * Bulk changes go in statements of at most QUEUE_BATCH rows, each its own
+ * Bulk changes go in statements of at most BATCH rows, each its own
  * short transaction, so no lock is held long on a busy table, and a
  * signal stops them between two statements: what was done is done whole,
  * and said.  retry --failed leaves the jobs an operator cancelled alone
@@ -22,19 +22,8 @@
 #include "runner.h"
 #include "util.h"
 
-struct job_state {
-	char *status;
-};
-
-static int
-on_job_status(void *arg, char **cols, unsigned ncols)
-{
-	struct job_state *s = arg;
-
-	(void)ncols;
-	s->status = cols[0] != NULL ? xstrdup(cols[0]) : NULL;
-	return 1;
-}
+/* Rows per statement of a bulk change. */
+#define BATCH 1000
 
 /* A job the statement did not change: it does not exist, has another
  * status, or (retry --force of a pending job due now, in the same second)
@@ -45,52 +34,46 @@ explain_skip(struct ctx *c, const char *verb, unsigned long id,
     const char *wanted, json_t *skipped, int *done, char *err,
     size_t errlen)
 {
-	struct job_state s = { NULL };
-	struct db_arg arg = DB_NUM(id);
+	char *status = NULL;
 	enum db_status st;
 
 	*done = 0;
-	st = queue_select(&c->q, Q_JOB_STATUS, &arg, 1, 1, on_job_status, &s,
-	    err, errlen);
+	st = queue_job_status(c->q, id, &status, err, errlen);
 	if (st != DB_OK)
 		return st;
-	if (s.status != NULL && c->cli.force &&
-	    strcmp(s.status, "pending") == 0) {
+	if (status != NULL && c->cli.force && strcmp(status, "pending") == 0) {
 		*done = 1;
-		free(s.status);
+		free(status);
 		return DB_OK;
 	}
-	if (s.status == NULL)
+	if (status == NULL)
 		log_msg(&c->lg, LV_WARN, "%s: no job %lu", verb, id);
 	else
 		log_msg(&c->lg, LV_WARN, "%s: job %lu is %s, not %s; left "
-		    "alone", verb, id, s.status, wanted);
+		    "alone", verb, id, status, wanted);
 	json_array_append_new(skipped, json_pack("{s:I,s:s?}", "id",
-	    (json_int_t)id, "status", s.status));
-	free(s.status);
+	    (json_int_t)id, "status", status));
+	free(status);
 	return DB_OK;
 }
 
-/* Apply which to every id operand; report changed and skipped ones. */
+/* Retry (cancel false) or cancel every id operand; report changed and
+ * skipped ones. */
 static int
-each_id(struct ctx *c, const char *verb, enum queue_stmt which,
-    const char *wanted)
+each_id(struct ctx *c, const char *verb, int cancel, const char *wanted)
 {
 	json_t *changed = json_array(), *skipped = json_array();
 	size_t nchanged, nskipped;
 	unsigned long id;
-	uint64_t n;
 	char err[1024];
 	enum db_status st = DB_OK;
 	int i, done;
 
 	for (i = 0; st == DB_OK && i < c->cli.nargs; i++) {
-		struct db_arg arg;
-
 		parse_ulong(c->cli.args[i], 1, ULONG_MAX, &id);
-		arg = DB_NUM(id);
-		st = queue_write(&c->q, which, &arg, 1, &n, err, sizeof err);
-		done = n == 1;
+		st = cancel ? queue_cancel_job(c->q, id, &done, err,
+		    sizeof err) : queue_retry_job(c->q, id, c->cli.force,
+		    &done, err, sizeof err);
 		if (st == DB_OK && !done)
 			st = explain_skip(c, verb, id, wanted, skipped, &done,
 			    err, sizeof err);
@@ -120,16 +103,18 @@ each_id(struct ctx *c, const char *verb, enum queue_stmt which,
  * looked at before each statement, never during one, so every batch is
  * done whole or not at all. */
 static enum db_status
-in_batches(struct ctx *c, enum queue_stmt which, const struct db_arg *args,
-    unsigned nargs, uint64_t *total, int *stop, char *err, size_t errlen)
+in_batches(struct ctx *c, enum db_status (*batch)(struct queue *,
+    const struct queue_scope *, unsigned long, uint64_t *, char *, size_t),
+    const struct queue_scope *scope, uint64_t *total, int *stop, char *err,
+    size_t errlen)
 {
 	enum db_status st = DB_OK;
-	uint64_t n = QUEUE_BATCH;
+	uint64_t n = BATCH;
 
 	*total = 0;
-	while (st == DB_OK && n == QUEUE_BATCH &&
+	while (st == DB_OK && n == BATCH &&
 	    (*stop = run_stop_requested()) == 0) {
-		st = queue_write(&c->q, which, args, nargs, &n, err, errlen);
+		st = batch(c->q, scope, BATCH, &n, err, errlen);
 		*total += n;
 	}
 	return st;
@@ -166,26 +151,6 @@ print_purged(const struct ctx *c, uint64_t n, int dry_run, int stop)
 		    stop != 0 ? " (interrupted)" : "");
 }
 
-struct failed_counts {
-	uint64_t failed, cancelled;
-};
-
-static int
-on_failed_counts(void *arg, char **cols, unsigned ncols)
-{
-	struct failed_counts *fc = arg;
-	unsigned long failed = 0, cancelled = 0;
-
-	(void)ncols;
-	if (cols[0] != NULL)
-		parse_ulong(cols[0], 0, ULONG_MAX, &failed);
-	if (cols[1] != NULL)
-		parse_ulong(cols[1], 0, ULONG_MAX, &cancelled);
-	fc->failed = failed;
-	fc->cancelled = cancelled;
-	return 1;
-}
-
 /* retry --failed: every failed job, or only those of one type, but those
  * an operator cancelled only with --include-cancelled.  The cancelled
  * ones are counted first: the batches that skip them never change them,
@@ -194,27 +159,21 @@ on_failed_counts(void *arg, char **cols, unsigned ncols)
 static int
 retry_failed(struct ctx *c)
 {
-	static const enum queue_stmt retry[2][2] = {
-		{ Q_RETRY_UNCANCELLED, Q_RETRY_UNCANCELLED_TYPE },
-		{ Q_RETRY_FAILED, Q_RETRY_FAILED_TYPE },
-	};
-	struct db_arg arg = DB_STR(c->cli.type);
-	unsigned typed = c->cli.type != NULL;
+	struct queue_scope scope = { .type = c->cli.type,
+	    .include_cancelled = c->cli.include_cancelled };
 	int all = c->cli.include_cancelled, stop = 0;
-	struct failed_counts fc = { 0, 0 };
-	uint64_t n = 0, left = 0;
+	uint64_t n = 0, left = 0, failed = 0, cancelled = 0;
 	char err[1024];
 	enum db_status st;
 
-	st = queue_select(&c->q, typed ? Q_FAILED_COUNTS_TYPE :
-	    Q_FAILED_COUNTS, &arg, typed, 2, on_failed_counts, &fc, err,
+	st = queue_count_failed(c->q, &scope, &failed, &cancelled, err,
 	    sizeof err);
 	if (!all)
-		left = fc.cancelled;
+		left = cancelled;
 	if (st == DB_OK && c->cli.dry_run)
-		n = all ? fc.failed : fc.failed - fc.cancelled;
+		n = all ? failed : failed - cancelled;
 	else if (st == DB_OK)
-		st = in_batches(c, retry[all][typed], &arg, typed, &n, &stop,
+		st = in_batches(c, queue_requeue_failed, &scope, &n, &stop,
 		    err, sizeof err);
 	if (st != DB_OK) {
 		cmd_db_error(c, st, err);
@@ -245,52 +204,32 @@ int
 cmd_retry(struct ctx *c)
 {
 	if (!c->cli.failed)
-		return each_id(c, "retry", c->cli.force ? Q_RETRY_ID_FORCE :
-		    Q_RETRY_ID, c->cli.force ? "failed or pending" : "failed");
+		return each_id(c, "retry", 0, c->cli.force ?
+		    "failed or pending" : "failed");
 	return retry_failed(c);
 }
 
 int
 cmd_cancel(struct ctx *c)
 {
-	return each_id(c, "cancel", Q_CANCEL, "pending");
-}
-
-struct counted {
-	uint64_t n;
-};
-
-static int
-on_count(void *arg, char **cols, unsigned ncols)
-{
-	unsigned long v = 0;
-
-	(void)ncols;
-	if (cols[0] != NULL)
-		parse_ulong(cols[0], 0, ULONG_MAX, &v);
-	((struct counted *)arg)->n = v;
-	return 1;
+	return each_id(c, "cancel", 1, "pending");
 }
 
 int
 cmd_purge(struct ctx *c)
 {
-	struct db_arg args[] = { DB_STR(c->cli.status),
-	    DB_NUM(c->cli.older_than), DB_NUM(c->cli.older_than),
-	    DB_STR(c->cli.type) };
-	unsigned nargs = c->cli.type != NULL ? 4 : 3;
-	struct counted count = { 0 };
+	struct queue_scope scope = { .type = c->cli.type,
+	    .status = c->cli.status, .older_than = c->cli.older_than };
+	uint64_t n = 0;
 	char err[1024];
 	enum db_status st;
 	int stop = 0;
 
 	if (c->cli.dry_run)
-		st = queue_select(&c->q, c->cli.type != NULL ?
-		    Q_PURGE_COUNT_TYPE : Q_PURGE_COUNT, args, nargs, 1,
-		    on_count, &count, err, sizeof err);
+		st = queue_count_purgeable(c->q, &scope, &n, err, sizeof err);
 	else
-		st = in_batches(c, c->cli.type != NULL ? Q_PURGE_TYPE :
-		    Q_PURGE, args, nargs, &count.n, &stop, err, sizeof err);
+		st = in_batches(c, queue_purge, &scope, &n, &stop, err,
+		    sizeof err);
 	if (st != DB_OK) {
 		cmd_db_error(c, st, err);
 		/* A count that was not made is no count. */
@@ -300,6 +239,6 @@ cmd_purge(struct ctx *c)
 	if (stop != 0)
 		say_stopped(c, "purge", stop);
 	/* Batches already deleted stay deleted: say how many, even then. */
-	print_purged(c, count.n, c->cli.dry_run, stop);
+	print_purged(c, n, c->cli.dry_run, stop);
 	return st != DB_OK ? cmd_exit_for(st) : stop != 0 ? stop : EX_OK;
 }

@@ -29,6 +29,7 @@ struct report {
 	int json;
 	json_t *checks;
 	int problems;
+	json_t *settings;	/* the server's, while they are read */
 };
 
 static void
@@ -80,75 +81,51 @@ static const struct {
 };
 #define NINDEXES (sizeof indexes / sizeof indexes[0])
 
-struct found {
-	char **names;
-	int *nullable;		/* IS_NULLABLE = 'YES' */
-	size_t n;
-	char *columns[NINDEXES];
-	int unique[NINDEXES];
-};
-
+/* The table's column name: 0 when it has none, 1 when it has it, 2 when
+ * it also allows NULL. */
 static int
-on_column(void *arg, char **cols, unsigned ncols)
+has_column(const struct queue_table *t, const char *name)
 {
-	struct found *f = arg;
-
-	(void)ncols;
-	f->names = xrealloc(f->names, (f->n + 1) * sizeof *f->names);
-	f->nullable = xrealloc(f->nullable, (f->n + 1) * sizeof *f->nullable);
-	f->nullable[f->n] = cols[1] != NULL && strcmp(cols[1], "YES") == 0;
-	f->names[f->n++] = xstrdup(cols[0]);
-	return 0;
-}
-
-static int
-on_index(void *arg, char **cols, unsigned ncols)
-{
-	struct found *f = arg;
 	size_t i;
 
-	(void)ncols;
-	for (i = 0; i < NINDEXES; i++)
-		if (strcmp(cols[0], indexes[i].name) == 0) {
-			f->columns[i] = xstrdup(cols[2] != NULL ? cols[2] : "");
-			f->unique[i] = strcmp(cols[1], "0") == 0;
-		}
+	for (i = 0; i < t->ncolumns; i++)
+		if (strcmp(t->columns[i].name, name) == 0)
+			return 1 + t->columns[i].nullable;
 	return 0;
 }
 
-struct unfilled {
-	const struct ctx *c;
-	struct report *r;
-};
-
-/* A column enqueue cannot fill: a problem, with the statement that fixes
- * it. */
-static int
-on_unfilled(void *arg, char **cols, unsigned ncols)
+/* The index called name, or NULL. */
+static const struct queue_index_info *
+index_named(const struct queue_table *t, const char *name)
 {
-	struct unfilled *cr = arg;
+	size_t i;
+
+	for (i = 0; i < t->nindexes; i++)
+		if (strcmp(t->indexes[i].name, name) == 0)
+			return &t->indexes[i];
+	return NULL;
+}
+
+/* Columns enqueue cannot fill: each a problem, with the statement that
+ * fixes it. */
+static void
+check_unfilled(struct report *r, const struct ctx *c,
+    const struct queue_table *t)
+{
 	char fix[512], column[160];
-
-	(void)ncols;
-	db_quote_ident(cols[0], column, sizeof column);
-	snprintf(fix, sizeof fix, "ALTER TABLE %s ALTER %s SET DEFAULT "
-	    "<value>, or let the column be NULL", cr->c->q.table, column);
-	note(cr->r, PROBLEM, fix, "table %s: column %s is NOT NULL without a "
-	    "default, and jobrun's enqueue does not fill it: every enqueue "
-	    "fails", cr->c->q.name, cols[0]);
-	return 0;
-}
-
-/* 1 when the table has column name, 2 when it also allows NULL. */
-static int
-has_column(const struct found *f, const char *name)
-{
 	size_t i;
 
-	for (i = 0; i < f->n; i++)
-		if (strcmp(f->names[i], name) == 0)
-			return 1 + f->nullable[i];
-	return 0;
+	for (i = 0; i < t->ncolumns; i++) {
+		if (!t->columns[i].unfilled)
+			continue;
+		db_quote_ident(t->columns[i].name, column, sizeof column);
+		snprintf(fix, sizeof fix, "ALTER TABLE %s ALTER %s SET DEFAULT "
+		    "<value>, or let the column be NULL", queue_quoted(c->q),
+		    column);
+		note(r, PROBLEM, fix, "table %s: column %s is NOT NULL without "
+		    "a default, and jobrun's enqueue does not fill it: every "
+		    "enqueue fails", queue_name(c->q), t->columns[i].name);
+	}
 }
 
 /* Columns the seed's table declares NOT NULL and what a NULL in them
@@ -171,89 +148,38 @@ static const struct {
 };
 
 static void
-check_nullable(struct report *r, const struct ctx *c, const struct found *f)
+check_nullable(struct report *r, const struct ctx *c,
+    const struct queue_table *t)
 {
 	char fix[256];
 	size_t i;
 
 	for (i = 0; i < sizeof not_null / sizeof not_null[0]; i++) {
-		if (has_column(f, not_null[i].name) != 2)
+		if (has_column(t, not_null[i].name) != 2)
 			continue;
 		snprintf(fix, sizeof fix, "ALTER TABLE %s MODIFY %s %s",
-		    c->q.table, not_null[i].name, not_null[i].definition);
+		    queue_quoted(c->q), not_null[i].name,
+		    not_null[i].definition);
 		note(r, PROBLEM, fix, "column %s allows NULL: %s",
 		    not_null[i].name, not_null[i].effect);
 	}
 }
 
+/* The indexes jobrun relies on, against the table's. */
 static void
-free_found(struct found *f)
+check_indexes(struct report *r, const struct ctx *c,
+    const struct queue_table *t)
 {
+	const struct queue_index_info *x;
+	char fix[512];
 	size_t i;
 
-	for (i = 0; i < f->n; i++)
-		free(f->names[i]);
-	free(f->names);
-	free(f->nullable);
-	for (i = 0; i < NINDEXES; i++)
-		free(f->columns[i]);
-}
-
-/* Columns and indexes; 0 when the claim can be explained at all. */
-static enum db_status
-check_table(struct ctx *c, struct report *r, int *usable, char *err,
-    size_t errlen)
-{
-	struct db_arg arg = DB_STR(c->q.name);
-	struct unfilled unfilled = { c, r };
-	struct found f = { 0 };
-	char fix[512];
-	enum db_status st;
-	size_t i, missing = 0;
-
-	*usable = 0;
-	st = queue_select(&c->q, Q_COLUMNS, &arg, 1, 2, on_column, &f, err,
-	    errlen);
-	if (st == DB_OK)
-		st = queue_select(&c->q, Q_INDEXES, &arg, 1, 3, on_index, &f,
-		    err, errlen);
-	if (st != DB_OK)
-		goto out;
-	if (f.n == 0) {
-		snprintf(fix, sizeof fix, "mariadb %s < sql/schema.sql, or set "
-		    "[database] table in %s", c->cfg.db.database, c->cfg.path);
-		note(r, PROBLEM, fix, "table %s.%s does not exist",
-		    c->cfg.db.database, c->q.name);
-		goto out;
-	}
-	for (i = 0; required_columns[i] != NULL; i++)
-		if (!has_column(&f, required_columns[i])) {
-			missing++;
-			note(r, PROBLEM, "compare the table with sql/schema.sql",
-			    "table %s lacks column %s", c->q.name,
-			    required_columns[i]);
-		}
-	if (missing == 0)
-		note(r, OK, NULL, "table %s.%s has the %zu columns jobrun uses",
-		    c->cfg.db.database, c->q.name, f.n);
-	check_nullable(r, c, &f);
-	st = queue_select(&c->q, Q_UNFILLED_COLUMNS, &arg, 1, 1, on_unfilled,
-	    &unfilled, err, errlen);
-	if (st != DB_OK)
-		goto out;
-	if (has_column(&f, "checkpoint") && has_column(&f, "snoozes"))
-		note(r, OK, NULL, "checkpoints and snooze are on (columns "
-		    "checkpoint, snoozes)");
-	else
-		note(r, ADVICE, "sql/002_checkpoint.sql", "checkpoints and "
-		    "snooze are off: the table has no checkpoint and snoozes "
-		    "columns");
 	for (i = 0; i < NINDEXES; i++) {
-		snprintf(fix, sizeof fix, "ALTER TABLE %s ADD %s", c->q.table,
-		    indexes[i].definition);
-		if (f.columns[i] != NULL &&
-		    strcmp(f.columns[i], indexes[i].columns) == 0 &&
-		    f.unique[i] == indexes[i].unique)
+		x = index_named(t, indexes[i].name);
+		snprintf(fix, sizeof fix, "ALTER TABLE %s ADD %s",
+		    queue_quoted(c->q), indexes[i].definition);
+		if (x != NULL && strcmp(x->columns, indexes[i].columns) == 0 &&
+		    x->unique == indexes[i].unique)
 			note(r, OK, NULL, "index %s (%s)", indexes[i].name,
 			    indexes[i].columns);
 		else if (!indexes[i].required)
@@ -261,19 +187,62 @@ check_table(struct ctx *c, struct report *r, int *usable, char *err,
 			    "claims of one type (--type, or a configuration "
 			    "with one type) read past other types' due jobs",
 			    indexes[i].name);
-		else if (f.columns[i] == NULL)
+		else if (x == NULL)
 			note(r, PROBLEM, fix, "index %s is missing",
 			    indexes[i].name);
 		else
 			note(r, PROBLEM, "drop it and add it as in "
 			    "sql/schema.sql", "index %s is on (%s)%s, expected "
-			    "(%s)%s", indexes[i].name, f.columns[i],
-			    f.unique[i] ? " unique" : "", indexes[i].columns,
+			    "(%s)%s", indexes[i].name, x->columns,
+			    x->unique ? " unique" : "", indexes[i].columns,
 			    indexes[i].unique ? " unique" : "");
 	}
-	*usable = missing == 0 && f.columns[1] != NULL;
+}
+
+/* Columns and indexes; *usable when the claim can be explained at all. */
+static enum db_status
+check_table(struct ctx *c, struct report *r, int *usable, char *err,
+    size_t errlen)
+{
+	struct queue_table t;
+	char fix[512];
+	enum db_status st;
+	size_t i, missing = 0;
+
+	*usable = 0;
+	st = queue_describe(c->q, &t, err, errlen);
+	if (st != DB_OK)
+		goto out;
+	if (t.ncolumns == 0) {
+		snprintf(fix, sizeof fix, "mariadb %s < sql/schema.sql, or set "
+		    "[database] table in %s", c->cfg.db.database, c->cfg.path);
+		note(r, PROBLEM, fix, "table %s.%s does not exist",
+		    c->cfg.db.database, queue_name(c->q));
+		goto out;
+	}
+	for (i = 0; required_columns[i] != NULL; i++)
+		if (!has_column(&t, required_columns[i])) {
+			missing++;
+			note(r, PROBLEM, "compare the table with sql/schema.sql",
+			    "table %s lacks column %s", queue_name(c->q),
+			    required_columns[i]);
+		}
+	if (missing == 0)
+		note(r, OK, NULL, "table %s.%s has the %zu columns jobrun uses",
+		    c->cfg.db.database, queue_name(c->q), t.ncolumns);
+	check_nullable(r, c, &t);
+	check_unfilled(r, c, &t);
+	if (has_column(&t, "checkpoint") && has_column(&t, "snoozes"))
+		note(r, OK, NULL, "checkpoints and snooze are on (columns "
+		    "checkpoint, snoozes)");
+	else
+		note(r, ADVICE, "sql/002_checkpoint.sql", "checkpoints and "
+		    "snooze are off: the table has no checkpoint and snoozes "
+		    "columns");
+	check_indexes(r, c, &t);
+	*usable = missing == 0 && index_named(&t, "idx_pick") != NULL;
 out:
-	free_found(&f);
+	queue_table_free(&t);
 	return st;
 }
 
@@ -285,7 +254,7 @@ check_plan(struct ctx *c, struct report *r, const char *const *types,
 	char *index = NULL;
 	enum db_status st;
 
-	st = queue_explain_claim(&c->q, types, ntypes, &index, &rows, err,
+	st = queue_explain_claim(c->q, types, ntypes, &index, &rows, err,
 	    errlen);
 	if (st != DB_OK)
 		return st;
@@ -327,62 +296,44 @@ check_libcurl(const struct ctx *c, struct report *r)
 	note(r, OK, NULL, "libcurl loads, for the http type(s)");
 }
 
-struct settings {
-	struct report *r;
-	json_t *obj;
-};
-
-static int
-on_setting(void *arg, char **cols, unsigned ncols)
+static void
+on_setting(void *arg, const char *name, const char *value)
 {
-	struct settings *s = arg;
+	struct report *r = arg;
 
-	(void)ncols;
-	json_object_set_new(s->obj, cols[0], json_string(cols[1] ? cols[1] :
-	    ""));
-	if (!s->r->json)
-		printf("%-8s %s = %s\n", "info", cols[0], cols[1] ? cols[1] :
-		    "");
-	if (strcmp(cols[0], "wsrep_on") == 0 && cols[1] != NULL &&
-	    strcmp(cols[1], "ON") == 0)
-		note(s->r, ADVICE, NULL, "Galera (wsrep_on): row claims are "
+	json_object_set_new(r->settings, name, json_string(value));
+	if (!r->json)
+		printf("%-8s %s = %s\n", "info", name, value);
+	if (strcmp(name, "wsrep_on") == 0 && strcmp(value, "ON") == 0)
+		note(r, ADVICE, NULL, "Galera (wsrep_on): row claims are "
 		    "safe cluster-wide; expect some claims to meet "
 		    "certification conflicts (error 1213)");
-	return 0;
-}
-
-static int
-on_version(void *arg, char **cols, unsigned ncols)
-{
-	(void)ncols;
-	json_object_set_new(arg, "version", json_string(cols[0]));
-	return 1;
 }
 
 static enum db_status
 check_server(struct ctx *c, struct report *r, json_t *server, char *err,
     size_t errlen)
 {
-	struct settings s = { r, json_object() };
 	enum db_status st;
+	char *version = NULL;
 
-	st = queue_select(&c->q, Q_VERSION, NULL, 0, 1, on_version, server,
-	    err, errlen);
-	if (st == DB_OK)
-		note(r, OK, NULL, "server %s answers at %s",
-		    json_string_value(json_object_get(server, "version")),
+	r->settings = json_object();
+	st = queue_server(c->q, &version, on_setting, r, err, errlen);
+	if (version != NULL) {
+		json_object_set_new(server, "version", json_string(version));
+		note(r, OK, NULL, "server %s answers at %s", version,
 		    c->db.where);
-	if (st == DB_OK)
-		st = queue_select(&c->q, Q_SETTINGS, NULL, 0, 2, on_setting,
-		    &s, err, errlen);
-	json_object_set_new(server, "settings", s.obj);
+	}
+	free(version);
+	json_object_set_new(server, "settings", r->settings);
+	r->settings = NULL;
 	return st;
 }
 
 int
 cmd_check(struct ctx *c)
 {
-	struct report r = { c->cli.json, json_array(), 0 };
+	struct report r = { c->cli.json, json_array(), 0, NULL };
 	json_t *server = json_object();
 	const char **types = xcalloc(c->cfg.ntypes + 1, sizeof *types);
 	char err[1024], what[128];

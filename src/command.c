@@ -61,6 +61,17 @@ job_in_hand(const struct run_stats *s)
 	    s->snoozed;
 }
 
+const char **
+cmd_type_names(const struct ctx *c)
+{
+	const char **names = xcalloc(c->cfg.ntypes + 1, sizeof *names);
+	size_t i;
+
+	for (i = 0; i < c->cfg.ntypes; i++)
+		names[i] = c->cfg.types[i].name;
+	return names;
+}
+
 void
 cmd_print_json(json_t *value)
 {
@@ -109,18 +120,20 @@ prepare_types(const struct ctx *c, const char *only)
  * runner holding it is not an error: this run has nothing to do.  Returns
  * an exit status to stop with, or -1 to go on. */
 static int
-take_single_lock(struct ctx *c, const char *type)
+take_single_lock(struct ctx *c, const char *type, char *name, size_t namelen)
 {
-	char name[256], err[1024];
+	char err[1024];
 	enum db_status st;
 	int held = 0;
 
 	/* GET_LOCK names are at most 64 characters; a longer one is cut,
 	 * which can only make two scopes share one lock. */
-	snprintf(name, sizeof name, "jobrun:%s.%s%s%s", c->cfg.db.database,
-	    c->q.name, type != NULL ? ":" : "", type != NULL ? type : "");
-	name[64] = '\0';
-	st = queue_get_lock(&c->q, name, &held, err, sizeof err);
+	snprintf(name, namelen, "jobrun:%s.%s%s%s", c->cfg.db.database,
+	    queue_name(c->q), type != NULL ? ":" : "", type != NULL ? type :
+	    "");
+	if (namelen > 64)
+		name[64] = '\0';
+	st = queue_take_single(c->q, name, &held, err, sizeof err);
 	if (st != DB_OK) {
 		cmd_db_error(c, st, err);
 		return cmd_exit_for(st);
@@ -143,26 +156,27 @@ write_metrics(struct ctx *c, const struct run_stats *stats, int status,
 {
 	const char *path = c->cli.metrics_file != NULL ?
 	    c->cli.metrics_file : c->cfg.run.metrics_file;
-	struct status queue = { NULL, 0 };
-	const char *saved_type = c->cli.type;
+	struct queue_backlog backlog = { NULL, 0 };
+	const char **known;
 	char err[1024];
 
 	if (path == NULL)
 		return;
-	c->cli.type = NULL;	/* the backlog of every type */
-	if (db_ok && cmd_collect_status(c, 0, &queue, err, sizeof err) !=
-	    DB_OK) {
+	known = cmd_type_names(c);
+	/* The backlog of every type, whatever this run was limited to. */
+	if (db_ok && queue_backlog(c->q, known, c->cfg.ntypes, NULL, 0,
+	    &backlog, err, sizeof err) != DB_OK) {
 		log_msg(&c->lg, LV_WARN, "metrics without the backlog: %s",
 		    err);
 		db_ok = 0;
 	}
-	c->cli.type = saved_type;
 	/* Not fatal (the jobs were handled) but never silent, not even
 	 * under -q: stale metrics are how monitoring would notice. */
-	if (metrics_write(path, stats, status, db_ok ? &queue : NULL, err,
+	if (metrics_write(path, stats, status, db_ok ? &backlog : NULL, err,
 	    sizeof err) != 0)
 		log_msg(&c->lg, LV_ERROR, "%s", err);
-	cmd_free_status(&queue);
+	queue_backlog_free(&backlog);
+	free(known);
 }
 
 int
@@ -175,6 +189,8 @@ cmd_run(struct ctx *c)
 		.max_seconds = c->cli.has_max_seconds ? c->cli.max_seconds :
 		    c->cfg.run.max_seconds,
 	};
+	struct queue_counters counters;
+	char single[256];
 	struct run_stats stats;
 	char err[1024];
 	enum db_status st;
@@ -193,11 +209,13 @@ cmd_run(struct ctx *c)
 	if (prepare_types(c, opts.type) != 0)
 		return EX_CONFIG;
 	if (c->cli.single || c->cfg.run.single) {
-		status = take_single_lock(c, opts.type);
+		status = take_single_lock(c, opts.type, single,
+		    sizeof single);
 		if (status >= 0)
 			return status;
+		opts.single_lock = single;
 	}
-	st = run_cycle(&c->cfg, &c->q, &opts, &c->lg, &stats, err,
+	st = run_cycle(&c->cfg, &c->db, c->q, &opts, &c->lg, &stats, err,
 	    sizeof err);
 	if (st != DB_OK) {
 		cmd_db_error(c, st, err);
@@ -214,14 +232,15 @@ cmd_run(struct ctx *c)
 	status = run_interrupted() ? run_interrupted() : st != DB_OK ?
 	    cmd_exit_for(st) : stats.retried + stats.failed + stats.lost > 0 ?
 	    EXIT_ATTENTION : EX_OK;
-	if (c->q.reconnects > 0)
+	queue_counters(c->q, &counters);
+	if (counters.reconnects > 0)
 		log_msg(&c->lg, LV_INFO, "connection to the database lost and "
 		    "made again %llu time(s)",
-		    (unsigned long long)c->q.reconnects);
-	if (c->q.conflicts > 0)
+		    (unsigned long long)counters.reconnects);
+	if (counters.conflicts > 0)
 		log_msg(&c->lg, LV_INFO, "%llu statement(s) run again after a "
 		    "deadlock or lock wait timeout",
-		    (unsigned long long)c->q.conflicts);
+		    (unsigned long long)counters.conflicts);
 	if (c->cli.verbose)
 		report_run_text(&c->lg, &stats);
 	if (c->cli.json)

@@ -23,7 +23,7 @@ struct ctx {
 	struct cli cli;
 	struct cfg cfg;
 	struct db db;
-	struct queue q;
+	struct queue *q;
 	struct log lg;
 };
 
@@ -38,28 +38,12 @@ void cmd_db_error(const struct ctx *c, enum db_status st, const char *err);
 int cmd_prepare_type(const struct ctx *c, const struct cfg_type *t,
                      char *err, size_t errlen);
 
+/* The configured types' names, in the configuration's order (a malloc'ed
+ * array of the configuration's strings). */
+const char **cmd_type_names(const struct ctx *c);
+
 /* Print a JSON value on stdout, compact, and release it. */
 void cmd_print_json(json_t *value);
-
-/* The backlog of one type, as status shows it. */
-struct type_status {
-	char *type;
-	const char *handler;	/* NULL: no [type.NAME] section */
-	unsigned long pending, due, processing, expired, failed, success;
-	long lag;		/* seconds, -1 when nothing is due */
-};
-
-struct status {
-	struct type_status *rows;
-	size_t n;
-};
-
-/* The backlog of every type (or only c->cli.type), from indexes only;
- * with estimate, the optimizer's estimate of success rows too. */
-enum db_status cmd_collect_status(struct ctx *c, int estimate,
-                                  struct status *s, char *err,
-                                  size_t errlen);
-void cmd_free_status(struct status *s);
 
 int cmd_run(struct ctx *c);
 int cmd_enqueue(struct ctx *c);

@@ -26,6 +26,7 @@
 
 #define PAYLOAD_MAX (64 * 1024 * 1024)
 #define FANOUT_MAX_CHUNKS 10000000UL
+#define FANOUT_BATCH 500	/* chunks per multi-row insert */
 
 /* The payload file's contents ("-": stdin), at most PAYLOAD_MAX bytes,
  * as they are (NUL bytes included); *lenp is their length. */
@@ -75,7 +76,7 @@ check_json(struct ctx *c, const char *what, const char *text, size_t len,
 	char err[1024];
 	enum db_status st;
 
-	st = queue_json_kind(&c->q, text, len, object, &kind, err, sizeof err);
+	st = queue_json_kind(c->q, text, len, object, &kind, err, sizeof err);
 	if (st != DB_OK) {
 		cmd_db_error(c, st, err);
 		return cmd_exit_for(st);
@@ -118,7 +119,7 @@ enqueue_one(struct ctx *c)
 	if (payload != NULL &&
 	    (rc = check_json(c, "payload", payload, len, 0)) != EX_OK)
 		goto out;
-	st = queue_enqueue(&c->q, c->cli.type, c->cli.key, payload, len, &when,
+	st = queue_enqueue(c->q, c->cli.type, c->cli.key, payload, len, &when,
 	    c->cli.max_attempts, &id, &created, &status, err, sizeof err);
 	if (st != DB_OK) {
 		cmd_db_error(c, st, err);
@@ -133,7 +134,7 @@ out:
 }
 
 struct fanout {
-	struct queue_new_job rows[QUEUE_INSERT_BATCH];
+	struct queue_new_job rows[FANOUT_BATCH];
 	size_t n;
 	uint64_t total, created, done;
 	int progress;		/* stderr is a terminal */
@@ -156,7 +157,7 @@ flush_rows(struct ctx *c, struct fanout *f, char *err, size_t errlen)
 	uint64_t created = 0;
 	enum db_status st;
 
-	st = queue_enqueue_batch(&c->q, c->cli.type, c->cli.payload_template,
+	st = queue_enqueue_batch(c->q, c->cli.type, c->cli.payload_template,
 	    f->rows, f->n, &when,
 	    c->cli.max_attempts, &created, err, errlen);
 	f->created += created;
@@ -205,7 +206,7 @@ enqueue_range(struct ctx *c)
 		f->rows[f->n].key = xstrdup(key);
 		f->rows[f->n].from = from;
 		f->rows[f->n].to = to;
-		if (++f->n == QUEUE_INSERT_BATCH || to == o->range_to)
+		if (++f->n == FANOUT_BATCH || to == o->range_to)
 			st = flush_rows(c, f, err, sizeof err);
 		if (to == o->range_to)
 			break;

@@ -112,14 +112,14 @@ setup(struct ctx *c)
 		cmd_db_error(c, st, err);
 		return cmd_exit_for(st);
 	}
-	queue_init(&c->q, &c->db, c->cfg.db.table);
+	c->q = queue_open(&c->db, c->cfg.db.table);
 	return EX_OK;
 }
 
 static void
 teardown(struct ctx *c)
 {
-	queue_close(&c->q);
+	queue_close(c->q);
 	db_close(&c->db);
 	cfg_free(&c->cfg);
 	mysql_library_end();

@@ -100,23 +100,23 @@ run_figures(FILE *f, const struct run_stats *s)
 }
 
 static void
-queue_figures(FILE *f, const struct status *q)
+queue_figures(FILE *f, const struct queue_backlog *q)
 {
 	static const struct {
 		const char *name, *help;
 		size_t offset;
 	} gauges[] = {
 		{ "jobrun_queue_pending", "Pending jobs, by type.",
-		  offsetof(struct type_status, pending) },
+		  offsetof(struct queue_backlog_row, pending) },
 		{ "jobrun_queue_due", "Pending jobs already due, by type.",
-		  offsetof(struct type_status, due) },
+		  offsetof(struct queue_backlog_row, due) },
 		{ "jobrun_queue_processing", "Jobs being handled, by type.",
-		  offsetof(struct type_status, processing) },
+		  offsetof(struct queue_backlog_row, processing) },
 		{ "jobrun_queue_expired_locks", "Processing jobs whose lock "
 		  "expired (their runner stopped), by type.",
-		  offsetof(struct type_status, expired) },
+		  offsetof(struct queue_backlog_row, expired) },
 		{ "jobrun_queue_failed", "Failed jobs, by type.",
-		  offsetof(struct type_status, failed) },
+		  offsetof(struct queue_backlog_row, failed) },
 	};
 	size_t g, i;
 
@@ -136,7 +136,8 @@ queue_figures(FILE *f, const struct status *q)
 
 int
 metrics_write(const char *path, const struct run_stats *stats,
-    int exit_status, const struct status *queue, char *err, size_t errlen)
+    int exit_status, const struct queue_backlog *queue, char *err,
+    size_t errlen)
 {
 	char tmp[4096];
 	double now = (double)time(NULL), last = previous_success(path);

@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "command.h"
+#include "queue.h"
 #include "runner.h"
 
 /* Write path atomically (a temporary file renamed over it): this run's
@@ -15,7 +15,8 @@
  * last ended well, and, when queue is not NULL, the backlog and lag by
  * type.  -1 with err on failure. */
 int metrics_write(const char *path, const struct run_stats *stats,
-                  int exit_status, const struct status *queue, char *err,
+                  int exit_status, const struct queue_backlog *queue,
+                  char *err,
                   size_t errlen);
 
 #endif

@@ -40,7 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "queue.h"
+#include "queue_sql.h"
 #include "util.h"
 
 #define BATCH_PARAMS 8		/* per row of a multi-row insert */
@@ -251,14 +251,15 @@ static const char *const templates[Q_COUNT] = {
 	[Q_RETRY_ID] = REQUEUE " WHERE id = ? AND status = 'failed'",
 	[Q_RETRY_ID_FORCE] = REQUEUE
 	    " WHERE id = ? AND status IN ('failed', 'pending')",
-	[Q_RETRY_FAILED] = REQUEUE " WHERE status = 'failed' LIMIT 1000",
-	[Q_RETRY_FAILED_TYPE] = REQUEUE
-	    " WHERE" TYPE_IS " AND status = 'failed' LIMIT 1000",
-	[Q_RETRY_UNCANCELLED] = REQUEUE " WHERE status = 'failed'"
-	    " AND NOT (last_error <=> " CANCELLED ") LIMIT 1000",
-	[Q_RETRY_UNCANCELLED_TYPE] = REQUEUE " WHERE" TYPE_IS
+	/* Batches of at most ? rows: the caller loops. */
+	[Q_REQUEUE] = REQUEUE " WHERE status = 'failed' LIMIT ?",
+	[Q_REQUEUE_TYPE] = REQUEUE
+	    " WHERE" TYPE_IS " AND status = 'failed' LIMIT ?",
+	[Q_REQUEUE_UNCANCELLED] = REQUEUE " WHERE status = 'failed'"
+	    " AND NOT (last_error <=> " CANCELLED ") LIMIT ?",
+	[Q_REQUEUE_UNCANCELLED_TYPE] = REQUEUE " WHERE" TYPE_IS
 	    " AND status = 'failed' AND NOT (last_error <=> " CANCELLED ")"
-	    " LIMIT 1000",
+	    " LIMIT ?",
 	[Q_FAILED_COUNTS] = "SELECT COUNT(*), COUNT(IF(last_error <=> "
 	    CANCELLED ", 1, NULL)) FROM %1$s FORCE INDEX (idx_pick)"
 	    " WHERE status = 'failed'",
@@ -272,10 +273,10 @@ static const char *const templates[Q_COUNT] = {
 	    " updated_at = NOW() WHERE id = ? AND status = 'pending'",
 	[Q_PURGE] = "DELETE j FROM %1$s AS j JOIN (SELECT id FROM %1$s"
 	    " FORCE INDEX (idx_pick)" PURGE_WHERE
-	    " ORDER BY next_run_at, id LIMIT 1000) AS d USING (id)",
+	    " ORDER BY next_run_at, id LIMIT ?) AS d USING (id)",
 	[Q_PURGE_TYPE] = "DELETE j FROM %1$s AS j JOIN (SELECT id FROM %1$s"
 	    " FORCE INDEX (idx_pick)" PURGE_WHERE " AND" TYPE_IS
-	    " ORDER BY next_run_at, id LIMIT 1000) AS d USING (id)",
+	    " ORDER BY next_run_at, id LIMIT ?) AS d USING (id)",
 	[Q_PURGE_COUNT] = "SELECT COUNT(*) FROM %1$s FORCE INDEX (idx_pick)"
 	    PURGE_WHERE,
 	[Q_PURGE_COUNT_TYPE] = "SELECT COUNT(*) FROM %1$s"
@@ -307,14 +308,6 @@ static const char *const templates[Q_COUNT] = {
 	    " 'wait_timeout', 'time_zone', 'system_time_zone',"
 	    " 'transaction_isolation', 'tx_isolation', 'max_allowed_packet',"
 	    " 'innodb_flush_log_at_trx_commit', 'wsrep_on')",
-};
-
-/* The statements whose caller binds a type once where the text (TYPE_IS)
- * takes it twice: the position of that argument, plus one; 0 for none. */
-static const unsigned char type_arg[Q_COUNT] = {
-	[Q_LIST_TYPE] = 2, [Q_LIST_STATUS_TYPE] = 3, [Q_RETRY_FAILED_TYPE] = 1,
-	[Q_PURGE_TYPE] = 4, [Q_PURGE_COUNT_TYPE] = 4, [Q_SHOW_KEY] = 1,
-	[Q_RETRY_UNCANCELLED_TYPE] = 1, [Q_FAILED_COUNTS_TYPE] = 1,
 };
 
 /* What each statement is for, in error messages. */
@@ -356,10 +349,10 @@ static const char *const purposes[Q_COUNT] = {
 	[Q_SHOW_KEY] = "show job",
 	[Q_RETRY_ID] = "retry job",
 	[Q_RETRY_ID_FORCE] = "retry job",
-	[Q_RETRY_FAILED] = "retry failed jobs",
-	[Q_RETRY_FAILED_TYPE] = "retry failed jobs",
-	[Q_RETRY_UNCANCELLED] = "retry failed jobs",
-	[Q_RETRY_UNCANCELLED_TYPE] = "retry failed jobs",
+	[Q_REQUEUE] = "retry failed jobs",
+	[Q_REQUEUE_TYPE] = "retry failed jobs",
+	[Q_REQUEUE_UNCANCELLED] = "retry failed jobs",
+	[Q_REQUEUE_UNCANCELLED_TYPE] = "retry failed jobs",
 	[Q_FAILED_COUNTS] = "count failed jobs",
 	[Q_FAILED_COUNTS_TYPE] = "count failed jobs",
 	[Q_CANCEL] = "cancel job",
@@ -374,14 +367,34 @@ static const char *const purposes[Q_COUNT] = {
 	[Q_SETTINGS] = "read server settings",
 };
 
-void
-queue_init(struct queue *q, struct db *db, const char *table)
+struct queue *
+queue_open(struct db *db, const char *table)
 {
-	memset(q, 0, sizeof *q);
+	struct queue *q = xcalloc(1, sizeof *q);
+
 	q->db = db;
 	snprintf(q->name, sizeof q->name, "%s", table);
 	q->random = (uint64_t)getpid() << 32 ^ (uint64_t)now_ms();
 	db_quote_ident(table, q->table, sizeof q->table);
+	return q;
+}
+
+const char *
+queue_name(const struct queue *q)
+{
+	return q->name;
+}
+
+const char *
+queue_quoted(const struct queue *q)
+{
+	return q->table;
+}
+
+void
+queue_counters(const struct queue *q, struct queue_counters *out)
+{
+	*out = q->counters;
 }
 
 /* Close every prepared statement (they die with their connection). */
@@ -402,13 +415,16 @@ forget_statements(struct queue *q)
 void
 queue_close(struct queue *q)
 {
+	if (q == NULL)
+		return;
 	forget_statements(q);
+	free(q);
 }
 
 /* The text of statement which (malloc'ed): the quoted table name and, for
  * the claims, one "?" per type; nothing else is ever formatted in. */
-static char *
-statement_text(const struct queue *q, enum queue_stmt which)
+char *
+queue_stmt_text(const struct queue *q, enum queue_stmt which)
 {
 	char *in, *sql;
 	size_t i, n = q->claim_types > 0 ? q->claim_types : 1;
@@ -437,26 +453,33 @@ prepare(struct queue *q, enum queue_stmt which, char *cause, size_t len)
 
 	if (q->stmt[which] != NULL)
 		return DB_OK;
-	sql = statement_text(q, which);
+	sql = queue_stmt_text(q, which);
 	st = db_prepare(q->db, sql, &q->stmt[which], cause, len);
 	free(sql);
 	return st;
 }
 
-/* Sleep 2..10 ms, doubled per earlier attempt (xorshift: no shared
+/* The next number of the queue's own generator (xorshift: no shared
  * state with anyone else's random()). */
-static void
-pause_after_conflict(struct queue *q, unsigned attempt)
+static uint64_t
+next_random(struct queue *q)
 {
-	struct timespec ts;
 	uint64_t x = q->random ? q->random : 0x9e3779b97f4a7c15ULL;
-	long ms;
 
 	x ^= x << 13;
 	x ^= x >> 7;
 	x ^= x << 17;
-	q->random = x;
-	ms = (long)(2 + x % 9) << (attempt < 5 ? attempt : 5);
+	return q->random = x;
+}
+
+/* Sleep 2..10 ms, doubled per earlier attempt. */
+static void
+pause_after_conflict(struct queue *q, unsigned attempt)
+{
+	struct timespec ts;
+	long ms;
+
+	ms = (long)(2 + next_random(q) % 9) << (attempt < 5 ? attempt : 5);
 	ts.tv_sec = ms / 1000;
 	ts.tv_nsec = (ms % 1000) * 1000000L;
 	while (nanosleep(&ts, &ts) != 0)
@@ -482,7 +505,7 @@ attempt(struct queue *q, enum queue_stmt which, const struct db_arg *args,
 		/* Each statement is its own transaction and a deadlock rolled
 		 * it back whole, so running it again is safe; the random
 		 * pause keeps two runners from colliding again in step. */
-		q->conflicts++;
+		q->counters.conflicts++;
 		pause_after_conflict(q, tries);
 		st = DB_OK;
 	}
@@ -552,7 +575,7 @@ reconnect(struct queue *q, size_t size, char *cause, size_t len)
 	st = db_reconnect(q->db, cause, len);
 	if (st != DB_OK)
 		return st;
-	q->reconnects++;
+	q->counters.reconnects++;
 	retake_lock(q);
 	return over_max_packet(q, size, cause, len) ? DB_BAD_INPUT : DB_OK;
 }
@@ -565,9 +588,9 @@ reconnect(struct queue *q, size_t size, char *cause, size_t len)
  * read_timeout is not asked again by this statement (the run must end
  * in bounded time); the connection is dropped, and the next statement
  * tries a new one.  Errors read "<purpose> in <table>: <cause>". */
-static enum db_status
-run(struct queue *q, enum queue_stmt which, const struct db_arg *args,
-    unsigned nargs, char *err, size_t errlen)
+enum db_status
+queue_stmt_run(struct queue *q, enum queue_stmt which,
+    const struct db_arg *args, unsigned nargs, char *err, size_t errlen)
 {
 	size_t size = db_args_size(args, nargs);
 	char cause[512];
@@ -594,8 +617,8 @@ run(struct queue *q, enum queue_stmt which, const struct db_arg *args,
 	return st;
 }
 
-static uint64_t
-affected(const struct queue *q, enum queue_stmt which)
+uint64_t
+queue_stmt_changed(const struct queue *q, enum queue_stmt which)
 {
 	return (uint64_t)mysql_stmt_affected_rows(q->stmt[which]);
 }
@@ -610,9 +633,9 @@ queue_recover(struct queue *q, unsigned long limit, uint64_t *count,
 	*count = 0;
 	if (limit == 0)
 		return DB_OK;
-	st = run(q, Q_RECOVER, args, 1, err, errlen);
+	st = queue_stmt_run(q, Q_RECOVER, args, 1, err, errlen);
 	if (st == DB_OK)
-		*count = affected(q, Q_RECOVER);
+		*count = queue_stmt_changed(q, Q_RECOVER);
 	return st;
 }
 
@@ -631,11 +654,12 @@ queue_resumable(struct queue *q)
 {
 	char cause[512];
 
-	if (q->no_checkpoint)
-		return 0;
-	if (prepare(q, Q_READ_RESUMABLE, cause, sizeof cause) != DB_OK)
-		q->no_checkpoint = 1;
-	return !q->no_checkpoint;
+	if (!q->caps.checkpoint_probed) {
+		q->caps.checkpoint = prepare(q, Q_READ_RESUMABLE, cause,
+		    sizeof cause) == DB_OK;
+		q->caps.checkpoint_probed = 1;
+	}
+	return q->caps.checkpoint;
 }
 
 /* Read back the row just claimed.  Every column may be NULL in a table
@@ -654,7 +678,7 @@ read_job(struct queue *q, uint64_t id, const char *token, struct job *job,
 	unsigned long attempts = 0, max_attempts = 0;
 	int rc;
 
-	st = run(q, which, args, 2, err, errlen);
+	st = queue_stmt_run(q, which, args, 2, err, errlen);
 	if (st != DB_OK)
 		return st;
 	rc = db_fetch_len(q->stmt[which], cols, lens, ncols, err, errlen);
@@ -696,17 +720,18 @@ type_index_usable(struct queue *q)
 {
 	char cause[512];
 
-	if (q->no_type_index)
-		return 0;
-	if (prepare(q, Q_CLAIM_TYPE, cause, sizeof cause) != DB_OK)
-		q->no_type_index = 1;
-	return !q->no_type_index;
+	if (!q->caps.type_index_probed) {
+		q->caps.type_index = prepare(q, Q_CLAIM_TYPE, cause,
+		    sizeof cause) == DB_OK;
+		q->caps.type_index_probed = 1;
+	}
+	return q->caps.type_index;
 }
 
 /* The claim statement for ntypes types; a prepared one for another
  * number of types is dropped. */
-static enum queue_stmt
-claim_statement(struct queue *q, size_t ntypes, enum queue_stmt *spread)
+enum queue_stmt
+queue_claim_stmt(struct queue *q, size_t ntypes, enum queue_stmt *spread)
 {
 	enum queue_stmt s[] = { Q_CLAIM, Q_CLAIM_SPREAD };
 	size_t i;
@@ -728,9 +753,10 @@ claim_statement(struct queue *q, size_t ntypes, enum queue_stmt *spread)
 
 /* The claim's arguments: the lock, then the types (the one type twice for
  * the index's claim), room for the spread's two more. */
-static struct db_arg *
-claim_args(enum queue_stmt which, const char *const *types, size_t ntypes,
-    unsigned long lock_seconds, const char *token, unsigned *nargs)
+struct db_arg *
+queue_claim_args(enum queue_stmt which, const char *const *types,
+    size_t ntypes, unsigned long lock_seconds, const char *token,
+    unsigned *nargs)
 {
 	struct db_arg *args = xcalloc(ntypes + 6, sizeof *args);
 	unsigned n = 0;
@@ -759,7 +785,7 @@ queue_prepare_run(struct queue *q, size_t ntypes, char *err, size_t errlen)
 	enum db_status st = DB_OK;
 	size_t i;
 
-	which = claim_statement(q, ntypes, &spread);
+	which = queue_claim_stmt(q, ntypes, &spread);
 	st = prepare(q, which, cause, sizeof cause);
 	if (st == DB_OK)
 		st = prepare(q, queue_resumable(q) ? Q_READ_RESUMABLE : Q_READ,
@@ -791,8 +817,8 @@ queue_claim(struct queue *q, const char *const *types, size_t ntypes,
 		errf(err, errlen, "claim a job: no types");
 		return DB_ERROR;
 	}
-	which = claim_statement(q, ntypes, &spread);
-	args = claim_args(which, types, ntypes, lock_seconds, token, &n);
+	which = queue_claim_stmt(q, ntypes, &spread);
+	args = queue_claim_args(which, types, ntypes, lock_seconds, token, &n);
 	/* Every runner's claim aims at the head of the queue.  On one
 	 * server they queue up on its row lock; on Galera, runners on
 	 * different nodes each take it locally and all but one lose
@@ -807,30 +833,27 @@ queue_claim(struct queue *q, const char *const *types, size_t ntypes,
 	for (tries = 0;; tries++) {
 		used = which;
 		if (tries == 0 && !q->spread) {
-			st = run(q, which, args, n, err, errlen);
+			st = queue_stmt_run(q, which, args, n, err, errlen);
 		} else {
 			m = 32ULL << (tries < 2 ? tries : 2);
-			q->random ^= q->random << 13;
-			q->random ^= q->random >> 7;
-			q->random ^= q->random << 17;
 			args[n] = DB_NUM(m);
-			args[n + 1] = DB_NUM(q->random % m);
+			args[n + 1] = DB_NUM(next_random(q) % m);
 			used = spread;
-			st = run(q, spread, args, n + 2, err, errlen);
-			if (st == DB_OK && affected(q, spread) == 0) {
+			st = queue_stmt_run(q, spread, args, n + 2, err, errlen);
+			if (st == DB_OK && queue_stmt_changed(q, spread) == 0) {
 				used = which;
-				st = run(q, which, args, n, err, errlen);
+				st = queue_stmt_run(q, which, args, n, err, errlen);
 			}
 		}
 		if (st != DB_CONFLICT || tries >= QUEUE_CLAIM_RETRIES)
 			break;
-		q->conflicts++;
+		q->counters.conflicts++;
 		q->spread = 1;
 		pause_after_conflict(q, tries < 3 ? tries : 3);
 	}
 	q->no_retry = 0;
 	free(args);
-	if (st != DB_OK || affected(q, used) == 0)
+	if (st != DB_OK || queue_stmt_changed(q, used) == 0)
 		return st;
 	*claimed = 1;
 	return read_job(q, (uint64_t)mysql_stmt_insert_id(q->stmt[used]),
@@ -842,9 +865,9 @@ static enum db_status
 fenced(struct queue *q, enum queue_stmt which, struct db_arg *args,
     unsigned nargs, int *owned, char *err, size_t errlen)
 {
-	enum db_status st = run(q, which, args, nargs, err, errlen);
+	enum db_status st = queue_stmt_run(q, which, args, nargs, err, errlen);
 
-	*owned = st == DB_OK && affected(q, which) == 1;
+	*owned = st == DB_OK && queue_stmt_changed(q, which) == 1;
 	return st;
 }
 
@@ -878,18 +901,16 @@ queue_mark_failed(struct queue *q, const struct job *job, const char *token,
 	return fenced(q, Q_FAIL, args, 3, owned, err, errlen);
 }
 
-/* Run a select that gives at most one row of ncols columns (malloc'ed,
- * NULL for SQL NULL); *found says whether it did. */
-static enum db_status
-one_row(struct queue *q, enum queue_stmt which, const struct db_arg *args,
-    unsigned nargs, char **cols, unsigned ncols, int *found, char *err,
-    size_t errlen)
+enum db_status
+queue_stmt_one(struct queue *q, enum queue_stmt which,
+    const struct db_arg *args, unsigned nargs, char **cols, unsigned ncols,
+    int *found, char *err, size_t errlen)
 {
 	enum db_status st;
 	int rc;
 
 	*found = 0;
-	st = run(q, which, args, nargs, err, errlen);
+	st = queue_stmt_run(q, which, args, nargs, err, errlen);
 	if (st != DB_OK)
 		return st;
 	rc = db_fetch(q->stmt[which], cols, ncols, err, errlen);
@@ -918,7 +939,7 @@ fenced_or_owner(struct queue *q, enum queue_stmt which, struct db_arg *args,
 	st = fenced(q, which, args, nargs, owned, err, errlen);
 	if (st != DB_OK || *owned)
 		return st;
-	st = one_row(q, check, check_args, check_nargs, &col, 1, owned, err,
+	st = queue_stmt_one(q, check, check_args, check_nargs, &col, 1, owned, err,
 	    errlen);
 	if (answer != NULL)
 		*answer = col != NULL && strcmp(col, "1") == 0;
@@ -966,8 +987,14 @@ queue_release(struct queue *q, const struct job *job, const char *token,
 	return fenced(q, Q_RELEASE, args, 2, owned, err, errlen);
 }
 
+int
+queue_single_lost(const struct queue *q)
+{
+	return q->lock_lost;
+}
+
 enum db_status
-queue_get_lock(struct queue *q, const char *name, int *held, char *err,
+queue_take_single(struct queue *q, const char *name, int *held, char *err,
     size_t errlen)
 {
 	struct db_arg args[] = { DB_STR(name) };
@@ -975,7 +1002,7 @@ queue_get_lock(struct queue *q, const char *name, int *held, char *err,
 	char *col = NULL;
 	int found;
 
-	st = one_row(q, Q_GET_LOCK, args, 1, &col, 1, &found, err, errlen);
+	st = queue_stmt_one(q, Q_GET_LOCK, args, 1, &col, 1, &found, err, errlen);
 	*held = st == DB_OK && found && col != NULL && strcmp(col, "1") == 0;
 	if (*held)
 		snprintf(q->lock_name, sizeof q->lock_name, "%s", name);
@@ -1004,7 +1031,7 @@ check_at(struct queue *q, const char *at, char *err, size_t errlen)
 	enum db_status st;
 	int found, valid;
 
-	st = one_row(q, Q_VALID_AT, args, 1, &ok, 1, &found, err, errlen);
+	st = queue_stmt_one(q, Q_VALID_AT, args, 1, &ok, 1, &found, err, errlen);
 	valid = found && ok != NULL && strcmp(ok, "1") == 0;
 	free(ok);
 	if (st == DB_OK && !valid) {
@@ -1025,7 +1052,7 @@ ask_json(struct queue *q, enum queue_stmt which, const char *text,
 	enum db_status st;
 	int found;
 
-	st = one_row(q, which, args, 1, &col, 1, &found, err, errlen);
+	st = queue_stmt_one(q, which, args, 1, &col, 1, &found, err, errlen);
 	*yes = found && col != NULL && strcmp(col, "1") == 0;
 	free(col);
 	return st;
@@ -1062,7 +1089,7 @@ queue_read_reply(struct queue *q, const char *text, size_t len,
 	int rc;
 
 	memset(reply, 0, sizeof *reply);
-	st = run(q, Q_READ_REPLY, args, 1, err, errlen);
+	st = queue_stmt_run(q, Q_READ_REPLY, args, 1, err, errlen);
 	if (st != DB_OK)
 		return st;
 	rc = db_fetch_len(q->stmt[Q_READ_REPLY], cols, lens, 4, err, errlen);
@@ -1098,17 +1125,17 @@ queue_enqueue(struct queue *q, const char *type, const char *key,
 	if (when->at != NULL && (st = check_at(q, when->at, err, errlen)) !=
 	    DB_OK)
 		return st;
-	st = run(q, Q_ENQUEUE, args, 6, err, errlen);
+	st = queue_stmt_run(q, Q_ENQUEUE, args, 6, err, errlen);
 	if (st != DB_OK)
 		return st;
-	*created = affected(q, Q_ENQUEUE) == 1;
+	*created = queue_stmt_changed(q, Q_ENQUEUE) == 1;
 	*id = (uint64_t)mysql_stmt_insert_id(q->stmt[Q_ENQUEUE]);
 	if (*created) {
 		*status = xstrdup("pending");
 		return DB_OK;
 	}
 	status_args[0] = DB_NUM(*id);
-	st = one_row(q, Q_JOB_STATUS, status_args, 1, status, 1, &found, err,
+	st = queue_stmt_one(q, Q_JOB_STATUS, status_args, 1, status, 1, &found, err,
 	    errlen);
 	if (st == DB_OK && !found) {
 		errf(err, errlen, "read job status in %s: job %llu vanished",
@@ -1214,45 +1241,22 @@ free_row(char **cols, unsigned n)
 		free(cols[i]);
 }
 
-/* The arguments of a select or change, with a type operand bound twice
- * where the statement's text compares it twice (TYPE_IS). */
-static struct db_arg *
-expand_args(enum queue_stmt which, const struct db_arg *args,
-    unsigned nargs, unsigned *n)
-{
-	struct db_arg *out = xcalloc(nargs + 1, sizeof *out);
-	unsigned t = type_arg[which], i, o = 0;
-
-	for (i = 0; i < nargs; i++) {
-		out[o++] = args[i];
-		if (t != 0 && i == t - 1u)
-			out[o++] = args[i];
-	}
-	*n = o;
-	return out;
-}
-
-/* The walk behind queue_select and queue_select_len: one of fn and
- * fn_len is set. */
-static enum db_status
-walk(struct queue *q, enum queue_stmt which, const struct db_arg *args,
-    unsigned nargs, unsigned ncols, queue_row_fn fn, queue_row_len_fn fn_len,
-    void *arg, char *err, size_t errlen)
+enum db_status
+queue_stmt_walk(struct queue *q, enum queue_stmt which,
+    const struct db_arg *args, unsigned nargs, unsigned ncols,
+    int (*fn)(void *arg, char **cols, const size_t *lens), void *arg,
+    char *err, size_t errlen)
 {
 	char *cols[32];
 	size_t lens[32];
-	struct db_arg *all;
 	enum db_status st;
-	unsigned n;
 	int rc, stop = 0;
 
 	if (ncols > 32) {
 		errf(err, errlen, "%s: too many columns", purposes[which]);
 		return DB_ERROR;
 	}
-	all = expand_args(which, args, nargs, &n);
-	st = run(q, which, all, n, err, errlen);
-	free(all);
+	st = queue_stmt_run(q, which, args, nargs, err, errlen);
 	while (st == DB_OK && !stop) {
 		rc = db_fetch_len(q->stmt[which], cols, lens, ncols, err,
 		    errlen);
@@ -1260,8 +1264,7 @@ walk(struct queue *q, enum queue_stmt which, const struct db_arg *args,
 			st = DB_ERROR;
 		if (rc <= 0)
 			break;
-		stop = fn != NULL ? fn(arg, cols, ncols) :
-		    fn_len(arg, cols, lens, ncols);
+		stop = fn(arg, cols, lens);
 		free_row(cols, ncols);
 	}
 	if (stop)
@@ -1269,113 +1272,12 @@ walk(struct queue *q, enum queue_stmt which, const struct db_arg *args,
 	return st;
 }
 
-enum db_status
-queue_select(struct queue *q, enum queue_stmt which,
-    const struct db_arg *args, unsigned nargs, unsigned ncols,
-    queue_row_fn fn, void *arg, char *err, size_t errlen)
+unsigned long
+queue_number(const char *s)
 {
-	return walk(q, which, args, nargs, ncols, fn, NULL, arg, err, errlen);
-}
+	unsigned long v = 0;
 
-enum db_status
-queue_select_len(struct queue *q, enum queue_stmt which,
-    const struct db_arg *args, unsigned nargs, unsigned ncols,
-    queue_row_len_fn fn, void *arg, char *err, size_t errlen)
-{
-	return walk(q, which, args, nargs, ncols, NULL, fn, arg, err, errlen);
-}
-
-enum db_status
-queue_write(struct queue *q, enum queue_stmt which,
-    const struct db_arg *args, unsigned nargs, uint64_t *changed, char *err,
-    size_t errlen)
-{
-	struct db_arg *all;
-	enum db_status st;
-	unsigned n;
-
-	all = expand_args(which, args, nargs, &n);
-	st = run(q, which, all, n, err, errlen);
-	free(all);
-	*changed = st == DB_OK ? affected(q, which) : 0;
-	return st;
-}
-
-/* The position of column name in stmt's result, or -1. */
-static int
-column_named(MYSQL_STMT *stmt, const char *name)
-{
-	MYSQL_RES *meta = mysql_stmt_result_metadata(stmt);
-	MYSQL_FIELD *f;
-	unsigned i, n;
-	int at = -1;
-
-	if (meta == NULL)
-		return -1;
-	f = mysql_fetch_fields(meta);
-	n = mysql_num_fields(meta);
-	for (i = 0; i < n && at < 0; i++)
-		if (strcmp(f[i].name, name) == 0)
-			at = (int)i;
-	mysql_free_result(meta);
-	return at;
-}
-
-enum db_status
-queue_explain_claim(struct queue *q, const char *const *types, size_t ntypes,
-    char **index, unsigned long *rows, char *err, size_t errlen)
-{
-	enum queue_stmt which, spread;
-	struct db_arg *args = NULL;
-	char *text, *sql, cause[512], *cols[32];
-	MYSQL_STMT *stmt = NULL;
-	enum db_status st;
-	unsigned n, ncols;
-	int rc, key, nrows;
-
-	*index = NULL;
-	*rows = 0;
-	if (ntypes == 0) {
-		errf(err, errlen, "explain the claim: no types");
-		return DB_ERROR;
-	}
-	/* The very statement a run would prepare, behind EXPLAIN, which
-	 * plans it without changing a row. */
-	which = claim_statement(q, ntypes, &spread);
-	text = statement_text(q, which);
-	sql = xmalloc(strlen(text) + sizeof "EXPLAIN ");
-	sprintf(sql, "EXPLAIN %s", text);
-	free(text);
-	args = claim_args(which, types, ntypes, 1, "explain", &n);
-	st = db_prepare(q->db, sql, &stmt, cause, sizeof cause);
-	free(sql);
-	if (st == DB_OK)
-		st = db_execute(q->db, stmt, args, n, cause, sizeof cause);
-	free(args);
-	ncols = stmt != NULL ? mysql_stmt_field_count(stmt) : 0;
-	key = st == DB_OK ? column_named(stmt, "key") : -1;
-	nrows = st == DB_OK ? column_named(stmt, "rows") : -1;
-	if (st == DB_OK && (ncols > 32 || key < 0 || nrows < 0)) {
-		errf(cause, sizeof cause, "EXPLAIN has no key or rows column");
-		st = DB_ERROR;
-	}
-	if (st == DB_OK) {
-		rc = db_fetch(stmt, cols, ncols, cause, sizeof cause);
-		if (rc < 0)
-			st = DB_ERROR;
-		if (rc == 1) {
-			*index = cols[key];
-			cols[key] = NULL;
-			if (cols[nrows] != NULL)
-				parse_ulong(cols[nrows], 0, ULONG_MAX, rows);
-			free_row(cols, ncols);
-			db_done(stmt);
-		}
-	}
-	if (stmt != NULL)
-		mysql_stmt_close(stmt);
-	if (st != DB_OK)
-		errf(err, errlen, "explain the claim in %s: %s", q->table,
-		    cause);
-	return st;
+	if (s != NULL)
+		parse_ulong(s, 0, ULONG_MAX, &v);
+	return v;
 }

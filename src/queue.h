@@ -1,8 +1,12 @@
 /*
- * queue.h - every SQL statement on the job table.
+ * queue.h - the job table, as named operations.
  *
- * Statements are prepared on first use and kept for the run, so an
- * invocation that finds nothing due prepares only what it ran.
+ * Every SQL statement on the table lives behind these functions (their
+ * text in queue.c; the operators' changes in queue_admin.c; what is read
+ * for people in queue_info.c).  Each returns a db_status and fills err
+ * with "<what> in <table>: <cause>"; rows come back as structs with named
+ * fields.  Statements are prepared on first use and kept for the run, so
+ * an invocation that finds nothing due prepares only what it ran.
  */
 #ifndef JOBRUN_QUEUE_H
 #define JOBRUN_QUEUE_H
@@ -17,104 +21,29 @@
 #define QUEUE_TYPE_MAX 64	/* polling_jobs.type VARCHAR(64) */
 #define QUEUE_TOKEN_MAX 100	/* polling_jobs.locked_by VARCHAR(100) */
 
-/* The statements.  Those that operator commands run through queue_select
- * and queue_write say their parameters and result columns here. */
-enum queue_stmt {
-	/* The run cycle, through the functions below. */
-	Q_RECOVER, Q_CLAIM, Q_CLAIM_TYPE, Q_READ, Q_READ_RESUMABLE, Q_SUCCESS,
-	Q_RETRY, Q_FAIL, Q_EXTEND, Q_OWNER, Q_RELEASE, Q_CHECKPOINT,
-	Q_CHECKPOINT_CHECK, Q_SNOOZE, Q_ENQUEUE, Q_VALID_AT, Q_VALID_JSON,
-	Q_JSON_OBJECT,
-	Q_READ_REPLY, Q_MAX_PACKET, Q_GET_LOCK,
-	/* (id) -> status */
-	Q_JOB_STATUS,
-	/* () -> type; every type in the table */
-	Q_TYPES,
-	/* (type) -> exact type, status, count for pending, processing and
-	 * failed rows whose type equals it under the column's collation */
-	Q_TYPE_COUNTS,
-	/* (type) -> EXPLAIN row: the estimated count of success rows is in
-	 * column 8 ("rows") */
-	Q_SUCCESS_ESTIMATE,
-	/* () -> exact type, due count, seconds the oldest due job has waited */
-	Q_LAG,
-	/* () -> exact type, count of processing rows whose lock has expired */
-	Q_EXPIRED,
-	/* A type or key operand matches byte for byte.
-	 * (before_id, [status], [type], limit) -> id, type, business_key,
-	 * status, attempts, max_attempts, next_run_at, updated_at,
-	 * last_error; newest first */
-	Q_LIST, Q_LIST_STATUS, Q_LIST_TYPE, Q_LIST_STATUS_TYPE,
-	/* (id) or (business_key) -> id, business_key, type, payload, status,
-	 * attempts, max_attempts, next_run_at, locked_by, locked_until,
-	 * last_error, created_at, updated_at, finished_at, JSON_VALID(payload) */
-	Q_SHOW_ID, Q_SHOW_KEY,
-	/* (id): failed (or, forced, pending) -> pending, due now, attempts 0 */
-	Q_RETRY_ID, Q_RETRY_ID_FORCE,
-	/* () or (type): up to QUEUE_BATCH failed jobs -> pending */
-	Q_RETRY_FAILED, Q_RETRY_FAILED_TYPE,
-	/* the same, leaving alone the jobs Q_CANCEL cancelled */
-	Q_RETRY_UNCANCELLED, Q_RETRY_UNCANCELLED_TYPE,
-	/* () or (type) -> failed jobs, and how many of them Q_CANCEL
-	 * cancelled */
-	Q_FAILED_COUNTS, Q_FAILED_COUNTS_TYPE,
-	/* (id): pending -> failed, "cancelled by operator" */
-	Q_CANCEL,
-	/* (status, age, age, [type]): delete up to QUEUE_BATCH finished rows
-	 * older than age seconds / count them */
-	Q_PURGE, Q_PURGE_TYPE, Q_PURGE_COUNT, Q_PURGE_COUNT_TYPE,
-	/* (table name) -> column name, IS_NULLABLE */
-	Q_COLUMNS,
-	/* (table name) -> column name: NOT NULL columns without a
-	 * default that jobrun's inserts (Q_ENQUEUE, the fan-out's) leave out,
-	 * so that every enqueue fails */
-	Q_UNFILLED_COLUMNS,
-	/* (table name) -> index name, non_unique, columns "a,b,c" */
-	Q_INDEXES,
-	/* () -> VERSION() */
-	Q_VERSION,
-	/* () -> variable name, value, for the settings check reports */
-	Q_SETTINGS,
-	/* the claims again, taking only ids with id MOD m = r */
-	Q_CLAIM_SPREAD, Q_CLAIM_TYPE_SPREAD,
-	Q_COUNT
-};
-
-#define QUEUE_BATCH 1000	/* rows per statement in bulk changes */
-#define QUEUE_INSERT_BATCH 500	/* rows per multi-row insert */
-
-struct queue {
-	struct db *db;
-	char name[65];		/* the table name as configured */
-	char table[160];	/* the same, quoted as an identifier */
-	size_t claim_types;	/* placeholders in the prepared claim */
-	int no_type_index;	/* idx_type_pick is missing */
-	int no_checkpoint;	/* sql/002_checkpoint.sql is not applied */
-	MYSQL_STMT *stmt[Q_COUNT];
-	MYSQL_STMT *batch;	/* the multi-row insert of a fan-out */
-	size_t batch_rows;
-	uint64_t conflicts;	/* deadlocks and lock waits retried */
-	uint64_t reconnects;	/* connections lost and made again */
-	char lock_name[65];	/* the --single lock we hold, or "" */
-	int lock_lost;		/* a reconnect could not take it back */
-	uint64_t random;	/* state of the retry pauses' generator */
-	int no_retry;		/* attempt() runs a statement once */
-	int spread;		/* a claim has met a conflict in this run */
-};
-
-/* A statement that meets a deadlock or lock wait timeout is run again
- * this many times before the error is reported. */
+/* A deadlock or lock wait timeout is run again this many times before
+ * the error is reported. */
 #define QUEUE_CONFLICT_RETRIES 5
 #define QUEUE_CLAIM_RETRIES 10
 
-void queue_init(struct queue *q, struct db *db, const char *table);
+struct queue;
+
+/* The table called table, reached through db (which must outlive it). */
+struct queue *queue_open(struct db *db, const char *table);
 void queue_close(struct queue *q);
 
-/* Give back jobs whose runner's lock expired: to pending, or to failed when
- * they have used all their attempts.  At most limit rows; *count says how
- * many. */
-enum db_status queue_recover(struct queue *q, unsigned long limit,
-                             uint64_t *count, char *err, size_t errlen);
+/* The table's name as configured, and quoted as an identifier. */
+const char *queue_name(const struct queue *q);
+const char *queue_quoted(const struct queue *q);
+
+/* What the connection went through in this invocation. */
+struct queue_counters {
+	uint64_t conflicts;	/* deadlocks and lock waits run again */
+	uint64_t reconnects;	/* connections lost and made again */
+};
+void queue_counters(const struct queue *q, struct queue_counters *out);
+
+/* --- the run's cycle (queue.c) ------------------------------------------ */
 
 /* Before a run's first claim: prepare every statement the cycle uses, for
  * claims over ntypes types, so that a table that lacks a column or an
@@ -122,14 +51,20 @@ enum db_status queue_recover(struct queue *q, unsigned long limit,
 enum db_status queue_prepare_run(struct queue *q, size_t ntypes, char *err,
                                  size_t errlen);
 
+/* Give back jobs whose runner's lock expired: to pending, or to failed when
+ * they have used all their attempts.  At most limit rows; *count says how
+ * many. */
+enum db_status queue_recover(struct queue *q, unsigned long limit,
+                             uint64_t *count, char *err, size_t errlen);
+
 /* Claim the oldest due pending job whose type is one of types (byte for
- * byte), holding it with token for lock_seconds of real time.  *claimed is 0 when nothing is due;
- * otherwise job is filled (free with queue_job_free). */
+ * byte), holding it with token for lock_seconds of real time.  *claimed is
+ * 0 when nothing is due; otherwise job is filled (free with
+ * queue_job_free). */
 enum db_status queue_claim(struct queue *q, const char *const *types,
                            size_t ntypes, unsigned long lock_seconds,
                            const char *token, struct job *job, int *claimed,
                            char *err, size_t errlen);
-
 void queue_job_free(struct job *job);
 
 /* The fenced writes: each touches the job only while it is still ours
@@ -145,6 +80,21 @@ enum db_status queue_mark_retry(struct queue *q, const struct job *job,
 enum db_status queue_mark_failed(struct queue *q, const struct job *job,
                                  const char *token, const char *last_error,
                                  int *owned, char *err, size_t errlen);
+/* Put the job off for delay seconds without spending this attempt.
+ * progress says whether it saved a new checkpoint; without progress the
+ * row's snooze count goes up, with it the count starts again. */
+enum db_status queue_snooze(struct queue *q, const struct job *job,
+                            const char *token, unsigned long delay,
+                            int progress, const char *note, int *owned,
+                            char *err, size_t errlen);
+/* Give the job back, due now, without counting this attempt. */
+enum db_status queue_release(struct queue *q, const struct job *job,
+                             const char *token, int *owned, char *err,
+                             size_t errlen);
+/* Renew the job's lock for lock_seconds. */
+enum db_status queue_extend(struct queue *q, const struct job *job,
+                            const char *token, unsigned long lock_seconds,
+                            int *owned, char *err, size_t errlen);
 /* Store the handler's progress, json (len bytes) as it was written, in
  * the job's row and renew its lock, if the server's JSON_VALID takes it:
  * *valid 0 means it was refused and nothing changed. */
@@ -153,30 +103,24 @@ enum db_status queue_checkpoint(struct queue *q, const struct job *job,
                                 size_t len, unsigned long lock_seconds,
                                 int *owned, int *valid, char *err,
                                 size_t errlen);
-
-/* Put the job off for delay seconds without spending this attempt.
- * progress says whether it saved a new checkpoint; without progress the
- * row's snooze count goes up, with it the count starts again. */
-enum db_status queue_snooze(struct queue *q, const struct job *job,
-                            const char *token, unsigned long delay,
-                            int progress, const char *note, int *owned,
-                            char *err, size_t errlen);
-
 /* Whether the table has the checkpoint columns (sql/002_checkpoint.sql);
- * asks the server once, by preparing the statement that reads them. */
+ * asked once, by preparing the statement that reads them. */
 int queue_resumable(struct queue *q);
 
-/* Give the job back, due now, without counting this attempt. */
-enum db_status queue_release(struct queue *q, const struct job *job,
-                             const char *token, int *owned, char *err,
-                             size_t errlen);
-/* Take the named server lock without waiting; *held says whether we got
- * it (it is released when the connection closes). */
-enum db_status queue_get_lock(struct queue *q, const char *name, int *held,
-                              char *err, size_t errlen);
-enum db_status queue_extend(struct queue *q, const struct job *job,
-                            const char *token, unsigned long lock_seconds,
-                            int *owned, char *err, size_t errlen);
+/* Read a handler's JSON reply (struct reply, handler.h) with the
+ * server's JSON functions. */
+enum db_status queue_read_reply(struct queue *q, const char *text,
+                                size_t len, struct reply *reply,
+                                char *err, size_t errlen);
+
+/* --single: take the server's named lock without waiting; *held says
+ * whether we got it.  It dies with the connection; queue_single_lost says
+ * when a reconnect could not take it back (another runner has it). */
+enum db_status queue_take_single(struct queue *q, const char *name,
+                                 int *held, char *err, size_t errlen);
+int queue_single_lost(const struct queue *q);
+
+/* --- adding jobs (queue.c) ------------------------------------------------ */
 
 /* When a job should first run: at a DATETIME in the session time zone
  * (at non-NULL) or delay seconds from now. */
@@ -198,12 +142,6 @@ enum queue_json {
 enum db_status queue_json_kind(struct queue *q, const char *text, size_t len,
                                int object, enum queue_json *kind, char *err,
                                size_t errlen);
-
-/* Read a handler's JSON reply (struct reply, handler.h) with the
- * server's JSON functions. */
-enum db_status queue_read_reply(struct queue *q, const char *text,
-                                size_t len, struct reply *reply,
-                                char *err, size_t errlen);
 
 /* Insert a pending job, unless one with that key exists.  max_attempts 0
  * keeps the column default.  *created says which; *id is the new or
@@ -236,29 +174,152 @@ enum db_status queue_enqueue_batch(struct queue *q, const char *type,
                                    uint64_t *created, char *err,
                                    size_t errlen);
 
-/* Called with each row of a select, as strings (NULL for SQL NULL).
- * A nonzero return stops the walk. */
-typedef int (*queue_row_fn)(void *arg, char **cols, unsigned ncols);
+/* --- operators' changes (queue_admin.c) ---------------------------------- */
 
-/* Run a select listed above and hand each row to fn. */
-enum db_status queue_select(struct queue *q, enum queue_stmt which,
-                            const struct db_arg *args, unsigned nargs,
-                            unsigned ncols, queue_row_fn fn, void *arg,
-                            char *err, size_t errlen);
+/* A job's status (malloc'ed), or NULL when there is no such job. */
+enum db_status queue_job_status(struct queue *q, uint64_t id, char **status,
+                                char *err, size_t errlen);
 
-/* The same, with each column's length: for columns that may hold NUL
- * bytes (keys, payloads). */
-typedef int (*queue_row_len_fn)(void *arg, char **cols, const size_t *lens,
-                                unsigned ncols);
-enum db_status queue_select_len(struct queue *q, enum queue_stmt which,
-                                const struct db_arg *args, unsigned nargs,
-                                unsigned ncols, queue_row_len_fn fn,
-                                void *arg, char *err, size_t errlen);
+/* A failed job (with force also a pending one) back to pending, due now,
+ * attempts 0; *changed says whether it was. */
+enum db_status queue_retry_job(struct queue *q, uint64_t id, int force,
+                               int *changed, char *err, size_t errlen);
 
-/* Run a change listed above; *changed is the number of rows it changed. */
-enum db_status queue_write(struct queue *q, enum queue_stmt which,
-                           const struct db_arg *args, unsigned nargs,
-                           uint64_t *changed, char *err, size_t errlen);
+/* A pending job to failed, "cancelled by operator". */
+enum db_status queue_cancel_job(struct queue *q, uint64_t id, int *changed,
+                                char *err, size_t errlen);
+
+/* Which finished or failed jobs a bulk change takes: all types, or only
+ * type (byte for byte). */
+struct queue_scope {
+	const char *type;		/* NULL: every type */
+	const char *status;		/* purge: success or failed */
+	unsigned long older_than;	/* purge: finished this many s ago */
+	int include_cancelled;		/* requeue: also operators' cancels */
+};
+
+/* Failed jobs of scope, and how many of them an operator cancelled. */
+enum db_status queue_count_failed(struct queue *q,
+                                  const struct queue_scope *scope,
+                                  uint64_t *failed, uint64_t *cancelled,
+                                  char *err, size_t errlen);
+
+/* Up to limit failed jobs of scope back to pending (one statement, one
+ * transaction); *changed says how many.  The caller loops while a batch
+ * comes back full. */
+enum db_status queue_requeue_failed(struct queue *q,
+                                    const struct queue_scope *scope,
+                                    unsigned long limit, uint64_t *changed,
+                                    char *err, size_t errlen);
+
+/* Up to limit finished jobs of scope deleted / counted. */
+enum db_status queue_purge(struct queue *q, const struct queue_scope *scope,
+                           unsigned long limit, uint64_t *deleted,
+                           char *err, size_t errlen);
+enum db_status queue_count_purgeable(struct queue *q,
+                                     const struct queue_scope *scope,
+                                     uint64_t *count, char *err,
+                                     size_t errlen);
+
+/* --- what people read (queue_info.c) ------------------------------------ */
+
+/* The backlog of one exact type.  Never counts finished rows: success is
+ * the optimizer's estimate. */
+struct queue_backlog_row {
+	char *type;
+	unsigned long pending, due, processing, expired, failed, success;
+	long lag;		/* seconds the oldest due job waited, or -1 */
+};
+
+struct queue_backlog {
+	struct queue_backlog_row *rows;
+	size_t n;
+};
+
+/* The backlog of every type in the table (types that differ only in case
+ * or accents apart), with a row for each of known[] even when it has no
+ * job; or, with only, of that type alone.  estimate: also the success
+ * estimate. */
+enum db_status queue_backlog(struct queue *q, const char *const *known,
+                             size_t nknown, const char *only, int estimate,
+                             struct queue_backlog *out, char *err,
+                             size_t errlen);
+void queue_backlog_free(struct queue_backlog *b);
+
+/* A string column as it is stored: bytes and length; NULL for SQL NULL. */
+struct queue_text {
+	const char *s;
+	size_t len;
+};
+
+/* A job as list shows it. */
+struct queue_listed {
+	uint64_t id;
+	struct queue_text type, business_key, status, last_error;
+	const char *attempts, *max_attempts;	/* as the server writes them */
+	const char *next_run_at, *updated_at;
+};
+
+struct queue_list_filter {
+	const char *status;	/* or NULL */
+	const char *type;	/* byte for byte, or NULL */
+	uint64_t before_id;	/* 0: from the newest */
+	unsigned long limit;
+};
+
+/* Jobs newest first; fn sees each (valid only during the call). */
+enum db_status queue_list(struct queue *q, const struct queue_list_filter *f,
+                          void (*fn)(void *arg, const struct queue_listed *),
+                          void *arg, char *err, size_t errlen);
+
+/* Every column of one job, as show prints them. */
+enum queue_column {
+	QC_ID, QC_BUSINESS_KEY, QC_TYPE, QC_PAYLOAD, QC_STATUS, QC_ATTEMPTS,
+	QC_MAX_ATTEMPTS, QC_NEXT_RUN_AT, QC_LOCKED_BY, QC_LOCKED_UNTIL,
+	QC_LAST_ERROR, QC_CREATED_AT, QC_UPDATED_AT, QC_FINISHED_AT,
+	QC_COUNT
+};
+extern const char *const queue_column_names[QC_COUNT];
+
+struct queue_shown {
+	struct queue_text col[QC_COUNT];
+	int payload_valid;	/* the server's JSON_VALID takes it */
+};
+
+/* The job with id (key NULL) or with business_key key (byte for byte);
+ * fn sees it (valid only during the call); *found says whether there was
+ * one. */
+enum db_status queue_show(struct queue *q, uint64_t id, const char *key,
+                          void (*fn)(void *arg, const struct queue_shown *),
+                          void *arg, int *found, char *err, size_t errlen);
+
+/* The table's columns and indexes, for check. */
+struct queue_column_info {
+	char *name;
+	int nullable;
+	int unfilled;		/* NOT NULL, no default, not one jobrun fills */
+};
+struct queue_index_info {
+	char *name;
+	int unique;
+	char *columns;		/* "a,b,c" */
+};
+struct queue_table {
+	struct queue_column_info *columns;
+	size_t ncolumns;
+	struct queue_index_info *indexes;
+	size_t nindexes;
+};
+enum db_status queue_describe(struct queue *q, struct queue_table *out,
+                              char *err, size_t errlen);
+void queue_table_free(struct queue_table *t);
+
+/* The server's version (malloc'ed), and fn with each setting check
+ * reports. */
+enum db_status queue_server(struct queue *q, char **version,
+                            void (*fn)(void *arg, const char *name,
+                                       const char *value),
+                            void *arg, char *err, size_t errlen);
 
 /* EXPLAIN the claim statement a run over types would use: the index it
  * picks (malloc'ed, NULL for none) and the rows the server expects to

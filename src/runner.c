@@ -503,8 +503,9 @@ warn_types(const struct cfg *cfg, const char *const *types, size_t ntypes,
 }
 
 enum db_status
-run_cycle(const struct cfg *cfg, struct queue *q, const struct run_opts *opts,
-    const struct log *lg, struct run_stats *stats, char *err, size_t errlen)
+run_cycle(const struct cfg *cfg, struct db *db, struct queue *q,
+    const struct run_opts *opts, const struct log *lg,
+    struct run_stats *stats, char *err, size_t errlen)
 {
 	int64_t start = now_ms();
 	int64_t deadline = start + (int64_t)opts->max_seconds * 1000;
@@ -531,7 +532,7 @@ run_cycle(const struct cfg *cfg, struct queue *q, const struct run_opts *opts,
 	make_token_prefix(prefix, sizeof prefix);
 	warn_types(cfg, types, ntypes, lg);
 	collect_secrets(cfg, &cy->secrets);
-	cy->guarded = watchdog_start(&cy->watchdog, q->db,
+	cy->guarded = watchdog_start(&cy->watchdog, db,
 	    run_interrupted) == 0;
 	if (!cy->guarded)
 		log_msg(lg, LV_WARN, "start the watchdog thread: %s; handler "
@@ -547,7 +548,7 @@ run_cycle(const struct cfg *cfg, struct queue *q, const struct run_opts *opts,
 		log_msg(lg, LV_WARN, "recovered %llu job(s) whose runner's "
 		    "lock expired", (unsigned long long)stats->recovered);
 	while (st == DB_OK && claimed && signals_received == 0 &&
-	    !q->lock_lost &&
+	    !queue_single_lost(q) &&
 	    stats->claimed < opts->batch_size && now_ms() < deadline) {
 		snprintf(token, sizeof token, "%s:%llu", prefix,
 		    (unsigned long long)stats->claimed + 1);
@@ -555,9 +556,10 @@ run_cycle(const struct cfg *cfg, struct queue *q, const struct run_opts *opts,
 	}
 	if (signals_received > 0)
 		log_msg(lg, LV_WARN, "stopped on signal %d", (int)last_signal);
-	if (q->lock_lost)
+	if (queue_single_lost(q))
 		log_msg(lg, LV_WARN, "stopped: the connection was lost and "
-		    "another runner took the --single lock %s", q->lock_name);
+		    "another runner took the --single lock %s",
+		    opts->single_lock != NULL ? opts->single_lock : "");
 	if (cy->guarded)
 		watchdog_stop(&cy->watchdog);
 	free(types);

@@ -18,6 +18,7 @@ struct run_opts {
 	const char *type;		/* claim only this type, or NULL */
 	unsigned long batch_size;	/* claim at most this many jobs */
 	unsigned long max_seconds;	/* stop claiming after this long */
+	const char *single_lock;	/* the --single lock held, or NULL */
 };
 
 /* Outcomes of one type's jobs in this run. */
@@ -51,8 +52,9 @@ int run_stop_requested(void);
 /* Run one cycle.  Returns DB_OK when the run went through (whatever the
  * jobs' outcomes, which are in stats) or the database error that ended
  * it, with err set; a job being handled then is left for recovery. */
-enum db_status run_cycle(const struct cfg *cfg, struct queue *q,
-                         const struct run_opts *opts, const struct log *lg,
-                         struct run_stats *stats, char *err, size_t errlen);
+enum db_status run_cycle(const struct cfg *cfg, struct db *db,
+                         struct queue *q, const struct run_opts *opts,
+                         const struct log *lg, struct run_stats *stats,
+                         char *err, size_t errlen);
 
 #endif

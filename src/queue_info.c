@@ -1,0 +1,517 @@
+/*
+ * queue_info.c - what people read from the job table: the backlog by
+ * type, lists of jobs, one job whole, the table's shape and the server's
+ * settings, and the claim's plan.
+ *
+ * The backlog must stay cheap on a table with millions of finished rows,
+ * so it never counts them: the types come from a loose scan of
+ * idx_type_status (one jump per type), the counts of pending, processing
+ * and failed jobs from ranges of that index (their number is the backlog,
+ * not the history), the lag from the due range of idx_pick, expired locks
+ * from idx_lock, and the number of success rows is the optimizer's
+ * estimate.  Types compare byte for byte: ORDER_SYNC is not order_sync.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "queue_sql.h"
+#include "util.h"
+
+const char *const queue_column_names[QC_COUNT] = {
+	"id", "business_key", "type", "payload", "status", "attempts",
+	"max_attempts", "next_run_at", "locked_by", "locked_until",
+	"last_error", "created_at", "updated_at", "finished_at",
+};
+
+static void
+free_row(char **cols, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		free(cols[i]);
+}
+
+/* --- the backlog -------------------------------------------------------- */
+
+static struct queue_backlog_row *
+backlog_row(struct queue_backlog *b, const char *type)
+{
+	size_t i;
+
+	for (i = 0; i < b->n; i++)
+		if (strcmp(b->rows[i].type, type) == 0)
+			return &b->rows[i];
+	b->rows = xrealloc(b->rows, (b->n + 1) * sizeof *b->rows);
+	memset(&b->rows[b->n], 0, sizeof b->rows[b->n]);
+	b->rows[b->n].type = xstrdup(type);
+	b->rows[b->n].lag = -1;
+	return &b->rows[b->n++];
+}
+
+/* One of the groups Q_TYPES gives (types the collation takes as equal). */
+struct groups {
+	char **names;
+	size_t n;
+};
+
+static int
+on_group(void *arg, char **cols, const size_t *lens)
+{
+	struct groups *g = arg;
+
+	(void)lens;
+	if (cols[0] == NULL)
+		return 0;
+	g->names = xrealloc(g->names, (g->n + 1) * sizeof *g->names);
+	g->names[g->n++] = xstrdup(cols[0]);
+	return 0;
+}
+
+/* A count of one exact type, status. */
+static int
+on_type_count(void *arg, char **cols, const size_t *lens)
+{
+	struct queue_backlog_row *t;
+	unsigned long n = queue_number(cols[2]);
+
+	(void)lens;
+	if (cols[0] == NULL || cols[1] == NULL)
+		return 0;
+	t = backlog_row(arg, cols[0]);
+	if (strcmp(cols[1], "pending") == 0)
+		t->pending = n;
+	else if (strcmp(cols[1], "processing") == 0)
+		t->processing = n;
+	else if (strcmp(cols[1], "failed") == 0)
+		t->failed = n;
+	return 0;
+}
+
+static int
+on_lag(void *arg, char **cols, const size_t *lens)
+{
+	struct queue_backlog_row *t;
+
+	(void)lens;
+	if (cols[0] == NULL)
+		return 0;
+	t = backlog_row(arg, cols[0]);
+	t->due = queue_number(cols[1]);
+	t->lag = (long)queue_number(cols[2]);
+	return 0;
+}
+
+static int
+on_expired(void *arg, char **cols, const size_t *lens)
+{
+	(void)lens;
+	if (cols[0] != NULL)
+		backlog_row(arg, cols[0])->expired = queue_number(cols[1]);
+	return 0;
+}
+
+/* The position of column name in stmt's result, or -1. */
+static int
+column_named(MYSQL_STMT *stmt, const char *name)
+{
+	MYSQL_RES *meta = mysql_stmt_result_metadata(stmt);
+	MYSQL_FIELD *f;
+	unsigned i, n;
+	int at = -1;
+
+	if (meta == NULL)
+		return -1;
+	f = mysql_fetch_fields(meta);
+	n = mysql_num_fields(meta);
+	for (i = 0; i < n && at < 0; i++)
+		if (strcmp(f[i].name, name) == 0)
+			at = (int)i;
+	mysql_free_result(meta);
+	return at;
+}
+
+/* The optimizer's estimate of type's success rows: EXPLAIN's "rows",
+ * found by name (MySQL's EXPLAIN has more columns than MariaDB's). */
+static enum db_status
+success_estimate(struct queue *q, const char *type, unsigned long *rows,
+    char *err, size_t errlen)
+{
+	struct db_arg args[] = { DB_STR(type) };
+	MYSQL_STMT *stmt;
+	char *cols[32];
+	unsigned ncols;
+	enum db_status st;
+	int at, rc;
+
+	*rows = 0;
+	st = queue_stmt_run(q, Q_SUCCESS_ESTIMATE, args, 1, err, errlen);
+	if (st != DB_OK)
+		return st;
+	stmt = q->stmt[Q_SUCCESS_ESTIMATE];
+	ncols = mysql_stmt_field_count(stmt);
+	at = column_named(stmt, "rows");
+	if (ncols > 32 || at < 0) {
+		db_done(stmt);
+		return DB_OK;	/* no estimate: 0 */
+	}
+	rc = db_fetch(stmt, cols, ncols, err, errlen);
+	if (rc < 0)
+		return DB_ERROR;
+	if (rc == 1) {
+		*rows = queue_number(cols[at]);
+		free_row(cols, ncols);
+		db_done(stmt);
+	}
+	return DB_OK;
+}
+
+enum db_status
+queue_backlog(struct queue *q, const char *const *known, size_t nknown,
+    const char *only, int estimate, struct queue_backlog *b, char *err,
+    size_t errlen)
+{
+	struct groups g = { NULL, 0 };
+	struct db_arg arg;
+	enum db_status st = DB_OK;
+	size_t i;
+
+	memset(b, 0, sizeof *b);
+	/* Rows for the types asked for first, so they lead the table. */
+	if (only != NULL) {
+		backlog_row(b, only);
+		g.names = xcalloc(1, sizeof *g.names);
+		g.names[g.n++] = xstrdup(only);
+	} else {
+		for (i = 0; i < nknown; i++)
+			backlog_row(b, known[i]);
+		st = queue_stmt_walk(q, Q_TYPES, NULL, 0, 1, on_group, &g,
+		    err, errlen);
+	}
+	for (i = 0; st == DB_OK && i < g.n; i++) {
+		if (only == NULL)
+			backlog_row(b, g.names[i]);
+		arg = DB_STR(g.names[i]);
+		st = queue_stmt_walk(q, Q_TYPE_COUNTS, &arg, 1, 3,
+		    on_type_count, b, err, errlen);
+	}
+	for (i = 0; i < g.n; i++)
+		free(g.names[i]);
+	free(g.names);
+	if (st == DB_OK)
+		st = queue_stmt_walk(q, Q_LAG, NULL, 0, 3, on_lag, b, err,
+		    errlen);
+	if (st == DB_OK)
+		st = queue_stmt_walk(q, Q_EXPIRED, NULL, 0, 2, on_expired, b,
+		    err, errlen);
+	/* Those see every type; keep the one asked for. */
+	while (only != NULL && b->n > 1)
+		free(b->rows[--b->n].type);
+	for (i = 0; st == DB_OK && estimate && i < b->n; i++)
+		st = success_estimate(q, b->rows[i].type, &b->rows[i].success,
+		    err, errlen);
+	return st;
+}
+
+void
+queue_backlog_free(struct queue_backlog *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->n; i++)
+		free(b->rows[i].type);
+	free(b->rows);
+	memset(b, 0, sizeof *b);
+}
+
+/* --- list and show --------------------------------------------------------- */
+
+static struct queue_text
+text_of(char **cols, const size_t *lens, unsigned i)
+{
+	struct queue_text t = { cols[i], lens[i] };
+
+	return t;
+}
+
+struct list_walk {
+	void (*fn)(void *arg, const struct queue_listed *);
+	void *arg;
+};
+
+static int
+on_listed(void *arg, char **cols, const size_t *lens)
+{
+	struct list_walk *w = arg;
+	struct queue_listed job;
+
+	job.id = queue_number(cols[0]);
+	job.type = text_of(cols, lens, 1);
+	job.business_key = text_of(cols, lens, 2);
+	job.status = text_of(cols, lens, 3);
+	job.attempts = cols[4];
+	job.max_attempts = cols[5];
+	job.next_run_at = cols[6];
+	job.updated_at = cols[7];
+	job.last_error = text_of(cols, lens, 8);
+	w->fn(w->arg, &job);
+	return 0;
+}
+
+enum db_status
+queue_list(struct queue *q, const struct queue_list_filter *f,
+    void (*fn)(void *arg, const struct queue_listed *), void *arg,
+    char *err, size_t errlen)
+{
+	static const enum queue_stmt by_filter[2][2] = {
+		{ Q_LIST, Q_LIST_TYPE }, { Q_LIST_STATUS, Q_LIST_STATUS_TYPE },
+	};
+	struct list_walk w = { fn, arg };
+	struct db_arg args[5];
+	unsigned n = 0;
+
+	args[n++] = DB_NUM(f->before_id ? f->before_id : UINT64_MAX >> 1);
+	if (f->status != NULL)
+		args[n++] = DB_STR(f->status);
+	if (f->type != NULL) {
+		args[n++] = DB_STR(f->type);
+		args[n++] = DB_STR(f->type);
+	}
+	args[n++] = DB_NUM(f->limit);
+	return queue_stmt_walk(q, by_filter[f->status != NULL]
+	    [f->type != NULL], args, n, 9, on_listed, &w, err, errlen);
+}
+
+struct show_walk {
+	void (*fn)(void *arg, const struct queue_shown *);
+	void *arg;
+	int found;
+};
+
+static int
+on_shown(void *arg, char **cols, const size_t *lens)
+{
+	struct show_walk *w = arg;
+	struct queue_shown job;
+	unsigned i;
+
+	for (i = 0; i < QC_COUNT; i++)
+		job.col[i] = text_of(cols, lens, i);
+	job.payload_valid = cols[QC_COUNT] != NULL &&
+	    strcmp(cols[QC_COUNT], "1") == 0;
+	w->found = 1;
+	w->fn(w->arg, &job);
+	return 1;
+}
+
+enum db_status
+queue_show(struct queue *q, uint64_t id, const char *key,
+    void (*fn)(void *arg, const struct queue_shown *), void *arg,
+    int *found, char *err, size_t errlen)
+{
+	struct show_walk w = { fn, arg, 0 };
+	struct db_arg args[2];
+	enum db_status st;
+
+	if (key != NULL) {
+		args[0] = DB_STR(key);
+		args[1] = DB_STR(key);
+	} else
+		args[0] = DB_NUM(id);
+	st = queue_stmt_walk(q, key != NULL ? Q_SHOW_KEY : Q_SHOW_ID, args,
+	    key != NULL ? 2 : 1, QC_COUNT + 1, on_shown, &w, err, errlen);
+	*found = w.found;
+	return st;
+}
+
+/* --- the table and the server ---------------------------------------------- */
+
+static struct queue_column_info *
+column_info(struct queue_table *t, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < t->ncolumns; i++)
+		if (strcmp(t->columns[i].name, name) == 0)
+			return &t->columns[i];
+	return NULL;
+}
+
+static int
+on_column(void *arg, char **cols, const size_t *lens)
+{
+	struct queue_table *t = arg;
+	struct queue_column_info *c;
+
+	(void)lens;
+	if (cols[0] == NULL)
+		return 0;
+	t->columns = xrealloc(t->columns, (t->ncolumns + 1) *
+	    sizeof *t->columns);
+	c = &t->columns[t->ncolumns++];
+	c->name = xstrdup(cols[0]);
+	c->nullable = cols[1] != NULL && strcmp(cols[1], "YES") == 0;
+	c->unfilled = 0;
+	return 0;
+}
+
+static int
+on_unfilled(void *arg, char **cols, const size_t *lens)
+{
+	struct queue_column_info *c;
+
+	(void)lens;
+	if (cols[0] != NULL && (c = column_info(arg, cols[0])) != NULL)
+		c->unfilled = 1;
+	return 0;
+}
+
+static int
+on_index(void *arg, char **cols, const size_t *lens)
+{
+	struct queue_table *t = arg;
+	struct queue_index_info *x;
+
+	(void)lens;
+	if (cols[0] == NULL)
+		return 0;
+	t->indexes = xrealloc(t->indexes, (t->nindexes + 1) *
+	    sizeof *t->indexes);
+	x = &t->indexes[t->nindexes++];
+	x->name = xstrdup(cols[0]);
+	x->unique = cols[1] != NULL && strcmp(cols[1], "0") == 0;
+	x->columns = xstrdup(cols[2] != NULL ? cols[2] : "");
+	return 0;
+}
+
+enum db_status
+queue_describe(struct queue *q, struct queue_table *t, char *err,
+    size_t errlen)
+{
+	struct db_arg arg = DB_STR(q->name);
+	enum db_status st;
+
+	memset(t, 0, sizeof *t);
+	st = queue_stmt_walk(q, Q_COLUMNS, &arg, 1, 2, on_column, t, err,
+	    errlen);
+	if (st == DB_OK)
+		st = queue_stmt_walk(q, Q_UNFILLED_COLUMNS, &arg, 1, 1,
+		    on_unfilled, t, err, errlen);
+	if (st == DB_OK)
+		st = queue_stmt_walk(q, Q_INDEXES, &arg, 1, 3, on_index, t,
+		    err, errlen);
+	return st;
+}
+
+void
+queue_table_free(struct queue_table *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->ncolumns; i++)
+		free(t->columns[i].name);
+	for (i = 0; i < t->nindexes; i++) {
+		free(t->indexes[i].name);
+		free(t->indexes[i].columns);
+	}
+	free(t->columns);
+	free(t->indexes);
+	memset(t, 0, sizeof *t);
+}
+
+struct settings_walk {
+	void (*fn)(void *arg, const char *name, const char *value);
+	void *arg;
+};
+
+static int
+on_setting(void *arg, char **cols, const size_t *lens)
+{
+	struct settings_walk *w = arg;
+
+	(void)lens;
+	if (cols[0] != NULL)
+		w->fn(w->arg, cols[0], cols[1] != NULL ? cols[1] : "");
+	return 0;
+}
+
+enum db_status
+queue_server(struct queue *q, char **version,
+    void (*fn)(void *arg, const char *name, const char *value), void *arg,
+    char *err, size_t errlen)
+{
+	struct settings_walk w = { fn, arg };
+	enum db_status st;
+	int found;
+
+	*version = NULL;
+	st = queue_stmt_one(q, Q_VERSION, NULL, 0, version, 1, &found, err,
+	    errlen);
+	if (st == DB_OK)
+		st = queue_stmt_walk(q, Q_SETTINGS, NULL, 0, 2, on_setting, &w,
+		    err, errlen);
+	return st;
+}
+
+/* --- the claim's plan -------------------------------------------------------- */
+
+enum db_status
+queue_explain_claim(struct queue *q, const char *const *types, size_t ntypes,
+    char **index, unsigned long *rows, char *err, size_t errlen)
+{
+	enum queue_stmt which, spread;
+	struct db_arg *args = NULL;
+	char *text, *sql, cause[512], *cols[32];
+	MYSQL_STMT *stmt = NULL;
+	enum db_status st;
+	unsigned n, ncols;
+	int rc, key, nrows;
+
+	*index = NULL;
+	*rows = 0;
+	if (ntypes == 0) {
+		errf(err, errlen, "explain the claim: no types");
+		return DB_ERROR;
+	}
+	/* The very statement a run would prepare, behind EXPLAIN, which
+	 * plans it without changing a row. */
+	which = queue_claim_stmt(q, ntypes, &spread);
+	text = queue_stmt_text(q, which);
+	sql = xmalloc(strlen(text) + sizeof "EXPLAIN ");
+	sprintf(sql, "EXPLAIN %s", text);
+	free(text);
+	args = queue_claim_args(which, types, ntypes, 1, "explain", &n);
+	st = db_prepare(q->db, sql, &stmt, cause, sizeof cause);
+	free(sql);
+	if (st == DB_OK)
+		st = db_execute(q->db, stmt, args, n, cause, sizeof cause);
+	free(args);
+	ncols = stmt != NULL ? mysql_stmt_field_count(stmt) : 0;
+	key = st == DB_OK ? column_named(stmt, "key") : -1;
+	nrows = st == DB_OK ? column_named(stmt, "rows") : -1;
+	if (st == DB_OK && (ncols > 32 || key < 0 || nrows < 0)) {
+		errf(cause, sizeof cause, "EXPLAIN has no key or rows column");
+		st = DB_ERROR;
+	}
+	if (st == DB_OK) {
+		rc = db_fetch(stmt, cols, ncols, cause, sizeof cause);
+		if (rc < 0)
+			st = DB_ERROR;
+		if (rc == 1) {
+			*index = cols[key];
+			cols[key] = NULL;
+			if (cols[nrows] != NULL)
+				parse_ulong(cols[nrows], 0, ULONG_MAX, rows);
+			free_row(cols, ncols);
+			db_done(stmt);
+		}
+	}
+	if (stmt != NULL)
+		mysql_stmt_close(stmt);
+	if (st != DB_OK)
+		errf(err, errlen, "explain the claim in %s: %s", q->table,
+		    cause);
+	return st;
+}

@@ -1,0 +1,97 @@
+/*
+ * queue_sql.h - what queue.c, queue_admin.c and queue_info.c share, and
+ * nobody else: the statements, the queue's state, and running them.
+ */
+#ifndef JOBRUN_QUEUE_SQL_H
+#define JOBRUN_QUEUE_SQL_H
+
+#include "queue.h"
+
+/* Every statement on the table; their text is queue.c's templates[]. */
+enum queue_stmt {
+	/* the run's cycle */
+	Q_RECOVER, Q_CLAIM, Q_CLAIM_TYPE, Q_CLAIM_SPREAD, Q_CLAIM_TYPE_SPREAD,
+	Q_READ, Q_READ_RESUMABLE, Q_SUCCESS, Q_RETRY, Q_FAIL, Q_EXTEND,
+	Q_OWNER, Q_RELEASE, Q_CHECKPOINT, Q_CHECKPOINT_CHECK, Q_SNOOZE,
+	Q_GET_LOCK, Q_READ_REPLY, Q_MAX_PACKET,
+	/* adding jobs */
+	Q_ENQUEUE, Q_VALID_AT, Q_VALID_JSON, Q_JSON_OBJECT, Q_JOB_STATUS,
+	/* operators' changes */
+	Q_RETRY_ID, Q_RETRY_ID_FORCE, Q_CANCEL,
+	Q_REQUEUE, Q_REQUEUE_TYPE, Q_REQUEUE_UNCANCELLED,
+	Q_REQUEUE_UNCANCELLED_TYPE, Q_FAILED_COUNTS, Q_FAILED_COUNTS_TYPE,
+	Q_PURGE, Q_PURGE_TYPE, Q_PURGE_COUNT, Q_PURGE_COUNT_TYPE,
+	/* what people read */
+	Q_TYPES, Q_TYPE_COUNTS, Q_SUCCESS_ESTIMATE, Q_LAG, Q_EXPIRED,
+	Q_LIST, Q_LIST_STATUS, Q_LIST_TYPE, Q_LIST_STATUS_TYPE,
+	Q_SHOW_ID, Q_SHOW_KEY, Q_COLUMNS, Q_UNFILLED_COLUMNS, Q_INDEXES,
+	Q_VERSION, Q_SETTINGS,
+	Q_COUNT
+};
+
+/* What the table supports, probed once, by preparing a statement that
+ * needs it. */
+struct queue_caps {
+	int type_index_probed, type_index;	/* sql/001_type_pick.sql */
+	int checkpoint_probed, checkpoint;	/* sql/002_checkpoint.sql */
+};
+
+struct queue {
+	struct db *db;
+	char name[65];		/* the table name as configured */
+	char table[160];	/* the same, quoted as an identifier */
+	struct queue_caps caps;
+	size_t claim_types;	/* placeholders in the prepared claim */
+	MYSQL_STMT *stmt[Q_COUNT];
+	MYSQL_STMT *batch;	/* the multi-row insert of a fan-out */
+	size_t batch_rows;
+	struct queue_counters counters;
+	char lock_name[65];	/* the --single lock we hold, or "" */
+	int lock_lost;		/* a reconnect could not take it back */
+	uint64_t random;	/* state of the pauses' and spread's generator */
+	int no_retry;		/* a statement meets a conflict once */
+	int spread;		/* a claim has met a conflict in this run */
+};
+
+/* Run statement which with args (preparing it first if need be, running
+ * it again after a deadlock or a lost connection); err reads "<purpose>
+ * in <table>: <cause>". */
+enum db_status queue_stmt_run(struct queue *q, enum queue_stmt which,
+                              const struct db_arg *args, unsigned nargs,
+                              char *err, size_t errlen);
+
+/* Rows the last run of which changed. */
+uint64_t queue_stmt_changed(const struct queue *q, enum queue_stmt which);
+
+/* Run a select that gives at most one row of ncols columns (malloc'ed,
+ * NULL for SQL NULL); *found says whether it did. */
+enum db_status queue_stmt_one(struct queue *q, enum queue_stmt which,
+                              const struct db_arg *args, unsigned nargs,
+                              char **cols, unsigned ncols, int *found,
+                              char *err, size_t errlen);
+
+/* Run a select and hand each row (columns and their lengths) to fn, until
+ * fn returns nonzero. */
+enum db_status queue_stmt_walk(struct queue *q, enum queue_stmt which,
+                               const struct db_arg *args, unsigned nargs,
+                               unsigned ncols,
+                               int (*fn)(void *arg, char **cols,
+                                         const size_t *lens),
+                               void *arg, char *err, size_t errlen);
+
+/* The text of which (malloc'ed). */
+char *queue_stmt_text(const struct queue *q, enum queue_stmt which);
+
+/* The claim a run over ntypes types uses, and its arguments (malloc'ed,
+ * with room for the spread's two more). */
+enum queue_stmt queue_claim_stmt(struct queue *q, size_t ntypes,
+                                 enum queue_stmt *spread);
+struct db_arg *queue_claim_args(enum queue_stmt which,
+                                const char *const *types, size_t ntypes,
+                                unsigned long lock_seconds,
+                                const char *token, unsigned *nargs);
+
+/* An unsigned number column, 0 when NULL or not a number. */
+unsigned long queue_number(const char *s);
+
+#endif
