@@ -201,6 +201,21 @@ retry_failed(struct ctx *c)
 }
 
 int
+cmd_retry_check(const struct cli *cli, char *err, size_t errlen)
+{
+	if ((cli->nargs > 0) == cli->failed)
+		return errf(err, errlen, "retry needs job ids or --failed");
+	if (cli->type != NULL && !cli->failed)
+		return errf(err, errlen, "--type goes with --failed");
+	if (cli->force && cli->failed)
+		return errf(err, errlen, "--force goes with job ids");
+	if ((cli->include_cancelled || cli->dry_run) && !cli->failed)
+		return errf(err, errlen, "%s goes with --failed",
+		    cli->dry_run ? "--dry-run" : "--include-cancelled");
+	return cli_check_ids(cli, err, errlen);
+}
+
+int
 cmd_retry(struct ctx *c)
 {
 	if (!c->cli.failed)
@@ -210,9 +225,33 @@ cmd_retry(struct ctx *c)
 }
 
 int
+cmd_cancel_check(const struct cli *cli, char *err, size_t errlen)
+{
+	if (cli->nargs == 0)
+		return errf(err, errlen, "cancel needs job ids");
+	return cli_check_ids(cli, err, errlen);
+}
+
+int
 cmd_cancel(struct ctx *c)
 {
 	return each_id(c, "cancel", 1, "pending");
+}
+
+int
+cmd_purge_check(const struct cli *cli, char *err, size_t errlen)
+{
+	static const char *const finished[] = { "success", "failed", NULL };
+
+	if (cli->status == NULL || !cli_one_of(cli->status, finished))
+		return errf(err, errlen, "purge needs --status=success or "
+		    "--status=failed");
+	if (!cli->has_older_than)
+		return errf(err, errlen, "purge needs --older-than");
+	if (cli->nargs > 0)
+		return errf(err, errlen, "unexpected argument \"%s\"",
+		    cli->args[0]);
+	return 0;
 }
 
 int

@@ -3,9 +3,9 @@
  *
  * "jobrun [COMMAND] [OPTIONS] [OPERANDS]": the command is the first
  * argument that is not an option (before or after the options), "run" when
- * there is none.  One option table serves every command; each option says
- * which commands take it, so "jobrun run --payload=x" is a usage error
- * rather than silently ignored.
+ * there is none.  One option table serves every command; each command's
+ * row in commands.c says which options it takes, so "jobrun run
+ * --payload=x" is a usage error rather than silently ignored.
  */
 #include <getopt.h>
 #include <limits.h>
@@ -15,13 +15,6 @@
 #include "queue.h"
 #include "utf8.h"
 #include "util.h"
-
-#define ON(c) (1u << (c))
-#define FOR_ALL (ON(CMD_RUN) | ON(CMD_ENQUEUE) | ON(CMD_STATUS) | \
-    ON(CMD_LIST) | ON(CMD_SHOW) | ON(CMD_RETRY) | ON(CMD_CANCEL) | \
-    ON(CMD_PURGE) | ON(CMD_CHECK))
-#define TYPED (ON(CMD_RUN) | ON(CMD_ENQUEUE) | ON(CMD_STATUS) | \
-    ON(CMD_LIST) | ON(CMD_RETRY) | ON(CMD_PURGE))
 
 enum opt_id {
 	OPT_CONFIG = 'c', OPT_HELP = 'h', OPT_MAX = 'n', OPT_QUIET = 'q',
@@ -36,84 +29,68 @@ enum opt_id {
 
 struct opt {
 	struct option lo;
-	unsigned commands;
+	enum cli_option bit;
 };
 
 static const struct opt opts[] = {
-	{ { "config", required_argument, NULL, OPT_CONFIG }, FOR_ALL },
-	{ { "help", no_argument, NULL, OPT_HELP }, FOR_ALL },
-	{ { "version", no_argument, NULL, OPT_VERSION }, FOR_ALL },
-	{ { "json", no_argument, NULL, OPT_JSON }, FOR_ALL },
-	{ { "quiet", no_argument, NULL, OPT_QUIET }, FOR_ALL },
-	{ { "verbose", no_argument, NULL, OPT_VERBOSE }, FOR_ALL },
-	{ { "type", required_argument, NULL, OPT_TYPE }, TYPED },
-	{ { "max", required_argument, NULL, OPT_MAX }, ON(CMD_RUN) },
+	{ { "config", required_argument, NULL, OPT_CONFIG }, CO_CONFIG },
+	{ { "help", no_argument, NULL, OPT_HELP }, CO_HELP },
+	{ { "version", no_argument, NULL, OPT_VERSION }, CO_VERSION },
+	{ { "json", no_argument, NULL, OPT_JSON }, CO_JSON },
+	{ { "quiet", no_argument, NULL, OPT_QUIET }, CO_QUIET },
+	{ { "verbose", no_argument, NULL, OPT_VERBOSE }, CO_VERBOSE },
+	{ { "log", required_argument, NULL, OPT_LOG }, CO_LOG },
+	{ { "type", required_argument, NULL, OPT_TYPE }, CO_TYPE },
+	{ { "max", required_argument, NULL, OPT_MAX }, CO_MAX },
 	{ { "max-seconds", required_argument, NULL, OPT_MAX_SECONDS },
-	  ON(CMD_RUN) },
-	{ { "single", no_argument, NULL, OPT_SINGLE }, ON(CMD_RUN) },
+	  CO_MAX_SECONDS },
+	{ { "single", no_argument, NULL, OPT_SINGLE }, CO_SINGLE },
 	{ { "metrics-file", required_argument, NULL, OPT_METRICS_FILE },
-	  ON(CMD_RUN) },
-	{ { "log", required_argument, NULL, OPT_LOG }, FOR_ALL },
-	{ { "key", required_argument, NULL, OPT_KEY },
-	  ON(CMD_ENQUEUE) | ON(CMD_SHOW) },
-	{ { "payload", required_argument, NULL, OPT_PAYLOAD },
-	  ON(CMD_ENQUEUE) },
+	  CO_METRICS_FILE },
+	{ { "key", required_argument, NULL, OPT_KEY }, CO_KEY },
+	{ { "payload", required_argument, NULL, OPT_PAYLOAD }, CO_PAYLOAD },
 	{ { "payload-file", required_argument, NULL, OPT_PAYLOAD_FILE },
-	  ON(CMD_ENQUEUE) },
-	{ { "delay", required_argument, NULL, OPT_DELAY }, ON(CMD_ENQUEUE) },
-	{ { "at", required_argument, NULL, OPT_AT }, ON(CMD_ENQUEUE) },
+	  CO_PAYLOAD_FILE },
+	{ { "delay", required_argument, NULL, OPT_DELAY }, CO_DELAY },
+	{ { "at", required_argument, NULL, OPT_AT }, CO_AT },
 	{ { "max-attempts", required_argument, NULL, OPT_MAX_ATTEMPTS },
-	  ON(CMD_ENQUEUE) },
+	  CO_MAX_ATTEMPTS },
 	{ { "key-prefix", required_argument, NULL, OPT_KEY_PREFIX },
-	  ON(CMD_ENQUEUE) },
-	{ { "range", required_argument, NULL, OPT_RANGE }, ON(CMD_ENQUEUE) },
-	{ { "chunk", required_argument, NULL, OPT_CHUNK }, ON(CMD_ENQUEUE) },
+	  CO_KEY_PREFIX },
+	{ { "range", required_argument, NULL, OPT_RANGE }, CO_RANGE },
+	{ { "chunk", required_argument, NULL, OPT_CHUNK }, CO_CHUNK },
 	{ { "payload-template", required_argument, NULL,
-	    OPT_PAYLOAD_TEMPLATE }, ON(CMD_ENQUEUE) },
-	{ { "status", required_argument, NULL, OPT_STATUS },
-	  ON(CMD_LIST) | ON(CMD_PURGE) },
-	{ { "limit", required_argument, NULL, OPT_LIMIT }, ON(CMD_LIST) },
+	    OPT_PAYLOAD_TEMPLATE }, CO_PAYLOAD_TEMPLATE },
+	{ { "status", required_argument, NULL, OPT_STATUS }, CO_STATUS },
+	{ { "limit", required_argument, NULL, OPT_LIMIT }, CO_LIMIT },
 	{ { "before-id", required_argument, NULL, OPT_BEFORE_ID },
-	  ON(CMD_LIST) },
-	{ { "failed", no_argument, NULL, OPT_FAILED }, ON(CMD_RETRY) },
-	{ { "force", no_argument, NULL, OPT_FORCE }, ON(CMD_RETRY) },
+	  CO_BEFORE_ID },
+	{ { "failed", no_argument, NULL, OPT_FAILED }, CO_FAILED },
+	{ { "force", no_argument, NULL, OPT_FORCE }, CO_FORCE },
 	{ { "include-cancelled", no_argument, NULL, OPT_INCLUDE_CANCELLED },
-	  ON(CMD_RETRY) },
+	  CO_INCLUDE_CANCELLED },
 	{ { "older-than", required_argument, NULL, OPT_OLDER_THAN },
-	  ON(CMD_PURGE) },
-	{ { "dry-run", no_argument, NULL, OPT_DRY_RUN },
-	  ON(CMD_PURGE) | ON(CMD_RETRY) },
+	  CO_OLDER_THAN },
+	{ { "dry-run", no_argument, NULL, OPT_DRY_RUN }, CO_DRY_RUN },
 };
 
 #define NOPTS (sizeof opts / sizeof opts[0])
 
-static const char *const command_names[] = {
-	[CMD_RUN] = "run", [CMD_ENQUEUE] = "enqueue", [CMD_STATUS] = "status",
-	[CMD_LIST] = "list", [CMD_SHOW] = "show", [CMD_RETRY] = "retry",
-	[CMD_CANCEL] = "cancel", [CMD_PURGE] = "purge", [CMD_CHECK] = "check",
-};
+const char *
+cli_option_name(enum cli_option o)
+{
+	size_t i;
+
+	for (i = 0; i < NOPTS; i++)
+		if (opts[i].bit == o)
+			return opts[i].lo.name;
+	return "?";
+}
 
 void
-cli_usage(FILE *out)
+cli_usage_options(FILE *out)
 {
 	fputs(
-"usage: jobrun [run] [--config=FILE] [--type=NAME] [--max=N]\n"
-"              [--max-seconds=S] [--single] [--metrics-file=FILE]\n"
-"              [--log=stderr|syslog] [--json] [-v] [-q]\n"
-"       jobrun enqueue --type=NAME --key=KEY [--payload=JSON |\n"
-"              --payload-file=FILE | -] [--delay=SECONDS | --at=DATETIME]\n"
-"              [--max-attempts=N]\n"
-"       jobrun enqueue --type=NAME --key-prefix=P --range=FROM-TO\n"
-"              --chunk=N [--payload-template=JSON]\n"
-"       jobrun status [--type=NAME]\n"
-"       jobrun list [--status=S] [--type=NAME] [--limit=N] [--before-id=ID]\n"
-"       jobrun show ID | --key=KEY\n"
-"       jobrun retry ID... [--force]\n"
-"       jobrun retry --failed [--type=NAME] [--include-cancelled] [--dry-run]\n"
-"       jobrun cancel ID...\n"
-"       jobrun purge --status=success|failed --older-than=DURATION\n"
-"              [--type=NAME] [--dry-run]\n"
-"       jobrun check\n"
 "       jobrun --help | --version\n"
 "\n"
 "Runs due jobs from a MariaDB/MySQL table: recovers expired locks, claims\n"
@@ -141,18 +118,6 @@ cli_usage(FILE *out)
 "75 try again later (deadlock, lock wait, statement stopped by the\n"
 "server); 77 privilege missing; 78 configuration or schema problem;\n"
 "128+N stopped by signal N.  See jobrun(1).\n", out);
-}
-
-static int
-find_command(const char *word)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof command_names / sizeof command_names[0]; i++)
-		if (command_names[i] != NULL &&
-		    strcmp(command_names[i], word) == 0)
-			return (int)i;
-	return -1;
 }
 
 static const struct opt *
@@ -227,8 +192,8 @@ apply(struct cli *cli, int id, const char *arg, char *err, size_t errlen)
 {
 	switch (id) {
 	case OPT_CONFIG: cli->config = arg; return 0;
-	case OPT_HELP: cli->command = CMD_HELP; return 0;
-	case OPT_VERSION: cli->command = CMD_VERSION; return 0;
+	case OPT_HELP: cli->help = 1; return 0;
+	case OPT_VERSION: cli->version = 1; return 0;
 	case OPT_JSON: cli->json = 1; return 0;
 	case OPT_QUIET: cli->quiet = 1; return 0;
 	case OPT_VERBOSE: cli->verbose++; return 0;
@@ -292,8 +257,8 @@ apply(struct cli *cli, int id, const char *arg, char *err, size_t errlen)
 
 /* A type or key must fit its column, counted in characters as MariaDB
  * counts them, and be UTF-8 the utf8mb4 column accepts. */
-static int
-check_text(const char *option, const char *s, size_t max, char *err,
+int
+cli_check_text(const char *option, const char *s, size_t max, char *err,
     size_t errlen)
 {
 	size_t len = strlen(s);
@@ -308,8 +273,8 @@ check_text(const char *option, const char *s, size_t max, char *err,
 
 /* "YYYY-MM-DD HH:MM[:SS]" (or with T): the server reads it in the
  * session time zone, like next_run_at values the application writes. */
-static int
-valid_datetime(const char *s)
+int
+cli_valid_datetime(const char *s)
 {
 	static const char shape[] = "dddd-dd-dd dd:dd:dd";
 	size_t i, len = strlen(s);
@@ -327,8 +292,8 @@ valid_datetime(const char *s)
 	return 1;
 }
 
-static int
-check_ids(const struct cli *cli, char *err, size_t errlen)
+int
+cli_check_ids(const struct cli *cli, char *err, size_t errlen)
 {
 	unsigned long id;
 	int i;
@@ -340,50 +305,8 @@ check_ids(const struct cli *cli, char *err, size_t errlen)
 	return 0;
 }
 
-static int
-check_enqueue(const struct cli *cli, char *err, size_t errlen)
-{
-	int fan_out = cli->key_prefix != NULL || cli->has_range ||
-	    cli->chunk != 0 || cli->payload_template != NULL;
-	int from_stdin = cli->nargs == 1 && strcmp(cli->args[0], "-") == 0;
-
-	if (cli->nargs > 1 || (cli->nargs == 1 && !from_stdin))
-		return errf(err, errlen, "unexpected argument \"%s\"",
-		    cli->args[cli->nargs > 1 && from_stdin ? 1 : 0]);
-	if (cli->type == NULL)
-		return errf(err, errlen, "enqueue needs --type");
-	if (cli->at != NULL && cli->has_delay)
-		return errf(err, errlen, "--at and --delay exclude each other");
-	if (cli->at != NULL && !valid_datetime(cli->at))
-		return errf(err, errlen, "--at: not \"YYYY-MM-DD HH:MM:SS\": "
-		    "\"%s\"", cli->at);
-	if (fan_out) {
-		if (cli->key != NULL || cli->payload != NULL ||
-		    cli->payload_file != NULL || from_stdin)
-			return errf(err, errlen, "--key-prefix/--range/--chunk "
-			    "exclude --key and --payload*");
-		if (cli->key_prefix == NULL || !cli->has_range ||
-		    cli->chunk == 0)
-			return errf(err, errlen, "a fan-out needs --key-prefix, "
-			    "--range and --chunk");
-		/* The longest key is "P:<to>-<to>". */
-		return check_text("key-prefix", cli->key_prefix,
-		    QUEUE_KEY_MAX - 42, err, errlen);
-	}
-	if (cli->key == NULL)
-		return errf(err, errlen, "enqueue needs --key (or "
-		    "--key-prefix, --range and --chunk)");
-	if (check_text("key", cli->key, QUEUE_KEY_MAX, err, errlen) != 0)
-		return -1;
-	if ((cli->payload != NULL) + (cli->payload_file != NULL) +
-	    from_stdin > 1)
-		return errf(err, errlen,
-		    "--payload, --payload-file and - exclude each other");
-	return 0;
-}
-
-static int
-one_of(const char *s, const char *const *set)
+int
+cli_one_of(const char *s, const char *const *set)
 {
 	for (; *set != NULL; set++)
 		if (strcmp(s, *set) == 0)
@@ -391,65 +314,14 @@ one_of(const char *s, const char *const *set)
 	return 0;
 }
 
-/* Checks that need the whole command line. */
-static int
-check(const struct cli *cli, char *err, size_t errlen)
+int
+cli_check_common(const struct cli *cli, char *err, size_t errlen)
 {
-	static const char *const statuses[] = { "pending", "processing",
-	    "success", "failed", NULL };
-	static const char *const finished[] = { "success", "failed", NULL };
-
 	if (cli->quiet && cli->verbose)
 		return errf(err, errlen, "-q and -v contradict each other");
-	if (cli->type != NULL &&
-	    check_text("type", cli->type, QUEUE_TYPE_MAX, err, errlen) != 0)
+	if (cli->type != NULL && cli_check_text("type", cli->type,
+	    QUEUE_TYPE_MAX, err, errlen) != 0)
 		return -1;
-	switch (cli->command) {
-	case CMD_ENQUEUE:
-		return check_enqueue(cli, err, errlen);
-	case CMD_LIST:
-		if (cli->status != NULL && !one_of(cli->status, statuses))
-			return errf(err, errlen, "--status: pending, "
-			    "processing, success or failed, not \"%s\"",
-			    cli->status);
-		break;
-	case CMD_SHOW:
-		if ((cli->nargs == 1) == (cli->key != NULL) || cli->nargs > 1)
-			return errf(err, errlen, "show needs one job id or "
-			    "--key");
-		if (cli->key != NULL)
-			return check_text("key", cli->key, QUEUE_KEY_MAX, err,
-			    errlen);
-		return check_ids(cli, err, errlen);
-	case CMD_RETRY:
-		if ((cli->nargs > 0) == cli->failed)
-			return errf(err, errlen, "retry needs job ids or "
-			    "--failed");
-		if (cli->type != NULL && !cli->failed)
-			return errf(err, errlen, "--type goes with --failed");
-		if (cli->force && cli->failed)
-			return errf(err, errlen, "--force goes with job ids");
-		if ((cli->include_cancelled || cli->dry_run) && !cli->failed)
-			return errf(err, errlen, "%s goes with --failed",
-			    cli->dry_run ? "--dry-run" : "--include-cancelled");
-		return check_ids(cli, err, errlen);
-	case CMD_CANCEL:
-		if (cli->nargs == 0)
-			return errf(err, errlen, "cancel needs job ids");
-		return check_ids(cli, err, errlen);
-	case CMD_PURGE:
-		if (cli->status == NULL || !one_of(cli->status, finished))
-			return errf(err, errlen, "purge needs --status=success "
-			    "or --status=failed");
-		if (!cli->has_older_than)
-			return errf(err, errlen, "purge needs --older-than");
-		break;
-	default:
-		break;
-	}
-	if (cli->nargs > 0)
-		return errf(err, errlen, "unexpected argument \"%s\"",
-		    cli->args[0]);
 	return 0;
 }
 
@@ -457,10 +329,9 @@ int
 cli_parse(int argc, char **argv, struct cli *cli, char *err, size_t errlen)
 {
 	struct option lo[NOPTS + 1];
-	unsigned char given[NOPTS] = { 0 };
 	const struct opt *o;
 	size_t i;
-	int c, cmd = CMD_RUN;
+	int c;
 
 	memset(cli, 0, sizeof *cli);
 	for (i = 0; i < NOPTS; i++)
@@ -483,26 +354,15 @@ cli_parse(int argc, char **argv, struct cli *cli, char *err, size_t errlen)
 		if (apply(cli, c, optarg, err, errlen) != 0)
 			return -1;
 		if ((o = find_opt(c)) != NULL)
-			given[o - opts] = 1;
+			cli->given |= CLI_OPT(o->bit);
 	}
 	/* getopt moved the words to the end: the first is the command. */
-	if (optind < argc) {
-		cmd = find_command(argv[optind]);
-		if (cmd < 0)
-			return errf(err, errlen, "unknown command \"%s\"",
-			    argv[optind]);
-		optind++;
-	}
+	cli->command = "run";
+	if (optind < argc)
+		cli->command = argv[optind++];
 	cli->args = argv + optind;
 	cli->nargs = argc - optind;
-	if (cli->command == CMD_HELP || cli->command == CMD_VERSION)
-		return 0;
-	for (i = 0; i < NOPTS; i++)
-		if (given[i] && !(opts[i].commands & (1u << cmd)))
-			return errf(err, errlen, "option --%s is not for "
-			    "\"%s\"", opts[i].lo.name, command_names[cmd]);
-	cli->command = (enum cli_command)cmd;
 	if (cli->limit == 0)
 		cli->limit = 20;
-	return check(cli, err, errlen);
+	return 0;
 }

@@ -1,5 +1,8 @@
 /*
  * cli.h - the command line, parsed into a struct.
+ *
+ * This file knows the options; which command takes which, and what each
+ * command makes of its operands, is the commands table's (commands.c).
  */
 #ifndef JOBRUN_CLI_H
 #define JOBRUN_CLI_H
@@ -7,14 +10,28 @@
 #include <stddef.h>
 #include <stdio.h>
 
-enum cli_command {
-	CMD_RUN, CMD_ENQUEUE, CMD_STATUS, CMD_LIST, CMD_SHOW, CMD_RETRY,
-	CMD_CANCEL, CMD_PURGE, CMD_CHECK, CMD_HELP, CMD_VERSION
+/* The options, a bit each: a command's row says which it takes. */
+enum cli_option {
+	CO_CONFIG, CO_HELP, CO_VERSION, CO_JSON, CO_QUIET, CO_VERBOSE,
+	CO_LOG, CO_TYPE, CO_MAX, CO_MAX_SECONDS, CO_SINGLE, CO_METRICS_FILE,
+	CO_KEY, CO_PAYLOAD, CO_PAYLOAD_FILE, CO_DELAY, CO_AT,
+	CO_MAX_ATTEMPTS, CO_KEY_PREFIX, CO_RANGE, CO_CHUNK,
+	CO_PAYLOAD_TEMPLATE, CO_STATUS, CO_LIMIT, CO_BEFORE_ID, CO_FAILED,
+	CO_FORCE, CO_INCLUDE_CANCELLED, CO_OLDER_THAN, CO_DRY_RUN,
+	CO_COUNT
 };
+
+#define CLI_OPT(o) (1ULL << (o))
+/* Every command takes these. */
+#define CLI_COMMON (CLI_OPT(CO_CONFIG) | CLI_OPT(CO_HELP) | \
+    CLI_OPT(CO_VERSION) | CLI_OPT(CO_JSON) | CLI_OPT(CO_QUIET) | \
+    CLI_OPT(CO_VERBOSE) | CLI_OPT(CO_LOG))
 
 /* Everything the command line can say; NULL or 0 when not given. */
 struct cli {
-	enum cli_command command;
+	const char *command;		/* the command word; "run" if none */
+	int help, version;		/* --help, --version */
+	unsigned long long given;	/* CLI_OPT bits of the options given */
 	const char *config;
 	const char *type;
 	const char *key;
@@ -44,16 +61,39 @@ struct cli {
 	int nargs;
 };
 
-/* Parse argv.  0 on success; -1 with err for a usage error.  Resets
+/* Parse argv's options and find the command word (not checked against
+ * the commands).  0 on success; -1 with err for a usage error.  Resets
  * getopt, so it can be called more than once. */
 int cli_parse(int argc, char **argv, struct cli *cli, char *err,
               size_t errlen);
+
+/* The long name of option o ("max-seconds"). */
+const char *cli_option_name(enum cli_option o);
+
+/* Checks that hold for every command: -q with -v, a --type that fits
+ * its column. */
+int cli_check_common(const struct cli *cli, char *err, size_t errlen);
+
+/* --OPTION's value s: 1..max characters of UTF-8 the utf8mb4 column
+ * accepts. */
+int cli_check_text(const char *option, const char *s, size_t max,
+                   char *err, size_t errlen);
+
+/* Every operand a job id. */
+int cli_check_ids(const struct cli *cli, char *err, size_t errlen);
+
+/* Whether s reads "YYYY-MM-DD HH:MM[:SS]" (or with a T). */
+int cli_valid_datetime(const char *s);
+
+/* Whether s is one of the NULL-ended set. */
+int cli_one_of(const char *s, const char *const *set);
 
 /* Parse a duration such as 3600, 90s, 45m, 12h, 30d or 2w into seconds;
  * -1 when it is not one. */
 int cli_duration(const char *s, unsigned long *seconds);
 
-/* The usage text. */
-void cli_usage(FILE *out);
+/* What follows the commands' synopses in the usage text: the options
+ * and the exit statuses. */
+void cli_usage_options(FILE *out);
 
 #endif

@@ -61,6 +61,22 @@ job_in_hand(const struct run_stats *s)
 	    s->snoozed;
 }
 
+void
+cmd_resolve(struct ctx *c)
+{
+	const struct cli *o = &c->cli;
+	const struct cfg_run *r = &c->cfg.run;
+
+	c->set.batch_size = o->has_max ? o->max : r->batch_size;
+	c->set.max_seconds = o->has_max_seconds ? o->max_seconds :
+	    r->max_seconds;
+	c->set.single = o->single || r->single;
+	c->set.syslog = o->log != NULL ? strcmp(o->log, "syslog") == 0 :
+	    r->syslog;
+	c->set.metrics_file = o->metrics_file != NULL ? o->metrics_file :
+	    r->metrics_file;
+}
+
 const char **
 cmd_type_names(const struct ctx *c)
 {
@@ -154,8 +170,7 @@ static void
 write_metrics(struct ctx *c, const struct run_stats *stats, int status,
     int db_ok)
 {
-	const char *path = c->cli.metrics_file != NULL ?
-	    c->cli.metrics_file : c->cfg.run.metrics_file;
+	const char *path = c->set.metrics_file;
 	struct queue_backlog backlog = { NULL, 0 };
 	const char **known;
 	char err[1024];
@@ -184,10 +199,8 @@ cmd_run(struct ctx *c)
 {
 	struct run_opts opts = {
 		.type = c->cli.type,
-		.batch_size = c->cli.has_max ? c->cli.max :
-		    c->cfg.run.batch_size,
-		.max_seconds = c->cli.has_max_seconds ? c->cli.max_seconds :
-		    c->cfg.run.max_seconds,
+		.batch_size = c->set.batch_size,
+		.max_seconds = c->set.max_seconds,
 	};
 	struct queue_counters counters;
 	char single[256];
@@ -208,7 +221,7 @@ cmd_run(struct ctx *c)
 	}
 	if (prepare_types(c, opts.type) != 0)
 		return EX_CONFIG;
-	if (c->cli.single || c->cfg.run.single) {
+	if (c->set.single) {
 		status = take_single_lock(c, opts.type, single,
 		    sizeof single);
 		if (status >= 0)

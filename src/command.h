@@ -19,13 +19,27 @@
 /* Exit status: a job or an operand needs attention (sysexits has none). */
 #define EXIT_ATTENTION 1
 
+/* What this invocation does where the command line and the
+ * configuration both have a say: the command line wins, settled once. */
+struct settings {
+	unsigned long batch_size;	/* --max, [run] batch_size */
+	unsigned long max_seconds;	/* --max-seconds, [run] max_seconds */
+	int single;			/* --single, [run] single */
+	int syslog;			/* --log, [run] log */
+	const char *metrics_file;	/* --metrics-file, [run] metrics_file */
+};
+
 struct ctx {
 	struct cli cli;
 	struct cfg cfg;
+	struct settings set;
 	struct db db;
 	struct queue *q;
 	struct log lg;
 };
+
+/* Settle c->set from c->cli over c->cfg. */
+void cmd_resolve(struct ctx *c);
 
 /* The exit status for a database error. */
 int cmd_exit_for(enum db_status st);
@@ -45,14 +59,42 @@ const char **cmd_type_names(const struct ctx *c);
 /* Print a JSON value on stdout, compact, and release it. */
 void cmd_print_json(json_t *value);
 
+/* A command: one row of the table in commands.c. */
+struct command {
+	const char *name;
+	int (*run)(struct ctx *c);
+	unsigned long long options;	/* CLI_OPT bits it takes, besides
+					 * CLI_COMMON */
+	/* Its operands and the options that go together, once parsed; NULL:
+	 * it takes no operands. */
+	int (*check)(const struct cli *cli, char *err, size_t errlen);
+	const char *synopsis;		/* its usage lines */
+};
+
+/* The command cli names, its options and operands checked: 0 with *cmd
+ * set, or -1 with err for a usage error.  With --help or --version *cmd
+ * is NULL and nothing is checked. */
+int commands_parse(int argc, char **argv, struct cli *cli,
+                   const struct command **cmd, char *err, size_t errlen);
+
+/* The usage text, from the table. */
+void commands_usage(FILE *out);
+
+/* The commands and their checks, each in the command's own file. */
 int cmd_run(struct ctx *c);
 int cmd_enqueue(struct ctx *c);
+int cmd_enqueue_check(const struct cli *cli, char *err, size_t errlen);
 int cmd_status(struct ctx *c);
 int cmd_list(struct ctx *c);
+int cmd_list_check(const struct cli *cli, char *err, size_t errlen);
 int cmd_show(struct ctx *c);
+int cmd_show_check(const struct cli *cli, char *err, size_t errlen);
 int cmd_retry(struct ctx *c);
+int cmd_retry_check(const struct cli *cli, char *err, size_t errlen);
 int cmd_cancel(struct ctx *c);
+int cmd_cancel_check(const struct cli *cli, char *err, size_t errlen);
 int cmd_purge(struct ctx *c);
+int cmd_purge_check(const struct cli *cli, char *err, size_t errlen);
 int cmd_check(struct ctx *c);
 
 #endif

@@ -243,6 +243,50 @@ enqueue_range(struct ctx *c)
 	return rc;
 }
 
+/* enqueue: one job (--key, a payload from one place) or a fan-out
+ * (--key-prefix, --range, --chunk), never both. */
+int
+cmd_enqueue_check(const struct cli *cli, char *err, size_t errlen)
+{
+	int fan_out = cli->key_prefix != NULL || cli->has_range ||
+	    cli->chunk != 0 || cli->payload_template != NULL;
+	int from_stdin = cli->nargs == 1 && strcmp(cli->args[0], "-") == 0;
+
+	if (cli->nargs > 1 || (cli->nargs == 1 && !from_stdin))
+		return errf(err, errlen, "unexpected argument \"%s\"",
+		    cli->args[cli->nargs > 1 && from_stdin ? 1 : 0]);
+	if (cli->type == NULL)
+		return errf(err, errlen, "enqueue needs --type");
+	if (cli->at != NULL && cli->has_delay)
+		return errf(err, errlen, "--at and --delay exclude each other");
+	if (cli->at != NULL && !cli_valid_datetime(cli->at))
+		return errf(err, errlen, "--at: not \"YYYY-MM-DD HH:MM:SS\": "
+		    "\"%s\"", cli->at);
+	if (fan_out) {
+		if (cli->key != NULL || cli->payload != NULL ||
+		    cli->payload_file != NULL || from_stdin)
+			return errf(err, errlen, "--key-prefix/--range/--chunk "
+			    "exclude --key and --payload*");
+		if (cli->key_prefix == NULL || !cli->has_range ||
+		    cli->chunk == 0)
+			return errf(err, errlen, "a fan-out needs --key-prefix, "
+			    "--range and --chunk");
+		/* The longest key is "P:<to>-<to>". */
+		return cli_check_text("key-prefix", cli->key_prefix,
+		    QUEUE_KEY_MAX - 42, err, errlen);
+	}
+	if (cli->key == NULL)
+		return errf(err, errlen, "enqueue needs --key (or "
+		    "--key-prefix, --range and --chunk)");
+	if (cli_check_text("key", cli->key, QUEUE_KEY_MAX, err, errlen) != 0)
+		return -1;
+	if ((cli->payload != NULL) + (cli->payload_file != NULL) +
+	    from_stdin > 1)
+		return errf(err, errlen,
+		    "--payload, --payload-file and - exclude each other");
+	return 0;
+}
+
 int
 cmd_enqueue(struct ctx *c)
 {

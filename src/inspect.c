@@ -178,6 +178,21 @@ cmd_status(struct ctx *c)
 
 /* --- list ------------------------------------------------------------ */
 
+int
+cmd_list_check(const struct cli *cli, char *err, size_t errlen)
+{
+	static const char *const statuses[] = { "pending", "processing",
+	    "success", "failed", NULL };
+
+	if (cli->status != NULL && !cli_one_of(cli->status, statuses))
+		return errf(err, errlen, "--status: pending, processing, "
+		    "success or failed, not \"%s\"", cli->status);
+	if (cli->nargs > 0)
+		return errf(err, errlen, "unexpected argument \"%s\"",
+		    cli->args[0]);
+	return 0;
+}
+
 struct listing {
 	int json;
 	json_t *jobs;
@@ -332,6 +347,17 @@ on_shown(void *arg, const struct queue_shown *job)
 		print_shown_json(job);
 	else
 		print_shown_text(job);
+}
+
+int
+cmd_show_check(const struct cli *cli, char *err, size_t errlen)
+{
+	if ((cli->nargs == 1) == (cli->key != NULL) || cli->nargs > 1)
+		return errf(err, errlen, "show needs one job id or --key");
+	if (cli->key != NULL)
+		return cli_check_text("key", cli->key, QUEUE_KEY_MAX, err,
+		    errlen);
+	return cli_check_ids(cli, err, errlen);
 }
 
 int

@@ -25,20 +25,6 @@
 #include "runner.h"
 #include "util.h"
 
-static const struct {
-	enum cli_command id;
-	int (*fn)(struct ctx *);
-} commands[] = {
-	{ CMD_RUN, cmd_run },
-	{ CMD_ENQUEUE, cmd_enqueue },
-	{ CMD_STATUS, cmd_status },
-	{ CMD_LIST, cmd_list },
-	{ CMD_SHOW, cmd_show },
-	{ CMD_RETRY, cmd_retry },
-	{ CMD_CANCEL, cmd_cancel },
-	{ CMD_PURGE, cmd_purge },
-	{ CMD_CHECK, cmd_check },
-};
 
 static void
 install_signals(void)
@@ -102,8 +88,8 @@ setup(struct ctx *c)
 		log_msg(&c->lg, LV_ERROR, "%s", err);
 		return EX_CONFIG;
 	}
-	if (c->cli.log != NULL ? strcmp(c->cli.log, "syslog") == 0 :
-	    c->cfg.run.syslog)
+	cmd_resolve(c);
+	if (c->set.syslog)
 		log_open(&c->lg, c->lg.level, 1);
 	if (c->cfg.warning[0] != '\0')
 		log_msg(&c->lg, LV_WARN, "%s", c->cfg.warning);
@@ -128,23 +114,23 @@ teardown(struct ctx *c)
 int
 main(int argc, char **argv)
 {
+	const struct command *cmd;
 	struct ctx c;
 	char err[512];
-	size_t i;
 	int status;
 
 	/* Before anything is read: the environment holds the password. */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	memset(&c, 0, sizeof c);
-	if (cli_parse(argc, argv, &c.cli, err, sizeof err) != 0) {
+	if (commands_parse(argc, argv, &c.cli, &cmd, err, sizeof err) != 0) {
 		fprintf(stderr, "jobrun: %s\nTry 'jobrun --help'.\n", err);
 		return EX_USAGE;
 	}
-	if (c.cli.command == CMD_HELP) {
-		cli_usage(stdout);
+	if (c.cli.help) {
+		commands_usage(stdout);
 		return close_stdout(EX_OK);
 	}
-	if (c.cli.command == CMD_VERSION) {
+	if (c.cli.version) {
 		printf("jobrun %s\n", JOBRUN_VERSION);
 		return close_stdout(EX_OK);
 	}
@@ -153,12 +139,8 @@ main(int argc, char **argv)
 	install_signals();
 	status = setup(&c);
 	drop_password_env();
-	for (i = 0; status == EX_OK && i < sizeof commands /
-	    sizeof commands[0]; i++)
-		if (commands[i].id == c.cli.command) {
-			status = commands[i].fn(&c);
-			break;
-		}
+	if (status == EX_OK)
+		status = cmd->run(&c);
 	teardown(&c);
 	log_close(&c.lg);
 	return close_stdout(status);

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "command.h"
 
 #define ERRLEN 256
 
@@ -26,8 +26,10 @@ parse_vec(char **argv, struct cli *cli, char *err)
 
 	while (argv[argc] != NULL)
 		argc++;
+	const struct command *cmd;
+
 	err[0] = '\0';
-	return cli_parse(argc, argv, cli, err, ERRLEN);
+	return commands_parse(argc, argv, cli, &cmd, err, ERRLEN);
 }
 
 #define PARSE(cli, err, ...) \
@@ -49,7 +51,7 @@ test_default_is_run(void **state)
 
 	(void)state;
 	assert_int_equal(parse_vec((char *[]){ "jobrun", NULL }, &cli, err), 0);
-	assert_int_equal(cli.command, CMD_RUN);
+	assert_string_equal(cli.command, "run");
 	assert_null(cli.config);
 	assert_null(cli.type);
 	assert_null(cli.key);
@@ -60,9 +62,9 @@ test_default_is_run(void **state)
 	assert_int_equal(cli.quiet, 0);
 
 	assert_int_equal(PARSE(&cli, err, "run"), 0);
-	assert_int_equal(cli.command, CMD_RUN);
+	assert_string_equal(cli.command, "run");
 	assert_int_equal(PARSE(&cli, err, "--json"), 0);
-	assert_int_equal(cli.command, CMD_RUN);
+	assert_string_equal(cli.command, "run");
 	assert_int_equal(cli.json, 1);
 }
 
@@ -76,7 +78,7 @@ test_run_options(void **state)
 	assert_int_equal(PARSE(&cli, err, "run", "--config=/etc/j.conf",
 	    "--type=order_sync", "--max=5", "--max-seconds=30", "--json",
 	    "-v"), 0);
-	assert_int_equal(cli.command, CMD_RUN);
+	assert_string_equal(cli.command, "run");
 	assert_string_equal(cli.config, "/etc/j.conf");
 	assert_string_equal(cli.type, "order_sync");
 	assert_int_equal(cli.has_max, 1);
@@ -89,7 +91,7 @@ test_run_options(void **state)
 	/* Separate values and short forms; the command may come last. */
 	assert_int_equal(PARSE(&cli, err, "-c", "a.conf", "-t", "x", "-n",
 	    "7", "--max-seconds", "9", "-q", "run"), 0);
-	assert_int_equal(cli.command, CMD_RUN);
+	assert_string_equal(cli.command, "run");
 	assert_string_equal(cli.config, "a.conf");
 	assert_string_equal(cli.type, "x");
 	assert_int_equal(cli.max, 7);
@@ -112,7 +114,7 @@ test_enqueue_before_or_after_options(void **state)
 	assert_int_equal(PARSE(&cli, err, "enqueue", "--type=t", "--key=k1",
 	    "--payload={\"a\":1}", "--delay=60", "--max-attempts=3",
 	    "--config=c.conf", "--json", "-q"), 0);
-	assert_int_equal(cli.command, CMD_ENQUEUE);
+	assert_string_equal(cli.command, "enqueue");
 	assert_string_equal(cli.type, "t");
 	assert_string_equal(cli.key, "k1");
 	assert_string_equal(cli.payload, "{\"a\":1}");
@@ -125,7 +127,7 @@ test_enqueue_before_or_after_options(void **state)
 
 	assert_int_equal(PARSE(&cli, err, "--type", "t", "--key", "k2",
 	    "--payload-file=-", "enqueue"), 0);
-	assert_int_equal(cli.command, CMD_ENQUEUE);
+	assert_string_equal(cli.command, "enqueue");
 	assert_string_equal(cli.key, "k2");
 	assert_string_equal(cli.payload_file, "-");
 	assert_null(cli.payload);
@@ -134,7 +136,7 @@ test_enqueue_before_or_after_options(void **state)
 
 	assert_int_equal(PARSE(&cli, err, "-t", "t", "enqueue", "--key=k3"),
 	    0);
-	assert_int_equal(cli.command, CMD_ENQUEUE);
+	assert_string_equal(cli.command, "enqueue");
 	assert_string_equal(cli.key, "k3");
 }
 
@@ -339,7 +341,7 @@ test_retry_failed_options(void **state)
 	(void)state;
 	assert_int_equal(PARSE(&c, err, "retry", "--failed",
 	    "--include-cancelled", "--dry-run", "-t", "x"), 0);
-	assert_int_equal(c.command, CMD_RETRY);
+	assert_string_equal(c.command, "retry");
 	assert_true(c.failed && c.include_cancelled && c.dry_run);
 	assert_string_equal(c.type, "x");
 	assert_int_equal(PARSE(&c, err, "retry", "--failed"), 0);
@@ -466,30 +468,30 @@ test_help_and_version(void **state)
 
 	(void)state;
 	assert_int_equal(PARSE(&cli, err, "--help"), 0);
-	assert_int_equal(cli.command, CMD_HELP);
+	assert_true(cli.help);
 	assert_int_equal(PARSE(&cli, err, "-h"), 0);
-	assert_int_equal(cli.command, CMD_HELP);
+	assert_true(cli.help);
 	assert_int_equal(PARSE(&cli, err, "--version"), 0);
-	assert_int_equal(cli.command, CMD_VERSION);
+	assert_true(cli.version);
 	assert_int_equal(PARSE(&cli, err, "-V"), 0);
-	assert_int_equal(cli.command, CMD_VERSION);
+	assert_true(cli.version);
 
 	/* With a command and options, even ones that would be errors. */
 	assert_int_equal(PARSE(&cli, err, "run", "--max=5", "--help"), 0);
-	assert_int_equal(cli.command, CMD_HELP);
+	assert_true(cli.help);
 	assert_int_equal(PARSE(&cli, err, "enqueue", "--help"), 0);
-	assert_int_equal(cli.command, CMD_HELP);
+	assert_true(cli.help);
 	assert_int_equal(PARSE(&cli, err, "--help", "enqueue", "--type=t"), 0);
-	assert_int_equal(cli.command, CMD_HELP);
+	assert_true(cli.help);
 	assert_int_equal(PARSE(&cli, err, "run", "--key=x", "-h"), 0);
-	assert_int_equal(cli.command, CMD_HELP);
+	assert_true(cli.help);
 	assert_int_equal(PARSE(&cli, err, "--version", "enqueue"), 0);
-	assert_int_equal(cli.command, CMD_VERSION);
+	assert_true(cli.version);
 	assert_int_equal(PARSE(&cli, err, "-q", "-v", "-V"), 0);
-	assert_int_equal(cli.command, CMD_VERSION);
+	assert_true(cli.version);
 	assert_int_equal(PARSE(&cli, err, "--type=t", "--payload={}",
 	    "--version"), 0);
-	assert_int_equal(cli.command, CMD_VERSION);
+	assert_true(cli.version);
 }
 
 static void
@@ -502,7 +504,7 @@ test_usage_text(void **state)
 	(void)state;
 	f = fmemopen(buf, sizeof buf - 1, "w");
 	assert_non_null(f);
-	cli_usage(f);
+	commands_usage(f);
 	n = (size_t)ftell(f);
 	assert_int_equal(fclose(f), 0);
 	buf[n] = '\0';

@@ -1,0 +1,114 @@
+/*
+ * commands.c - the commands, one row each, as git.c's commands[].
+ *
+ * A row says what the command is called, what runs it, which options it
+ * takes besides the common ones, what checks its operands, and its
+ * synopsis; the usage text and "option --X is not for Y" come from here.
+ * Adding a command is adding a row (and the command's own file).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "command.h"
+#include "util.h"
+
+#define O(o) CLI_OPT(CO_##o)
+
+static const struct command commands[] = {
+	{ "run", cmd_run,
+	  O(TYPE) | O(MAX) | O(MAX_SECONDS) | O(SINGLE) | O(METRICS_FILE),
+	  NULL,
+	  "[run] [--config=FILE] [--type=NAME] [--max=N]\n"
+	  "              [--max-seconds=S] [--single] [--metrics-file=FILE]\n"
+	  "              [--log=stderr|syslog] [--json] [-v] [-q]\n" },
+	{ "enqueue", cmd_enqueue,
+	  O(TYPE) | O(KEY) | O(PAYLOAD) | O(PAYLOAD_FILE) | O(DELAY) | O(AT) |
+	  O(MAX_ATTEMPTS) | O(KEY_PREFIX) | O(RANGE) | O(CHUNK) |
+	  O(PAYLOAD_TEMPLATE),
+	  cmd_enqueue_check,
+	  "enqueue --type=NAME --key=KEY [--payload=JSON |\n"
+	  "              --payload-file=FILE | -] [--delay=SECONDS | "
+	  "--at=DATETIME]\n"
+	  "              [--max-attempts=N]\n"
+	  "       jobrun enqueue --type=NAME --key-prefix=P --range=FROM-TO\n"
+	  "              --chunk=N [--payload-template=JSON]\n" },
+	{ "status", cmd_status, O(TYPE), NULL,
+	  "status [--type=NAME]\n" },
+	{ "list", cmd_list, O(TYPE) | O(STATUS) | O(LIMIT) | O(BEFORE_ID),
+	  cmd_list_check,
+	  "list [--status=S] [--type=NAME] [--limit=N] [--before-id=ID]\n" },
+	{ "show", cmd_show, O(KEY), cmd_show_check,
+	  "show ID | --key=KEY\n" },
+	{ "retry", cmd_retry,
+	  O(TYPE) | O(FAILED) | O(FORCE) | O(INCLUDE_CANCELLED) | O(DRY_RUN),
+	  cmd_retry_check,
+	  "retry ID... [--force]\n"
+	  "       jobrun retry --failed [--type=NAME] [--include-cancelled] "
+	  "[--dry-run]\n" },
+	{ "cancel", cmd_cancel, 0, cmd_cancel_check,
+	  "cancel ID...\n" },
+	{ "purge", cmd_purge,
+	  O(TYPE) | O(STATUS) | O(OLDER_THAN) | O(DRY_RUN),
+	  cmd_purge_check,
+	  "purge --status=success|failed --older-than=DURATION\n"
+	  "              [--type=NAME] [--dry-run]\n" },
+	{ "check", cmd_check, 0, NULL,
+	  "check\n" },
+};
+
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static const struct command *
+find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NCOMMANDS; i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+int
+commands_parse(int argc, char **argv, struct cli *cli,
+    const struct command **cmd, char *err, size_t errlen)
+{
+	const struct command *c;
+	unsigned long long extra;
+	int o;
+
+	*cmd = NULL;
+	if (cli_parse(argc, argv, cli, err, errlen) != 0)
+		return -1;
+	if (cli->help || cli->version)
+		return 0;
+	if ((c = find(cli->command)) == NULL)
+		return errf(err, errlen, "unknown command \"%s\"",
+		    cli->command);
+	extra = cli->given & ~(c->options | CLI_COMMON);
+	for (o = 0; extra != 0 && o < CO_COUNT; o++)
+		if (extra & CLI_OPT(o))
+			return errf(err, errlen, "option --%s is not for "
+			    "\"%s\"", cli_option_name((enum cli_option)o),
+			    c->name);
+	if (cli_check_common(cli, err, errlen) != 0)
+		return -1;
+	if (c->check != NULL && c->check(cli, err, errlen) != 0)
+		return -1;
+	if (c->check == NULL && cli->nargs > 0)
+		return errf(err, errlen, "unexpected argument \"%s\"",
+		    cli->args[0]);
+	*cmd = c;
+	return 0;
+}
+
+void
+commands_usage(FILE *out)
+{
+	size_t i;
+
+	for (i = 0; i < NCOMMANDS; i++)
+		fprintf(out, "%s jobrun %s", i == 0 ? "usage:" : "      ",
+		    commands[i].synopsis);
+	cli_usage_options(out);
+}
