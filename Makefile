@@ -119,7 +119,7 @@ integration-valgrind: jobrun
 	  JOBRUN_TEST_SLACK=30 test/run -j2
 
 lint-man:
-	mandoc -T lint -W warning man/jobrun.1 man/jobrun.conf.5
+	mandoc -T lint -W warning man/jobrun.1 man/jobrun.conf.5 man/jobrun.7
 
 check: install-deps
 	$(MAKE) lint-man unit fuzz integration-valgrind integration-asan \
@@ -131,17 +131,18 @@ demo: install-deps
 
 install: jobrun
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
-	  $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(SYSCONFDIR)
+	  $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(SYSCONFDIR)
 	install -m 0755 jobrun $(DESTDIR)$(BINDIR)/jobrun
 	install -m 0644 man/jobrun.1 $(DESTDIR)$(MANDIR)/man1/jobrun.1
 	install -m 0644 man/jobrun.conf.5 $(DESTDIR)$(MANDIR)/man5/jobrun.conf.5
+	install -m 0644 man/jobrun.7 $(DESTDIR)$(MANDIR)/man7/jobrun.7
 	@# The example configuration never overwrites an operator's file.
 	test -e $(DESTDIR)$(SYSCONFDIR)/jobrun.conf || \
 	  install -m 0640 etc/jobrun.conf $(DESTDIR)$(SYSCONFDIR)/jobrun.conf
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/jobrun $(DESTDIR)$(MANDIR)/man1/jobrun.1 \
-	  $(DESTDIR)$(MANDIR)/man5/jobrun.conf.5
+	  $(DESTDIR)$(MANDIR)/man5/jobrun.conf.5 $(DESTDIR)$(MANDIR)/man7/jobrun.7
 
 # The Debian package, built by dpkg-buildpackage in a copy of the tree
 # (it cleans the tree it builds in): build/deb/jobrun_$(VERSION)-1_*.deb.

@@ -4,7 +4,7 @@
  * PHP 8 application on MariaDB or MySQL through PDO (pdo_mysql).
  *
  * jobrun POSTs each job it claims to this script and records the job's
- * outcome from the status code (see HANDLERS in jobrun(1)):
+ * outcome from the status code (see HANDLERS in jobrun(7)):
  *
  *   2xx                        success: the job is done
  *   503 with Retry-After: N    retry in N seconds (capped at backoff_cap);

@@ -7,7 +7,7 @@
 #   command = /usr/local/libexec/jobrun/order-sync.sh
 #   timeout = 60
 #
-# What jobrun gives it (HANDLERS in jobrun(1)):
+# What jobrun gives it (HANDLERS in jobrun(7)):
 #   stdin             the job's payload as JSON ({} when it is NULL), here
 #                     {"order_id":10001}
 #   JOB_ID            the job's id

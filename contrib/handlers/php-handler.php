@@ -10,7 +10,7 @@
  *   command = /usr/bin/php /usr/local/lib/jobrun/php-handler.php
  *   timeout = 60
  *
- * What jobrun gives it (HANDLERS in jobrun(1)):
+ * What jobrun gives it (HANDLERS in jobrun(7)):
  *   stdin             the job's payload as JSON ({} when it is NULL), here
  *                     {"order_id":10001} or {"order_id":10001,"lines":5000}
  *   JOB_ID            the job's id
@@ -26,7 +26,7 @@
  *                     when the table has sql/002_checkpoint.sql: the file
  *                     descriptor (3) on which to save progress, one JSON
  *                     line at a time, and the last progress saved by an
- *                     earlier attempt (RESUMABLE JOBS in jobrun(1))
+ *                     earlier attempt (RESUMABLE JOBS in jobrun(7))
  *
  * What it answers, by its exit status:
  *   0   done: the job becomes success

@@ -5,7 +5,7 @@
 #
 #   resumable-walk.sh [TABLE [BATCH]]     default: users 1000
 #
-# It is made for the chunk jobs of a fan-out (RESUMABLE JOBS in jobrun(1)):
+# It is made for the chunk jobs of a fan-out (RESUMABLE JOBS in jobrun(7)):
 #
 #   jobrun enqueue --type=import --key-prefix=import:users \
 #       --range=1-100000000 --chunk=100000
