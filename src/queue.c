@@ -104,6 +104,16 @@
 	" AND next_run_at < NOW() - INTERVAL ? SECOND" \
 	" AND finished_at < NOW() - INTERVAL ? SECOND"
 
+/* A new job: (key, type, payload..., max_attempts or NULL, at or NULL,
+ * delay), one row per JOB_ROW; the fan-out makes its payload with the
+ * server's JSON_SET. */
+#define INSERT_JOBS "INSERT INTO %1$s (business_key, type, payload, status," \
+	" attempts, max_attempts, next_run_at, created_at, updated_at) VALUES "
+#define JOB_ROW(payload) "(?, ?, " payload ", 'pending', 0," \
+	" IFNULL(?, DEFAULT(max_attempts))," \
+	" IFNULL(CAST(? AS DATETIME), NOW() + INTERVAL ? SECOND), NOW(), NOW())"
+#define CHUNK_PAYLOAD "JSON_SET(?, '$.from', ?, '$.to', ?)"
+
 /* (token, seconds, seconds) */
 #define CLAIM_SET " SET status = 'processing'," LOCK_SET "," \
 	" attempts = attempts + 1, updated_at = NOW()," \
@@ -192,12 +202,7 @@ static const char *const templates[Q_COUNT] = {
 	    " snoozes = IF(?, 0, snoozes + 1),"
 	    " next_run_at = NOW() + INTERVAL ? SECOND, last_error = ?,"
 	    " locked_by = NULL, locked_until = NULL, updated_at = NOW()" FENCE,
-	[Q_ENQUEUE] =
-	    "INSERT INTO %1$s (business_key, type, payload, status, attempts,"
-	    " max_attempts, next_run_at, created_at, updated_at)"
-	    " VALUES (?, ?, ?, 'pending', 0, IFNULL(?, DEFAULT(max_attempts)),"
-	    " IFNULL(CAST(? AS DATETIME), NOW() + INTERVAL ? SECOND),"
-	    " NOW(), NOW())"
+	[Q_ENQUEUE] = INSERT_JOBS JOB_ROW("?")
 	    /* Changes nothing on a duplicate, so affected rows is 0 and
 	     * LAST_INSERT_ID is the existing job's id. */
 	    " ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)",
@@ -1151,10 +1156,7 @@ queue_enqueue(struct queue *q, const char *type, const char *key,
 static enum db_status
 prepare_batch(struct queue *q, size_t n, char *err, size_t errlen)
 {
-	static const char row[] = "(?, ?, JSON_SET(?, '$.from', ?, '$.to', ?),"
-	    " 'pending', 0, IFNULL(?, DEFAULT(max_attempts)), "
-	    "IFNULL(CAST(? AS DATETIME), NOW() + INTERVAL ? SECOND), NOW(), "
-	    "NOW())";
+	static const char row[] = JOB_ROW(CHUNK_PAYLOAD);
 	char *sql, cause[512];
 	size_t i, len;
 	enum db_status st;
@@ -1166,9 +1168,7 @@ prepare_batch(struct queue *q, size_t n, char *err, size_t errlen)
 	q->batch = NULL;
 	len = 256 + strlen(q->table) + n * (sizeof row + 2);
 	sql = xmalloc(len);
-	i = (size_t)snprintf(sql, len, "INSERT INTO %s (business_key, type, "
-	    "payload, status, attempts, max_attempts, next_run_at, created_at, "
-	    "updated_at) VALUES ", q->table);
+	i = (size_t)snprintf(sql, len, INSERT_JOBS, q->table);
 	for (; n > 0 && i < len; n--)
 		i += (size_t)snprintf(sql + i, len - i, "%s%s", row,
 		    n > 1 ? ", " : "");
