@@ -386,6 +386,7 @@ type_key(struct parser *p, const char *section, const char *key,
 	const char *name = section + strlen("type.");
 	struct pending_type *t;
 	struct entry *e;
+	char names[128];
 
 	if (strlen(name) < 1 || strlen(name) > CFG_TYPE_MAX ||
 	    !valid_chars(name, "_.:-"))
@@ -406,7 +407,7 @@ type_key(struct parser *p, const char *section, const char *key,
 		if (t->kind == NULL)
 			return fail(p, p->line, section, key,
 			    "unknown handler \"%s\" (known: %s)", value,
-			    handler_names());
+			    handler_names(names, sizeof names));
 		return 1;
 	}
 	t->entries = xrealloc(t->entries, (t->nentries + 1) *
@@ -474,13 +475,13 @@ is_repeatable(const struct handler_kind *kind, const char *key)
 static int
 finish_type(struct parser *p, struct pending_type *t, struct cfg_type *out)
 {
-	char section[CFG_TYPE_MAX + 8], msg[256];
+	char section[CFG_TYPE_MAX + 8], msg[256], names[128];
 	size_t i, j;
 
 	snprintf(section, sizeof section, "type.%s", t->name);
 	if (t->kind == NULL)
 		return fail(p, t->line, section, "handler",
-		    "missing (known: %s)", handler_names());
+		    "missing (known: %s)", handler_names(names, sizeof names));
 	out->name = xstrdup(t->name);
 	out->kind = t->kind;
 	out->handler = t->kind->create();

@@ -715,7 +715,7 @@ test_man_page_agrees(void **state)
 			    k->key, k->def, p);
 	}
 	/* The kinds of handler.c's table, as "exec | http | noop". */
-	snprintf(names, sizeof names, "%s", handler_names());
+	handler_names(names, sizeof names);
 	n = (size_t)snprintf(want, sizeof want, "\n.It Cm handler No = Cm ");
 	for (p = names; *p != '\0' && n + 4 < sizeof want; p++)
 		if (strncmp(p, ", ", 2) == 0) {
