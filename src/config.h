@@ -9,9 +9,7 @@
 
 #include "handler.h"
 
-#ifndef CFG_DEFAULT_PATH
-#define CFG_DEFAULT_PATH "/etc/jobrun.conf"
-#endif
+/* CFG_DEFAULT_PATH, like JOBRUN_VERSION, comes from the Makefile (-D). */
 #define CFG_TYPE_MAX 64		/* polling_jobs.type is VARCHAR(64) */
 /* The server's longest name (NAME_CHAR_LEN): a table, a GET_LOCK lock, a
  * time zone (mysql.time_zone_name.Name is CHAR(64)). */

@@ -8,8 +8,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define JOBRUN_VERSION "0.1.0"
-
 /* Allocation that cannot fail: out of memory ends the process (exit 70). */
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
