@@ -119,7 +119,7 @@ take_single_lock(struct ctx *c, const char *type)
 	 * which can only make two scopes share one lock. */
 	snprintf(name, sizeof name, "jobrun:%s.%s%s%s", c->cfg.db.database,
 	    c->q.name, type != NULL ? ":" : "", type != NULL ? type : "");
-	name[64] = '\0';
+	name[CFG_NAME_MAX] = '\0';
 	st = queue_get_lock(&c->q, name, &held, err, sizeof err);
 	if (st != DB_OK) {
 		cmd_db_error(c, st, err);
