@@ -61,18 +61,6 @@ job_in_hand(const struct run_stats *s)
 	    s->snoozed;
 }
 
-void
-cmd_print_json(json_t *value)
-{
-	if (value == NULL) {
-		fputs("jobrun: out of memory\n", stderr);
-		return;
-	}
-	json_dumpf(value, stdout, JSON_COMPACT);
-	fputc('\n', stdout);
-	json_decref(value);
-}
-
 int
 cmd_prepare_type(const struct ctx *c, const struct cfg_type *t, char *err,
     size_t errlen)
@@ -130,7 +118,7 @@ take_single_lock(struct ctx *c, const char *type)
 	log_msg(&c->lg, LV_INFO, "another runner holds %s; nothing to do",
 	    name);
 	if (c->cli.json)
-		cmd_print_json(json_pack("{s:b,s:b}", "ok", 1, "skipped", 1));
+		report_json(json_pack("{s:b,s:b}", "ok", 1, "skipped", 1));
 	return EX_OK;
 }
 

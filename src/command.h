@@ -38,9 +38,6 @@ void cmd_db_error(const struct ctx *c, enum db_status st, const char *err);
 int cmd_prepare_type(const struct ctx *c, const struct cfg_type *t,
                      char *err, size_t errlen);
 
-/* Print a JSON value on stdout, compact, and release it. */
-void cmd_print_json(json_t *value);
-
 /* The backlog of one type, as status shows it. */
 struct type_status {
 	char *type;

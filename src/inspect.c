@@ -24,6 +24,7 @@
 
 #include "command.h"
 #include "rawjson.h"
+#include "report.h"
 #include "utf8.h"
 #include "util.h"
 
@@ -250,7 +251,7 @@ print_status_json(const struct status *s)
 			json_array_append_new(unhandled,
 			    json_string(t->type));
 	}
-	cmd_print_json(json_pack("{s:o,s:o}", "types", types, "unhandled",
+	report_json(json_pack("{s:o,s:o}", "types", types, "unhandled",
 	    unhandled));
 }
 
@@ -425,7 +426,7 @@ cmd_list(struct ctx *c)
 	}
 	/* A full page may have more behind it: say where to go on. */
 	if (l.json)
-		cmd_print_json(json_pack("{s:o,s:o}", "jobs", l.jobs,
+		report_json(json_pack("{s:o,s:o}", "jobs", l.jobs,
 		    "next_before_id", l.count == c->cli.limit ?
 		    number_json(l.last_id) : json_null()));
 	else {
