@@ -505,10 +505,6 @@ on_shown(void *arg, char **cols, const size_t *lens, unsigned ncols)
 	}
 	text = rawjson_object(obj, &payload, cols[3] != NULL && valid, &len);
 	json_decref(obj);
-	if (text == NULL) {
-		fputs("jobrun: out of memory\n", stderr);
-		return 1;
-	}
 	fwrite(text, 1, len, stdout);
 	putchar('\n');
 	free(text);

@@ -15,9 +15,11 @@
 static void
 print_json(FILE *out, json_t *doc)
 {
+	/* jansson allocates through xmalloc, so NULL is a value it refused:
+	 * a string that is not UTF-8. */
 	if (doc == NULL) {
-		fputs("jobrun: the result cannot be printed as JSON\n",
-		    stderr);
+		fputs("jobrun: the result cannot be printed as JSON (a value "
+		    "that is not UTF-8)\n", stderr);
 		return;
 	}
 	json_dumpf(doc, out, JSON_COMPACT);
