@@ -28,8 +28,10 @@ PKGS = libmariadb jansson libcurl inih
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   = $(shell pkg-config --libs libmariadb jansson inih)
 
-ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) $(PKG_CFLAGS) \
-             -DCFG_DEFAULT_PATH='"$(SYSCONFDIR)/jobrun.conf"' $(CFLAGS)
+# The version and the configuration's path exist here only.
+DEFS       = -DJOBRUN_VERSION='"$(VERSION)"' \
+             -DCFG_DEFAULT_PATH='"$(SYSCONFDIR)/jobrun.conf"'
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) $(PKG_CFLAGS) $(DEFS) $(CFLAGS)
 
 SRC  = admin argv backoff check cli command config db enqueue exec handler \
        http inspect libcurl log main metrics noop queue queue_admin queue_info \
@@ -82,7 +84,7 @@ FUZZ_ARGV_SRC   = src/argv.c src/util.c
 build/fuzz/fuzz_config: test/fuzz/fuzz_config.c $(FUZZ_CONFIG_SRC) | deps-check
 	@mkdir -p $(@D)
 	$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(PKG_CFLAGS) \
-	  -Isrc $(FUZZ_FLAGS) -o $@ $< $(FUZZ_CONFIG_SRC) $(PKG_LIBS)
+	  $(DEFS) -Isrc $(FUZZ_FLAGS) -o $@ $< $(FUZZ_CONFIG_SRC) $(PKG_LIBS)
 
 build/fuzz/fuzz_argv: test/fuzz/fuzz_argv.c $(FUZZ_ARGV_SRC)
 	@mkdir -p $(@D)

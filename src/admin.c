@@ -19,6 +19,7 @@
 #include <sysexits.h>
 
 #include "command.h"
+#include "report.h"
 #include "runner.h"
 #include "util.h"
 
@@ -86,7 +87,7 @@ each_id(struct ctx *c, const char *verb, int cancel, const char *wanted)
 	nchanged = json_array_size(changed);
 	nskipped = json_array_size(skipped);
 	if (c->cli.json)
-		cmd_print_json(json_pack("{s:I,s:o,s:o}", "count",
+		report_json(json_pack("{s:I,s:o,s:o}", "count",
 		    (json_int_t)nchanged, "ids", changed, "skipped", skipped));
 	else {
 		printf("%s: %zu job(s)\n", verb, nchanged);
@@ -144,7 +145,7 @@ static void
 print_purged(const struct ctx *c, uint64_t n, int dry_run, int stop)
 {
 	if (c->cli.json)
-		cmd_print_json(bulk_json(n, dry_run, stop));
+		report_json(bulk_json(n, dry_run, stop));
 	else
 		printf("purge: %llu job(s)%s%s\n", (unsigned long long)n,
 		    dry_run ? " would be deleted (dry run)" : "",
@@ -186,7 +187,7 @@ retry_failed(struct ctx *c)
 
 		json_object_set_new(doc, "cancelled_left",
 		    json_integer((json_int_t)left));
-		cmd_print_json(doc);
+		report_json(doc);
 		return stop != 0 ? stop : EX_OK;
 	}
 	printf("retry: %llu job(s)%s%s", (unsigned long long)n,

@@ -19,6 +19,7 @@
 
 #include "command.h"
 #include "libcurl.h"
+#include "report.h"
 #include "util.h"
 
 enum level { OK, ADVICE, PROBLEM };
@@ -367,7 +368,7 @@ cmd_check(struct ctx *c)
 		r.problems++;
 	}
 	if (r.json)
-		cmd_print_json(json_pack("{s:b,s:o,s:o}", "ok", r.problems == 0,
+		report_json(json_pack("{s:b,s:o,s:o}", "ok", r.problems == 0,
 		    "checks", r.checks, "server", server));
 	else {
 		json_decref(r.checks);

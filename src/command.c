@@ -88,18 +88,6 @@ cmd_type_names(const struct ctx *c)
 	return names;
 }
 
-void
-cmd_print_json(json_t *value)
-{
-	if (value == NULL) {
-		fputs("jobrun: out of memory\n", stderr);
-		return;
-	}
-	json_dumpf(value, stdout, JSON_COMPACT);
-	fputc('\n', stdout);
-	json_decref(value);
-}
-
 int
 cmd_prepare_type(const struct ctx *c, const struct cfg_type *t, char *err,
     size_t errlen)
@@ -147,8 +135,8 @@ take_single_lock(struct ctx *c, const char *type, char *name, size_t namelen)
 	snprintf(name, namelen, "jobrun:%s.%s%s%s", c->cfg.db.database,
 	    queue_name(c->q), type != NULL ? ":" : "", type != NULL ? type :
 	    "");
-	if (namelen > 64)
-		name[64] = '\0';
+	if (namelen > CFG_NAME_MAX)
+		name[CFG_NAME_MAX] = '\0';
 	st = queue_take_single(c->q, name, &held, err, sizeof err);
 	if (st != DB_OK) {
 		cmd_db_error(c, st, err);
@@ -159,7 +147,7 @@ take_single_lock(struct ctx *c, const char *type, char *name, size_t namelen)
 	log_msg(&c->lg, LV_INFO, "another runner holds %s; nothing to do",
 	    name);
 	if (c->cli.json)
-		cmd_print_json(json_pack("{s:b,s:b}", "ok", 1, "skipped", 1));
+		report_json(json_pack("{s:b,s:b}", "ok", 1, "skipped", 1));
 	return EX_OK;
 }
 

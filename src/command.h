@@ -56,9 +56,6 @@ int cmd_prepare_type(const struct ctx *c, const struct cfg_type *t,
  * array of the configuration's strings). */
 const char **cmd_type_names(const struct ctx *c);
 
-/* Print a JSON value on stdout, compact, and release it. */
-void cmd_print_json(json_t *value);
-
 /* A command: one row of the table in commands.c. */
 struct command {
 	const char *name;

@@ -6,6 +6,12 @@
  * operator did not mean: unknown sections and keys are errors, a key given
  * twice is an error, numbers are checked against their ranges.
  *
+ * The keys of [database] and [run] are rows of one table, keys[] below,
+ * as redis's static_configs[]: section, key, kind, range, default and the
+ * field's offset in struct cfg.  Finding a key, setting it, its default,
+ * "given twice", its error messages and freeing it all go through the
+ * row, so a key is written once and an unknown one cannot land anywhere.
+ *
  * inih is driven through ini_parse_stream with a reader of our own so that
  * we know the line of every key (Debian's inih does not pass it), and so
  * that a line longer than inih's buffer is an error instead of being split
@@ -44,6 +50,56 @@ struct pending_type {
 	size_t nentries;
 };
 
+static int check_table(const char *value, char *msg, size_t msglen);
+static int check_time_zone(const char *value, char *msg, size_t msglen);
+
+/* The field of struct cfg at f, which must have the type t: the offset
+ * alone would not notice a row that writes an int as a string. */
+#define FIELD(f, t) \
+	_Generic(((struct cfg *)0)->f, t: offsetof(struct cfg, f))
+#define NUMBER(s, k, f, lo, hi, d) \
+	{ s, k, CFG_NUMBER, FIELD(f, unsigned long), lo, hi, NULL, d, NULL, 0 }
+#define STRING(s, k, f, d, check) \
+	{ s, k, CFG_STRING, FIELD(f, char *), 0, 0, NULL, d, check, 0 }
+#define SECRET(s, k, f) \
+	{ s, k, CFG_STRING, FIELD(f, char *), 0, 0, NULL, NULL, NULL, 1 }
+#define BOOL(s, k, f, d) \
+	{ s, k, CFG_BOOL, FIELD(f, int), 0, 0, NULL, d, NULL, 0 }
+#define ENUM(s, k, f, names, d) \
+	{ s, k, CFG_ENUM, FIELD(f, int), 0, 0, names, d, NULL, 0 }
+
+static const char *const log_names[] = { "stderr", "syslog", NULL };
+
+/* Every key of [database] and [run], in the order of etc/jobrun.conf. */
+static const struct cfg_key keys[] = {
+	STRING("database", "host", db.host, NULL, NULL),
+	NUMBER("database", "port", db.port, 1, 65535, "3306"),
+	STRING("database", "socket", db.socket, NULL, NULL),
+	STRING("database", "user", db.user, NULL, NULL),
+	SECRET("database", "password", db.password),
+	STRING("database", "password_file", db.password_file, NULL, NULL),
+	STRING("database", "database", db.database, NULL, NULL),
+	STRING("database", "table", db.table, "polling_jobs", check_table),
+	NUMBER("database", "connect_timeout", db.connect_timeout, 1, 3600,
+	    "10"),
+	NUMBER("database", "read_timeout", db.read_timeout, 1, 3600, "60"),
+	NUMBER("database", "write_timeout", db.write_timeout, 1, 3600, "60"),
+	STRING("database", "time_zone", db.time_zone, NULL, check_time_zone),
+
+	NUMBER("run", "max_seconds", run.max_seconds, 1, 86400, "45"),
+	NUMBER("run", "batch_size", run.batch_size, 1, 1000000, "20"),
+	NUMBER("run", "lock_seconds", run.lock_seconds, 3, 86400, "300"),
+	NUMBER("run", "recover_limit", run.recover_limit, 0, 100000, "100"),
+	NUMBER("run", "backoff_base", run.backoff_base, 0, 86400, "60"),
+	NUMBER("run", "backoff_cap", run.backoff_cap, 0, 604800, "3600"),
+	NUMBER("run", "max_snoozes", run.max_snoozes, 0, 1000000, "100"),
+	BOOL("run", "single", run.single, "no"),
+	ENUM("run", "log", run.syslog, log_names, "stderr"),
+	STRING("run", "metrics_file", run.metrics_file, NULL, NULL),
+};
+
+#define NKEYS (sizeof keys / sizeof keys[0])
+
 /* State shared by the reader and the handler during one parse. */
 struct parser {
 	struct cfg *cfg;
@@ -51,7 +107,7 @@ struct parser {
 	int line;
 	int indented;		/* the line read last starts with a blank */
 	int keyed;		/* a key was read since the last header */
-	int line_db[32], line_run[32];	/* where each key was given, or 0 */
+	int given[NKEYS];	/* the line each key was given at, or 0 */
 	struct pending_type *types;
 	size_t ntypes;
 	char *err;
@@ -60,21 +116,6 @@ struct parser {
 	int fail_line;
 	char section[128];	/* ours: inih cuts section names at 49 */
 };
-
-static const char *const db_keys[] = {
-	"host", "port", "socket", "user", "password", "password_file",
-	"database", "table", "connect_timeout", "time_zone", "read_timeout",
-	"write_timeout", NULL,
-};
-
-static const char *const run_keys[] = {
-	"max_seconds", "batch_size", "lock_seconds", "recover_limit",
-	"backoff_base", "backoff_cap", "single", "max_snoozes", "log",
-	"metrics_file", NULL,
-};
-
-_Static_assert(sizeof db_keys / sizeof *db_keys <= 32 &&
-    sizeof run_keys / sizeof *run_keys <= 32, "parser.line_db, line_run");
 
 /* Record the first error only: later ones are usually its echo. */
 static int
@@ -172,36 +213,6 @@ read_line(char *str, int num, void *stream)
 }
 
 static int
-key_index(const char *const *keys, const char *key)
-{
-	int i;
-
-	for (i = 0; keys[i] != NULL; i++)
-		if (strcmp(keys[i], key) == 0)
-			return i;
-	return -1;
-}
-
-static int
-set_number(struct parser *p, const char *section, const char *key,
-    const char *value, unsigned long min, unsigned long max,
-    unsigned long *out)
-{
-	if (parse_ulong(value, min, max, out) != 0)
-		return fail(p, p->line, section, key,
-		    "not a number in %lu..%lu: \"%s\"", min, max, value);
-	return 1;
-}
-
-/* Empty means unset, so "socket =" in the example file is harmless. */
-static void
-set_string(char **field, const char *value)
-{
-	free(*field);
-	*field = value[0] != '\0' ? xstrdup(value) : NULL;
-}
-
-static int
 valid_chars(const char *s, const char *extra)
 {
 	for (; *s != '\0'; s++)
@@ -211,97 +222,107 @@ valid_chars(const char *s, const char *extra)
 	return 1;
 }
 
+/* It is put into SQL text as `name`, so only plain identifiers. */
 static int
-set_db(struct parser *p, const char *key, const char *value)
+check_table(const char *value, char *msg, size_t msglen)
 {
-	struct cfg_db *db = &p->cfg->db;
+	size_t n = strlen(value);
 
-	if (strcmp(key, "port") == 0)
-		return set_number(p, "database", key, value, 1, 65535,
-		    &db->port);
-	if (strcmp(key, "connect_timeout") == 0)
-		return set_number(p, "database", key, value, 1, 3600,
-		    &db->connect_timeout);
-	if (strcmp(key, "read_timeout") == 0)
-		return set_number(p, "database", key, value, 1, 3600,
-		    &db->read_timeout);
-	if (strcmp(key, "write_timeout") == 0)
-		return set_number(p, "database", key, value, 1, 3600,
-		    &db->write_timeout);
-	if (strcmp(key, "table") == 0) {
-		if (strlen(value) < 1 || strlen(value) > 64 ||
-		    !valid_chars(value, "_$"))
-			return fail(p, p->line, "database", key,
-			    "not a table name (1..64 letters, digits, _ or $)"
-			    ": \"%s\"", value);
-		set_string(&db->table, value);
-		return 1;
-	}
-	if (strcmp(key, "time_zone") == 0 && (strlen(value) > 64 ||
-	    !valid_chars(value, "+-:/_")))
-		return fail(p, p->line, "database", key,
-		    "not a time zone (e.g. +00:00 or Europe/Berlin): \"%s\"",
-		    value);
-	if (strcmp(key, "host") == 0)
-		set_string(&db->host, value);
-	else if (strcmp(key, "socket") == 0)
-		set_string(&db->socket, value);
-	else if (strcmp(key, "user") == 0)
-		set_string(&db->user, value);
-	else if (strcmp(key, "password") == 0)
-		set_string(&db->password, value);
-	else if (strcmp(key, "password_file") == 0) {
-		set_string(&db->password_file, value);	/* read by cfg_load */
-		db->password_file_line = p->line;
-	}
-	else if (strcmp(key, "database") == 0)
-		set_string(&db->database, value);
-	else if (strcmp(key, "time_zone") == 0)
-		set_string(&db->time_zone, value);
-	return 1;
+	if (n >= 1 && n <= CFG_NAME_MAX && valid_chars(value, "_$"))
+		return 0;
+	return errf(msg, msglen, "not a table name (1..%d letters, digits, _ "
+	    "or $): \"%s\"", CFG_NAME_MAX, value);
 }
 
+/* Empty is unset; the server judges the zone itself when it is set. */
 static int
-set_run(struct parser *p, const char *key, const char *value)
+check_time_zone(const char *value, char *msg, size_t msglen)
 {
-	struct cfg_run *r = &p->cfg->run;
+	if (strlen(value) <= CFG_NAME_MAX && valid_chars(value, "+-:/_"))
+		return 0;
+	return errf(msg, msglen, "not a time zone (e.g. +00:00 or "
+	    "Europe/Berlin): \"%s\"", value);
+}
 
-	if (strcmp(key, "max_seconds") == 0)
-		return set_number(p, "run", key, value, 1, 86400,
-		    &r->max_seconds);
-	if (strcmp(key, "batch_size") == 0)
-		return set_number(p, "run", key, value, 1, 1000000,
-		    &r->batch_size);
-	if (strcmp(key, "lock_seconds") == 0)
-		return set_number(p, "run", key, value, 3, 86400,
-		    &r->lock_seconds);
-	if (strcmp(key, "recover_limit") == 0)
-		return set_number(p, "run", key, value, 0, 100000,
-		    &r->recover_limit);
-	if (strcmp(key, "backoff_base") == 0)
-		return set_number(p, "run", key, value, 0, 86400,
-		    &r->backoff_base);
-	if (strcmp(key, "log") == 0) {
-		if (strcmp(value, "stderr") != 0 && strcmp(value, "syslog") != 0)
-			return fail(p, p->line, "run", key,
-			    "stderr or syslog, not \"%s\"", value);
-		r->syslog = strcmp(value, "syslog") == 0;
+const struct cfg_key *
+cfg_keys(size_t *n)
+{
+	*n = NKEYS;
+	return keys;
+}
+
+/* The row of [section] key, or NULL. */
+static const struct cfg_key *
+find_key(const char *section, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < NKEYS; i++)
+		if (strcmp(keys[i].section, section) == 0 &&
+		    (key == NULL || strcmp(keys[i].key, key) == 0))
+			return &keys[i];
+	return NULL;
+}
+
+/* "a, b or c": the values of an enum, for its error message. */
+static void
+enum_names(const struct cfg_key *k, char *buf, size_t len)
+{
+	size_t i, n = 0;
+
+	buf[0] = '\0';
+	for (i = 0; k->names[i] != NULL && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", i == 0 ? "" :
+		    k->names[i + 1] == NULL ? " or " : ", ", k->names[i]);
+}
+
+/* Where row k's value lives in cfg. */
+static void *
+field_of(struct cfg *cfg, const struct cfg_key *k)
+{
+	return (char *)cfg + k->offset;
+}
+
+/* Set the field of row k from value: 1, or 0 after fail(). */
+static int
+set_key(struct parser *p, const struct cfg_key *k, const char *value)
+{
+	void *field = field_of(p->cfg, k);
+	unsigned long *number = field;
+	int *flag = field, i;
+	char **string = field, msg[512];
+
+	switch (k->kind) {
+	case CFG_NUMBER:
+		if (parse_ulong(value, k->min, k->max, number) != 0)
+			return fail(p, p->line, k->section, k->key,
+			    "not a number in %lu..%lu: \"%s\"", k->min, k->max,
+			    value);
 		return 1;
-	}
-	if (strcmp(key, "metrics_file") == 0) {
-		set_string(&r->metrics_file, value);
-		return 1;
-	}
-	if (strcmp(key, "max_snoozes") == 0)
-		return set_number(p, "run", key, value, 0, 1000000,
-		    &r->max_snoozes);
-	if (strcmp(key, "single") == 0) {
-		if (cfg_bool(value, &r->single) != 0)
-			return fail(p, p->line, "run", key,
+	case CFG_BOOL:
+		if (cfg_bool(value, flag) != 0)
+			return fail(p, p->line, k->section, k->key,
 			    "yes or no, not \"%s\"", value);
 		return 1;
+	case CFG_ENUM:
+		for (i = 0; k->names[i] != NULL; i++)
+			if (strcmp(k->names[i], value) == 0) {
+				*flag = i;
+				return 1;
+			}
+		enum_names(k, msg, sizeof msg);
+		return fail(p, p->line, k->section, k->key, "%s, not \"%s\"",
+		    msg, value);
+	case CFG_STRING:
+		if (k->check != NULL && k->check(value, msg, sizeof msg) != 0)
+			return fail(p, p->line, k->section, k->key, "%s", msg);
+		/* Empty means unset, so "socket =" in the example file is
+		 * harmless. */
+		free(*string);
+		*string = value[0] != '\0' ? xstrdup(value) : NULL;
+		return 1;
 	}
-	return set_number(p, "run", key, value, 0, 604800, &r->backoff_cap);
+	return fail(p, p->line, k->section, k->key, "no kind");
 }
 
 /* A key given again at the current line, first at line first: inih
@@ -326,22 +347,22 @@ continuation(const struct parser *p)
 	return p->indented && p->keyed;
 }
 
-/* A known key of [database] or [run], once. */
+/* A key of [database] or [run]: a row of the table, given once. */
 static int
-fixed_section_key(struct parser *p, const char *section,
-    const char *const *keys, int *lines, const char *key,
+fixed_section_key(struct parser *p, const char *section, const char *key,
     const char *value)
 {
-	int i = key_index(keys, key);
+	const struct cfg_key *k = find_key(section, key);
+	int *given;
 
-	if (i < 0)
+	if (k == NULL)
 		return fail(p, p->line, section, key, "unknown key");
-	if (lines[i] != 0)
-		return fail_twice(p, p->line, section, key, lines[i],
+	given = &p->given[k - keys];
+	if (*given != 0)
+		return fail_twice(p, p->line, section, key, *given,
 		    continuation(p));
-	lines[i] = p->line;
-	return strcmp(section, "database") == 0 ? set_db(p, key, value) :
-	    set_run(p, key, value);
+	*given = p->line;
+	return set_key(p, k, value);
 }
 
 static struct pending_type *
@@ -365,6 +386,7 @@ type_key(struct parser *p, const char *section, const char *key,
 	const char *name = section + strlen("type.");
 	struct pending_type *t;
 	struct entry *e;
+	char names[128];
 
 	if (strlen(name) < 1 || strlen(name) > CFG_TYPE_MAX ||
 	    !valid_chars(name, "_.:-"))
@@ -385,7 +407,7 @@ type_key(struct parser *p, const char *section, const char *key,
 		if (t->kind == NULL)
 			return fail(p, p->line, section, key,
 			    "unknown handler \"%s\" (known: %s)", value,
-			    handler_names());
+			    handler_names(names, sizeof names));
 		return 1;
 	}
 	t->entries = xrealloc(t->entries, (t->nentries + 1) *
@@ -396,6 +418,21 @@ type_key(struct parser *p, const char *section, const char *key,
 	e->line = p->line;
 	e->continued = continuation(p);
 	return 1;
+}
+
+/* The sections the table has rows for, then type.NAME. */
+static int
+unknown_section(struct parser *p, const char *section)
+{
+	char known[256] = "";
+	size_t i, n = 0;
+
+	for (i = 0; i < NKEYS && n < sizeof known; i++)
+		if (find_key(keys[i].section, NULL) == &keys[i])
+			n += (size_t)snprintf(known + n, sizeof known - n,
+			    "%s, ", keys[i].section);
+	return fail(p, p->line, section, NULL, "unknown section (known: "
+	    "%stype.NAME)", known);
 }
 
 static int
@@ -410,20 +447,15 @@ on_key(void *user, const char *inih_section, const char *key,
 
 	if (p->failed)
 		return 0;
-	if (strcmp(section, "database") == 0)
-		rc = fixed_section_key(p, section, db_keys, p->line_db, key,
-		    value);
-	else if (strcmp(section, "run") == 0)
-		rc = fixed_section_key(p, section, run_keys, p->line_run, key,
-		    value);
+	if (find_key(section, NULL) != NULL)
+		rc = fixed_section_key(p, section, key, value);
 	else if (strncmp(section, "type.", 5) == 0)
 		rc = type_key(p, section, key, value);
 	else if (section[0] == '\0')
 		return fail(p, p->line, NULL, key,
 		    "key outside any section");
 	else
-		return fail(p, p->line, section, NULL,
-		    "unknown section (known: database, run, type.NAME)");
+		return unknown_section(p, section);
 	p->keyed = 1;
 	return rc;
 }
@@ -443,13 +475,13 @@ is_repeatable(const struct handler_kind *kind, const char *key)
 static int
 finish_type(struct parser *p, struct pending_type *t, struct cfg_type *out)
 {
-	char section[CFG_TYPE_MAX + 8], msg[256];
+	char section[CFG_TYPE_MAX + 8], msg[256], names[128];
 	size_t i, j;
 
 	snprintf(section, sizeof section, "type.%s", t->name);
 	if (t->kind == NULL)
 		return fail(p, t->line, section, "handler",
-		    "missing (known: %s)", handler_names());
+		    "missing (known: %s)", handler_names(names, sizeof names));
 	out->name = xstrdup(t->name);
 	out->kind = t->kind;
 	out->handler = t->kind->create();
@@ -486,21 +518,15 @@ free_pending(struct parser *p)
 	free(p->types);
 }
 
+/* Every row's default, through the same checks as a value in the file. */
 static void
-set_defaults(struct cfg *cfg)
+set_defaults(struct parser *p)
 {
-	cfg->db.port = 3306;
-	cfg->db.connect_timeout = 10;
-	cfg->db.read_timeout = 60;
-	cfg->db.write_timeout = 60;
-	cfg->db.table = xstrdup("polling_jobs");
-	cfg->run.max_seconds = 45;
-	cfg->run.batch_size = 20;
-	cfg->run.lock_seconds = 300;
-	cfg->run.recover_limit = 100;
-	cfg->run.backoff_base = 60;
-	cfg->run.backoff_cap = 3600;
-	cfg->run.max_snoozes = 100;
+	size_t i;
+
+	for (i = 0; i < NKEYS; i++)
+		if (keys[i].def != NULL)
+			set_key(p, &keys[i], keys[i].def);
 }
 
 /* Checks that span keys, once everything is read. */
@@ -534,7 +560,7 @@ cfg_parse(struct cfg *cfg, const char *path, const char *text, char *err,
 		p.pos = text + 3;
 	memset(cfg, 0, sizeof *cfg);
 	cfg->path = xstrdup(path);
-	set_defaults(cfg);
+	set_defaults(&p);
 	rc = ini_parse_stream(read_line, &p, on_key, &p);
 	if (rc > 0 && (!p.failed || rc < p.fail_line)) {
 		p.failed = 0;
@@ -550,6 +576,9 @@ cfg_parse(struct cfg *cfg, const char *path, const char *text, char *err,
 	}
 	if (!p.failed)
 		check_whole(&p);
+	/* For the error messages of cfg_load, which reads the file. */
+	cfg->db.password_file_line =
+	    p.given[find_key("database", "password_file") - keys];
 	free_pending(&p);
 	if (p.failed) {
 		cfg_free(cfg);
@@ -680,17 +709,15 @@ cfg_free(struct cfg *cfg)
 		free(cfg->types[i].name);
 	}
 	free(cfg->types);
-	free(cfg->db.host);
-	free(cfg->db.socket);
-	free(cfg->db.user);
-	if (cfg->db.password != NULL)
-		explicit_bzero(cfg->db.password, strlen(cfg->db.password));
-	free(cfg->db.password);
-	free(cfg->db.password_file);
-	free(cfg->db.database);
-	free(cfg->db.table);
-	free(cfg->db.time_zone);
-	free(cfg->run.metrics_file);
+	for (i = 0; i < NKEYS; i++) {
+		char **field = field_of(cfg, &keys[i]);
+
+		if (keys[i].kind != CFG_STRING || *field == NULL)
+			continue;
+		if (keys[i].secret)
+			explicit_bzero(*field, strlen(*field));
+		free(*field);
+	}
 	free(cfg->path);
 	memset(cfg, 0, sizeof *cfg);
 }

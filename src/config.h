@@ -9,10 +9,11 @@
 
 #include "handler.h"
 
-#ifndef CFG_DEFAULT_PATH
-#define CFG_DEFAULT_PATH "/etc/jobrun.conf"
-#endif
+/* CFG_DEFAULT_PATH, like JOBRUN_VERSION, comes from the Makefile (-D). */
 #define CFG_TYPE_MAX 64		/* polling_jobs.type is VARCHAR(64) */
+/* The server's longest name (NAME_CHAR_LEN): a table, a GET_LOCK lock, a
+ * time zone (mysql.time_zone_name.Name is CHAR(64)). */
+#define CFG_NAME_MAX 64
 
 /* Where and as whom to connect.  NULL strings mean "not set". */
 struct cfg_db {
@@ -41,7 +42,7 @@ struct cfg_run {
 	unsigned long backoff_cap;
 	int single;		/* take the GET_LOCK overlap guard */
 	unsigned long max_snoozes;	/* put-offs in a row without progress */
-	int syslog;		/* log = syslog */
+	int syslog;		/* log: 0 stderr, 1 syslog (in that order) */
 	char *metrics_file;	/* Prometheus textfile, or NULL */
 };
 
@@ -60,6 +61,35 @@ struct cfg {
 	struct cfg_type *types;
 	size_t ntypes;
 };
+
+/* How the value of a [database] or [run] key is read into its field. */
+enum cfg_kind {
+	CFG_NUMBER,	/* unsigned long, decimal, in min..max */
+	CFG_STRING,	/* char *, malloc'ed; empty means unset (NULL) */
+	CFG_BOOL,	/* int 0 or 1: yes/no, true/false, on/off, 1/0 */
+	CFG_ENUM	/* int: the index of the value in names */
+};
+
+/* One key of [database] or [run]: the one place that says it exists,
+ * what it takes and where it goes.  Parsing, defaults, cfg_free and the
+ * unit test that holds etc/jobrun.conf and jobrun.conf(5) to the code all
+ * read the table of these. */
+struct cfg_key {
+	const char *section;
+	const char *key;
+	enum cfg_kind kind;
+	size_t offset;		/* of the field in struct cfg */
+	unsigned long min, max;	/* CFG_NUMBER */
+	const char *const *names;	/* CFG_ENUM, NULL-ended */
+	const char *def;	/* the default as the file writes it, or NULL */
+	/* A further check of a CFG_STRING value, empty ones included (NULL:
+	 * none): 0, or -1 with msg saying what is wrong. */
+	int (*check)(const char *value, char *msg, size_t msglen);
+	int secret;		/* wiped before it is freed */
+};
+
+/* The table of keys, in the order of the example file; *n its length. */
+const struct cfg_key *cfg_keys(size_t *n);
 
 /* Read and check the file at path.  On error returns -1 and err reads
  * "FILE:LINE: [section] key: what is wrong"; cfg is then empty. */

@@ -329,11 +329,7 @@ db_connect(struct db *db, const struct cfg_db *cfg, char *err, size_t errlen)
 	atomic_store(&db->fd, -1);
 	describe_target(db, cfg);
 	db->cfg = cfg;
-	db->conn = mysql_init(NULL);
-	if (db->conn == NULL) {
-		errf(err, errlen, "connect to %s: out of memory", db->where);
-		return DB_ERROR;
-	}
+	db->conn = xcheck(mysql_init(NULL));
 	mysql_options(db->conn, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
 	/* A server that stops answering (SIGSTOP, a stuck disk, a network
 	 * black hole) must not hold a run forever: each read and write

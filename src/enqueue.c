@@ -232,7 +232,7 @@ enqueue_range(struct ctx *c)
 
 		if (stop != 0)
 			json_object_set_new(doc, "interrupted", json_true());
-		cmd_print_json(doc);
+		report_json(doc);
 	} else
 		printf("%llu chunk jobs: %llu created, %llu existed%s\n",
 		    (unsigned long long)f->done,

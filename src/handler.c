@@ -31,9 +31,15 @@ handler_find(const char *name)
 }
 
 const char *
-handler_names(void)
+handler_names(char *buf, size_t len)
 {
-	return "exec, http, noop";
+	size_t i, n = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < sizeof kinds / sizeof kinds[0] && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", i > 0 ? ", " :
+		    "", kinds[i]->name);
+	return buf;
 }
 
 void

@@ -153,7 +153,8 @@ struct handler_kind {
 /* The kind called name, or NULL. */
 const struct handler_kind *handler_find(const char *name);
 
-/* "exec, noop": the names handler_find knows, for error messages. */
-const char *handler_names(void);
+/* "exec, http, noop": the names handler_find knows, from its table, for
+ * error messages; written to buf (cut to len), which is returned. */
+const char *handler_names(char *buf, size_t len);
 
 #endif

@@ -102,13 +102,19 @@ valid_header(const char *h)
 	return strpbrk(h, "\r\n") == NULL;
 }
 
+/* curl_slist_append, whose NULL is out of memory. */
+static struct curl_slist *
+append(const struct http_state *st, struct curl_slist *list, const char *s)
+{
+	return xcheck(st->lc.slist_append(list, s));
+}
+
 static int
 add_header(struct http_state *st, const char *h, char *err, size_t errlen)
 {
 	static const char *const ours[] = { "Content-Type:",
 	    "Idempotency-Key:", "User-Agent:", NULL };
 	const char *const *o;
-	struct curl_slist *l;
 
 	if (!valid_header(h))
 		return errf(err, errlen, "not a header \"Name: value\"");
@@ -116,10 +122,7 @@ add_header(struct http_state *st, const char *h, char *err, size_t errlen)
 		if (strncasecmp(h, *o, strlen(*o)) == 0)
 			return errf(err, errlen, "%.*s is set by jobrun",
 			    (int)strlen(*o) - 1, *o);
-	l = st->lc.slist_append(st->headers, h);
-	if (l == NULL)
-		return errf(err, errlen, "out of memory");
-	st->headers = l;
+	st->headers = append(st, st->headers, h);
 	return 0;
 }
 
@@ -623,14 +626,14 @@ request_headers(const struct http_state *st, const struct job *job)
 		    "Idempotency-Key;%s", value);
 		free(value);
 	}
-	h = st->lc.slist_append(h, "Content-Type: application/json");
-	h = st->lc.slist_append(h, "User-Agent: jobrun/" JOBRUN_VERSION);
+	h = append(st, h, "Content-Type: application/json");
+	h = append(st, h, "User-Agent: jobrun/" JOBRUN_VERSION);
 	if (idem != NULL)
-		h = st->lc.slist_append(h, idem);
+		h = append(st, h, idem);
 	/* No "Expect: 100-continue" round trip for large payloads. */
-	h = st->lc.slist_append(h, "Expect:");
+	h = append(st, h, "Expect:");
 	for (c = st->headers; c != NULL; c = c->next)
-		h = st->lc.slist_append(h, c->data);
+		h = append(st, h, c->data);
 	free(idem);
 	return h;
 }

@@ -16,6 +16,7 @@
 
 #include "command.h"
 #include "rawjson.h"
+#include "report.h"
 #include "utf8.h"
 #include "util.h"
 
@@ -151,7 +152,7 @@ print_status_json(const struct ctx *c, const struct queue_backlog *b)
 			json_array_append_new(unhandled,
 			    json_string(t->type));
 	}
-	cmd_print_json(json_pack("{s:o,s:o}", "types", types, "unhandled",
+	report_json(json_pack("{s:o,s:o}", "types", types, "unhandled",
 	    unhandled));
 }
 
@@ -271,7 +272,7 @@ cmd_list(struct ctx *c)
 	}
 	/* A full page may have more behind it: say where to go on. */
 	if (l.json)
-		cmd_print_json(json_pack("{s:o,s:o}", "jobs", l.jobs,
+		report_json(json_pack("{s:o,s:o}", "jobs", l.jobs,
 		    "next_before_id", l.count == c->cli.limit ?
 		    json_integer((json_int_t)l.last_id) : json_null()));
 	else {
@@ -331,10 +332,6 @@ print_shown_json(const struct queue_shown *job)
 	}
 	text = rawjson_object(obj, &payload, raw ? 1 : 0, &len);
 	json_decref(obj);
-	if (text == NULL) {
-		fputs("jobrun: out of memory\n", stderr);
-		return;
-	}
 	fwrite(text, 1, len, stdout);
 	putchar('\n');
 	free(text);

@@ -121,6 +121,7 @@ main(int argc, char **argv)
 
 	/* Before anything is read: the environment holds the password. */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	json_set_alloc_funcs(xmalloc, free);	/* out of memory: one way */
 	memset(&c, 0, sizeof c);
 	if (commands_parse(argc, argv, &c.cli, &cmd, err, sizeof err) != 0) {
 		fprintf(stderr, "jobrun: %s\nTry 'jobrun --help'.\n", err);

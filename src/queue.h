@@ -18,7 +18,7 @@
 #include "handler.h"
 
 #define QUEUE_KEY_MAX 128	/* polling_jobs.business_key VARCHAR(128) */
-#define QUEUE_TYPE_MAX 64	/* polling_jobs.type VARCHAR(64) */
+#define QUEUE_TYPE_MAX CFG_TYPE_MAX	/* config.h (via db.h) owns it */
 #define QUEUE_TOKEN_MAX 100	/* polling_jobs.locked_by VARCHAR(100) */
 
 /* A deadlock or lock wait timeout is run again this many times before

@@ -12,12 +12,12 @@ char *
 rawjson_object(json_t *obj, const struct raw_member *m, size_t n,
     size_t *lenp)
 {
-	char *head = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	/* An object jansson built always prints: NULL is out of memory. */
+	char *head = xcheck(json_dumps(obj, JSON_COMPACT |
+	    JSON_PRESERVE_ORDER));
 	size_t len, cap, i;
 	char *out;
 
-	if (head == NULL)
-		return NULL;
 	len = strlen(head) - 1;		/* without the closing brace */
 	cap = len + 2;
 	for (i = 0; i < n; i++)

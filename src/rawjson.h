@@ -23,8 +23,7 @@ struct raw_member {
 };
 
 /* obj (an object; not released) printed compactly, followed by the n raw
- * members, as one malloc'ed NUL-ended document; *lenp its length.  NULL
- * when obj cannot be printed. */
+ * members, as one malloc'ed NUL-ended document; *lenp its length. */
 char *rawjson_object(json_t *obj, const struct raw_member *m, size_t n,
                      size_t *lenp);
 

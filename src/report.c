@@ -3,7 +3,8 @@
  *
  * JSON goes through jansson so that keys and strings are always escaped
  * correctly; scripts parse it, so its keys are part of the interface
- * documented in jobrun(1).
+ * documented in jobrun(1).  Every JSON document a command prints goes
+ * through print_json, here.
  */
 #include <jansson.h>
 #include <stdlib.h>
@@ -12,13 +13,24 @@
 #include "utf8.h"
 
 static void
-print_json(FILE *out, json_t *obj)
+print_json(FILE *out, json_t *doc)
 {
-	if (obj != NULL) {
-		json_dumpf(obj, out, JSON_COMPACT);
-		fputc('\n', out);
+	/* jansson allocates through xmalloc, so NULL is a value it refused:
+	 * a string that is not UTF-8. */
+	if (doc == NULL) {
+		fputs("jobrun: the result cannot be printed as JSON (a value "
+		    "that is not UTF-8)\n", stderr);
+		return;
 	}
-	json_decref(obj);
+	json_dumpf(doc, out, JSON_COMPACT);
+	fputc('\n', out);
+	json_decref(doc);
+}
+
+void
+report_json(json_t *doc)
+{
+	print_json(stdout, doc);
 }
 
 void

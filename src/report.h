@@ -4,11 +4,15 @@
 #ifndef JOBRUN_REPORT_H
 #define JOBRUN_REPORT_H
 
+#include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "log.h"
 #include "runner.h"
+
+/* doc (NULL: a message instead) on stdout, compact, on one line; released. */
+void report_json(json_t *doc);
 
 /* The run summary as one JSON object (--json); error is NULL when the run
  * was not cut short. */

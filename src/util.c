@@ -4,7 +4,9 @@
  * Allocation failure is the one condition jobrun does not try to survive:
  * a runner that cannot allocate a few kilobytes cannot do anything useful
  * and must not half-record a job, so it exits 70 (EX_SOFTWARE) at once and
- * leaves the claimed job, if any, to lock-expiry recovery.
+ * leaves the claimed job, if any, to lock-expiry recovery.  This is the
+ * only place that says so: jansson allocates through xmalloc, and what
+ * libmariadb and libcurl allocate passes xcheck.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -52,6 +54,14 @@ xrealloc(void *p, size_t n)
 	if (q == NULL)
 		out_of_memory();
 	return q;
+}
+
+void *
+xcheck(void *p)
+{
+	if (p == NULL)
+		out_of_memory();
+	return p;
 }
 
 char *

@@ -8,14 +8,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define JOBRUN_VERSION "0.1.0"
-
 /* Allocation that cannot fail: out of memory ends the process (exit 70). */
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
+
+/* p, from an allocator that is not ours (libmariadb, libcurl): NULL means
+ * out of memory and ends the process as xmalloc does.  jansson allocates
+ * through xmalloc itself (json_set_alloc_funcs in main). */
+void *xcheck(void *p);
 
 /* Parse a whole decimal string into [min, max]; 0 on success, -1 otherwise. */
 int parse_ulong(const char *s, unsigned long min, unsigned long max,

@@ -21,10 +21,10 @@ is "$rc" 0 "-h exits 0"
 
 run jobrun_raw --version
 is "$rc" 0 "--version exits 0"
-is "$out" "jobrun 0.1.0" "--version prints the version"
+is "$out" "jobrun $VERSION" "--version prints the Makefile's version"
 
 run jobrun_raw -V
-is "$out" "jobrun 0.1.0" "-V prints the version"
+is "$out" "jobrun $VERSION" "-V prints the version"
 
 run jobrun --frobnicate
 is "$rc" 64 "an unknown option exits 64"

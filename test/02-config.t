@@ -3,7 +3,7 @@
 # JOBRUN_CONFIG is honoured.
 . "${0%/*}/lib.sh"
 
-plan 33
+plan 36
 setup_db
 
 run jobrun_raw --config="$T/missing.conf"
@@ -118,6 +118,41 @@ EOF2
 run jobrun
 is "$rc" 78 "backoff_cap below backoff_base exits 78"
 like "$err" "backoff_cap" "the message names backoff_cap"
+
+# An unknown [run] key is refused by name; it never lands in another key
+# (as one once could in backoff_cap).
+write_config <<EOF2
+[run]
+backoff_ceiling = 5
+
+[type.email]
+handler = noop
+EOF2
+run jobrun
+is "$rc/$err" "78/jobrun: $CONF:7: [run] backoff_ceiling: unknown key" \
+    "an unknown [run] key exits 78 and names file, line and key"
+
+# Both ends of a range, through the binary too.
+write_config <<EOF2
+[run]
+lock_seconds = 2
+
+[type.email]
+handler = noop
+EOF2
+run jobrun
+is "$rc/$err" "78/jobrun: $CONF:7: [run] lock_seconds: not a number in 3..86400: \"2\"" \
+    "lock_seconds below its range exits 78"
+write_config <<EOF2
+[run]
+lock_seconds = 86401
+
+[type.email]
+handler = noop
+EOF2
+run jobrun
+like "$err" "lock_seconds: not a number in 3..86400: \"86401\"" \
+    "and above it"
 
 # the table must exist
 {

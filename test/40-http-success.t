@@ -79,7 +79,7 @@ print(urllib.parse.quote(sys.argv[1].encode(), safe=":"))' "$1"
 }
 is "$(http_req "$k" header:Idempotency-Key)" "$(pct "$key")" \
     "Idempotency-Key is the business key, percent-encoded but for letters, digits and -._~:"
-is "$(http_req "$k" header:User-Agent)" jobrun/0.1.0 "User-Agent: jobrun/0.1.0"
+is "$(http_req "$k" header:User-Agent)" "jobrun/$VERSION" "User-Agent: jobrun/$VERSION"
 is "$(http_req "$k" body | jkeys)" attempt,business_key,id,max_attempts,payload,type \
     "the body is a JSON object with exactly the job's fields"
 is "$(http_req "$k" json:id)" "$(job_id "$key")" "body id"

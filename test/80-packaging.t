@@ -417,7 +417,7 @@ if [ -x "$TOP/jobrun" ]; then
 	    "make install: binary 0755, man pages 0644, config 0640"
 	cmp -s "$ROOT/etc/jobrun.conf" "$TOP/etc/jobrun.conf"
 	is "$?" 0 "make install: the config is etc/jobrun.conf"
-	like "$("$ROOT/usr/bin/jobrun" --version)" "^jobrun $(sed -n 's/^VERSION *= *//p' "$TOP/Makefile")" \
+	like "$("$ROOT/usr/bin/jobrun" --version)" "^jobrun $VERSION" \
 	    "make install: the installed binary runs"
 
 	echo '# the operator was here' >>"$ROOT/etc/jobrun.conf"

@@ -12,6 +12,7 @@
 #
 # Variables set for the tests:
 #   TOP       the source tree          HANDLERS  test/handlers
+#   VERSION   the Makefile's version
 #   JOBRUN    the binary under test    T         scratch directory
 #   DB        the test's database      CONF      $T/jobrun.conf
 #
@@ -26,6 +27,7 @@ set -u
 TOP=$(cd "${BASH_SOURCE[0]%/*}/.." && pwd)
 HANDLERS=$TOP/test/handlers
 export TOP HANDLERS
+VERSION=$(sed -n 's/^VERSION *= *//p' "$TOP/Makefile")
 : "${JOBRUN:=$TOP/jobrun}"
 export JOBRUN
 

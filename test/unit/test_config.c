@@ -122,6 +122,12 @@ test_defaults(void **state)
 	assert_int_equal(cfg.run.recover_limit, 100);
 	assert_int_equal(cfg.run.backoff_base, 60);
 	assert_int_equal(cfg.run.backoff_cap, 3600);
+	assert_int_equal(cfg.db.read_timeout, 60);
+	assert_int_equal(cfg.db.write_timeout, 60);
+	assert_int_equal(cfg.run.max_snoozes, 100);
+	assert_int_equal(cfg.run.single, 0);
+	assert_int_equal(cfg.run.syslog, 0);
+	assert_null(cfg.run.metrics_file);
 	assert_int_equal(cfg.ntypes, 0);
 	assert_null(cfg_find_type(&cfg, "x"));
 	cfg_free(&cfg);
@@ -314,6 +320,414 @@ test_unknown_key(void **state)
 	parse_err(DB "[type.y]\nhandler = noop\ncommand = /bin/true\n",
 	    "test.conf:5: [type.y] command: unknown key for handler noop: "
 	    "command");
+}
+
+/* A [run] key that is not in the table is an error naming it, whatever
+ * it resembles: it never lands in another key's field. */
+static void
+test_unknown_run_key(void **state)
+{
+	struct cfg cfg;
+
+	(void)state;
+	parse_err(DB "[run]\nbackoff = 10\n",
+	    "test.conf:4: [run] backoff: unknown key");
+	parse_err(DB "[run]\nbackoff_capx = 10\n",
+	    "test.conf:4: [run] backoff_capx: unknown key");
+	parse_err(DB "[run]\nBackoff_Cap = 10\n",
+	    "test.conf:4: [run] Backoff_Cap: unknown key");
+	parse_err(DB "[run]\nmax_attempts = 10\n",
+	    "test.conf:4: [run] max_attempts: unknown key");
+	/* A [database] key is not a [run] key, nor the other way round. */
+	parse_err(DB "[run]\nport = 10\n",
+	    "test.conf:4: [run] port: unknown key");
+	parse_err(DB "max_seconds = 10\n",
+	    "test.conf:3: [database] max_seconds: unknown key");
+	/* And the key it resembles keeps its default. */
+	parse_ok(&cfg, DB "[run]\nbackoff_cap = 10\nbackoff_base = 5\n");
+	assert_int_equal(cfg.run.backoff_cap, 10);
+	cfg_free(&cfg);
+}
+
+/* "[SECTION]\nKEY = VALUE\n" first (so the key is on line 2), then what
+ * every file needs, with the backoff keys as wide apart as they go so
+ * that their cross-check does not get in the way. */
+static void
+range_text(char *text, size_t len, const struct cfg_key *k,
+    unsigned long value)
+{
+	snprintf(text, len, "[%s]\n%s = %lu\n" DB "[run]\n%s%s", k->section,
+	    k->key, value,
+	    strcmp(k->key, "backoff_base") != 0 ? "backoff_base = 0\n" : "",
+	    strcmp(k->key, "backoff_cap") != 0 ? "backoff_cap = 604800\n" :
+	    "");
+}
+
+static void
+range_ok(const struct cfg_key *k, unsigned long value)
+{
+	struct cfg cfg;
+	char text[256];
+	unsigned long got;
+
+	range_text(text, sizeof text, k, value);
+	parse_ok(&cfg, text);
+	got = *(unsigned long *)(void *)((char *)&cfg + k->offset);
+	cfg_free(&cfg);
+	if (got != value)
+		fail_msg("[%s] %s = %lu reads as %lu", k->section, k->key,
+		    value, got);
+}
+
+static void
+range_err(const struct cfg_key *k, unsigned long value)
+{
+	char text[256], want[256];
+
+	range_text(text, sizeof text, k, value);
+	snprintf(want, sizeof want, "test.conf:2: [%s] %s: not a number in "
+	    "%lu..%lu: \"%lu\"", k->section, k->key, k->min, k->max, value);
+	parse_err(text, want);
+}
+
+/* Every number of the table takes its range's two ends and nothing past
+ * them, with the message that names the range. */
+static void
+test_every_range_both_ends(void **state)
+{
+	const struct cfg_key *keys;
+	size_t i, n, numbers = 0;
+
+	(void)state;
+	keys = cfg_keys(&n);
+	for (i = 0; i < n; i++) {
+		if (keys[i].kind != CFG_NUMBER)
+			continue;
+		numbers++;
+		assert_true(keys[i].min <= keys[i].max);
+		range_ok(&keys[i], keys[i].min);
+		range_ok(&keys[i], keys[i].max);
+		if (keys[i].min > 0)
+			range_err(&keys[i], keys[i].min - 1);
+		range_err(&keys[i], keys[i].max + 1);
+	}
+	assert_int_equal(numbers, 11);
+}
+
+/* Row by row, through the table: a key given twice is an error, wherever
+ * it is in the table. */
+static void
+test_every_key_twice(void **state)
+{
+	const struct cfg_key *keys;
+	char text[256], want[256];
+	size_t i, n;
+
+	(void)state;
+	keys = cfg_keys(&n);
+	for (i = 0; i < n; i++) {
+		const char *v = keys[i].def != NULL ? keys[i].def : "x";
+
+		if (strcmp(keys[i].key, "database") == 0)
+			continue;	/* DB gives it */
+		snprintf(text, sizeof text, DB "[%s]\n%s = %s\n%s = %s\n",
+		    keys[i].section, keys[i].key, v, keys[i].key, v);
+		snprintf(want, sizeof want, "test.conf:5: [%s] %s: given "
+		    "twice: already given at line 4", keys[i].section,
+		    keys[i].key);
+		parse_err(text, want);
+	}
+}
+
+/* log, single and metrics_file: the keys that are neither numbers nor
+ * checked names. */
+static void
+test_other_kinds(void **state)
+{
+	struct cfg cfg;
+
+	(void)state;
+	parse_ok(&cfg, DB "[run]\nlog = syslog\nsingle = yes\n"
+	    "metrics_file = /tmp/jobrun.prom\n");
+	assert_int_equal(cfg.run.syslog, 1);
+	assert_int_equal(cfg.run.single, 1);
+	assert_string_equal(cfg.run.metrics_file, "/tmp/jobrun.prom");
+	cfg_free(&cfg);
+	parse_ok(&cfg, DB "[run]\nlog = stderr\nsingle = Off\n"
+	    "metrics_file =\n");
+	assert_int_equal(cfg.run.syslog, 0);
+	assert_int_equal(cfg.run.single, 0);
+	assert_null(cfg.run.metrics_file);
+	cfg_free(&cfg);
+	parse_err(DB "[run]\nlog = Syslog\n",
+	    "test.conf:4: [run] log: stderr or syslog, not \"Syslog\"");
+	parse_err(DB "[run]\nlog =\n",
+	    "test.conf:4: [run] log: stderr or syslog, not \"\"");
+	parse_err(DB "[run]\nsingle = maybe\n",
+	    "test.conf:4: [run] single: yes or no, not \"maybe\"");
+	parse_err(DB "[run]\nsingle =\n",
+	    "test.conf:4: [run] single: yes or no, not \"\"");
+}
+
+/* The whole of a file from the source tree (the tests run from its top),
+ * NUL-ended. */
+static char *
+slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *text;
+	long len;
+
+	if (f == NULL)
+		fail_msg("open %s (run the tests from the source tree's top)",
+		    path);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	len = ftell(f);
+	assert_true(len > 0);
+	rewind(f);
+	text = malloc((size_t)len + 1);
+	assert_non_null(text);
+	assert_int_equal(fread(text, 1, (size_t)len, f), (size_t)len);
+	text[len] = '\0';
+	fclose(f);
+	return text;
+}
+
+/* The line of text holding "KEY =" at its start, after prefix; NULL when
+ * there is none (or, so that a key cannot be shown twice, more than
+ * one) in the section. */
+static const char *
+example_line(const char *text, const char *section, const char *prefix,
+    const char *key)
+{
+	char header[64], want[64];
+	const char *line, *found = NULL, *next;
+	int inside = 0;
+
+	snprintf(header, sizeof header, "[%s]", section);
+	snprintf(want, sizeof want, "%s%s =", prefix, key);
+	for (line = text; *line != '\0'; line = next) {
+		next = strchr(line, '\n');
+		next = next != NULL ? next + 1 : line + strlen(line);
+		if (line[0] == '[')
+			inside = strncmp(line, header, strlen(header)) == 0;
+		else if (inside && strncmp(line, want, strlen(want)) == 0 &&
+		    strchr(" \n", line[strlen(want)]) != NULL) {
+			if (found != NULL)
+				return NULL;
+			found = line;
+		}
+	}
+	return found;
+}
+
+/* The comment lines ("# ...") above line, joined.  Keys right above it,
+ * set or commented out, share them (read_timeout and write_timeout), so
+ * those are passed over first. */
+static void
+comment_above(const char *text, const char *line, char *out, size_t len)
+{
+	const char *start = line, *prev;
+	int comments = 0;
+	size_t n;
+
+	while (start > text) {
+		prev = start - 1;
+		while (prev > text && prev[-1] != '\n')
+			prev--;
+		if (prev[0] == '#' && (prev[1] == ' ' || prev[1] == '\n'))
+			comments = 1;
+		else if (comments || prev[0] == '[' || prev[0] == '\n')
+			break;
+		start = prev;
+	}
+	n = (size_t)(line - start);
+	if (n >= len)
+		n = len - 1;
+	memcpy(out, start, n);
+	out[n] = '\0';
+}
+
+/* etc/jobrun.conf shows every key of the table in its section: with its
+ * default when it has one, commented out when it has none, and with the
+ * range or the values it takes in the comment above it. */
+static void
+test_example_file_agrees(void **state)
+{
+	const struct cfg_key *keys;
+	char *text, value[128], comment[4096], range[64];
+	const char *line, *end;
+	struct cfg cfg;
+	size_t i, j, n, len;
+
+	(void)state;
+	text = slurp("etc/jobrun.conf");
+	keys = cfg_keys(&n);
+	for (i = 0; i < n; i++) {
+		const struct cfg_key *k = &keys[i];
+
+		line = example_line(text, k->section, "", k->key);
+		if (k->def == NULL) {
+			if (line != NULL)
+				fail_msg("etc/jobrun.conf sets [%s] %s, which "
+				    "has no default", k->section, k->key);
+			line = example_line(text, k->section, "#", k->key);
+			if (line == NULL)
+				fail_msg("etc/jobrun.conf: no \"#%s =\" (once) "
+				    "in [%s]", k->key, k->section);
+		} else {
+			if (line == NULL)
+				fail_msg("etc/jobrun.conf: no \"%s =\" (once) "
+				    "in [%s]", k->key, k->section);
+			line += strlen(k->key) + 3;
+			end = strchr(line, '\n');
+			len = end != NULL ? (size_t)(end - line) : strlen(line);
+			assert_true(len < sizeof value);
+			memcpy(value, line, len);
+			value[len] = '\0';
+			if (strcmp(value, k->def) != 0)
+				fail_msg("etc/jobrun.conf: [%s] %s = %s, but "
+				    "the default is %s", k->section, k->key,
+				    value, k->def);
+			line -= strlen(k->key) + 3;
+		}
+		comment_above(text, line, comment, sizeof comment);
+		if (k->kind == CFG_NUMBER) {
+			snprintf(range, sizeof range, "%lu..%lu", k->min,
+			    k->max);
+			if (strstr(comment, range) == NULL)
+				fail_msg("etc/jobrun.conf: the comment on [%s] "
+				    "%s does not say %s:\n%s", k->section,
+				    k->key, range, comment);
+		}
+		for (j = 0; k->kind == CFG_ENUM && k->names[j] != NULL; j++)
+			if (strstr(comment, k->names[j]) == NULL)
+				fail_msg("etc/jobrun.conf: the comment on [%s] "
+				    "%s does not name %s", k->section, k->key,
+				    k->names[j]);
+	}
+	/* And it is a file jobrun reads, once it names its database. */
+	len = strlen(text) + sizeof DB;
+	{
+		char *whole = malloc(len);
+
+		assert_non_null(whole);
+		snprintf(whole, len, DB "%s", text);
+		parse_ok(&cfg, whole);
+		free(whole);
+	}
+	cfg_free(&cfg);
+	free(text);
+}
+
+/* The paragraph of ".It Cm KEY" in the man page's section of [section]
+ * (and the .It lines right after it, which share it), joined into out
+ * with blanks for newlines; 0, or -1 when the key is not there. */
+static int
+man_paragraph(const char *text, const char *section, const char *key,
+    char *out, size_t len)
+{
+	char head[64], item[64];
+	const char *start, *end, *p;
+	size_t n;
+
+	snprintf(head, sizeof head, "\n.Ss Section \\&[%s]\\&\n", section);
+	snprintf(item, sizeof item, "\n.It Cm %s ", key);
+	if ((start = strstr(text, head)) == NULL)
+		return -1;
+	start += strlen(head);
+	end = strstr(start, "\n.Ss ");
+	if ((p = strstr(start, item)) == NULL || (end != NULL && p > end))
+		return -1;
+	p++;
+	/* Its own .It line and any that follow at once. */
+	while (strncmp(p, ".It ", 4) == 0 && strchr(p, '\n') != NULL)
+		p = strchr(p, '\n') + 1;
+	start = p - 1;
+	while (start > text && strncmp(start, item + 1, strlen(item) - 1) != 0)
+		start--;
+	for (end = p; *end != '\0' && strncmp(end, "\n.It ", 5) != 0 &&
+	    strncmp(end, "\n.El", 4) != 0; end++)
+		;
+	n = (size_t)(end - start);
+	if (n >= len)
+		n = len - 1;
+	memcpy(out, start, n);
+	out[n] = '\0';
+	for (; *out != '\0'; out++)
+		if (*out == '\n')
+			*out = ' ';
+	return 0;
+}
+
+/* jobrun.conf(5) has an item for every key of the table, which says its
+ * range ("1 to 3600"), its values and its default as the table has
+ * them. */
+static void
+test_man_page_agrees(void **state)
+{
+	const struct cfg_key *keys;
+	char *text, para[8192], want[256], names[128];
+	const char *p;
+	size_t i, j, n;
+
+	(void)state;
+	text = slurp("man/jobrun.conf.5");
+	keys = cfg_keys(&n);
+	for (i = 0; i < n; i++) {
+		const struct cfg_key *k = &keys[i];
+
+		if (man_paragraph(text, k->section, k->key, para,
+		    sizeof para) != 0)
+			fail_msg("jobrun.conf(5): no \".It Cm %s\" under "
+			    "[%s]", k->key, k->section);
+		if (k->kind == CFG_NUMBER) {
+			snprintf(want, sizeof want, "%lu to %lu", k->min,
+			    k->max);
+			if (strstr(para, want) == NULL)
+				fail_msg("jobrun.conf(5): [%s] %s does not say "
+				    "%s", k->section, k->key, want);
+		}
+		if (k->kind == CFG_ENUM) {
+			snprintf(want, sizeof want, ".It Cm %s No = Cm ",
+			    k->key);
+			for (j = 0; k->names[j] != NULL; j++)
+				snprintf(want + strlen(want), sizeof want -
+				    strlen(want), "%s%s", j > 0 ? " | " : "",
+				    k->names[j]);
+			if (strncmp(para, want, strlen(want)) != 0)
+				fail_msg("jobrun.conf(5): want \"%s\"", want);
+		}
+		if (k->def == NULL)
+			continue;
+		if ((p = strstr(para, "Default:")) == NULL)
+			fail_msg("jobrun.conf(5): [%s] %s has no Default:",
+			    k->section, k->key);
+		p += strlen("Default:");
+		while (*p == ' ')
+			p++;
+		if (strncmp(p, ".Li ", 4) == 0 || strncmp(p, ".Cm ", 4) == 0)
+			p += 4;
+		if (strncmp(p, k->def, strlen(k->def)) != 0 ||
+		    strchr(" .,;", p[strlen(k->def)]) == NULL)
+			fail_msg("jobrun.conf(5): [%s] %s: want \"Default: "
+			    "%s\", have \"Default: %.20s\"", k->section,
+			    k->key, k->def, p);
+	}
+	/* The kinds of handler.c's table, as "exec | http | noop". */
+	handler_names(names, sizeof names);
+	n = (size_t)snprintf(want, sizeof want, "\n.It Cm handler No = Cm ");
+	for (p = names; *p != '\0' && n + 4 < sizeof want; p++)
+		if (strncmp(p, ", ", 2) == 0) {
+			memcpy(want + n, " | ", 3);
+			n += 3;
+			p++;
+		} else
+			want[n++] = *p;
+	memcpy(want + n, "\n", 2);
+	if (strstr(text, want) == NULL)
+		fail_msg("jobrun.conf(5): no \"%s\"", want + 1);
+	free(text);
 }
 
 /* A repeated key names the line it was first given at; only an indented
@@ -947,6 +1361,12 @@ main(void)
 		cmocka_unit_test(test_find_type),
 		cmocka_unit_test(test_unknown_section),
 		cmocka_unit_test(test_unknown_key),
+		cmocka_unit_test(test_unknown_run_key),
+		cmocka_unit_test(test_every_range_both_ends),
+		cmocka_unit_test(test_every_key_twice),
+		cmocka_unit_test(test_other_kinds),
+		cmocka_unit_test(test_example_file_agrees),
+		cmocka_unit_test(test_man_page_agrees),
 		cmocka_unit_test(test_key_twice),
 		cmocka_unit_test(test_byte_order_mark),
 		cmocka_unit_test(test_bad_number),
