@@ -33,7 +33,7 @@ ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) $(PKG_CFLAGS) \
 
 SRC  = admin argv backoff check cli command config db enqueue exec handler \
        http inspect libcurl log main metrics noop queue queue_admin queue_info \
-       rawjson report runner \
+       policy rawjson report runner \
        utf8 util watchdog commands
 OBJ  = $(SRC:%=build/%.o)
 AOBJ = $(SRC:%=build/asan/%.o)
