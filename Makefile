@@ -39,7 +39,7 @@ OBJ  = $(SRC:%=build/%.o)
 AOBJ = $(SRC:%=build/asan/%.o)
 # Pure modules the unit tests link against (everything but main).
 LIB  = $(filter-out build/main.o,$(OBJ))
-UNIT = argv backoff cli config db http utf8 utf8_escape
+UNIT = argv backoff cli config db http policy utf8 utf8_escape
 UNIT_BIN = $(UNIT:%=build/test/unit-%)
 
 all: jobrun
