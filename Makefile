@@ -35,13 +35,13 @@ ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) $(PKG_CFLAGS) $(DEFS) $(CFLAGS)
 
 SRC  = admin argv backoff check cli command config db enqueue exec handler \
        http inspect libcurl log main metrics noop queue queue_admin queue_info \
-       rawjson report runner \
+       policy rawjson report runner \
        utf8 util watchdog commands
 OBJ  = $(SRC:%=build/%.o)
 AOBJ = $(SRC:%=build/asan/%.o)
 # Pure modules the unit tests link against (everything but main).
 LIB  = $(filter-out build/main.o,$(OBJ))
-UNIT = argv backoff cli config db http utf8 utf8_escape
+UNIT = argv backoff cli config db http policy utf8 utf8_escape
 UNIT_BIN = $(UNIT:%=build/test/unit-%)
 
 all: jobrun

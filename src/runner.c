@@ -6,7 +6,9 @@
  * run claims.  Each job is claimed with a token unique to this claim, and
  * every later write is fenced by it, so a runner that stalled past its lock
  * and lost the job to another runner finds out and writes nothing.  While
- * a handler runs, its lock is extended every lock_seconds/3.
+ * a handler runs, its lock is extended every lock_seconds/3.  What becomes
+ * of the job then is policy.c's verdict; mark() only applies it, with one
+ * fenced write, and counts and logs it from one table.
  *
  * A database error ends the run: the job in hand stays "processing" under
  * our lock and recovery gives it back once the lock expires, which is safe;
@@ -16,13 +18,14 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <unistd.h>
 
-#include "backoff.h"
+#include "policy.h"
 #include "runner.h"
 #include "util.h"
 #include "watchdog.h"
@@ -245,32 +248,6 @@ handle(const struct cfg_type *type, struct in_hand *h, struct result *res)
 		res->outcome = OUTCOME_ABANDONED;
 }
 
-/* A snooze is free only where it is bounded: the table must count them
- * (sql/002_checkpoint.sql) and a job may put itself off at most
- * max_snoozes times in a row without saving progress.  Otherwise it
- * counts as an ordinary retry. */
-static void
-snooze_or_retry(const struct cfg *cfg, const struct in_hand *h,
-    struct result *res)
-{
-	char what[256], said[LAST_ERROR_BYTES];
-	long asked;
-
-	if (!h->job->resumable)
-		snprintf(what, sizeof what, "asked to run again later, but the "
-		    "table cannot count snoozes (apply sql/002_checkpoint.sql)");
-	else if (!h->progress && h->job->snoozes >= cfg->run.max_snoozes)
-		snprintf(what, sizeof what, "put off %lu times in a row "
-		    "without progress (max_snoozes)", h->job->snoozes);
-	else
-		return;
-	/* The delay the handler asked for and what it said still hold. */
-	asked = res->retry_after;
-	snprintf(said, sizeof said, "%s", res->message);
-	result_set(res, OUTCOME_RETRY, what, said, strlen(said));
-	res->retry_after = asked;
-}
-
 /* The counters of job's type in this run. */
 static struct type_count *
 count_of(struct run_stats *stats, const char *type)
@@ -293,127 +270,110 @@ run_stats_free(struct run_stats *stats)
 	stats->ntypes = 0;
 }
 
-/* Record the outcome; counts go to stats. */
+/* What the run counts of each verb and what its log line shows, once its
+ * write went through; a write that found the lock gone counts as lost.  A
+ * job put back is no outcome of the job: it is not counted. */
+#define COUNTER(name) 1, offsetof(struct run_stats, name), \
+	offsetof(struct type_count, name)
+static const struct {
+	int counted;
+	size_t in_run, in_type;	/* the counter in run_stats, type_count */
+	int ms, delay;		/* the line shows the handler's time, delay */
+} tally[] = {
+	[VERB_SUCCESS] = { COUNTER(succeeded), 1, 0 },
+	[VERB_RETRY] = { COUNTER(retried), 1, 1 },
+	[VERB_FAIL] = { COUNTER(failed), 1, 0 },
+	[VERB_SNOOZE] = { COUNTER(snoozed), 1, 1 },
+	[VERB_RELEASE] = { 0, 0, 0, 0, 0 },
+	[VERB_NOTHING] = { COUNTER(lost), 1, 0 },
+};
+#undef COUNTER
+_Static_assert(sizeof tally / sizeof tally[0] == VERB_NOTHING + 1,
+    "a verb without a row in tally[]");
+
+/* The verdict's one write; *owned is 0 when its fence found another
+ * runner's lock. */
 static enum db_status
-mark(const struct cfg *cfg, struct in_hand *h, struct result *res,
+apply(const struct in_hand *h, const struct verdict *v, int *owned,
+    char *err, size_t errlen)
+{
+	const struct job *job = h->job;
+
+	switch (v->verb) {
+	case VERB_SUCCESS:
+		return queue_mark_success(h->q, job, h->token, owned, err,
+		    errlen);
+	case VERB_RETRY:
+		return queue_mark_retry(h->q, job, h->token, v->delay,
+		    v->message, owned, err, errlen);
+	case VERB_FAIL:
+		return queue_mark_failed(h->q, job, h->token, v->message,
+		    owned, err, errlen);
+	case VERB_SNOOZE:
+		return queue_snooze(h->q, job, h->token, v->delay,
+		    h->progress, v->message[0] != '\0' ? v->message : NULL,
+		    owned, err, errlen);
+	case VERB_RELEASE:
+		return queue_release(h->q, job, h->token, owned, err, errlen);
+	case VERB_NOTHING:
+		break;
+	}
+	return DB_OK;	/* the verdict already says lost */
+}
+
+/* One more in the counter at offset off of a run_stats or type_count. */
+static void
+bump(void *counters, size_t off)
+{
+	uint64_t *n = (uint64_t *)(void *)((char *)counters + off);
+
+	(*n)++;
+}
+
+/* Count the verdict that was applied, and log it. */
+static void
+tell(const struct in_hand *h, const struct verdict *v, int64_t ms,
+    struct run_stats *stats)
+{
+	const struct job *job = h->job;
+	struct log_event ev = { job->id, job->type, job->attempt,
+	    job->max_attempts, v->word, tally[v->verb].ms ? ms : -1,
+	    tally[v->verb].delay ? (long)v->delay : -1, v->note };
+
+	if (tally[v->verb].counted) {
+		bump(stats, tally[v->verb].in_run);
+		bump(count_of(stats, job->type), tally[v->verb].in_type);
+	}
+	log_job(h->lg, v->level, &ev);
+}
+
+/* Decide what becomes of the job, write it, count and log it. */
+static enum db_status
+mark(const struct cfg *cfg, const struct in_hand *h, const struct result *res,
     int64_t ms, struct run_stats *stats, char *err, size_t errlen)
 {
 	const struct job *job = h->job;
-	const struct log *lg = h->lg;
-	struct log_event ev = { job->id, job->type, job->attempt,
-	    job->max_attempts, "", -1, -1, NULL };
-	unsigned long delay = 0;
-	enum db_status st = DB_OK;
-	struct type_count *tc;
-	char note[64], why[LAST_ERROR_BYTES + 128];
-	int owned = 0, out_of_attempts = job->attempt >= job->max_attempts;
+	const struct policy_in in = {
+		.outcome = res->outcome, .retry_after = res->retry_after,
+		.message = res->message, .secrets = res->secrets,
+		.attempt = job->attempt, .max_attempts = job->max_attempts,
+		.snoozes = job->snoozes, .resumable = job->resumable,
+		.progress = h->progress, .interrupted = h->interrupted,
+		.signo = (int)last_signal,
+		.backoff_base = cfg->run.backoff_base,
+		.backoff_cap = cfg->run.backoff_cap,
+		.max_snoozes = cfg->run.max_snoozes,
+	};
+	struct verdict v;
+	enum db_status st;
+	int owned = 1;
 
-	if (res->outcome == OUTCOME_SNOOZE)
-		snooze_or_retry(cfg, h, res);
-	switch (res->outcome) {
-	case OUTCOME_SNOOZE:
-		delay = res->retry_after >= 0 ?
-		    (unsigned long)res->retry_after : h->progress ? 0 :
-		    cfg->run.backoff_base;
-		if (delay > cfg->run.backoff_cap)
-			delay = cfg->run.backoff_cap;
-		/* "Not yet, ask again now" without progress would spin
-		 * through max_snoozes requests in an instant: a second
-		 * apart at least, like Retry-After: 0. */
-		if (delay == 0 && !h->progress)
-			delay = 1;
-		st = queue_snooze(h->q, job, h->token, delay, h->progress,
-		    res->message[0] != '\0' ? res->message : NULL, &owned, err,
-		    errlen);
-		break;
-	case OUTCOME_SUCCESS:
-		st = queue_mark_success(h->q, job, h->token, &owned, err,
-		    errlen);
-		break;
-	case OUTCOME_RETRY:
-		if (!out_of_attempts) {
-			/* A server's Retry-After beats our guess, within
-			 * the cap the operator set. */
-			delay = res->retry_after >= 0 ?
-			    (unsigned long)res->retry_after :
-			    backoff_delay(cfg->run.backoff_base,
-			    cfg->run.backoff_cap, job->attempt);
-			if (delay > cfg->run.backoff_cap)
-				delay = cfg->run.backoff_cap;
-			st = queue_mark_retry(h->q, job, h->token, delay,
-			    res->message, &owned, err, errlen);
-			break;
-		}
-		/* FALLTHROUGH */
-	case OUTCOME_FAIL:
-		st = queue_mark_failed(h->q, job, h->token, res->message,
-		    &owned, err, errlen);
-		break;
-	case OUTCOME_ABANDONED:
-		if (!h->interrupted)
-			break;
-		/* Stopped by the operator, not by the job: it goes back
-		 * due now, and this attempt does not count. */
-		st = queue_release(h->q, job, h->token, &owned, err, errlen);
-		if (st == DB_OK && owned) {
-			snprintf(note, sizeof note, "handler stopped on signal "
-			    "%d; job put back, due now", (int)last_signal);
-			ev.outcome = "put-back";
-			ev.msg = note;
-			log_job(lg, LV_WARN, &ev);
-			return DB_OK;
-		}
-		break;
-	}
-	if (st != DB_OK)
+	policy_decide(&in, &v);
+	if ((st = apply(h, &v, &owned, err, errlen)) != DB_OK)
 		return st;
-	ev.ms = ms;
-	ev.msg = res->message;
-	tc = count_of(stats, job->type);
-	if (!owned) {
-		stats->lost++;
-		tc->lost++;
-		/* One word per outcome, so logs and alerts can match it; the
-		 * why goes in msg. */
-		ev.outcome = "lost";
-		snprintf(why, sizeof why, "lock taken by another runner; "
-		    "outcome not recorded: %s", res->outcome == OUTCOME_SUCCESS ?
-		    "success" : res->message);
-		ev.msg = why;
-		log_job(lg, LV_WARN, &ev);
-		return DB_OK;
-	}
-	if (res->outcome == OUTCOME_SNOOZE) {
-		stats->snoozed++;
-		tc->snoozed++;
-		ev.outcome = h->progress ? "progress" : "snoozed";
-		ev.delay = (long)delay;
-		log_job(lg, LV_INFO, &ev);
-		return DB_OK;
-	}
-	if (res->outcome == OUTCOME_SUCCESS) {
-		stats->succeeded++;
-		tc->succeeded++;
-		ev.outcome = "success";
-		ev.msg = NULL;
-		log_job(lg, LV_INFO, &ev);
-		return DB_OK;
-	}
-	if (res->outcome == OUTCOME_RETRY && !out_of_attempts) {
-		stats->retried++;
-		tc->retried++;
-		ev.outcome = "retry";
-		ev.delay = (long)delay;
-		log_job(lg, LV_WARN, &ev);
-		return DB_OK;
-	}
-	stats->failed++;
-	tc->failed++;
-	ev.outcome = "failed";
-	snprintf(why, sizeof why, "%s: %s", res->outcome == OUTCOME_FAIL ?
-	    "permanent failure" : "no attempts left", res->message);
-	ev.msg = why;
-	log_job(lg, LV_WARN, &ev);
+	if (!owned)
+		policy_lost(&v);
+	tell(h, &v, ms, stats);
 	return DB_OK;
 }
 
