@@ -47,10 +47,10 @@ is "$(jkeys <<<"$out")" count,ids,skipped "--json has count, ids, skipped"
 is "$out" "{\"count\":1,\"ids\":[$f1],\"skipped\":[]}" "it names the job retried"
 is "$(field "$f1" "CONCAT_WS(' ', status, attempts, last_error)")" "pending 0 boom" \
     "pending, attempts 0, last_error kept"
-between "$(field "$f1" 'TIMESTAMPDIFF(SECOND, NOW(), next_run_at)')" -2 0 "due now"
+left_between "$(field "$f1" 'TIMESTAMPDIFF(SECOND, NOW(), next_run_at)')" -2 0 "due now"
 is "$(field "$f1" 'finished_at IS NULL AND locked_by IS NULL AND locked_until IS NULL')" 1 \
     "finished_at and the lock cleared"
-between "$(field "$f1" 'TIMESTAMPDIFF(SECOND, updated_at, NOW())')" 0 2 "updated_at is now"
+ago_between "$(field "$f1" 'TIMESTAMPDIFF(SECOND, updated_at, NOW())')" 0 2 "updated_at is now"
 
 run jobrun retry "$f2" "$p1" "$s1" "$q1" 999999
 is "$rc" 1 "retry with ids it cannot retry exits 1"
@@ -96,8 +96,8 @@ run jobrun cancel "$c1"
 is "$rc/$out" "0/cancel: 1 job(s)" "cancel of a pending job exits 0 and counts it"
 is "$(field "$c1" "CONCAT_WS(' ', status, attempts, last_error)")" "failed 2 cancelled by operator" \
     "failed, attempts kept, last_error 'cancelled by operator'"
-between "$(field "$c1" 'TIMESTAMPDIFF(SECOND, finished_at, NOW())')" 0 2 "finished_at is now"
-between "$(field "$c1" 'TIMESTAMPDIFF(SECOND, next_run_at, NOW())')" 0 2 \
+ago_between "$(field "$c1" 'TIMESTAMPDIFF(SECOND, finished_at, NOW())')" 0 2 "finished_at is now"
+ago_between "$(field "$c1" 'TIMESTAMPDIFF(SECOND, next_run_at, NOW())')" 0 2 \
     "next_run_at of a future job brought back to now"
 
 run jobrun cancel "$p1"
