@@ -9,6 +9,9 @@
 
 finished=${JOBRUN_TEST_FINISHED:-200000}
 plan 43
+# Its own server: the Handler_read_* counters are global, and another
+# test file's statements would count in them.
+use_own_server
 setup_db
 write_config <<EOF2
 [type.work]

@@ -15,15 +15,6 @@
 plan 62
 setup_db
 
-# skip N REASON: N tests skipped
-skip() {
-	local i
-	for ((i = 0; i < $1; i++)); do
-		t_num=$((t_num + 1))
-		printf 'ok %d # skip %s\n' "$t_num" "$2"
-	done
-}
-
 # man pages where man(1) finds them, for Documentation=man:... in the units
 mkdir -p "$T/man/man1" "$T/man/man5"
 ln -s "$TOP/man/jobrun.1" "$T/man/man1/jobrun.1"

@@ -16,7 +16,7 @@
 #   DB        the test's database      CONF      $T/jobrun.conf
 #
 # Helpers:
-#   TAP       plan ok not is like unlike between diag bail_out
+#   TAP       plan ok not is like unlike between diag bail_out skip known_bug
 #   times     took_between took_between_ms left_between ago_between
 #             (JOBRUN_TEST_SLACK widens these, and only these)
 #   waiting   wait_for file_has job_is sig_seen proc_gone
@@ -69,6 +69,23 @@ fail() {
 	if [ -n "${err:-}" ]; then
 		diag "  stderr of the last run:" "$err"
 	fi
+}
+
+# skip N REASON: N tests skipped
+skip() {
+	local i
+	for ((i = 0; i < $1; i++)); do
+		t_num=$((t_num + 1))
+		printf 'ok %d # skip %s\n' "$t_num" "$2"
+	done
+}
+
+# known_bug DESC BUG: a test that fails against the current src/ because of
+# BUG (the command that shows it is in the diag), skipped rather than left
+# failing; the test beside the call is the one to enable once BUG is fixed
+known_bug() {
+	skip 1 "known bug: $2"
+	diag "skipped '$1': known bug in src/: $2"
 }
 
 # ok DESC CMD [ARG...]: passes when CMD succeeds (`not CMD` negates)
