@@ -9,6 +9,8 @@
 #    then asks for P1.  InnoDB rolls back the lighter transaction - the
 #    runner's, since the other one has changed more rows - with error 1213;
 #    the runner runs the statement again and recovers both jobs.
+# 3. Two SIGTERMs while the mark waits for such a lock (no handler runs):
+#    the statement is let finish, and the run ends with status 143.
 # No step waits for a fixed time: the handler runs until the test lets it
 # go, the second connection is fed statement by statement through a FIFO,
 # and each step waits for the state the next one needs (the handler
@@ -17,7 +19,7 @@
 # reads the server's lock-wait counters.
 . "${0%/*}/lib.sh"
 
-plan 16
+plan 21
 use_own_server
 setup_db
 write_config <<EOF2
@@ -143,3 +145,35 @@ like "$err" "1 statement\(s\) run again after a deadlock" "-v says the statement
 is "$other_rc" 0 "the other transaction went through"
 is "$(sql "SELECT GROUP_CONCAT(status ORDER BY id) FROM polling_jobs")" pending,pending \
     "both stranded jobs are pending again"
+
+# --- a second signal while no handler runs ------------------------------------
+# The mark waits for a row the other connection holds; two SIGTERMs come
+# meanwhile.  The statement is let finish (the job is success, not put back
+# or left processing), and the run ends with the second signal's status.
+write_config <<EOF2
+[type.held]
+handler = exec
+command = $HANDLERS/wait-for-file $T/started $T/go
+timeout = 120
+EOF2
+rm -f "$T/started" "$T/go"
+jobrun enqueue --type=held --key=signalled >/dev/null
+jobrun_bg --json >"$T/out" 2>"$T/err"
+wait_for 30 test -e "$T/started"
+other_start
+other_send "BEGIN; SELECT 'locked', id FROM polling_jobs WHERE business_key = 'signalled' FOR UPDATE;"
+wait_for 30 file_has "$T/other.out" '^locked'
+touch "$T/go"
+ok "the mark waits for the row" wait_for 60 someone_waits
+kill -TERM "$bg_pid"
+wait_for 30 sig_seen "$bg_pid" 15
+kill -TERM "$bg_pid"
+ok "two SIGTERMs delivered while the mark waits" wait_for 30 sig_seen "$bg_pid" 15
+other_send "COMMIT;"
+other_end
+wait "$bg"
+is "$?" 143 "a second signal with no handler running: the run ends with 143"
+is "$(sql "SELECT CONCAT_WS(' ', status, attempts, locked_by IS NULL)
+    FROM polling_jobs WHERE business_key = 'signalled'")" "success 1 1" \
+    "the mark it was making finished: the job is success"
+is "$(jget succeeded <"$T/out")/$(jget ok <"$T/out")" 1/false "--json counts the success, ok false"
