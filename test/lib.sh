@@ -39,6 +39,7 @@ t_deferred=()
 t_name=${0##*/}
 t_name=${t_name%.t}
 t_own_server=
+exec {t_tap}>&1
 
 # --- TAP ----------------------------------------------------------------
 
@@ -50,8 +51,9 @@ diag() {
 	printf '%s\n' "$@" | sed 's/^/# /' >&2
 }
 
+# (to the TAP stream even from a function whose output is redirected)
 bail_out() {
-	printf 'Bail out! %s\n' "$*"
+	printf 'Bail out! %s\n' "$*" >&"$t_tap"
 	exit 255
 }
 
@@ -320,10 +322,12 @@ jobrun_bg() {
 	    bail_out "jobrun did not start under timeout (pid $bg)"
 	defer "kill -9 $bg_pid"
 }
-# t_child_of PID: sets bg_pid to PID's child (timeout's: jobrun)
+# t_child_of PID: sets bg_pid to PID's child (timeout's: jobrun); when PID
+# is gone already (a run that ended at once), to PID
 t_child_of() {
 	bg_pid=$(pgrep -P "$1" | head -n 1)
-	[ -n "$bg_pid" ]
+	[ -n "$bg_pid" ] && return 0
+	proc_gone "$1" && bg_pid=$1
 }
 
 # jobrun [SUBCOMMAND] ARG...: the binary under test with --config=$CONF
