@@ -11,6 +11,7 @@ case of a test file:
                             drops it)  ?location=URL (Location header)
   /slow?seconds=N           sleeps N seconds, then 200 "slow"
   /drop                     closes the connection without an answer
+  /interim?code=N           an interim 1xx answer N first, then 200 "ok"
   /big?bytes=N              200 (or &code=CODE) with N bytes of body that
                             start with "begin " (&fill=TEXT repeats TEXT)
 
@@ -95,6 +96,12 @@ class Handler(BaseHTTPRequestHandler):
                 self.answer(200, b"slow")
             elif url.path == "/drop":
                 self.close_connection = True
+            elif url.path == "/interim":
+                code = int(q.get("code", "102"))
+                self.wfile.write(b"HTTP/1.1 %d %s\r\n\r\n" % (
+                    code, self.responses.get(code, ("Interim",))[0].encode()))
+                self.wfile.flush()
+                self.answer(200, b"ok")
             elif url.path == "/big":
                 self.send_big(int(q.get("code", "200")), int(q.get("bytes", "0")),
                               q.get("fill", "0123456789abcdef\n").encode())
