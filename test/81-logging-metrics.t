@@ -6,7 +6,7 @@
 # (prometheus_client) reads, atomically, with the documented figures: a
 # line for every outcome of every type, mode 0644, nothing written by a
 # command that stops before its run, a failed write reported.  Line
-# breaks in messages are shown as \\n.
+# breaks in messages are shown as \n.
 . "${0%/*}/lib.sh"
 
 plan 35
