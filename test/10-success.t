@@ -3,7 +3,7 @@
 # exits 0 and --json reports it.
 . "${0%/*}/lib.sh"
 
-plan 26
+plan 28
 setup_db
 write_config <<EOF2
 [type.email]
@@ -55,6 +55,19 @@ is "$out" "" "and nothing on stdout"
 is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE status = 'success'")" 3 \
     "all three jobs succeeded"
 
-jobrun enqueue --type=email --key=welcome:4 >/dev/null
+# -q where there is something to say: a job that is retried warns without
+# -q; with -q stderr stays empty and --json still reports it.
+cat >>"$CONF" <<EOF2
+
+[type.bounce]
+handler = exec
+command = $HANDLERS/exit-with 3 "mailbox full"
+timeout = 10
+EOF2
+jobrun enqueue --type=bounce --key=bounce:1 >/dev/null
+run jobrun --json
+like "$err" 'outcome=retry' "(without -q the retry is a warning)"
+sql "UPDATE polling_jobs SET next_run_at = NOW() WHERE business_key = 'bounce:1'"
 run jobrun -q --json
+is "$rc/$(jget retried <<<"$out")" 1/1 "-q: the retry happened, exit 1, --json says so"
 is "$err" "" "-q prints nothing on stderr"

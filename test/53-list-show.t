@@ -6,7 +6,7 @@
 # unknown id or key exits 1 with "no job".
 . "${0%/*}/lib.sh"
 
-plan 56
+plan 57
 setup_db
 write_config <<EOF2
 [type.a]
@@ -73,6 +73,13 @@ failed_id=$(sql "SELECT id FROM polling_jobs WHERE business_key = 'job:5'")
 like "$(grep "^$failed_id " <<<"$out")" "^$failed_id +a +failed +5/5 +[0-9-]+ [0-9:]+ +job:5 +error of 5$" \
     "a row: id, type, status, tries, next run, key and the first line of the error"
 
+long_id=$(sql "SELECT id FROM polling_jobs WHERE business_key = 'job:10'")
+sql "UPDATE polling_jobs SET last_error = CONCAT(REPEAT('x', 100), '\nsecond line')
+     WHERE id = $long_id"
+run jobrun list --status=failed --limit=100
+is "$(grep "^$long_id " <<<"$out" | sed 's/.* //')" "$(printf 'x%.0s' $(seq 60))" \
+    "LAST ERROR is the first line of last_error cut to 60 bytes"
+
 # --- filters -------------------------------------------------------------
 
 run jobrun list --status=failed --json
@@ -136,8 +143,9 @@ is "$(sed -n '/^payload/,/^}/p' <<<"$out" | sed 's/^payload:* *//')" '{
   "note": "é"
 }' "the payload pretty-printed, indented by 2"
 like "$out" '"note": "é"' "UTF-8 in the payload as it is"
+by_id=$out
 run jobrun show --key=show:1
-is "$rc/$(grep -c . <<<"$out")" "0/$(jobrun show "$id" | grep -c .)" "show --key shows the same job"
+is "$rc/$out" "0/$by_id" "show --key shows the same job, line for line"
 
 run jobrun show "$id" --json
 is "$rc" 0 "show --json exits 0"
