@@ -2,9 +2,10 @@
 # Fencing: every write after the claim is WHERE id=? AND locked_by=?, so a
 # runner whose lock was taken over cannot overwrite the newer claim.  Its
 # write changes nothing; the run counts the job lost, says so, exits 1.
+# An extension that finds the lock lost stops the handler (exec and http).
 . "${0%/*}/lib.sh"
 
-plan 16
+plan 25
 setup_db
 write_config <<EOF2
 [run]
@@ -47,3 +48,52 @@ is "$(field 2 status)/$(field 2 locked_by)" processing/other-runner \
 is "$(field 2 'last_error IS NULL')" 1 "no last_error written"
 ago_between "$(field 2 'TIMESTAMPDIFF(SECOND, next_run_at, NOW())')" 0 2 \
     "next_run_at not pushed out"
+
+# The lock found lost by an extension while the handler runs: the handler
+# is stopped (exec: SIGTERM to its group; http: the transfer aborted),
+# nothing is written, the job counts as lost, -v says why.
+. "${0%/*}/http-lib.sh"
+start_http_server
+write_config <<EOF2
+[run]
+lock_seconds = 3
+
+[type.longexec]
+handler = exec
+command = $HANDLERS/trap-term $T/trace $T/never
+timeout = 60
+
+[type.longhttp]
+handler = http
+url = $HTTP_URL/slow?seconds=60
+timeout = 90
+EOF2
+steal() {
+	sql "UPDATE polling_jobs SET locked_by = 'other-runner',
+	    locked_until = NOW() + INTERVAL 300 SECOND WHERE business_key = '$1'"
+}
+for kind in exec http; do
+	jobrun enqueue --type="long$kind" --key="$kind:lost" >/dev/null
+	rm -f "$T/trace"
+	start=$(date +%s%N)
+	jobrun_bg --type="long$kind" -v --json >"$T/out" 2>"$T/err"
+	if [ $kind = exec ]; then
+		wait_for 30 file_has "$T/trace" '^started$'
+	else
+		asked() { [ "$(http_count /slow)" -ge 1 ]; }
+		wait_for 30 asked
+	fi
+	steal "$kind:lost"
+	wait "$bg"
+	rc=$?
+	took=$(( ($(date +%s%N) - start) / 1000000 ))
+	is "$rc/$(jget lost <"$T/out")" 1/1 "$kind: a lock found lost by an extension: exit 1, counted lost"
+	took_between_ms "$took" 0 6000 "$kind: the handler (60 s) was stopped within an extension interval or two ($took ms)"
+	like "$(cat "$T/err")" "msg=\"job [0-9]+ \\(long$kind\\): lock lost while the handler ran; stopping it\"" \
+	    "$kind: -v says the lock was lost and the handler stopped"
+	is "$(sql "SELECT CONCAT_WS(' ', status, locked_by, last_error IS NULL) FROM polling_jobs
+	    WHERE business_key = '$kind:lost'")" "processing other-runner 1" "$kind: nothing written to the row"
+	if [ $kind = exec ]; then
+		is "$(tr '\n' ' ' <"$T/trace")" "started term " "exec: the handler got SIGTERM"
+	fi
+done
