@@ -37,9 +37,9 @@ install_signals(void)
 	struct sigaction sa;
 	sigset_t none;
 
-	/* A parent may start us with signals blocked (some shells do
-	 * around a fork): the stop signals must reach us, and a handler
-	 * inherits our mask, so start from none. */
+	/* A parent may start us with signals blocked: the stop signals
+	 * must reach us, and a handler inherits our mask, so start from
+	 * none. */
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	memset(&sa, 0, sizeof sa);
