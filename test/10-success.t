@@ -32,7 +32,7 @@ is "$(field 1 status)" success "the job is success"
 is "$(field 1 attempts)" 1 "after one attempt"
 is "$(field 1 'locked_by IS NULL AND locked_until IS NULL')" 1 "the lock is cleared"
 is "$(field 1 'last_error IS NULL')" 1 "last_error is NULL"
-ago_between "$(field 1 'TIMESTAMPDIFF(SECOND, finished_at, NOW())')" 0 2 \
+ago_between "$(field 1 'TIMESTAMPDIFF(SECOND, finished_at, NOW())')" 0 5 \
     "finished_at is now"
 
 run jobrun --json

@@ -33,7 +33,7 @@ is "$(jget retried <<<"$out")" 0 "and retried 0"
 is "$(field 1 status)" failed "after run 3: failed"
 is "$(field 1 attempts)" 3 "attempts 3"
 like "$(field 1 last_error)" '^exit status 1: .*still broken' "last_error is kept"
-ago_between "$(field 1 'TIMESTAMPDIFF(SECOND, finished_at, NOW())')" 0 2 \
+ago_between "$(field 1 'TIMESTAMPDIFF(SECOND, finished_at, NOW())')" 0 5 \
     "finished_at is set"
 is "$(field 1 'locked_by IS NULL AND locked_until IS NULL')" 1 "the lock is cleared"
 

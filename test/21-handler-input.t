@@ -84,8 +84,7 @@ ign=$(sed -n 's/^SigIgn:[[:space:]]*//p' "$T/sigs")
 is "$(printf '%016x' $(( 0x$ign & ~0x180000000 )))/$(sed -n 's/^SigBlk:[[:space:]]*//p' "$T/sigs")" \
     0000000000000000/0000000000000000 "the handler starts with no signal ignored or blocked"
 
-# ... also when jobrun itself was started with every signal blocked (as a
-# parent can leave it, e.g. dash running timeout in a make recipe).
+# ... also when jobrun itself was started with every signal blocked.
 jobrun enqueue --type=sigs --key=sigs2 >/dev/null
 python3 -c '
 import os, signal, sys

@@ -62,8 +62,9 @@ done
 col() {
 	sql "SELECT $2 FROM polling_jobs WHERE business_key = '$1'"
 }
+# delay KEY: the delay the mark set (next_run_at - updated_at, one statement)
 delay() {
-	col "$1" 'TIMESTAMPDIFF(SECOND, NOW(), next_run_at)'
+	col "$1" 'TIMESTAMPDIFF(SECOND, updated_at, next_run_at)'
 }
 # rss_run ARG...: jobrun ARG... like run, and $rss its peak memory in KiB
 rss_run() {

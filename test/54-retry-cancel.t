@@ -50,7 +50,7 @@ is "$(jkeys <<<"$out")" count,ids,skipped "--json has count, ids, skipped"
 is "$out" "{\"count\":1,\"ids\":[$f1],\"skipped\":[]}" "it names the job retried"
 is "$(field "$f1" "CONCAT_WS(' ', status, attempts, last_error)")" "pending 0 boom" \
     "pending, attempts 0, last_error kept"
-left_between "$(field "$f1" 'TIMESTAMPDIFF(SECOND, NOW(), next_run_at)')" -2 0 "due now"
+is "$(field "$f1" 'TIMESTAMPDIFF(SECOND, updated_at, next_run_at)')" 0 "due now (next_run_at is the retry's NOW())"
 is "$(field "$f1" 'finished_at IS NULL AND locked_by IS NULL AND locked_until IS NULL')" 1 \
     "finished_at and the lock cleared"
 ago_between "$(field "$f1" 'TIMESTAMPDIFF(SECOND, updated_at, NOW())')" 0 2 "updated_at is now"
