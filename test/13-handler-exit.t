@@ -79,9 +79,17 @@ is "$(field "$k" status)/$(field "$k" attempts)" pending/1 "SIGKILL: pending, at
 is "$(field "$k" last_error)" "killed by signal 9 (Killed): dying" \
     "SIGKILL: last_error names the signal, then the output"
 
+# Under valgrind the forked child that fails to exec is still valgrind's,
+# and its leak check at _exit turns 127 into valgrind's error status 99:
+# the status is checked in the other passes only.
+if under_valgrind; then
+	status127() { sed 's/^asked to run again later, .*: exit 99 (not yet): /exit status 127: /'; }
+else
+	status127() { cat; }
+fi
 m=$(job_id missing)
 is "$(field "$m" status)/$(field "$m" attempts)" pending/1 "a missing program: pending (retried), attempts 1"
-is "$(field "$m" last_error)" \
+is "$(field "$m" last_error | status127)" \
     "exit status 127: jobrun: cannot execute handler: $T/no-such-program: No such file or directory" \
     "a missing program: exit status 127, and why"
 is "$(field "$m" 'TIMESTAMPDIFF(SECOND, updated_at, next_run_at)')" 120 \
@@ -89,6 +97,6 @@ is "$(field "$m" 'TIMESTAMPDIFF(SECOND, updated_at, next_run_at)')" 120 \
 
 n=$(job_id noexec)
 is "$(field "$n" status)/$(field "$n" attempts)" pending/1 "a program that is not executable: pending, attempts 1"
-is "$(field "$n" last_error)" \
+is "$(field "$n" last_error | status127)" \
     "exit status 127: jobrun: cannot execute handler: $T/not-executable: Permission denied" \
     "a program that is not executable: exit status 127, permission denied"

@@ -19,7 +19,7 @@
 # reads the server's lock-wait counters.
 . "${0%/*}/lib.sh"
 
-plan 21
+plan 22
 use_own_server
 setup_db
 write_config <<EOF2
@@ -73,6 +73,15 @@ waits=$(status_var Innodb_row_lock_waits)
 touch "$T/go"
 # The mark waits 1 s, meets 1205, and waits again: two lock waits.
 ok "the mark waited, timed out and waited again" wait_for 60 lock_waits_reach $((waits + 2))
+# The waiting transaction is the runner's: its isolation level shows
+# (between two waits there is none for a few ms: ask until one is seen).
+waiting_isolation() {
+	iso=$(sql "SELECT trx_isolation_level FROM information_schema.INNODB_TRX
+	    WHERE trx_state = 'LOCK WAIT'")
+	[ -n "$iso" ]
+}
+wait_for 30 waiting_isolation
+is "$iso" "READ COMMITTED" "the runner's session runs at READ COMMITTED"
 other_send "COMMIT;"
 other_end
 wait "$bg"

@@ -35,7 +35,9 @@ class Handler(BaseHTTPRequestHandler):
     def setup(self):
         self.conn_id = next(conn_ids)
         if isinstance(self.request, ssl.SSLSocket):
-            self.request.settimeout(10)
+            # A slow client (valgrind on a loaded machine) may take
+            # many seconds over its handshake.
+            self.request.settimeout(120)
             self.request.do_handshake()  # here, not in the accept loop
             self.request.settimeout(None)
         super().setup()

@@ -398,6 +398,12 @@ except Exception:
 print(r if isinstance(r, str) else json.dumps(r))' "$1"
 }
 
+# under_valgrind: the binary under test is test/valgrind-jobrun (make
+# integration-valgrind)
+under_valgrind() {
+	[ "${JOBRUN##*/}" = valgrind-jobrun ]
+}
+
 # use_own_server: point this file at a throwaway server of its own (for
 # tests that kill the server or change its global settings), stopped at exit
 use_own_server() {
