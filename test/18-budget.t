@@ -50,6 +50,7 @@ is "$(pending quick)" 0 "no quick job left"
 # 1-second jobs: the first claim at 0 s, the second once the first is done
 # (1 s), none at 2 s, when the time is spent.  Each job takes at least its
 # second, so no third can start; load can only leave fewer than two.
+base=$(baseline_ms --type=slow --json)
 for i in 1 2 3 4 5 6; do insert_job "s$i" slow; done
 start=$(date +%s%N)
 run jobrun --type=slow --max=100 --max-seconds=2 --json
@@ -58,9 +59,9 @@ claimed=$(jget claimed <<<"$out")
 is "$rc" 0 "--max-seconds=2 exits 0"
 is "$claimed" 2 "--max-seconds=2 with 1-second jobs claims 2"
 is "$(jget succeeded <<<"$out")" "$claimed" "every claimed job finished"
-took_between_ms "$took" 2000 3000 "the run stops after the second job, at about 2 s ($took ms)"
+took_between_ms "$took" 2000 $((2000 + base + 1000)) "the run stops after the second job, at about 2 s ($took ms)"
 is "$(pending slow)" $((6 - claimed)) "the rest stay pending, untouched"
-took_between_ms "$(jget elapsed_ms <<<"$out")" 2000 3000 "elapsed_ms agrees"
+took_between_ms "$(jget elapsed_ms <<<"$out")" 2000 $((2000 + base + 1000)) "elapsed_ms agrees"
 
 write_config <<EOF2
 [run]

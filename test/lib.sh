@@ -18,6 +18,7 @@
 # Helpers:
 #   TAP       plan ok not is like unlike between diag bail_out skip known_bug
 #   times     took_between took_between_ms left_between ago_between
+#             db_now is_within (a time written during a run) baseline_ms
 #             (JOBRUN_TEST_SLACK widens these, and only these)
 #   waiting   wait_for file_has job_is sig_seen proc_gone
 #   set-up    setup_db write_config defer use_own_server
@@ -169,6 +170,35 @@ left_between() {
 # JOBRUN_TEST_SLACK raises HIGH only.  The same as took_between.
 ago_between() {
 	took_between "$@"
+}
+
+# baseline_ms [SUBCOMMAND] ARG...: how long `jobrun ARG...` takes here and
+# now, in ms: a run with nothing to do, measured just before a timed run,
+# so that a limit on that run is its handler's time plus what jobrun
+# itself takes on this machine at this moment, however loaded
+baseline_ms() {
+	local t0
+	t0=$(date +%s%N)
+	jobrun "$@" >/dev/null 2>&1
+	echo $(( ($(date +%s%N) - t0) / 1000000 ))
+}
+
+# db_now: the server's NOW() ('YYYY-MM-DD HH:MM:SS')
+db_now() {
+	sql "SELECT NOW()"
+}
+
+# is_within GOT T0 T1 DESC: the time GOT ('YYYY-MM-DD HH:MM:SS', or Unix
+# seconds) is in T0..T1, the clock read just before and just after the run
+# that wrote it: "now" checked against the run itself, however slow the
+# machine is
+is_within() {
+	if [[ ! $1 < $2 ]] && [[ ! $1 > $3 ]] && [ -n "$1" ]; then
+		pass "$4"
+	else
+		fail "$4"
+		diag "         got: '$1'" "    expected: '$2' .. '$3'"
+	fi
 }
 
 # --- waiting for a state ----------------------------------------------------
