@@ -30,7 +30,13 @@ static void
 install_signals(void)
 {
 	struct sigaction sa;
+	sigset_t none;
 
+	/* A parent may start us with signals blocked: the stop signals
+	 * must reach us, and a handler inherits our mask, so start from
+	 * none. */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = run_request_stop;
 	sigemptyset(&sa.sa_mask);

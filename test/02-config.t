@@ -10,7 +10,7 @@ run jobrun_raw --config="$T/missing.conf"
 is "$rc" 78 "a missing config file exits 78"
 like "$err" "$T/missing.conf" "the message names the file"
 
-run env JOBRUN_CONFIG="$T/from-env.conf" "$JOBRUN"
+JOBRUN_CONFIG=$T/from-env.conf run jobrun_raw
 is "$rc" 78 "a missing JOBRUN_CONFIG file exits 78"
 like "$err" "$T/from-env.conf" "the message names the JOBRUN_CONFIG file"
 
@@ -18,7 +18,7 @@ write_config <<EOF2
 [type.email]
 handler = noop
 EOF2
-run env JOBRUN_CONFIG="$CONF" "$JOBRUN" --json
+JOBRUN_CONFIG=$CONF run jobrun_raw --json
 is "$rc" 0 "a good JOBRUN_CONFIG is used when --config is absent"
 is "$(jget claimed <<<"$out")" 0 "it ran (nothing due)"
 

@@ -31,7 +31,7 @@ run jobrun
 is "$rc" 69 "a wrong password from password_file exits 69"
 
 db_conf "socket = $JOBRUN_TEST_SOCKET"
-run env JOBRUN_DB_PASSWORD=wrong "$JOBRUN" --config="$CONF"
+JOBRUN_DB_PASSWORD=wrong run jobrun
 is "$rc" 69 "a wrong JOBRUN_DB_PASSWORD exits 69"
 unlike "$err" 'wrong' "the password is not echoed"
 

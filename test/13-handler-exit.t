@@ -30,11 +30,16 @@ timeout = 10
 handler = exec
 command = $T/no-such-program
 timeout = 10
-EOF2
-# the config holds $$ literally: jobrun expands no variables
-like "$(grep kill "$CONF")" 'kill -9 \$\$' "(the config has \$\$ unexpanded)"
 
-for t in perm later crash killed missing; do
+[type.noexec]
+handler = exec
+command = $T/not-executable
+timeout = 10
+EOF2
+printf '#!/bin/sh\nexit 0\n' >"$T/not-executable"
+chmod 0644 "$T/not-executable"
+
+for t in perm later crash killed missing noexec; do
 	jobrun enqueue --type=$t --key=$t >/dev/null
 done
 job_id() {
@@ -43,9 +48,9 @@ job_id() {
 
 run jobrun --json
 is "$rc" 1 "the run exits 1"
-is "$(jget claimed <<<"$out")" 5 "claimed 5"
+is "$(jget claimed <<<"$out")" 6 "claimed 6"
 is "$(jget failed <<<"$out")" 1 "failed 1 (the exit 65)"
-is "$(jget retried <<<"$out")" 4 "retried 4"
+is "$(jget retried <<<"$out")" 5 "retried 5"
 
 p=$(job_id perm)
 is "$(field "$p" status)" failed "exit 65: failed at once"
@@ -59,21 +64,39 @@ is "$(field "$l" status)" pending "exit 75: pending"
 is "$(field "$l" attempts)" 1 "exit 75: attempts 1"
 like "$(field "$l" last_error)" '^exit 75 \(retry later\): .*server busy' \
     "exit 75: last_error says retry later"
-between "$(field "$l" 'TIMESTAMPDIFF(SECOND, NOW(), next_run_at)')" 118 122 \
+is "$(field "$l" 'TIMESTAMPDIFF(SECOND, updated_at, next_run_at)')" 120 \
     "exit 75: retried with backoff"
 
 c=$(job_id crash)
 is "$(field "$c" status)/$(field "$c" attempts)" pending/1 "exit 3: pending, attempts 1"
 like "$(field "$c" last_error)" '^exit status 3: .*oops' "exit 3: last_error has the status"
-between "$(field "$c" 'TIMESTAMPDIFF(SECOND, NOW(), next_run_at)')" 118 122 \
+is "$(field "$c" 'TIMESTAMPDIFF(SECOND, updated_at, next_run_at)')" 120 \
     "exit 3: retried with backoff"
 
 k=$(job_id killed)
 is "$(field "$k" status)/$(field "$k" attempts)" pending/1 "SIGKILL: pending, attempts 1"
-like "$(field "$k" last_error)" '^killed by signal 9' "SIGKILL: last_error names the signal"
-like "$(field "$k" last_error)" 'dying' "SIGKILL: with the output"
+# (the config's $$ is not expanded by jobrun: the shell's own pid is killed)
+is "$(field "$k" last_error)" "killed by signal 9 (Killed): dying" \
+    "SIGKILL: last_error names the signal, then the output"
 
+# Under valgrind the forked child that fails to exec is still valgrind's,
+# and its leak check at _exit turns 127 into valgrind's error status 99:
+# the status is checked in the other passes only.
+if under_valgrind; then
+	status127() { sed 's/^asked to run again later, .*: exit 99 (not yet): /exit status 127: /'; }
+else
+	status127() { cat; }
+fi
 m=$(job_id missing)
-is "$(field "$m" status)" pending "a missing program: pending (retried)"
-is "$(field "$m" attempts)" 1 "a missing program: attempts 1"
-like "$(field "$m" last_error)" 'no-such-program' "a missing program: last_error names it"
+is "$(field "$m" status)/$(field "$m" attempts)" pending/1 "a missing program: pending (retried), attempts 1"
+is "$(field "$m" last_error | status127)" \
+    "exit status 127: jobrun: cannot execute handler: $T/no-such-program: No such file or directory" \
+    "a missing program: exit status 127, and why"
+is "$(field "$m" 'TIMESTAMPDIFF(SECOND, updated_at, next_run_at)')" 120 \
+    "a missing program: retried with backoff"
+
+n=$(job_id noexec)
+is "$(field "$n" status)/$(field "$n" attempts)" pending/1 "a program that is not executable: pending, attempts 1"
+is "$(field "$n" last_error | status127)" \
+    "exit status 127: jobrun: cannot execute handler: $T/not-executable: Permission denied" \
+    "a program that is not executable: exit status 127, permission denied"

@@ -4,7 +4,7 @@
 # file (66) and over-long keys or types (64) write nothing.
 . "${0%/*}/lib.sh"
 
-plan 40
+plan 47
 setup_db
 write_config <<EOF2
 [type.order_sync]
@@ -21,7 +21,7 @@ is "$(field 1 type)/$(field 1 business_key)" order_sync/order_sync:10001 "type a
 is "$(field 1 status)/$(field 1 attempts)/$(field 1 max_attempts)" pending/0/5 \
     "pending, attempts 0, max_attempts 5"
 is "$(field 1 "JSON_VALUE(payload, '\$.order_id')")" 10001 "payload stored"
-between "$(field 1 'TIMESTAMPDIFF(SECOND, NOW(), next_run_at)')" -2 0 "due now"
+is "$(field 1 'TIMESTAMPDIFF(SECOND, created_at, next_run_at)')" 0 "due now (next_run_at is the insert's NOW())"
 is "$(field 1 'created_at IS NOT NULL AND updated_at IS NOT NULL')" 1 \
     "created_at and updated_at set"
 
@@ -48,8 +48,8 @@ is "$(jget id <<<"$out")/$(jget created <<<"$out")/$(jget status <<<"$out")" "$i
     '--json: {"id":ID,"created":true,"status":"pending"} for the new row'
 
 run jobrun enqueue --type=order_sync --key=later --delay=600
-between "$(sql "SELECT TIMESTAMPDIFF(SECOND, NOW(), next_run_at) FROM polling_jobs WHERE business_key = 'later'")" \
-    598 600 "--delay=600: due in 600 s"
+is "$(sql "SELECT TIMESTAMPDIFF(SECOND, created_at, next_run_at) FROM polling_jobs WHERE business_key = 'later'")" \
+    600 "--delay=600: due in 600 s"
 
 run jobrun enqueue --type order_sync --key few --max-attempts 3
 is "$rc" 0 "options also take separate values"
@@ -102,5 +102,35 @@ is "$rc" 0 "a key with quotes and UTF-8 is fine"
 is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE business_key = 'ünïcode key ''quoted'' \"too\"'")" \
     1 "and stored as given"
 
-run jobrun enqueue --type=order_sync --key=quiet -q
-is "$err" "" "-q prints nothing on stderr"
+# -q where something would be said: a duplicate key (stdout is the result,
+# kept) and a world-readable password (a warning, hidden).
+mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot -e "
+    DROP USER IF EXISTS 'jobrun_t16'@'localhost';
+    CREATE USER 'jobrun_t16'@'localhost' IDENTIFIED BY 'pw-16';
+    GRANT ALL ON \`$DB\`.* TO 'jobrun_t16'@'localhost'"
+defer "mariadb --no-defaults -S $JOBRUN_TEST_SOCKET -uroot -e \"DROP USER 'jobrun_t16'@'localhost'\""
+sed 's/^user = root$/user = jobrun_t16\npassword = pw-16/' "$CONF" >"$T/pw.conf"
+chmod 0644 "$T/pw.conf"
+run jobrun_raw enqueue --config="$T/pw.conf" --type=order_sync --key=order_sync:10001
+like "$err" 'holds a password and is readable by others' "(without -q: the warning)"
+run jobrun_raw enqueue --config="$T/pw.conf" --type=order_sync --key=order_sync:10001 -q
+is "$rc/$out/$err" "0/job 1 exists (status success), not created/" \
+    "-q: the result on stdout, no warning on stderr"
+
+# the bounds of --delay and --max-attempts
+run jobrun enqueue --type=order_sync --key=far --delay=315360000 --max-attempts=1000000
+is "$rc/$(sql "SELECT max_attempts FROM polling_jobs WHERE business_key = 'far'")" 0/1000000 \
+    "--delay=315360000 (ten years) and --max-attempts=1000000 are accepted"
+run jobrun enqueue --type=order_sync --key=too-far --delay=315360001
+is "$rc" 64 "--delay=315360001 exits 64"
+run jobrun enqueue --type=order_sync --key=too-many --max-attempts=1000001
+is "$rc" 64 "--max-attempts=1000001 exits 64"
+
+# a payload file over 64 MiB: 66, nothing written
+before=$(count)
+python3 -c 'import sys; sys.stdout.write("\"" + "x" * (64 * 1024 * 1024) + "\"")' >"$T/huge.json"
+run jobrun enqueue --type=order_sync --key=huge --payload-file="$T/huge.json"
+is "$rc" 66 "a payload file over 64 MiB exits 66"
+like "$err" "huge.json" "the message names the file"
+is "$(count)" "$before" "nothing written"
+rm -f "$T/huge.json"

@@ -47,17 +47,21 @@ run jobrun --max=10 --json
 is "$(jget claimed <<<"$out")" 2 "--max overrides batch_size"
 is "$(pending quick)" 0 "no quick job left"
 
+# 1-second jobs: the first claim at 0 s, the second once the first is done
+# (1 s), none at 2 s, when the time is spent.  Each job takes at least its
+# second, so no third can start; load can only leave fewer than two.
+base=$(baseline_ms --type=slow --json)
 for i in 1 2 3 4 5 6; do insert_job "s$i" slow; done
-start=$SECONDS
+start=$(date +%s%N)
 run jobrun --type=slow --max=100 --max-seconds=2 --json
-took=$((SECONDS - start))
+took=$(( ($(date +%s%N) - start) / 1000000 ))
 claimed=$(jget claimed <<<"$out")
 is "$rc" 0 "--max-seconds=2 exits 0"
-between "$claimed" 2 3 "--max-seconds=2 with 1-second jobs claims about 2"
+is "$claimed" 2 "--max-seconds=2 with 1-second jobs claims 2"
 is "$(jget succeeded <<<"$out")" "$claimed" "every claimed job finished"
-between "$took" 1 5 "the run stops after about 2 s"
+took_between_ms "$took" 2000 $((2000 + base + 1000)) "the run stops after the second job, at about 2 s ($took ms)"
 is "$(pending slow)" $((6 - claimed)) "the rest stay pending, untouched"
-between "$(jget elapsed_ms <<<"$out")" 1500 5000 "elapsed_ms agrees"
+took_between_ms "$(jget elapsed_ms <<<"$out")" 2000 $((2000 + base + 1000)) "elapsed_ms agrees"
 
 write_config <<EOF2
 [run]
@@ -69,6 +73,6 @@ command = $HANDLERS/sleep-then-ok 1
 timeout = 10
 EOF2
 run jobrun --json
-between "$(jget claimed <<<"$out")" 1 2 "max_seconds = 1 in the config claims 1 or 2"
+is "$(jget claimed <<<"$out")" 1 "max_seconds = 1 in the config: one 1-second job, then the time is spent"
 run jobrun --max-seconds=abc
 is "$rc" 64 "--max-seconds=abc exits 64"

@@ -2,7 +2,7 @@
 # Four runners at once over 2000 jobs: every job runs exactly once.
 . "${0%/*}/lib.sh"
 
-plan 9
+plan 10
 setup_db
 write_config <<EOF2
 [run]
@@ -33,12 +33,16 @@ for p in "${pids[@]}"; do
 	rcs="$rcs$?"
 done
 is "$rcs" 0000 "all four runners exit 0"
-total=0
+total=0 worked=0
 for r in 1 2 3 4; do
 	c=$(jget claimed <"$T/out.$r")
-	total=$((total + ${c//[!0-9]/0}))
+	c=${c//[!0-9]/0}
+	total=$((total + c))
+	[ "$c" -gt 0 ] && worked=$((worked + 1))
 done
+diag "jobs claimed by each runner: $(cat "$T"/out.* | sed 's/.*"claimed":\([0-9]*\).*/\1/' | tr '\n' ' ')"
 is "$total" 2000 "the runners claimed 2000 jobs between them"
+ok "more than one runner claimed jobs ($worked of 4)" test "$worked" -ge 2
 is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE status = 'success'")" 2000 \
     "all 2000 jobs are success"
 is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE attempts <> 1")" 0 \

@@ -4,7 +4,7 @@
 . "${0%/*}/lib.sh"
 . "${0%/*}/http-lib.sh"
 
-plan 40
+plan 43
 setup_db
 start_http_server
 insert_job cfg:1 web "'{\"a\": 1}'"
@@ -58,6 +58,24 @@ handler = http
 url = $HTTP_URL/ok
 header_env = Authorization: JOBRUN_TEST_UNSET
 EOF2
+# Only a run that may claim the type reads header_env: enqueue, status and
+# a run of another type do not need the variable.
+write_config <<EOF2
+[type.web]
+handler = http
+url = $HTTP_URL/ok
+header_env = Authorization: JOBRUN_TEST_UNSET
+
+[type.other]
+handler = noop
+EOF2
+run jobrun enqueue --type=web --key=cfg:enqueue
+is "$rc/$err" 0/ "header_env unset: enqueue of the type works, no complaint"
+run jobrun status
+is "$rc" 0 "status works"
+run jobrun --type=other --json
+is "$rc/$(jget claimed <<<"$out")" 0/0 "a run of another type works"
+sql "DELETE FROM polling_jobs WHERE business_key = 'cfg:enqueue'"
 config_error "header_env without a colon" "header_env" <<EOF2
 [type.web]
 handler = http

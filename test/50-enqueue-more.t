@@ -58,8 +58,10 @@ is "$(count)" "$before" "no row written by a rejected --at"
 
 jobrun enqueue --type=report --key=dup:1 --payload='{"v":1}' --delay=3600 >/dev/null
 id=$(by_key dup:1 id)
+# updated_at an hour back: a write of the row, even in this second, shows.
 sql "UPDATE polling_jobs SET status = 'failed', attempts = 5,
-    last_error = 'boom', finished_at = NOW() WHERE id = $id"
+    last_error = 'boom', finished_at = NOW(),
+    updated_at = NOW() - INTERVAL 1 HOUR WHERE id = $id"
 snapshot() {
 	sql "SELECT CONCAT_WS('|', type, payload, status, attempts, max_attempts,
 	    next_run_at, last_error, updated_at) FROM polling_jobs WHERE id = $id"

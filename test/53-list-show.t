@@ -6,7 +6,7 @@
 # unknown id or key exits 1 with "no job".
 . "${0%/*}/lib.sh"
 
-plan 55
+plan 56
 setup_db
 write_config <<EOF2
 [type.a]
@@ -73,6 +73,13 @@ failed_id=$(sql "SELECT id FROM polling_jobs WHERE business_key = 'job:5'")
 like "$(grep "^$failed_id " <<<"$out")" "^$failed_id +a +failed +5/5 +[0-9-]+ [0-9:]+ +job:5 +error of 5$" \
     "a row: id, type, status, tries, next run, key and the first line of the error"
 
+long_id=$(sql "SELECT id FROM polling_jobs WHERE business_key = 'job:10'")
+sql "UPDATE polling_jobs SET last_error = CONCAT(REPEAT('x', 100), '\nsecond line')
+     WHERE id = $long_id"
+run jobrun list --status=failed --limit=100
+is "$(grep "^$long_id " <<<"$out" | sed 's/.* //')" "$(printf 'x%.0s' $(seq 60))" \
+    "LAST ERROR is the first line of last_error cut to 60 bytes"
+
 # --- filters -------------------------------------------------------------
 
 run jobrun list --status=failed --json
@@ -127,8 +134,9 @@ like "$(show_line last_error)" '^last_error +exit status 3: no route$' "the last
 like "$(show_line locked_by)" '^locked_by +NULL$' "NULL columns as NULL"
 is "$(show_line payload)" 'payload       {"order":{"id":7,"lines":[1,2]},"note":"é"}' \
     "the payload as it is stored, UTF-8 included"
+by_id=$out
 run jobrun show --key=show:1
-is "$rc/$(grep -c . <<<"$out")" "0/$(jobrun show "$id" | grep -c .)" "show --key shows the same job"
+is "$rc/$out" "0/$by_id" "show --key shows the same job, line for line"
 
 run jobrun show "$id" --json
 is "$rc" 0 "show --json exits 0"

@@ -10,6 +10,9 @@
 . "${0%/*}/lib.sh"
 
 plan 64
+# Its own server: Com_update is global, and another test file's
+# statements would count in it.
+use_own_server
 setup_db
 write_config <<EOF2
 [type.a]
@@ -43,16 +46,18 @@ q2=$(add q2 pending)
 
 # --- retry ID --------------------------------------------------------------
 
+t0=$(db_now)
 run jobrun retry "$f1" --json
+t1=$(db_now)
 is "$rc" 0 "retry of a failed job exits 0"
 is "$(jkeys <<<"$out")" count,ids,skipped "--json has count, ids, skipped"
 is "$out" "{\"count\":1,\"ids\":[$f1],\"skipped\":[]}" "it names the job retried"
 is "$(field "$f1" "CONCAT_WS(' ', status, attempts, last_error)")" "pending 0 boom" \
     "pending, attempts 0, last_error kept"
-between "$(field "$f1" 'TIMESTAMPDIFF(SECOND, NOW(), next_run_at)')" -2 0 "due now"
+is "$(field "$f1" 'TIMESTAMPDIFF(SECOND, updated_at, next_run_at)')" 0 "due now (next_run_at is the retry's NOW())"
 is "$(field "$f1" 'finished_at IS NULL AND locked_by IS NULL AND locked_until IS NULL')" 1 \
     "finished_at and the lock cleared"
-between "$(field "$f1" 'TIMESTAMPDIFF(SECOND, updated_at, NOW())')" 0 2 "updated_at is now"
+is_within "$(field "$f1" updated_at)" "$t0" "$t1" "updated_at is the time of the retry"
 
 run jobrun retry "$f2" "$p1" "$s1" "$q1" 999999
 is "$rc" 1 "retry with ids it cannot retry exits 1"
@@ -83,10 +88,20 @@ is "$rc/$(field "$p1" status)" 1/processing "--force does not touch a processing
 
 # A pending job already due now with attempts 0: retry --force finds it as
 # it wants it.  That is not "left alone" (nor a reason to exit 1).
-while [ "$(date +%N | cut -c1)" -gt 2 ]; do sleep 0.05; done	# early in a second
-sql "UPDATE polling_jobs SET next_run_at = NOW(), updated_at = NOW(),
-    attempts = 0 WHERE id = $q2"
-run jobrun retry "$q2" --force
+# The case needs the retry in the same second as the UPDATE (the row then
+# does not change): try until a retry left the row exactly as it was.
+row_q2() {
+	sql "SELECT CONCAT_WS(' ', status, attempts, next_run_at, updated_at)
+	    FROM polling_jobs WHERE id = $q2"
+}
+for try in 1 2 3 4 5 6 7 8 9 10; do
+	sql "UPDATE polling_jobs SET next_run_at = NOW(), updated_at = NOW(),
+	    attempts = 0 WHERE id = $q2"
+	was=$(row_q2)
+	run jobrun retry "$q2" --force
+	[ "$(row_q2)" = "$was" ] && break
+done
+diag "retry --force within the UPDATE's second at try $try"
 is "$rc" 0 "retry --force of a job already pending, due and at 0 attempts exits 0"
 unlike "$err" 'left alone' "and does not call it left alone"
 
@@ -94,12 +109,14 @@ unlike "$err" 'left alone' "and does not call it left alone"
 
 c1=$(add c1 pending a 'NOW() + INTERVAL 1 DAY')
 c2=$(add c2 pending)
+t0=$(db_now)
 run jobrun cancel "$c1"
+t1=$(db_now)
 is "$rc/$out" "0/cancel: 1 job(s)" "cancel of a pending job exits 0 and counts it"
 is "$(field "$c1" "CONCAT_WS(' ', status, attempts, last_error)")" "failed 2 cancelled by operator" \
     "failed, attempts kept, last_error 'cancelled by operator'"
-between "$(field "$c1" 'TIMESTAMPDIFF(SECOND, finished_at, NOW())')" 0 2 "finished_at is now"
-between "$(field "$c1" 'TIMESTAMPDIFF(SECOND, next_run_at, NOW())')" 0 2 \
+is_within "$(field "$c1" finished_at)" "$t0" "$t1" "finished_at is the time of the cancel"
+is_within "$(field "$c1" next_run_at)" "$t0" "$t1" \
     "next_run_at of a future job brought back to now"
 
 run jobrun cancel "$p1"
@@ -137,7 +154,11 @@ updates=$(com Com_update)
 run jobrun retry --failed --type=bulk --json
 updates=$(( $(com Com_update) - updates ))
 is "$rc" 0 "retry --failed --type=bulk exits 0"
-like "$(jkeys <<<"$out")" '(^|,)count(,|$)' "--json parses and has count"
+# The manual: {"count":2,"dry_run":false}.  Once retry --failed --json
+# prints dry_run, this is:
+#   is "$(jkeys <<<"$out")" count,dry_run "--json has count and dry_run"
+known_bug "--json has count and dry_run" \
+    "retry --failed --json prints no dry_run key (jobrun retry --failed --json: {\"count\":0})"
 is "$(jget count <<<"$out")" 2500 "it retried 2500 jobs"
 is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE type = 'bulk' AND status = 'pending'
     AND attempts = 0 AND finished_at IS NULL AND last_error = CONCAT('error ', SUBSTRING(business_key, 6))
@@ -145,8 +166,7 @@ is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE type = 'bulk' AND status = 'p
     "all 2500 pending, attempts 0, due now, each keeping its last_error"
 is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE status = 'failed'")" "$others" \
     "failed jobs of other types untouched"
-diag "retry --failed of 2500 jobs: $updates UPDATE statements"
-ok "in at least 3 statements of at most 1000 rows" [ "$updates" -ge 3 ]
+is "$updates" 3 "in 3 statements of at most 1000 rows (1000, 1000, 500: the last finds fewer)"
 
 run jobrun retry --failed --type=bulk
 is "$rc/$out" "0/retry: 0 job(s)" "none left: retry --failed says 0 and exits 0"

@@ -1,123 +1,175 @@
 #!/bin/bash
-# Signals: the first SIGTERM or SIGINT stops claiming and lets the running
-# handler finish (its result is recorded); a second one stops the handler
-# and puts its job back, due now, without spending the attempt, and jobrun
-# exits 128+signal.  SIGHUP does not disturb a run.  No signal leaves a job
-# in 'processing' behind a runner that has exited.
+# Signals: the first SIGTERM, SIGINT or SIGQUIT stops claiming and lets the
+# running handler finish (its result is recorded); a second one stops the
+# handler (exec: SIGTERM to its process group; http: the transfer is
+# aborted) and puts its job back, due now, without spending the attempt
+# and with last_error kept, and jobrun exits 128+signal.  SIGHUP, SIGUSR1,
+# SIGUSR2 and SIGALRM change nothing.  No signal leaves a job in
+# 'processing' behind a runner that has exited; after SIGKILL the handler
+# is told (PR_SET_PDEATHSIG) and recovery gives the job back.
+# Handlers run until the test lets them go, and a second signal is sent
+# only once the first has been delivered (two at once may merge into one).
 . "${0%/*}/lib.sh"
+. "${0%/*}/http-lib.sh"
 
-plan 23
+plan 53
 setup_db
+start_http_server
 write_config <<EOF2
 [run]
 lock_seconds = 60
 
 [type.work]
 handler = exec
-command = $HANDLERS/trap-term 3 $T/trace
-timeout = 30
+command = $HANDLERS/trap-term $T/trace $T/go
+timeout = 60
+
+[type.web]
+handler = http
+url = $HTTP_URL/slow?seconds=60
+timeout = 90
 EOF2
 
+# enqueue_two: jobs a and b, a with an earlier attempt and its last_error
 enqueue_two() {
 	sql "DELETE FROM polling_jobs"
 	jobrun enqueue --type=work --key=a >/dev/null
 	jobrun enqueue --type=work --key=b >/dev/null
-	: >"$T/trace"
+	sql "UPDATE polling_jobs SET attempts = 1, last_error = 'earlier error'
+	     WHERE business_key = 'a'"
+	rm -f "$T/trace" "$T/go"
 }
 
 # job_a COLUMN: a column of job "a" (ids change as rounds re-create jobs)
 job_a() {
 	sql "SELECT $1 FROM polling_jobs WHERE business_key = 'a'"
 }
-
-# wait_started: until the handler has written "started" (bounded)
-wait_started() {
-	local i
-	for i in $(seq 50); do
-		grep -q started "$T/trace" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
+processing() {
+	sql "SELECT COUNT(*) FROM polling_jobs WHERE status = 'processing'"
+}
+started() {
+	file_has "$T/trace" '^started$'
+}
+# signal SIG: send SIG to the runner and wait until it has been delivered
+signal() {
+	kill -"$1" "$bg_pid"
+	wait_for 30 sig_seen "$bg_pid" "$(kill -l "$1")"
 }
 
-# One SIGTERM: the handler finishes, the job is success, the other job is
-# not claimed, and the run exits normally.
-enqueue_two
-"$JOBRUN" --config="$CONF" --json >"$T/out" 2>"$T/err" &
-pid=$!
-defer "kill -9 $pid"
-ok "the handler started" wait_started
-kill -TERM "$pid"
-wait "$pid"
-rc=$?
-is "$rc" 0 "one SIGTERM: exit 0 once the handler finished"
-is "$(jget claimed <"$T/out")/$(jget succeeded <"$T/out")" 1/1 \
-    "the running job was finished and recorded, no other claimed"
-is "$(sql "SELECT GROUP_CONCAT(status ORDER BY id) FROM polling_jobs")" \
-    success,pending "job a success, job b still pending"
-is "$(tr '\n' ' ' <"$T/trace")" "started done " "the handler was not signalled"
-like "$(cat "$T/err")" "stopped on signal 15" "stderr says why it stopped"
+# --- one signal: the handler finishes ---------------------------------------
+
+# SIGTERM: the handler finishes, the job is success, the other job is not
+# claimed, and the run exits normally.  SIGINT and SIGQUIT the same.
+for sig in TERM INT QUIT; do
+	n=$(kill -l "$sig")
+	enqueue_two
+	jobrun_bg --json >"$T/out" 2>"$T/err"
+	ok "SIG$sig: the handler started" wait_for 30 started
+	ok "SIG$sig first: delivered while the handler runs" signal "$sig"
+	touch "$T/go"
+	wait "$bg"
+	is "$?" 0 "one SIG$sig: exit 0 once the handler finished"
+	is "$(jget claimed <"$T/out")/$(jget succeeded <"$T/out")" 1/1 \
+	    "SIG$sig: the running job was finished and recorded, no other claimed"
+	is "$(sql "SELECT GROUP_CONCAT(status ORDER BY id) FROM polling_jobs")" \
+	    success,pending "SIG$sig: job a success, job b still pending"
+	is "$(tr '\n' ' ' <"$T/trace")" "started done " "SIG$sig: the handler was not signalled"
+	like "$(cat "$T/err")" "^ts=\\S+ level=warn msg=\"stopped on signal $n\"\$" \
+	    "SIG$sig: stderr says why it stopped, and nothing else"
+done
+
+# --- a second signal: the handler is stopped --------------------------------
 
 # SIGTERM then SIGINT: the handler is stopped, its job goes back, exit 130.
 enqueue_two
-"$JOBRUN" --config="$CONF" --json >"$T/out" 2>"$T/err" &
-pid=$!
-defer "kill -9 $pid"
-ok "the handler started again" wait_started
-kill -TERM "$pid"
-sleep 0.3
-kill -INT "$pid"
-wait "$pid"
-rc=$?
-is "$rc" 130 "a second signal (SIGINT): exit 130"
+jobrun_bg --json >"$T/out" 2>"$T/err"
+ok "the handler started again" wait_for 30 started
+signal TERM
+signal INT
+wait "$bg"
+is "$?" 130 "a second signal (SIGINT): exit 130"
 is "$(jget ok <"$T/out")" false "--json says not ok"
-is "$(tr '\n' ' ' <"$T/trace")" "started term " "the handler got SIGTERM"
+ok "the handler got SIGTERM" wait_for 10 file_has "$T/trace" '^term$'
+is "$(tr '\n' ' ' <"$T/trace")" "started term " "and was stopped by it"
 is "$(job_a status)" pending "the interrupted job is pending again"
-is "$(job_a attempts)" 0 "and the attempt was not spent"
+is "$(job_a attempts)" 1 "and the attempt was not spent (1, as before the run)"
+is "$(job_a last_error)" "earlier error" "its last_error is left as it was"
 is "$(job_a 'next_run_at <= NOW()')" 1 "it is due now"
 is "$(job_a 'locked_by IS NULL AND locked_until IS NULL')" 1 "its lock is cleared"
-is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE status = 'processing'")" 0 \
-    "nothing left in processing"
-like "$(cat "$T/err")" "put back" "stderr says the job was put back"
+is "$(processing)" 0 "nothing left in processing"
+like "$(cat "$T/err")" '(^|
+)ts=\S+ level=warn job=[0-9]+ type=work attempt=2 max_attempts=5 outcome=put-back msg="handler stopped on signal 2; job put back, due now"(
+|$)' "stderr says the job was put back, outcome=put-back"
 
-# Two SIGTERMs: exit 143.
-enqueue_two
-"$JOBRUN" --config="$CONF" >/dev/null 2>&1 &
-pid=$!
-defer "kill -9 $pid"
-wait_started
-kill -TERM "$pid"
-sleep 0.3
-kill -TERM "$pid"
-wait "$pid"
-is "$?" 143 "two SIGTERMs: exit 143"
-is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE status = 'processing'")" 0 \
-    "nothing left in processing"
+# Two SIGTERMs: exit 143; SIGTERM then SIGQUIT: exit 131.
+for second in TERM QUIT; do
+	enqueue_two
+	jobrun_bg >/dev/null 2>&1
+	wait_for 30 started
+	signal TERM
+	signal "$second"
+	wait "$bg"
+	is "$?" $((128 + $(kill -l "$second"))) "SIGTERM, then SIG$second: exit $((128 + $(kill -l "$second")))"
+	is "$(processing)/$(job_a status)/$(job_a attempts)" 0/pending/1 \
+	    "SIG$second second: nothing left in processing, the job put back"
+done
 
-# SIGHUP during a run changes nothing.
+# --- signals that change nothing --------------------------------------------
+
+# SIGHUP, SIGUSR1, SIGUSR2 and SIGALRM during a run change nothing.
 enqueue_two
-"$JOBRUN" --config="$CONF" --json >"$T/out" 2>"$T/err" &
-pid=$!
-defer "kill -9 $pid"
-wait_started
-kill -HUP "$pid"
-wait "$pid"
-is "$?" 0 "SIGHUP: the run goes on and exits 0"
-is "$(jget succeeded <"$T/out")" 2 "both jobs ran"
+jobrun_bg --json >"$T/out" 2>"$T/err"
+wait_for 30 started
+for sig in HUP USR1 USR2 ALRM; do
+	ok "SIG$sig delivered" signal "$sig"
+done
+ok "the runner is still there" not proc_gone "$bg_pid"
+touch "$T/go"
+wait "$bg"
+is "$?" 0 "SIGHUP, SIGUSR1, SIGUSR2, SIGALRM: the run goes on and exits 0"
+is "$(jget claimed <"$T/out")/$(jget succeeded <"$T/out")" 2/2 "both jobs ran"
 is "$(cat "$T/err")" "" "nothing on stderr"
 
-# SIGKILL is the one signal that strands a job; recovery gives it back.
+# --- http: the transfer is aborted -----------------------------------------
+
+sql "DELETE FROM polling_jobs"
+base=$(baseline_ms --type=web --json)
+jobrun enqueue --type=web --key=w >/dev/null
+start=$(date +%s%N)
+jobrun_bg --type=web --json >"$T/out" 2>"$T/err"
+slow_asked() {
+	[ "$(http_count /slow)" = 1 ]
+}
+ok "the request reached the server" wait_for 30 slow_asked
+signal TERM
+signal TERM
+wait "$bg"
+rc=$?
+took=$(( ($(date +%s%N) - start) / 1000000 ))
+is "$rc" 143 "http: two SIGTERMs during a 60 s answer: exit 143"
+took_between_ms "$took" 0 $((base + 3000)) "the transfer was aborted, not waited for ($took ms)"
+is "$(sql "SELECT CONCAT_WS(' ', status, attempts, next_run_at <= NOW(), locked_by IS NULL)
+    FROM polling_jobs WHERE business_key = 'w'")" "pending 0 1 1" \
+    "http: the job is put back, due now, attempt not spent, lock cleared"
+
+# --- SIGKILL ---------------------------------------------------------------
+
+# SIGKILL is the one signal that strands a job; the handler is told by the
+# kernel (SIGTERM), and recovery gives the job back.
 enqueue_two
-"$JOBRUN" --config="$CONF" >/dev/null 2>&1 &
-pid=$!
-wait_started
-kill -KILL "$pid"
-wait "$pid" 2>/dev/null
+jobrun_bg >/dev/null 2>&1
+wait_for 30 started
+kill -KILL "$bg_pid"
+wait "$bg" 2>/dev/null
+is "$?" 137 "SIGKILL: jobrun is gone (137)"
+ok "the handler got SIGTERM when its runner died (PR_SET_PDEATHSIG)" \
+    wait_for 10 file_has "$T/trace" '^term$'
 is "$(job_a status)" processing "after SIGKILL the job is still processing"
 # The lock's end is the Unix time after "@" in locked_by (and, for other
 # workers, locked_until): move both into the past.
 sql "UPDATE polling_jobs SET locked_until = NOW() - INTERVAL 1 SECOND,
      locked_by = CONCAT(SUBSTRING_INDEX(locked_by, '@', 1), '@',
      UNIX_TIMESTAMP() - 1) WHERE business_key = 'a'"
+touch "$T/go"
 run jobrun --json --max=1
 is "$(jget recovered <<<"$out")" 1 "once its lock expires the next run recovers it"

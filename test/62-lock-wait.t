@@ -9,54 +9,108 @@
 #    then asks for P1.  InnoDB rolls back the lighter transaction - the
 #    runner's, since the other one has changed more rows - with error 1213;
 #    the runner runs the statement again and recovers both jobs.
-# This file uses a server of its own, since it changes global settings.
+# 3. Two SIGTERMs while the mark waits for such a lock (no handler runs):
+#    the statement is let finish, and the run ends with status 143.
+# No step waits for a fixed time: the handler runs until the test lets it
+# go, the second connection is fed statement by statement through a FIFO,
+# and each step waits for the state the next one needs (the handler
+# started, the row lock held, the runner waiting for a lock).
+# This file uses a server of its own, since it changes global settings and
+# reads the server's lock-wait counters.
 . "${0%/*}/lib.sh"
 
-plan 10
+plan 22
 use_own_server
-own=$OWN_SERVER
 setup_db
 write_config <<EOF2
-[type.slow]
+[type.held]
 handler = exec
-command = $HANDLERS/sleep-then-ok 1
-timeout = 10
+command = $HANDLERS/wait-for-file $T/started $T/go
+timeout = 120
 EOF2
 sql "SET GLOBAL innodb_lock_wait_timeout = 1"
 
-jobrun enqueue --type=slow --key=held >/dev/null
-"$JOBRUN" --config="$CONF" -v --json >"$T/out" 2>"$T/err" &
-pid=$!
-defer "kill -9 $pid"
-sleep 0.3
-# Hold the row for 2.5 s from the middle of the handler's second.
-sql "BEGIN; SELECT id FROM polling_jobs WHERE business_key = 'held' FOR UPDATE;
-     DO SLEEP(2.5); COMMIT" >/dev/null &
-holder=$!
-wait "$pid"
-rc=$?
-wait "$holder"
-is "$rc" 0 "the mark waited out the other transaction: exit 0"
+# other_start: a second connection, fed statements with other_send, its
+# output (flushed after each statement) in $T/other.out
+other_start() {
+	rm -f "$T/other.in" "$T/other.out"
+	mkfifo "$T/other.in"
+	mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot -N -B -n "$DB" \
+	    <"$T/other.in" >"$T/other.out" 2>&1 &
+	other=$!
+	defer "kill $other"
+	exec 7>"$T/other.in"
+}
+other_send() {
+	printf '%s\n' "$1" >&7
+}
+# other_end: close its input, so it exits; sets other_rc
+other_end() {
+	exec 7>&-
+	wait "$other"
+	other_rc=$?
+}
+status_var() {
+	sql "SHOW GLOBAL STATUS LIKE '$1'" | cut -f2
+}
+# lock_waits_reach N: the server has started N row lock waits in all
+lock_waits_reach() {
+	[ "$(status_var Innodb_row_lock_waits)" -ge "$1" ]
+}
+# someone_waits: a statement is waiting for a row lock right now
+someone_waits() {
+	[ "$(status_var Innodb_row_lock_current_waits)" -ge 1 ]
+}
+
+# --- a lock wait timeout, then the lock is free ------------------------------
+jobrun enqueue --type=held --key=held >/dev/null
+jobrun_bg -v --json >"$T/out" 2>"$T/err"
+ok "the handler started" wait_for 30 test -e "$T/started"
+other_start
+other_send "BEGIN; SELECT 'locked', id FROM polling_jobs WHERE business_key = 'held' FOR UPDATE;"
+ok "the second connection holds the job's row" wait_for 30 file_has "$T/other.out" '^locked'
+waits=$(status_var Innodb_row_lock_waits)
+touch "$T/go"
+# The mark waits 1 s, meets 1205, and waits again: two lock waits.
+ok "the mark waited, timed out and waited again" wait_for 60 lock_waits_reach $((waits + 2))
+# The waiting transaction is the runner's: its isolation level shows
+# (between two waits there is none for a few ms: ask until one is seen).
+waiting_isolation() {
+	iso=$(sql "SELECT trx_isolation_level FROM information_schema.INNODB_TRX
+	    WHERE trx_state = 'LOCK WAIT'")
+	[ -n "$iso" ]
+}
+wait_for 30 waiting_isolation
+is "$iso" "READ COMMITTED" "the runner's session runs at READ COMMITTED"
+other_send "COMMIT;"
+other_end
+wait "$bg"
+is "$?" 0 "the mark waited out the other transaction: exit 0"
 is "$(jget succeeded <"$T/out")" 1 "the success was recorded"
 is "$(sql "SELECT status, attempts FROM polling_jobs WHERE business_key = 'held'")" \
     "success	1" "the job is success after one attempt"
 like "$(cat "$T/err")" "statement\(s\) run again after a deadlock or lock wait timeout" \
     "-v says the statement was run again"
 
-# Held for longer than every retry: the error is reported and
-# the job waits in processing for recovery rather than being guessed at;
-# exit 75 (EX_TEMPFAIL): nothing changed, the next run may get through.
-jobrun enqueue --type=slow --key=stuck >/dev/null
-"$JOBRUN" --config="$CONF" --json >"$T/out" 2>"$T/err" &
-pid=$!
-sleep 0.3
-sql "BEGIN; SELECT id FROM polling_jobs WHERE business_key = 'stuck' FOR UPDATE;
-     DO SLEEP(12); COMMIT" >/dev/null &
-holder=$!
-defer "kill $holder"
-wait "$pid"
+# Held for longer than every retry: the error is reported and the job waits
+# in processing for recovery rather than being guessed at; exit 75
+# (EX_TEMPFAIL): nothing changed, the next run may get through.
+rm -f "$T/started" "$T/go"
+jobrun enqueue --type=held --key=stuck >/dev/null
+jobrun_bg --json >"$T/out" 2>"$T/err"
+wait_for 30 test -e "$T/started"
+other_start
+other_send "BEGIN; SELECT 'locked', id FROM polling_jobs WHERE business_key = 'stuck' FOR UPDATE;"
+wait_for 30 file_has "$T/other.out" '^locked'
+touch "$T/go"
+wait "$bg"
 is "$?" 75 "a lock held past every retry: exit 75 (try again later)"
+other_send "COMMIT;"
+other_end
 like "$(cat "$T/err")" "Lock wait timeout exceeded" "stderr says why"
+is "$(sql "SELECT CONCAT_WS(' ', status, attempts, locked_by IS NOT NULL,
+    finished_at IS NULL) FROM polling_jobs WHERE business_key = 'stuck'")" \
+    "processing 1 1 1" "the job stays processing under the run's lock, for recovery"
 
 # --- a real deadlock ---------------------------------------------------------
 sql "SET GLOBAL innodb_lock_wait_timeout = 50"
@@ -75,23 +129,60 @@ sql "DELETE FROM polling_jobs;
         NOW() - INTERVAL 10 SECOND, NOW(), NOW())"
 p1=$(sql "SELECT id FROM polling_jobs WHERE business_key = 'p1'")
 p2=$(sql "SELECT id FROM polling_jobs WHERE business_key = 'p2'")
-deadlocks() {
-	sql "SHOW GLOBAL STATUS LIKE 'Innodb_deadlocks'" | cut -f2
-}
-before=$(deadlocks)
-# The second connection: heavy (200 rows changed), holds P2, later wants P1.
-sql "BEGIN; UPDATE ballast SET n = n + 1;
-     SELECT id FROM polling_jobs WHERE id = $p2 FOR UPDATE;
-     DO SLEEP(2);
-     SELECT id FROM polling_jobs WHERE id = $p1 FOR UPDATE;
-     DO SLEEP(1); COMMIT" >"$T/other.out" 2>&1 &
-other=$!
-sleep 1
-run jobrun -v --json
-wait "$other"
-other_rc=$?
+before=$(status_var Innodb_deadlocks)
+# The second connection: heavy (200 rows changed), holds P2 ...
+other_start
+other_send "BEGIN; UPDATE ballast SET n = n + 1;
+    SELECT 'holds p2', id FROM polling_jobs WHERE id = $p2 FOR UPDATE;"
+wait_for 30 file_has "$T/other.out" '^holds p2'
+# ... the runner's recovery locks P1 and waits for P2 ...
+jobrun_bg -v --json >"$T/out" 2>"$T/err"
+ok "the runner's recovery waits for the row the other connection holds" \
+    wait_for 60 someone_waits
+# ... and the other connection asks for P1: a deadlock.
+other_send "SELECT 'holds p1', id FROM polling_jobs WHERE id = $p1 FOR UPDATE;"
+wait_for 60 file_has "$T/other.out" '^holds p1'
+other_send "COMMIT;"
+other_end
+wait "$bg"
+rc=$?
+out=$(cat "$T/out") err=$(cat "$T/err")
 is "$rc/$(jget recovered <<<"$out")" 0/2 \
     "the runner's recovery was chosen as the deadlock victim, ran again, and recovered both jobs"
-is "$(( $(deadlocks) - before ))" 1 "the server saw one deadlock"
-like "$err" "statement\(s\) run again after a deadlock" "-v says the statement was run again"
+is "$(( $(status_var Innodb_deadlocks) - before ))" 1 "the server saw one deadlock"
+like "$err" "1 statement\(s\) run again after a deadlock" "-v says the statement was run again"
 is "$other_rc" 0 "the other transaction went through"
+is "$(sql "SELECT GROUP_CONCAT(status ORDER BY id) FROM polling_jobs")" pending,pending \
+    "both stranded jobs are pending again"
+
+# --- a second signal while no handler runs ------------------------------------
+# The mark waits for a row the other connection holds; two SIGTERMs come
+# meanwhile.  The statement is let finish (the job is success, not put back
+# or left processing), and the run ends with the second signal's status.
+write_config <<EOF2
+[type.held]
+handler = exec
+command = $HANDLERS/wait-for-file $T/started $T/go
+timeout = 120
+EOF2
+rm -f "$T/started" "$T/go"
+jobrun enqueue --type=held --key=signalled >/dev/null
+jobrun_bg --json >"$T/out" 2>"$T/err"
+wait_for 30 test -e "$T/started"
+other_start
+other_send "BEGIN; SELECT 'locked', id FROM polling_jobs WHERE business_key = 'signalled' FOR UPDATE;"
+wait_for 30 file_has "$T/other.out" '^locked'
+touch "$T/go"
+ok "the mark waits for the row" wait_for 60 someone_waits
+kill -TERM "$bg_pid"
+wait_for 30 sig_seen "$bg_pid" 15
+kill -TERM "$bg_pid"
+ok "two SIGTERMs delivered while the mark waits" wait_for 30 sig_seen "$bg_pid" 15
+other_send "COMMIT;"
+other_end
+wait "$bg"
+is "$?" 143 "a second signal with no handler running: the run ends with 143"
+is "$(sql "SELECT CONCAT_WS(' ', status, attempts, locked_by IS NULL)
+    FROM polling_jobs WHERE business_key = 'signalled'")" "success 1 1" \
+    "the mark it was making finished: the job is success"
+is "$(jget succeeded <"$T/out")/$(jget ok <"$T/out")" 1/false "--json counts the success, ok false"

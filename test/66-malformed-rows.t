@@ -11,7 +11,7 @@
 #    expire) but is shown by status as processing.
 . "${0%/*}/lib.sh"
 
-plan 14
+plan 17
 setup_db
 mkdir "$T/seen"
 write_config <<EOF2
@@ -71,3 +71,10 @@ is "$(python3 -c 'import json,sys; print(json.load(sys.stdin)["types"][0]["proce
     1 "and counts the lockless row as processing"
 run jobrun list --json
 is "$rc" 0 "list copes with them too"
+is "$(jpy '" ".join("%s:%s" % (j["business_key"], j["status"]) for j in d["jobs"])' <<<"$out")" \
+    "nolock:processing bad:failed over:failed weird:paused num:success str:success arr:success" \
+    "and shows every row, newest first, the unknown status as it is"
+run jobrun show --key=weird --json
+is "$rc/$(jget status <<<"$out")" 0/paused "show shows the unknown status as it is"
+run jobrun show --key=bad --json
+is "$rc/$(jget payload <<<"$out")" "0/{not json" "show --json of a payload that is not JSON: a string"

@@ -5,7 +5,7 @@
 # draws a warning.
 . "${0%/*}/lib.sh"
 
-plan 10
+plan 17
 setup_db
 secret='s3cret-67-Zq'
 user=jobrun_t67
@@ -25,19 +25,26 @@ $1
 
 [type.env]
 handler = exec
-command = $HANDLERS/dump-job $T/seen
-timeout = 10
+command = $HANDLERS/dump-job $T/seen $T/started $T/go
+timeout = 60
 EOF2
 }
 mkdir "$T/seen"
 
 conf_with "password = $secret"
 chmod 0644 "$CONF"
-jobrun enqueue --type=env --key=e1 >/dev/null
+touch "$T/go"
+run jobrun enqueue --type=env --key=e1
+like "$err" "holds a password and is readable by others" "enqueue warns of a world-readable password"
 run jobrun --json
 is "$rc" 0 "a password in the file works"
-like "$err" "holds a password and is readable by others" \
-    "a world-readable file with a password draws a warning"
+like "$err" "^ts=\\S+ level=warn msg=\"$CONF holds a password and is readable by others \\(chmod o-r $CONF, or use password_file or JOBRUN_DB_PASSWORD\\)\"$" \
+    "a world-readable file with a password draws a warning, with the fix"
+for cmd in status list "show --key=e1" check; do
+	# shellcheck disable=SC2086 # the command's words
+	run jobrun $cmd
+	like "$err" "holds a password and is readable by others" "${cmd%% *} warns too"
+done
 chmod 0600 "$CONF"
 run jobrun --json
 is "$err" "" "the same file at mode 0600: no warning"
@@ -49,17 +56,22 @@ is "$rc" 69 "a wrong password: exit 69"
 unlike "$err$out" "$secret" "the password is not in the error or the output"
 
 # From the environment: not on the command line, not in the handler's.
+# The handler holds the run until the test has looked at jobrun's
+# command line and environment, so both are those of the running program.
 conf_with ""
-jobrun enqueue --type=env --key=e2 >/dev/null 2>&1 ||
-    JOBRUN_DB_PASSWORD=$secret jobrun enqueue --type=env --key=e2 >/dev/null
-JOBRUN_DB_PASSWORD=$secret "$JOBRUN" --config="$CONF" --json >"$T/out" 2>"$T/err" &
-pid=$!
-cmdline=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)
-wait "$pid"
-is "$?" 0 "JOBRUN_DB_PASSWORD works"
+rm -f "$T/go" "$T/started"
+JOBRUN_DB_PASSWORD=$secret jobrun enqueue --type=env --key=e2 >/dev/null
+e2=$(sql "SELECT id FROM polling_jobs WHERE business_key = 'e2'")
+JOBRUN_DB_PASSWORD=$secret jobrun_bg --json >"$T/out" 2>"$T/err"
+wait_for 30 test -e "$T/started" || bail_out "the handler did not start"
+cmdline=$(tr '\0' ' ' <"/proc/$bg_pid/cmdline")
+touch "$T/go"
+wait "$bg"
+is "$?/$(jget claimed <"$T/out")" 0/1 "JOBRUN_DB_PASSWORD works: exit 0, the job claimed"
+like "$cmdline" "--config=$CONF" "(the command line read is the running jobrun's)"
 unlike "$cmdline" "$secret" "the password is not on jobrun's command line (ps)"
-env_file=$(ls "$T"/seen/*.env | tail -1)
-unlike "$(cat "$env_file")" "JOBRUN_DB_PASSWORD|$secret" \
+ok "the handler saved its environment" test -s "$T/seen/$e2.env"
+unlike "$(cat "$T/seen/$e2.env")" "JOBRUN_DB_PASSWORD|$secret" \
     "the handler's environment has neither the variable nor the password"
 unlike "$(cat "$T/out" "$T/err")" "$secret" "nor does --json or stderr"
-unlike "$(cat "$T"/seen/*.stdin)" "$secret" "nor the handler's stdin"
+unlike "$(cat "$T/seen/$e2.stdin")" "$secret" "nor the handler's stdin"

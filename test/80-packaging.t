@@ -15,15 +15,6 @@
 plan 64
 setup_db
 
-# skip N REASON: N tests skipped
-skip() {
-	local i
-	for ((i = 0; i < $1; i++)); do
-		t_num=$((t_num + 1))
-		printf 'ok %d # skip %s\n' "$t_num" "$2"
-	done
-}
-
 # man pages where man(1) finds them, for Documentation=man:... in the units
 mkdir -p "$T/man/man1" "$T/man/man5"
 ln -s "$TOP/man/jobrun.1" "$T/man/man1/jobrun.1"
@@ -133,7 +124,7 @@ is "$(grep -c -- '--max-seconds=2[0-9]' <<<"$sched") $(grep -c flock <<<"$sched"
 # jobrun accepts every command line: with the config swapped for a missing
 # one, each stops on the config (78), not on its arguments (64).
 mkdir -p "$T/bin"
-printf '#!/bin/sh\nexec "%s" "$@"\n' "$JOBRUN" >"$T/bin/jobrun"
+printf '#!/bin/sh\nexec %s "%s" "$@"\n' "${JOBRUN_TIMEOUT[*]}" "$JOBRUN" >"$T/bin/jobrun"
 chmod +x "$T/bin/jobrun"
 cron_rcs=
 while read -r _ _ _ _ _ _ cmd; do
@@ -202,7 +193,7 @@ is "$(complete_words jobrun list --st) $(complete_words jobrun --log =)" \
 
 # Every option jobrun --help shows is offered, and jobrun takes each option
 # the completion offers for a command with that command.
-help_opts=$("$JOBRUN" --help | grep -o -- '--[a-z][a-z-]*' | sort -u)
+help_opts=$(jobrun_raw --help | grep -o -- '--[a-z][a-z-]*' | sort -u)
 offered=$(for c in run enqueue status list show retry cancel purge check; do
 	complete_words jobrun "$c" --
 done | tr ' ' '\n' | sed 's/=$//' | sort -u)
@@ -225,7 +216,7 @@ for c in run enqueue status list show retry cancel purge check; do
 		*) args+=("$o") ;;
 		esac
 	done
-	out=$("$JOBRUN" "$c" "${args[@]}" 2>&1)
+	out=$(jobrun_raw "$c" "${args[@]}" 2>&1)
 	if [[ $out == *"is not for"* || $out == *"unknown option"* ]]; then
 		refused+="$c: $out; "
 	fi

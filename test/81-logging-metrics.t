@@ -3,10 +3,13 @@
 # one logfmt line (ts= level= job= type= attempt= outcome= ms=), on a
 # terminal a sentence; --log=syslog reaches a real syslog listener on
 # /dev/log; --metrics-file writes Prometheus text that a real parser
-# (prometheus_client) reads, atomically, with the documented figures.
+# (prometheus_client) reads, atomically, with the documented figures: a
+# line for every outcome of every type, mode 0644, nothing written by a
+# command that stops before its run, a failed write reported.  Line
+# breaks in messages are shown as \n.
 . "${0%/*}/lib.sh"
 
-plan 22
+plan 35
 setup_db
 write_config <<EOF2
 [run]
@@ -38,11 +41,11 @@ is "$(grep -vc '^ts=' <<<"$err")" 0 "every line is logfmt"
 # On a terminal: sentences.
 enq bad b2
 sql "UPDATE polling_jobs SET next_run_at = NOW()"
-/usr/bin/python3 - "$JOBRUN" "$CONF" >"$T/tty.out" <<'PY'
+/usr/bin/python3 - "$CONF" "${JOBRUN_TIMEOUT[@]}" "$JOBRUN" >"$T/tty.out" <<'PY'
 import os, pty, sys
 pid, fd = pty.fork()
 if pid == 0:
-    os.execv(sys.argv[1], [sys.argv[1], "--config=" + sys.argv[2], "--type=bad"])
+    os.execvp(sys.argv[2], sys.argv[2:] + ["--config=" + sys.argv[1], "--type=bad"])
 out = b""
 while True:
     try:
@@ -80,15 +83,17 @@ os.unlink("/dev/log")
 PY
 	listener=$!
 	defer "kill $listener; rm -f /dev/log"
-	for i in $(seq 50); do [ -S /dev/log ] && break; sleep 0.1; done
+	wait_for 30 test -S /dev/log || bail_out "no syslog listener on /dev/log"
 	enq good g2
 	enq bad b3
 	run jobrun --log=syslog -v --type=good
 	run jobrun --log=syslog --type=bad
 	run jobrun --log=syslog --type=nosuch
-	sleep 0.5
+	ok "--log=syslog: the success reached the syslog listener" \
+	    wait_for 30 file_has "$T/syslog" 'jobrun\[[0-9]*\]: level=info job=[0-9]* type=good .*outcome=success'
+	wait_for 30 file_has "$T/syslog" 'jobrun\[[0-9]+\]: --type=nosuch'
 	is "$(grep -c 'jobrun\[[0-9]*\]: level=info job=[0-9]* type=good .*outcome=success' "$T/syslog")" 1 \
-	    "--log=syslog: the success reached the syslog listener"
+	    "once"
 	like "$(cat "$T/syslog")" '<28>[A-Z][a-z]{2} [ 0-9]{2} [0-9:]{8} jobrun\[[0-9]+\]: level=warn job=[0-9]+ type=bad attempt=1 .*outcome=retry' \
 	    "a retry arrives as daemon.warning (priority 28) in logfmt"
 	is "$err" "jobrun: --type=nosuch: $CONF has no [type.nosuch] section" \
@@ -104,13 +109,12 @@ EOF2
 	enq good g3
 	run jobrun -v
 	is "$err" "" "[run] log = syslog: nothing on stderr"
-	sleep 0.3
-	is "$(grep -c 'type=good .*outcome=success' "$T/syslog")" 2 "and the event went to syslog"
+	two_successes() {
+		[ "$(grep -c 'type=good .*outcome=success' "$T/syslog")" = 2 ]
+	}
+	ok "and the event went to syslog" wait_for 30 two_successes
 else
-	for i in 1 2 3 4 5 6; do
-		printf 'ok %d # skip needs root and no /dev/log\n' $((t_num + i))
-	done
-	t_num=$((t_num + 6))
+	skip 7 "needs root and no /dev/log"
 fi
 
 # Metrics, parsed by the Prometheus client library's own parser.
@@ -131,7 +135,9 @@ enq good m1; enq good m2; enq bad m3
 sql "INSERT INTO polling_jobs (business_key, type, next_run_at, created_at, updated_at)
      VALUES ('late', 'unconfigured', NOW() - INTERVAL 300 SECOND, NOW(), NOW())"
 prom=$T/jobrun.prom
+s0=$(date +%s)
 run jobrun --metrics-file="$prom"
+s1=$(date +%s)
 is "$rc" 1 "the run exits 1 (a retry)"
 metric() {	# NAME [LABELS-AS-PYTHON-DICT]: the sample's value
 	/usr/bin/python3 - "$prom" "$1" "${2:-{\}}" <<'PY'
@@ -151,15 +157,91 @@ is "$(metric jobrun_run_jobs "{'type': 'good', 'outcome': 'succeeded'}")/$(metri
 is "$(metric jobrun_run_exit_status)" 1 "the exit status"
 is "$(metric jobrun_queue_pending "{'type': 'bad'}")/$(metric jobrun_queue_due "{'type': 'unconfigured'}")" 1/1 \
     "the backlog by type, unconfigured types included"
-between "$(metric jobrun_queue_lag_seconds "{'type': 'unconfigured'}")" 299 305 "the lag of the oldest due job"
+between "$(metric jobrun_queue_lag_seconds "{'type': 'unconfigured'}")" 300 $((300 + s1 - s0 + 1)) \
+    "the lag of the oldest due job: 300 s when inserted, plus the run's time"
 is "$(metric jobrun_last_success_timestamp_seconds)" MISSING "no successful run yet: no last-success time"
 sql "DELETE FROM polling_jobs WHERE type = 'bad'"
 enq good m4
+s0=$(date +%s)
 run jobrun --metrics-file="$prom"
+s1=$(date +%s)
 ok_at=$(metric jobrun_last_success_timestamp_seconds)
-between "$(( $(date +%s) - ok_at ))" 0 5 "a run that ends well sets the last-success time"
+between "$ok_at" "$s0" "$s1" "a run that ends well sets the last-success time to its end"
 enq bad m5
 run jobrun --metrics-file="$prom"
 is "$(metric jobrun_last_success_timestamp_seconds)/$(metric jobrun_run_exit_status)" "$ok_at/1" \
     "a run that does not keeps the previous last-success time"
 is "$(ls "$T" | grep -c 'jobrun.prom.')" 0 "no temporary file is left behind"
+
+# Every outcome of every type the run could claim has a line, 0 included.
+is "$(/usr/bin/python3 - "$prom" <<'PY'
+import sys
+from prometheus_client.parser import text_string_to_metric_families
+seen = {}
+for fam in text_string_to_metric_families(open(sys.argv[1]).read()):
+    for s in fam.samples:
+        if s.name == "jobrun_run_jobs":
+            seen[(s.labels["type"], s.labels["outcome"])] = int(s.value)
+print(" ".join("%s/%s=%d" % (t, o, v) for (t, o), v in sorted(seen.items())))
+PY
+)" "bad/failed=0 bad/lost=0 bad/retried=1 bad/snoozed=0 bad/succeeded=0 good/failed=0 good/lost=0 good/retried=0 good/snoozed=0 good/succeeded=0" \
+    "a line for each outcome of each configured type, zeros included"
+is "$(stat -c %a "$prom")" 644 "the metrics file has mode 0644"
+
+# Nothing is written by a command that stops before the run.
+cp "$prom" "$T/before.prom"
+run jobrun --metrics-file="$prom" --max=abc
+run jobrun --metrics-file="$prom" --type=nosuch
+ok "a usage error and a configuration error leave the metrics file as it was" cmp -s "$prom" "$T/before.prom"
+
+# A file that cannot be written: a warning, which -q hides, and the exit
+# status the jobs gave.
+enq good m6
+run jobrun --metrics-file="$T/no-such-dir/jobrun.prom"
+is "$rc" 0 "a metrics file that cannot be written does not change the exit status"
+like "$err" "write metrics $T/no-such-dir/jobrun.prom\\.[A-Za-z0-9]{6}: No such file or directory" \
+    "it is reported, naming the temporary file and why"
+# jobrun(1), LOGGING and METRICS: a warning (logfmt off a terminal), which
+# -q hides.  src/command.c writes it as an error line, even under -q, on
+# purpose (commit c26a5d2).  Once code and manual agree, these are:
+#   like "$err" "^ts=\\S+ level=warn msg=\"write metrics ..." "a warning"
+#   run jobrun -q --metrics-file=...; is "$rc/$err" 0/ "-q hides it"
+known_bug "the metrics write failure is a warning" \
+    "jobrun --metrics-file=/no/such/dir/x.prom prints 'jobrun: write metrics ...' (level error) where jobrun(1) promises a warning"
+known_bug "-q hides the metrics write failure" \
+    "jobrun -q --metrics-file=/no/such/dir/x.prom still prints it (src/command.c write_metrics, LV_ERROR)"
+
+# The log: recovered locks, line breaks, why a job failed.
+write_config <<EOF2
+[run]
+backoff_base = 60
+
+[type.lines]
+handler = exec
+command = /bin/sh -c "printf 'one\\\\ntwo\\\\r\\\\n'; exit 3"
+timeout = 10
+
+[type.perm]
+handler = exec
+command = $HANDLERS/exit-with 65 "no such customer"
+timeout = 10
+EOF2
+sql "DELETE FROM polling_jobs;
+     INSERT INTO polling_jobs (business_key, type, status, attempts, next_run_at,
+        locked_by, locked_until, created_at, updated_at)
+     VALUES ('stranded', 'gone', 'processing', 1, NOW(), 'dead', NOW() - INTERVAL 5 SECOND, NOW(), NOW())"
+enq lines l1
+enq perm p1
+sql "INSERT INTO polling_jobs (business_key, type, attempts, max_attempts, next_run_at, created_at, updated_at)
+     VALUES ('last', 'lines', 4, 5, NOW(), NOW(), NOW())"
+run jobrun
+is "$(grep -c . <<<"$err")" 4 "four lines: the recovery and three jobs"
+like "$err" "(^|
+)ts=\\S+ level=warn msg=\"recovered 1 job\\(s\\) whose runner's lock expired\"(
+|\$)" "recovered locks: a warning"
+like "$(grep 'attempt=1 .*type=lines\|type=lines attempt=1' <<<"$err")" 'outcome=retry ms=[0-9]+ delay=120 msg="exit status 3: one\\ntwo"$' \
+    "line breaks in the output are shown as \\n, a trailing CR-LF dropped"
+like "$(grep 'type=perm' <<<"$err")" 'outcome=failed ms=[0-9]+ msg="permanent failure: exit 65 \(permanent failure\): no such customer"$' \
+    "a permanent failure's msg begins with 'permanent failure:'"
+like "$(grep 'attempt=5' <<<"$err")" 'outcome=failed ms=[0-9]+ msg="no attempts left: exit status 3: one\\ntwo"$' \
+    "the last attempt's failure begins with 'no attempts left:'"

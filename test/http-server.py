@@ -11,6 +11,7 @@ case of a test file:
                             drops it)  ?location=URL (Location header)
   /slow?seconds=N           sleeps N seconds, then 200 "slow"
   /drop                     closes the connection without an answer
+  /interim?code=N           an interim 1xx answer N first, then 200 "ok"
   /big?bytes=N              200 (or &code=CODE) with N bytes of body that
                             start with "begin " (&fill=TEXT repeats TEXT)
   /repeat/CODE              CODE with the body HEAD + FILL x TIMES + TAIL,
@@ -44,7 +45,9 @@ class Handler(BaseHTTPRequestHandler):
     def setup(self):
         self.conn_id = next(conn_ids)
         if isinstance(self.request, ssl.SSLSocket):
-            self.request.settimeout(10)
+            # A slow client (valgrind on a loaded machine) may take
+            # many seconds over its handshake.
+            self.request.settimeout(120)
             self.request.do_handshake()  # here, not in the accept loop
             self.request.settimeout(None)
         super().setup()
@@ -106,6 +109,12 @@ class Handler(BaseHTTPRequestHandler):
                 self.answer(200, b"slow")
             elif url.path == "/drop":
                 self.close_connection = True
+            elif url.path == "/interim":
+                code = int(q.get("code", "102"))
+                self.wfile.write(b"HTTP/1.1 %d %s\r\n\r\n" % (
+                    code, self.responses.get(code, ("Interim",))[0].encode()))
+                self.wfile.flush()
+                self.answer(200, b"ok")
             elif url.path == "/big":
                 self.send_big(int(q.get("code", "200")), int(q.get("bytes", "0")),
                               q.get("fill", "0123456789abcdef\n").encode())
