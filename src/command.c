@@ -120,6 +120,17 @@ prepare_types(const struct ctx *c, const char *only)
 	return 0;
 }
 
+/* A run's database error as its exit status.  A value the server
+ * refuses in a run is jobrun's own (a last_error, a lock), so what is at
+ * fault is the table or the server's settings (a column too narrow, a
+ * CHECK constraint, max_allowed_packet): a configuration problem, not a
+ * bad operand as for enqueue. */
+static int
+run_exit_for(enum db_status st)
+{
+	return st == DB_BAD_INPUT ? EX_CONFIG : cmd_exit_for(st);
+}
+
 /* --single: the server-side named lock "jobrun:DB.TABLE[:TYPE]".  Another
  * runner holding it is not an error: this run has nothing to do.  Returns
  * an exit status to stop with, or -1 to go on. */
@@ -231,7 +242,7 @@ cmd_run(struct ctx *c)
 	 * said meanwhile (a second signal gives up on a server that does
 	 * not answer). */
 	status = run_interrupted() ? run_interrupted() : st != DB_OK ?
-	    cmd_exit_for(st) : stats.retried + stats.failed + stats.lost > 0 ?
+	    run_exit_for(st) : stats.retried + stats.failed + stats.lost > 0 ?
 	    EXIT_ATTENTION : EX_OK;
 	queue_counters(c->q, &counters);
 	if (counters.reconnects > 0)

@@ -181,6 +181,12 @@ static const char *const templates[Q_COUNT] = {
 	    "UPDATE %1$s SET" LOCK_RENEW ", updated_at = NOW()" FENCE,
 	[Q_OWNER] =
 	    "SELECT id FROM %1$s" FENCE,
+	/* The row a claim took, by its token, when the claim's reply
+	 * carries no id (a trigger on the table resets it): among the
+	 * processing rows only.  (token) */
+	[Q_CLAIMED_ID] =
+	    "SELECT id FROM %1$s FORCE INDEX (idx_lock)"
+	    " WHERE status = 'processing' AND " TOKEN " = ?",
 	[Q_RELEASE] =
 	    "UPDATE %1$s SET status = 'pending', next_run_at = NOW(),"
 	    " attempts = IF(attempts > 0, attempts - 1, 0),"
@@ -332,6 +338,7 @@ static const char *const purposes[Q_COUNT] = {
 	[Q_FAIL] = "mark job failed",
 	[Q_EXTEND] = "extend job lock",
 	[Q_OWNER] = "check job lock",
+	[Q_CLAIMED_ID] = "find the claimed job",
 	[Q_RELEASE] = "put job back",
 	[Q_GET_LOCK] = "take the --single lock",
 	[Q_ENQUEUE] = "enqueue job",
@@ -806,6 +813,25 @@ queue_prepare_run(struct queue *q, size_t ntypes, char *err, size_t errlen)
 	return st;
 }
 
+/* The id of the row claimed with token, read back by the token: a
+ * trigger on the table (an audit trail, say) leaves the claim's reply
+ * without LAST_INSERT_ID's value. */
+static enum db_status
+claimed_by_token(struct queue *q, const char *token, uint64_t *id, char *err,
+    size_t errlen)
+{
+	struct db_arg args[] = { DB_STR(token) };
+	enum db_status st;
+	char *col = NULL;
+	int found;
+
+	st = queue_stmt_one(q, Q_CLAIMED_ID, args, 1, &col, 1, &found, err,
+	    errlen);
+	*id = queue_number(col);
+	free(col);
+	return st;
+}
+
 enum db_status
 queue_claim(struct queue *q, const char *const *types, size_t ntypes,
     unsigned long lock_seconds, const char *token, struct job *job,
@@ -815,7 +841,7 @@ queue_claim(struct queue *q, const char *const *types, size_t ntypes,
 	struct db_arg *args;
 	enum db_status st;
 	unsigned tries, n;
-	uint64_t m;
+	uint64_t m, id;
 
 	*claimed = 0;
 	if (ntypes == 0) {
@@ -861,8 +887,11 @@ queue_claim(struct queue *q, const char *const *types, size_t ntypes,
 	if (st != DB_OK || queue_stmt_changed(q, used) == 0)
 		return st;
 	*claimed = 1;
-	return read_job(q, (uint64_t)mysql_stmt_insert_id(q->stmt[used]),
-	    token, job, err, errlen);
+	id = (uint64_t)mysql_stmt_insert_id(q->stmt[used]);
+	if (id == 0 && (st = claimed_by_token(q, token, &id, err, errlen)) !=
+	    DB_OK)
+		return st;
+	return read_job(q, id, token, job, err, errlen);
 }
 
 /* Run a fenced write; *owned says whether it found the job still ours. */

