@@ -165,11 +165,7 @@ is "$?" 137 "SIGKILL: jobrun is gone (137)"
 ok "the handler got SIGTERM when its runner died (PR_SET_PDEATHSIG)" \
     wait_for 10 file_has "$T/trace" '^term$'
 is "$(job_a status)" processing "after SIGKILL the job is still processing"
-# The lock's end is the Unix time after "@" in locked_by (and, for other
-# workers, locked_until): move both into the past.
-sql "UPDATE polling_jobs SET locked_until = NOW() - INTERVAL 1 SECOND,
-     locked_by = CONCAT(SUBSTRING_INDEX(locked_by, '@', 1), '@',
-     UNIX_TIMESTAMP() - 1) WHERE business_key = 'a'"
+expire_lock a
 touch "$T/go"
 run jobrun --json --max=1
 is "$(jget recovered <<<"$out")" 1 "once its lock expires the next run recovers it"

@@ -32,16 +32,6 @@ command = /bin/sh -c 'head -c 70000 /dev/zero | tr "\\0" 1 >&3; echo >&3; read -
 EOF
 job() { sql "SELECT $2 FROM polling_jobs WHERE business_key = '$1'"; }
 
-# wait_for TRIES CMD...: until CMD succeeds, polling every 20 ms
-wait_for() {
-	local n=$1
-	shift
-	while ! "$@"; do
-		n=$((n - 1))
-		[ "$n" -gt 0 ] || return 1
-		sleep 0.02
-	done
-}
 acks() {
 	grep -c ' ok$' "$T/items.acks" 2>/dev/null || echo 0
 }
@@ -64,11 +54,11 @@ kill_after_ack() {
 	rm -f "$T/items.pid"
 	jobrun --type=long >/dev/null 2>&1 &
 	watch=$!
-	wait_for 3000 acks_above $((start_acks + $1 % 3)) ||
+	wait_for 60 acks_above $((start_acks + $1 % 3)) ||
 	    bail_out "no acknowledged checkpoint after kill $1"
 	kill -KILL "$(runner_of_handler)"
 	wait "$watch" 2>/dev/null
-	wait_for 500 handler_gone || bail_out "the handler outlived its runner"
+	wait_for 10 handler_gone || bail_out "the handler outlived its runner"
 }
 duplicates() {
 	echo $(( $(wc -l <"$T/items") - $(sort -un "$T/items" | wc -l) ))
@@ -81,9 +71,7 @@ before=0
 for cycle in $(seq "$cycles"); do
 	# Its lock would run out in 3 s; end it now instead, and recover it
 	# (a run of a type that has nothing to claim).
-	sql "UPDATE polling_jobs SET locked_until = NOW() - INTERVAL 1 SECOND,
-	     locked_by = CONCAT(SUBSTRING_INDEX(locked_by, '@', 1), '@',
-	     UNIX_TIMESTAMP() - 1) WHERE business_key = 'long'"
+	expire_lock long
 	run jobrun --type=answers --json
 	kill_after_ack "$cycle"
 	now=$(duplicates)

@@ -23,7 +23,7 @@
 #             (JOBRUN_TEST_SLACK widens these, and only these)
 #   waiting   wait_for file_has job_is sig_seen proc_gone
 #   set-up    setup_db write_config defer use_own_server
-#   database  sql field insert_job
+#   database  sql field insert_job expire_lock
 #   jobrun    jobrun jobrun_raw jobrun_bg run (sets rc, out, err) jget jpy
 #             jkeys; JOBRUN_TIMEOUT for the rare direct "$JOBRUN" call
 
@@ -397,6 +397,14 @@ insert_job() {
 	sql "INSERT INTO polling_jobs
 	    (business_key, type, payload, next_run_at, created_at, updated_at$cols)
 	    VALUES ('$1', '$2', ${3:-NULL}, NOW(), NOW(), NOW()$vals)"
+}
+
+# expire_lock KEY: end the lock of job KEY now, as its expiry would: the
+# Unix time after "@" in locked_by (jobrun's) and locked_until (anyone's)
+expire_lock() {
+	sql "UPDATE polling_jobs SET locked_until = NOW() - INTERVAL 1 SECOND,
+	     locked_by = CONCAT(SUBSTRING_INDEX(locked_by, '@', 1), '@',
+	     UNIX_TIMESTAMP() - 1) WHERE business_key = '$1'"
 }
 
 # field ID COLUMN: one column of one job row ("NULL" for NULL)
