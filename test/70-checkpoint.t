@@ -124,16 +124,18 @@ EOF2
 jobrun enqueue --type=save --key=save --payload='{"p": [1, 2]}' --max-attempts=2 >/dev/null
 sid=$(job save id)
 JOBRUN_CHECKPOINT='{"from":"env"}' run jobrun --type=save --max=1 --json
-is "$(job save checkpoint)" '{"step":1,"x":[1,2]}' "a checkpoint is stored re-encoded, blanks and CR dropped"
+written='{"step": 1,  "x": [1, 2]} '
+is "$(job save checkpoint)" "$written" \
+    "a checkpoint is stored as written, blanks and all, less its CR LF"
 is "$(grep -c '^JOBRUN_CHECKPOINT=' "$T/saves/$sid.1.env")/$(sed -n 's/^JOBRUN_CHECKPOINT_FD=//p' "$T/saves/$sid.1.env")" \
     0/3 "the first attempt: JOBRUN_CHECKPOINT_FD=3, no JOBRUN_CHECKPOINT (not even jobrun's own)"
 run jobrun --type=save --max=1 --json
-is "$(sed -n 's/^JOBRUN_CHECKPOINT=//p' "$T/saves/$sid.2.env")" '{"step":1,"x":[1,2]}' \
+is "$(sed -n 's/^JOBRUN_CHECKPOINT=//p' "$T/saves/$sid.2.env")" "$written" \
     "the next attempt finds it in JOBRUN_CHECKPOINT"
 is "$(cat "$T/saves/$sid.2.stdin")" "$(cat "$T/saves/$sid.1.stdin")" "its stdin is still the payload, unchanged"
 is "$(job save status)" failed "after its 2 attempts the job failed"
 run jobrun retry "$sid"
-is "$(job save checkpoint)/$(job save status)" '{"step":1,"x":[1,2]}/pending' "retry keeps the checkpoint"
+is "$(job save checkpoint)/$(job save status)" "$written/pending" "retry keeps the checkpoint"
 run jobrun show "$sid"
 unlike "$out" 'checkpoint|step' "show does not print the checkpoint"
 run jobrun show "$sid" --json

@@ -135,9 +135,13 @@ run jobrun --type=web-accepted --json
 is "$(job wa status)" success "a plain 202 is a success"
 jobrun enqueue --type=web-retry-after --key=wra >/dev/null
 run jobrun --type=web-retry-after --json
-is "$(job wra status)/$(job wra attempts)/$(job wra snoozes)" pending/0/1 \
-    "202 with a snooze that is not a number, and Retry-After: a snooze"
-is "$(due_in wra)" 75 "after the 75 s Retry-After asks for"
+# "snooze" must be a whole number of seconds: a reply jobrun cannot read
+# as documented is an attempt not done, never a success (Retry-After
+# notwithstanding).
+is "$(job wra status)/$(job wra attempts)/$(job wra snoozes)" pending/1/0 \
+    "202 with a snooze that is not a number: a retry, the attempt spent"
+like "$(job wra last_error)" '^HTTP 202: "snooze" must be a whole number of seconds, not "soon"' \
+    "last_error says why"
 for t in web-array:warr web-other:woth; do
 	jobrun enqueue --type="${t%%:*}" --key="${t#*:}" >/dev/null
 	run jobrun --type="${t%%:*}" --json
