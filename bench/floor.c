@@ -194,8 +194,8 @@ bind_u64(MYSQL_BIND *b, unsigned long long *v)
 /* The claim, its parameters bound to token (rewritten per claim). */
 struct claim {
 	MYSQL_STMT *stmt;
-	MYSQL_BIND bind[2 + MAX_TYPES];
-	unsigned long len[2 + MAX_TYPES];
+	MYSQL_BIND bind[4 + MAX_TYPES];
+	unsigned long len[4 + MAX_TYPES];
 	char token[101];
 	unsigned long long lock;
 };
@@ -210,10 +210,14 @@ claim_prepare(MYSQL *m, struct claim *c)
 	c->lock = LOCK_SECONDS;
 	memset(c->token, 'x', sizeof c->token - 1);
 	c->token[sizeof c->token - 1] = '\0';
+	/* token, lock seconds twice (its Unix end and locked_until), the
+	 * types; the type index's claim takes its one type twice. */
 	bind_str(&c->bind[0], c->token, &c->len[0]);
 	bind_u64(&c->bind[1], &c->lock);
-	for (i = 0; i < (opt_type_index ? 1 : ntypes); i++)
-		bind_str(&c->bind[2 + i], types[i], &c->len[2 + i]);
+	bind_u64(&c->bind[2], &c->lock);
+	for (i = 0; i < (opt_type_index ? 2 : ntypes); i++)
+		bind_str(&c->bind[3 + i], types[opt_type_index ? 0 : i],
+		    &c->len[3 + i]);
 	if (mysql_stmt_bind_param(c->stmt, c->bind) != 0)
 		die("bind claim: %s", mysql_stmt_error(c->stmt));
 }
@@ -274,8 +278,8 @@ struct claimer {
 	struct claim plain;		/* jobrun's claim */
 	MYSQL_STMT *cursor_upd;		/* --cursor, without --skip-locked */
 	MYSQL_STMT *sel[2], *upd;	/* --skip-locked: [0] plain, [1] cursor */
-	MYSQL_BIND cb[5 + MAX_TYPES], sb[2][3 + MAX_TYPES], ub[3], res[1];
-	unsigned long clen[5 + MAX_TYPES], slen[2][3 + MAX_TYPES], idlen;
+	MYSQL_BIND cb[6 + MAX_TYPES], sb[2][3 + MAX_TYPES], ub[4], res[1];
+	unsigned long clen[6 + MAX_TYPES], slen[2][3 + MAX_TYPES], idlen;
 	char time[32], idbuf[32];
 	unsigned long long cur_id, sel_id, lock;
 	int cursor_set;
@@ -309,9 +313,10 @@ claimer_init(MYSQL *m, struct claimer *cl)
 		cl->cursor_upd = prepare_text(m, sql);
 		cl->cb[0] = cl->plain.bind[0];	/* the token */
 		bind_u64(&cl->cb[1], &cl->lock);
-		bind_cursor(cl, &cl->cb[2], &cl->clen[2]);
+		bind_u64(&cl->cb[2], &cl->lock);
+		bind_cursor(cl, &cl->cb[3], &cl->clen[3]);
 		for (i = 0; i < ntypes; i++)
-			bind_str(&cl->cb[5 + i], types[i], &cl->clen[5 + i]);
+			bind_str(&cl->cb[6 + i], types[i], &cl->clen[6 + i]);
 		if (mysql_stmt_bind_param(cl->cursor_upd, cl->cb) != 0)
 			die("bind: %s", mysql_stmt_error(cl->cursor_upd));
 	}
@@ -345,7 +350,8 @@ claimer_init(MYSQL *m, struct claimer *cl)
 	cl->upd = prepare_text(m, upd);
 	cl->ub[0] = cl->plain.bind[0];
 	bind_u64(&cl->ub[1], &cl->lock);
-	bind_u64(&cl->ub[2], &cl->sel_id);
+	bind_u64(&cl->ub[2], &cl->lock);
+	bind_u64(&cl->ub[3], &cl->sel_id);
 	if (mysql_stmt_bind_param(cl->upd, cl->ub) != 0)
 		die("bind: %s", mysql_stmt_error(cl->upd));
 }
@@ -452,14 +458,15 @@ cmd_drain(void)
 	my_bool nulls[7];
 	unsigned long long id = 0, n = 0;
 	double t0, t1, t2, t3, tc = 0, tr = 0, tm = 0, start, total;
-	int i, rc, ncols = opt_cursor ? 7 : 6;
+	int i, rc, ncols = 7;
 
 	claimer_init(m, &cl);
 	if (opt_cursor) {
 		/* jobrun's read, and next_run_at for the cursor. */
 		snprintf(rdsql, sizeof rdsql, "SELECT id, type, business_key, "
 		    "payload, attempts, max_attempts, next_run_at FROM `%s` "
-		    "WHERE id = ? AND locked_by = ?", opt_table);
+		    "WHERE id = ? AND SUBSTRING_INDEX(locked_by, '@', 1) = ?",
+		    opt_table);
 		rd = prepare_text(m, rdsql);
 	} else
 		rd = prepare_q(m, Q_READ, 1);
@@ -492,7 +499,8 @@ cmd_drain(void)
 		tc += t1 - t0;
 		if (id == 0)
 			break;
-		execute(rd);
+		while (execute_or_conflict(rd))
+			;
 		rc = mysql_stmt_fetch(rd);
 		if (rc != 0 && rc != MYSQL_DATA_TRUNCATED)
 			die("job %llu: read found no row", id);
@@ -507,7 +515,10 @@ cmd_drain(void)
 			cl.cursor_set = 1;
 		}
 		t2 = now_us();
-		execute(ok);
+		/* A deadlock with another runner's claim is run again, as
+		 * jobrun's statements are (src/queue.c). */
+		while (execute_or_conflict(ok))
+			;
 		if (mysql_stmt_affected_rows(ok) != 1)
 			die("job %llu: mark changed no row", id);
 		t3 = now_us();

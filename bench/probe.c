@@ -101,7 +101,7 @@ child(const char *variant, int fd)
 	double t[NPHASES + 1];
 	MYSQL *m;
 	MYSQL_STMT *rec, *typed, *claim;
-	MYSQL_BIND b[3];
+	MYSQL_BIND b[5];
 	unsigned long long limit = 100, lock = 300;
 	unsigned long toklen, typelen;
 	char token[] = "probe:1:000000000000:1", type[] = "work";
@@ -151,13 +151,16 @@ child(const char *variant, int fd)
 	b[0].buffer = token;
 	b[0].buffer_length = toklen;
 	b[0].length = &toklen;
+	/* token, lock seconds twice, the type (twice for idx_type_pick). */
 	b[1].buffer_type = MYSQL_TYPE_LONGLONG;
 	b[1].buffer = &lock;
 	b[1].is_unsigned = 1;
-	b[2].buffer_type = MYSQL_TYPE_STRING;
-	b[2].buffer = type;
-	b[2].buffer_length = typelen;
-	b[2].length = &typelen;
+	b[2] = b[1];
+	b[3].buffer_type = MYSQL_TYPE_STRING;
+	b[3].buffer = type;
+	b[3].buffer_length = typelen;
+	b[3].length = &typelen;
+	b[4] = b[3];
 	execute(claim, b);
 	if (mysql_stmt_affected_rows(claim) != 0)
 		fail("claim", "the queue is not empty");

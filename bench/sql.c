@@ -16,13 +16,29 @@ bench_statement(const char *table, int which, size_t ntypes, char *out,
     size_t outlen)
 {
 	struct queue q;
+	char *text;
+	int n;
 
 	if (which < 0 || which >= Q_COUNT)
 		return -1;
 	memset(&q, 0, sizeof q);
 	db_quote_ident(table, q.table, sizeof q.table);
 	q.claim_types = ntypes;
-	return statement_text(&q, (enum queue_stmt)which, out, outlen);
+	text = queue_stmt_text(&q, (enum queue_stmt)which);
+	n = snprintf(out, outlen, "%s", text);
+	free(text);
+	return n < 0 || (size_t)n >= outlen ? -1 : 0;
+}
+
+/* "?, ?, ?" for n placeholders. */
+static void
+placeholders(char *out, size_t outlen, size_t n)
+{
+	size_t i, o = 0;
+
+	out[0] = '\0';
+	for (i = 0; i < n && o + 4 < outlen; i++)
+		o += (size_t)snprintf(out + o, outlen - o, i ? ", ?" : "?");
 }
 
 /* " AND (next_run_at > ? OR (next_run_at = ? AND id > ?))" or "". */
@@ -44,7 +60,8 @@ bench_cursor_claim(const char *table, size_t ntypes, char *out,
 	placeholders(in, sizeof in, ntypes);
 	n = snprintf(out, outlen, "UPDATE %s FORCE INDEX (idx_pick)"
 	    CLAIM_SET " WHERE status = 'pending' AND next_run_at <= NOW()%s"
-	    " AND type IN (%s) ORDER BY next_run_at, id LIMIT 1", quoted,
+	    " AND CAST(type AS BINARY) IN (%s) ORDER BY next_run_at, id"
+	    " LIMIT 1", quoted,
 	    cursor_cond(1), in);
 	return n < 0 || (size_t)n >= outlen ? -1 : 0;
 }
@@ -60,8 +77,9 @@ bench_skip_locked(const char *table, size_t ntypes, int cursor, char *sel,
 	placeholders(in, sizeof in, ntypes);
 	n = snprintf(sel, sellen, "SELECT id FROM %s FORCE INDEX (idx_pick)"
 	    " WHERE status = 'pending' AND next_run_at <= NOW()%s"
-	    " AND type IN (%s) ORDER BY next_run_at, id LIMIT 1"
-	    " FOR UPDATE SKIP LOCKED", quoted, cursor_cond(cursor), in);
+	    " AND CAST(type AS BINARY) IN (%s) ORDER BY next_run_at, id"
+	    " LIMIT 1 FOR UPDATE SKIP LOCKED", quoted, cursor_cond(cursor),
+	    in);
 	m = snprintf(upd, updlen, "UPDATE %s" CLAIM_SET " WHERE id = ?",
 	    quoted);
 	return n < 0 || (size_t)n >= sellen || m < 0 || (size_t)m >= updlen ?

@@ -226,6 +226,14 @@ static const char *const templates[Q_COUNT] = {
 	    " JSON_EXTRACT(b, '$.checkpoint'), JSON_EXTRACT(b, '$.snooze')"
 	    " FROM (SELECT ? AS b) AS reply",
 	[Q_MAX_PACKET] = "SELECT @@max_allowed_packet",
+	/* Every column the cycle reads or writes and every index it forces
+	 * (but the optional idx_type_pick and sql/002's columns, probed when
+	 * first needed): prepared, never run. */
+	[Q_SCHEMA] =
+	    "SELECT id, type, business_key, payload, status, attempts,"
+	    " max_attempts, next_run_at, locked_by, locked_until, last_error,"
+	    " updated_at, finished_at FROM %1$s FORCE INDEX (idx_pick, idx_lock)"
+	    " WHERE FALSE",
 	[Q_JOB_STATUS] =
 	    "SELECT status FROM %1$s WHERE id = ?",
 	/* A loose index scan: one jump per type, not a row per job.  Types
@@ -347,6 +355,7 @@ static const char *const purposes[Q_COUNT] = {
 	[Q_JSON_OBJECT] = "check the payload",
 	[Q_READ_REPLY] = "read the handler's reply",
 	[Q_MAX_PACKET] = "read max_allowed_packet",
+	[Q_SCHEMA] = "check the table",
 	[Q_JOB_STATUS] = "read job status",
 	[Q_TYPES] = "list job types",
 	[Q_TYPE_COUNTS] = "count jobs",
@@ -788,25 +797,23 @@ queue_claim_args(enum queue_stmt which, const char *const *types,
 enum db_status
 queue_prepare_run(struct queue *q, size_t ntypes, char *err, size_t errlen)
 {
-	static const enum queue_stmt cycle[] = { Q_RECOVER, Q_SUCCESS,
-	    Q_RETRY, Q_FAIL, Q_EXTEND, Q_OWNER, Q_RELEASE };
-	static const enum queue_stmt resumable[] = { Q_CHECKPOINT,
-	    Q_CHECKPOINT_CHECK, Q_SNOOZE };
 	enum queue_stmt which, spread;
 	char cause[512];
-	enum db_status st = DB_OK;
-	size_t i;
+	enum db_status st;
 
+	/* The claim and the recovery run first anyway; one more statement,
+	 * prepared and dropped, names every column and index the others
+	 * use, so a start-up costs one round trip more, not ten. */
 	which = queue_claim_stmt(q, ntypes, &spread);
 	st = prepare(q, which, cause, sizeof cause);
 	if (st == DB_OK)
-		st = prepare(q, queue_resumable(q) ? Q_READ_RESUMABLE : Q_READ,
-		    cause, sizeof cause);
-	for (i = 0; st == DB_OK && i < sizeof cycle / sizeof cycle[0]; i++)
-		st = prepare(q, which = cycle[i], cause, sizeof cause);
-	for (i = 0; st == DB_OK && queue_resumable(q) &&
-	    i < sizeof resumable / sizeof resumable[0]; i++)
-		st = prepare(q, which = resumable[i], cause, sizeof cause);
+		st = prepare(q, which = Q_RECOVER, cause, sizeof cause);
+	if (st == DB_OK)
+		st = prepare(q, which = Q_SCHEMA, cause, sizeof cause);
+	if (q->stmt[Q_SCHEMA] != NULL) {
+		mysql_stmt_close(q->stmt[Q_SCHEMA]);
+		q->stmt[Q_SCHEMA] = NULL;
+	}
 	if (st != DB_OK)
 		errf(err, errlen, "%s in %s: %s", purposes[which], q->table,
 		    cause);

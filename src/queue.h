@@ -45,9 +45,10 @@ void queue_counters(const struct queue *q, struct queue_counters *out);
 
 /* --- the run's cycle (queue.c) ------------------------------------------ */
 
-/* Before a run's first claim: prepare every statement the cycle uses, for
- * claims over ntypes types, so that a table that lacks a column or an
- * index the run needs is found (DB_SCHEMA) before any row is touched. */
+/* Before a run's first claim: prepare the claim over ntypes types and the
+ * recovery, and check that the table has every column and index the
+ * cycle uses, so that a table that lacks one is found (DB_SCHEMA) before
+ * any row is touched. */
 enum db_status queue_prepare_run(struct queue *q, size_t ntypes, char *err,
                                  size_t errlen);
 

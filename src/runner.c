@@ -385,10 +385,29 @@ struct cycle {
 	size_t ntypes;
 	struct secrets secrets;
 	const struct log *lg;
+	struct db *db;
 	struct watchdog watchdog;
 	int guarded;		/* the watchdog runs */
+	int guard_tried;	/* it was started, or could not be */
 	struct run_stats *stats;
 };
+
+/* The watchdog, started before the run's first statement (a second
+ * signal must be heeded even while the first claim waits on a frozen
+ * server); a run that cannot start it goes on without. */
+static void
+guard(struct cycle *cy)
+{
+	if (cy->guard_tried)
+		return;
+	cy->guard_tried = 1;
+	cy->guarded = watchdog_start(&cy->watchdog, cy->db,
+	    run_interrupted) == 0;
+	if (!cy->guarded)
+		log_msg(cy->lg, LV_WARN, "start the watchdog thread: %s; "
+		    "handler timeouts wait for the database",
+		    strerror(errno));
+}
 
 /* Claim, handle and mark one job; *claimed is 0 when nothing was due. */
 static enum db_status
@@ -398,8 +417,7 @@ one_job(struct cycle *cy, const char *token, int *claimed, char *err,
 	const struct cfg *cfg = cy->cfg;
 	struct job job = { 0 };
 	struct in_hand h = { .q = cy->q, .job = &job, .token = token,
-	    .lg = cy->lg, .lock_seconds = cfg->run.lock_seconds,
-	    .watchdog = cy->guarded ? &cy->watchdog : NULL };
+	    .lg = cy->lg, .lock_seconds = cfg->run.lock_seconds };
 	struct result *res = NULL;
 	const struct cfg_type *type;
 	enum db_status st;
@@ -409,6 +427,7 @@ one_job(struct cycle *cy, const char *token, int *claimed, char *err,
 	    token, &job, claimed, err, errlen);
 	if (st != DB_OK || !*claimed)
 		return st;
+	h.watchdog = cy->guarded ? &cy->watchdog : NULL;
 	cy->stats->claimed++;
 	start = h.extended_at = now_ms();
 	type = cfg_find_type(cfg, job.type);
@@ -488,16 +507,12 @@ run_cycle(const struct cfg *cfg, struct db *db, struct queue *q,
 		stats->by_type[i].type = types[i];
 	stats->ntypes = ntypes;
 	*cy = (struct cycle){ .cfg = cfg, .q = q, .types = types,
-	    .ntypes = ntypes, .lg = lg, .stats = stats };
+	    .ntypes = ntypes, .lg = lg, .db = db, .stats = stats };
 	make_token_prefix(prefix, sizeof prefix);
 	warn_types(cfg, types, ntypes, lg);
 	collect_secrets(cfg, &cy->secrets);
-	cy->guarded = watchdog_start(&cy->watchdog, db,
-	    run_interrupted) == 0;
-	if (!cy->guarded)
-		log_msg(lg, LV_WARN, "start the watchdog thread: %s; handler "
-		    "timeouts wait for the database", strerror(errno));
 
+	guard(cy);
 	/* A table that lacks what the run needs stops it here, before any
 	 * row is touched. */
 	st = queue_prepare_run(q, ntypes, err, errlen);

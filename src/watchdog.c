@@ -69,28 +69,51 @@ look(struct watchdog *w)
 	}
 }
 
+/* The time WATCHDOG_TICK_MS from now on the condition's clock. */
+static void
+next_tick(struct timespec *ts)
+{
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	ts->tv_nsec += WATCHDOG_TICK_MS * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
 static void *
 watch(void *arg)
 {
 	struct watchdog *w = arg;
-	struct timespec ts = { 0, WATCHDOG_TICK_MS * 1000000L };
+	struct timespec ts;
 
+	pthread_mutex_lock(&w->lock);
 	while (!atomic_load(&w->quit)) {
 		look(w);
-		nanosleep(&ts, NULL);
+		next_tick(&ts);
+		/* Woken at once by watchdog_stop: a run must not wait a tick
+		 * to end. */
+		pthread_cond_timedwait(&w->wake, &w->lock, &ts);
 	}
+	pthread_mutex_unlock(&w->lock);
 	return NULL;
 }
 
 int
 watchdog_start(struct watchdog *w, struct db *db, int (*interrupted)(void))
 {
+	pthread_condattr_t attr;
 	sigset_t all, saved;
 	int rc;
 
 	memset(w, 0, sizeof *w);
 	w->db = db;
 	w->interrupted = interrupted;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&w->wake, &attr);
+	pthread_condattr_destroy(&attr);
 	/* Created with every signal blocked, so that none is ever delivered
 	 * to it: they are the main thread's to take. */
 	sigfillset(&all);
@@ -98,6 +121,8 @@ watchdog_start(struct watchdog *w, struct db *db, int (*interrupted)(void))
 	rc = pthread_create(&w->thread, NULL, watch, w);
 	pthread_sigmask(SIG_SETMASK, &saved, NULL);
 	if (rc != 0) {
+		pthread_cond_destroy(&w->wake);
+		pthread_mutex_destroy(&w->lock);
 		errno = rc;
 		return -1;
 	}
@@ -110,8 +135,13 @@ watchdog_stop(struct watchdog *w)
 {
 	if (!w->started)
 		return;
+	pthread_mutex_lock(&w->lock);
 	atomic_store(&w->quit, 1);
+	pthread_cond_signal(&w->wake);
+	pthread_mutex_unlock(&w->lock);
 	pthread_join(w->thread, NULL);
+	pthread_cond_destroy(&w->wake);
+	pthread_mutex_destroy(&w->lock);
 	w->started = 0;
 }
 

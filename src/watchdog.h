@@ -18,6 +18,8 @@
 
 struct watchdog {
 	pthread_t thread;
+	pthread_mutex_t lock;		/* with wake: stop it without delay */
+	pthread_cond_t wake;
 	int started;
 	struct db *db;
 	int (*interrupted)(void);	/* nonzero after the second signal */
