@@ -70,6 +70,7 @@ cmd_resolve(struct ctx *c)
 	c->set.batch_size = o->has_max ? o->max : r->batch_size;
 	c->set.max_seconds = o->has_max_seconds ? o->max_seconds :
 	    r->max_seconds;
+	c->set.jobs = o->has_jobs ? o->jobs : r->jobs;
 	c->set.single = o->single || r->single;
 	c->set.syslog = o->log != NULL ? strcmp(o->log, "syslog") == 0 :
 	    r->syslog;
@@ -200,6 +201,7 @@ cmd_run(struct ctx *c)
 		.type = c->cli.type,
 		.batch_size = c->set.batch_size,
 		.max_seconds = c->set.max_seconds,
+		.jobs = c->set.jobs,
 	};
 	struct queue_counters counters;
 	char single[256];
