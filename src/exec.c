@@ -67,9 +67,11 @@ struct exec_state {
 	unsigned long timeout;
 };
 
-/* The last EXEC_TAIL_BYTES of output, in a ring. */
+/* The last EXEC_TAIL_BYTES of output, in a ring.  buf is malloc'ed, not
+ * calloc'ed: its pages cost memory only once output fills them (64 slots
+ * of handlers that print little must not hold 64 zeroed rings). */
 struct tail {
-	char buf[EXEC_TAIL_BYTES];
+	char *buf;
 	size_t start, len;
 	int dropped;		/* earlier output was discarded */
 };
@@ -688,6 +690,7 @@ exec_run(void *state, const struct job *job, const struct handler_watch *w,
 
 	c->in_fd = c->out_fd = c->pid_fd = c->cp_fd = -1;
 	c->cp_line = xmalloc(CHECKPOINT_MAX + 1);
+	c->tail.buf = xmalloc(EXEC_TAIL_BYTES);
 	c->input = job->payload;
 	c->input_len = job->payload_len;
 	/* A handler that exits without reading its stdin must cost an EPIPE,
@@ -708,6 +711,7 @@ out:
 	close_fd(&c->pid_fd);
 	close_fd(&c->cp_fd);
 	free(c->cp_line);
+	free(c->tail.buf);
 	free(c->ack);
 	free(c);
 }
