@@ -81,19 +81,38 @@ struct cycle {
 	char prefix[64];	/* of every claim token of the run */
 	pthread_mutex_t mu;
 	int drained;		/* a claim found nothing due */
+	/* After a lock extension failed, none is tried before this (now_ms;
+	 * 0: none failed since the last statement that went through), nor
+	 * while a slot waits to claim or to write an outcome: on a server
+	 * that stopped answering, every try holds the connection for
+	 * read_timeout, and slots must not queue their tries in front of
+	 * the statements that end the run. */
+	int64_t ext_retry_at;
+	_Atomic int waiting;	/* slots waiting for the connection */
 	enum db_status st;	/* the first database error: the run ends */
 	char err[1024];
 };
 
-/* Take the connection; with try, only if no other slot has it (0, or -1
- * when it would have to wait). */
+/* Take the connection; with try, only if no other slot has it.  -1 when
+ * it would have to wait, or when a database error has ended the run: no
+ * slot sends another statement then (each would wait out read_timeout
+ * in turn on a server that stopped answering), and what a slot could not
+ * write is left to recovery, as with one handler. */
 static int
 connection_take(struct cycle *cy, int try)
 {
-	if (try)
-		return pthread_mutex_trylock(&cy->mu) == 0 ? 0 : -1;
-	pthread_mutex_lock(&cy->mu);
-	return 0;
+	if (try) {
+		if (pthread_mutex_trylock(&cy->mu) != 0)
+			return -1;
+	} else {
+		cy->waiting++;
+		pthread_mutex_lock(&cy->mu);
+		cy->waiting--;
+	}
+	if (cy->st == DB_OK)
+		return 0;
+	pthread_mutex_unlock(&cy->mu);
+	return -1;
 }
 
 static void
@@ -163,8 +182,16 @@ watch_tick(void *arg)
 	if (connection_take(h->cy, now - h->extended_at <
 	    (int64_t)h->lock_seconds * 1000 / 2) != 0)
 		return 0;	/* another slot has it: next tick */
+	if (h->cy->ext_retry_at != 0 && (now < h->cy->ext_retry_at ||
+	    h->cy->waiting > 0)) {
+		connection_give(h->cy);
+		return 0;
+	}
 	st = queue_extend(h->q, h->job, h->token, h->lock_seconds, &owned,
 	    err, sizeof err);
+	h->cy->ext_retry_at = st == DB_OK ? 0 : now_ms() +
+	    ((int64_t)h->lock_seconds * 1000 / 6 > 1000 ?
+	    (int64_t)h->lock_seconds * 1000 / 6 : 1000);
 	connection_give(h->cy);
 	if (st != DB_OK) {
 		/* The lock still runs for a while; try again next tick. */
@@ -222,7 +249,8 @@ watch_checkpoint(void *arg, const char *text, size_t len, char *err,
 		    "column (apply sql/002_checkpoint.sql)");
 	if (len > CHECKPOINT_MAX)
 		return refuse(h, err, errlen, "over %d bytes", CHECKPOINT_MAX);
-	connection_take(h->cy, 0);
+	if (connection_take(h->cy, 0) != 0)
+		return refuse(h, err, errlen, "a database error ended the run");
 	st = queue_checkpoint(h->q, h->job, h->token, text, len,
 	    h->lock_seconds, &owned, &valid, cause, sizeof cause);
 	connection_give(h->cy);
@@ -257,7 +285,10 @@ watch_read_reply(void *arg, const char *text, size_t len, struct reply *out,
 	struct in_hand *h = arg;
 	enum db_status st;
 
-	connection_take(h->cy, 0);
+	if (connection_take(h->cy, 0) != 0) {
+		snprintf(err, errlen, "a database error ended the run");
+		return -1;
+	}
 	st = queue_read_reply(h->q, text, len, out, err, errlen);
 	connection_give(h->cy);
 	return st == DB_OK ? 0 : -1;
@@ -485,7 +516,8 @@ claim_next(struct cycle *cy, struct job *job, char *token, size_t tokenlen)
 	char err[1024];
 	int claimed = 0;
 
-	connection_take(cy, 0);
+	if (connection_take(cy, 0) != 0)
+		return 0;
 	if (may_claim(cy)) {
 		snprintf(token, tokenlen, "%s:%llu", cy->prefix,
 		    (unsigned long long)cy->stats->claimed + 1);
@@ -494,10 +526,13 @@ claim_next(struct cycle *cy, struct job *job, char *token, size_t tokenlen)
 		    sizeof err);
 		if (st != DB_OK)
 			run_failed(cy, st, err);
-		else if (!claimed)
-			cy->drained = 1;
-		else
-			cy->stats->claimed++;
+		else {
+			cy->ext_retry_at = 0;
+			if (!claimed)
+				cy->drained = 1;
+			else
+				cy->stats->claimed++;
+		}
 	}
 	connection_give(cy);
 	return claimed;
@@ -528,11 +563,15 @@ one_job(struct cycle *cy, size_t slot, struct job *job, const char *token)
 		    job->type, strlen(job->type));
 	} else
 		handle(type, &h, res);
-	connection_take(cy, 0);
-	st = mark(cfg, &h, res, now_ms() - start, cy->stats, err, sizeof err);
-	if (st != DB_OK)
-		run_failed(cy, st, err);
-	connection_give(cy);
+	if (connection_take(cy, 0) == 0) {
+		st = mark(cfg, &h, res, now_ms() - start, cy->stats, err,
+		    sizeof err);
+		if (st != DB_OK)
+			run_failed(cy, st, err);
+		else
+			cy->ext_retry_at = 0;
+		connection_give(cy);
+	}
 	free(res);
 }
 
