@@ -606,25 +606,35 @@ slot_main(void *arg)
 	return NULL;
 }
 
+/* A slot's stack: its deepest path (a handler's output drained into a
+ * 16 kB buffer, a log line, a statement through libmariadb) needs a
+ * fraction of this, even under ASan; the default (8 MB, RLIMIT_STACK)
+ * would have 256 slots reserve 2 GB of address space. */
+#define SLOT_STACK_BYTES (1024 * 1024)
+
 /* Start slots 1..n-1 as threads (slot 0 is the caller's); returns how
  * many started.  They block every signal: signals are the main thread's,
  * and each slot sees their effect within its handler's next tick. */
 static size_t
 start_slots(struct cycle *cy, struct slot_thread *t, size_t n)
 {
+	pthread_attr_t attr;
 	sigset_t all, saved;
 	size_t i;
 	int rc = 0;
 
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, SLOT_STACK_BYTES);
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &saved);
 	for (i = 1; i < n; i++) {
 		t[i] = (struct slot_thread){ .cy = cy, .slot = i };
-		if ((rc = pthread_create(&t[i].thread, NULL, slot_main,
+		if ((rc = pthread_create(&t[i].thread, &attr, slot_main,
 		    &t[i])) != 0)
 			break;
 	}
 	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	pthread_attr_destroy(&attr);
 	if (i < n)
 		log_msg(cy->lg, LV_WARN, "--jobs=%zu: only %zu handler slot(s) "
 		    "started: %s", n, i, strerror(rc));
