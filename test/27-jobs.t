@@ -31,16 +31,26 @@ like "$err" 'jobs' "the message names the key"
 
 # --- eight at once, the budget, the first signal ----------------------------
 
-write_config <<EOF2
+# work_config LOCK-SECONDS: type work (slot-work, let go by $T/go) and type
+# slow (the same, never let go, timeout 2 s)
+work_config() {
+	write_config <<EOF2
 [run]
-lock_seconds = 60
+lock_seconds = $1
 batch_size = 1000
 
 [type.work]
 handler = exec
 command = $HANDLERS/slot-work $T/trace $T/go
 timeout = 60
+
+[type.slow]
+handler = exec
+command = $HANDLERS/slot-work $T/trace $T/never
+timeout = 2
 EOF2
+}
+work_config 60
 
 # enqueue N: N jobs w1..wN, the trace and the go file cleared
 enqueue() {
@@ -118,16 +128,7 @@ is "$(grep -c 'outcome=put-back' "$T/err")" 8 "eight put-back lines on stderr"
 # The lock of one of eight running jobs is taken by another runner: its
 # extension finds out, that handler alone is stopped, the other seven
 # finish and succeed.
-write_config <<EOF2
-[run]
-lock_seconds = 3
-batch_size = 8
-
-[type.work]
-handler = exec
-command = $HANDLERS/slot-work $T/trace $T/go
-timeout = 60
-EOF2
+work_config 3
 enqueue 8
 jobrun_bg --jobs=8 --json >"$T/out" 2>"$T/err"
 wait_for 30 started_n 8
@@ -147,21 +148,7 @@ like "$(cat "$T/err")" 'job=[0-9]+ type=work attempt=1 max_attempts=5 outcome=lo
     "stderr says one job was lost"
 
 # One slot's handler overruns its timeout: it alone is killed and retried.
-write_config <<EOF2
-[run]
-lock_seconds = 60
-batch_size = 8
-
-[type.work]
-handler = exec
-command = $HANDLERS/slot-work $T/trace $T/go
-timeout = 60
-
-[type.slow]
-handler = exec
-command = $HANDLERS/slot-work $T/trace $T/never
-timeout = 2
-EOF2
+work_config 60
 enqueue 7
 sql "INSERT INTO polling_jobs (business_key, type, next_run_at, created_at, updated_at)
      VALUES ('slow', 'slow', NOW(), NOW(), NOW())"
