@@ -7,7 +7,7 @@
 # left in processing for recovery, as the manual says.
 . "${0%/*}/lib.sh"
 
-plan 27
+plan 28
 
 use_own_server
 setup_db
@@ -182,7 +182,8 @@ sql "DELETE FROM polling_jobs"
 
 # Every slot's handler timeout is kept; the first mark waits read_timeout
 # and ends the run; the other slots send nothing more (each would wait
-# read_timeout in turn), and their jobs are left for recovery.
+# read_timeout in turn), nor retry their lock extensions one after the
+# other, and their jobs are left for recovery.
 for k in s1 s2 s3 s4; do
 	enqueue long "$k"
 done
@@ -205,7 +206,13 @@ took_between_ms "$dead" 2500 5500 "four slots, frozen server: every handler's 4 
 finish
 thaw
 is "$RC" 69 "the first mark finds the server frozen: exit 69"
-took_between_ms "$TOOK" 5000 8500 "after the timeout and one read_timeout, not one per slot ($TOOK ms)"
+# Each statement sent to the frozen server costs a read_timeout (2 s), or a
+# reconnection's connect and handshake (2 s each): the extension under way
+# when the handlers stop, then the first mark.  Slot after slot, each
+# retrying its extension and its mark, would be four times as many.
+took_between_ms "$TOOK" 4000 14500 "after the timeout and at most two statements' timeouts ($TOOK ms)"
+between "$(grep -c 'extend job lock' "$T/err.slots")" 0 2 \
+    "at most two lock extensions tried during the freeze, not one per slot"
 like "$(cat "$T/err.slots")" "the outcomes of the 4 jobs in hand were not recorded" \
     "stderr says the four outcomes were not recorded"
 # The one mark sent may still be applied once the server wakes.
