@@ -31,6 +31,9 @@ handler = noop
 EOF
 
 backlog=2000
+# (under valgrind a run does some 30 jobs a second: 2000 would take most
+# of the time a jobrun is given)
+if under_valgrind; then backlog=800; fi
 bound_ms=1000		# src/queue_sql.h QUEUE_CURSOR_MS, as man/jobrun.7 documents it
 
 # fill FIRST-KEY: $backlog due jobs of type work, all due a minute ago (so
@@ -145,7 +148,7 @@ while read -r key ms passed; do
 	    "$key, due behind the cursor, is claimed within ${bound_ms} ms (took $ms)"
 done <"$T/behind"
 most=$(awk 'BEGIN { m = 0 } $3 > m { m = $3 } END { print m }' "$T/behind")
-between "$most" 10 $backlog \
+between "$most" 5 $backlog \
     "claims went on past a job behind the cursor: the cursor is in use ($most)"
 
 is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE status = 'success'
