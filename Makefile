@@ -4,7 +4,8 @@
 #   make check      install missing packages (as root), build, run the unit
 #                   tests, a short fuzzing session, then the integration
 #                   tests against a throwaway MariaDB with jobrun under
-#                   valgrind, built with ASan+UBSan, and plain
+#                   valgrind, built with ASan+UBSan, plain, and the threaded
+#                   tests built with ThreadSanitizer
 #   make demo       the same set-up, then a short demonstration
 #   make install    PREFIX, DESTDIR, BINDIR, MANDIR, SYSCONFDIR honoured
 
@@ -39,6 +40,7 @@ SRC  = admin argv backoff check cli command config db enqueue exec handler \
        utf8 util watchdog commands
 OBJ  = $(SRC:%=build/%.o)
 AOBJ = $(SRC:%=build/asan/%.o)
+TOBJ = $(SRC:%=build/tsan/%.o)
 # Pure modules the unit tests link against (everything but main).
 LIB  = $(filter-out build/main.o,$(OBJ))
 # Every test/unit/test_NAME.c is a unit test: a new one cannot be left out.
@@ -66,6 +68,15 @@ build/%.o: src/%.c | deps-check
 build/asan/%.o: src/%.c | deps-check
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SANITIZE) -MMD -MP -c -o $@ $<
+
+# ThreadSanitizer, for the paths that run on more than one thread: the
+# slots of --jobs, the watchdog, signals.
+build/tsan/jobrun: $(TOBJ)
+	$(CC) $(ALL_CFLAGS) -fsanitize=thread $(LDFLAGS) -o $@ $(TOBJ) $(PKG_LIBS)
+
+build/tsan/%.o: src/%.c | deps-check
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -fsanitize=thread -MMD -MP -c -o $@ $<
 
 build/test/unit-%: test/unit/test_%.c $(LIB)
 	@mkdir -p $(@D)
@@ -115,6 +126,15 @@ integration-asan: build/asan/jobrun
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  JOBRUN_TEST_DEB= JOBRUN=$(CURDIR)/build/asan/jobrun test/run -j2
 
+# The tests that drive several threads at once, with jobrun built with
+# ThreadSanitizer: a data race is reported on stderr and exits 66, which
+# fails the test that met it.
+TSAN_TESTS = test/27-jobs.t test/60-signals.t test/61-frozen-server.t \
+             test/14-timeout.t test/23-lock-renewal.t test/65-chaos.t
+integration-tsan: build/tsan/jobrun
+	TSAN_OPTIONS=exitcode=66 JOBRUN_TEST_DEB= \
+	  JOBRUN=$(CURDIR)/build/tsan/jobrun test/run -j2 $(TSAN_TESTS)
+
 # The whole integration suite with jobrun under valgrind memcheck: any
 # memory error or leak fails the test that met it (exit 99), and, once
 # prove is done, the pass itself when any run's report holds one (runs
@@ -133,7 +153,7 @@ lint-man:
 
 check: install-deps
 	$(MAKE) lint-man unit fuzz integration-valgrind integration-asan \
-	  integration
+	  integration-tsan integration
 
 demo: install-deps
 	$(MAKE) jobrun
@@ -186,6 +206,7 @@ clean:
 	rm -rf build jobrun
 
 .PHONY: all check clean deb demo deps-check fuzz fuzz-long install install-deps \
-        integration integration-asan integration-valgrind lint-man uninstall unit
+        integration integration-asan integration-tsan integration-valgrind \
+        lint-man uninstall unit
 
--include $(OBJ:.o=.d) $(AOBJ:.o=.d)
+-include $(OBJ:.o=.d) $(AOBJ:.o=.d) $(TOBJ:.o=.d)

@@ -97,9 +97,16 @@ def main():
         if breakdown is None and done >= total // 2:
             breakdown = smaps(proc.pid)
     # Not wait4's ru_maxrss: that counts the forked Python before exec.
-    _, status, _ = os.wait4(proc.pid, 0)
+    # poll() has reaped the child when it ended between a sample and the
+    # next poll(); wait4 would then find no child.
+    if proc.returncode is None:
+        _, status, _ = os.wait4(proc.pid, 0)
+        ok = os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    else:
+        status = proc.returncode
+        ok = status == 0
     seconds = time.monotonic() - start
-    if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
+    if not ok:
         sys.exit(f"memwatch: {cmd[0]} failed (status {status})")
 
     out = {"peak_kb": peak, "samples": len(samples),

@@ -902,6 +902,79 @@ def main():
              f"{fmt(curl_rss)} kB to a program that does nothing"
              if curl_linked else "") + ".", "")
 
+    # --- 6. handlers at once --------------------------------------------------
+    def slot(label):
+        n, wall = f(f"slots.{label}.n"), f(f"slots.{label}.wall_us")
+        if not n or not wall:
+            return None
+        return {"n": n, "jps": n / (wall / 1e6), "peak": f(f"slots.{label}.peak_kb"),
+                "commits": f(f"slots.{label}.commits", 0) / n,
+                "cpu": f(f"slots.{label}.server_cpu_ms", 0) * 1000 / n,
+                "jobs": f(f"slots.{label}.jobs")}
+    sl = {k: slot(k) for k in ("exec1", "exec16", "exec64", "http1", "http16",
+                               "noop1", "noop16")}
+    fn, fw = f("slots.floor.n"), f("slots.floor.median_us")
+    floor_jps = fn / (fw / 1e6) if fn and fw else None
+    if any(sl.values()):
+        p("## 6. Handlers at once: --jobs", "",
+          "One jobrun run each, draining due jobs of one type: `exec` of "
+          "`/bin/sleep 0.1`, `http` to test/http-server.py's /slow?seconds=0.1 "
+          "(a threaded local server), and `noop`; with --jobs=1 over fewer "
+          "jobs (the rate is what counts).  Commits are the server's "
+          "Handler_commit over the run, per job (the claim, the read by id "
+          "and the mark are three statements, each its own transaction); "
+          "server CPU is mariadbd's "
+          "user + system time per job; peak RSS is jobrun's VmHWM "
+          "(bench/memwatch.py).  The floor is bench/floor.c's loop (claim, "
+          "read, mark; two commits per job) over the same number of jobs "
+          "as the noop runs.", "")
+        rows = []
+        for k, name in (("exec1", "exec, --jobs=1"), ("exec16", "exec, --jobs=16"),
+                        ("exec64", "exec, --jobs=64"),
+                        ("http1", "http, --jobs=1"), ("http16", "http, --jobs=16"),
+                        ("noop1", "noop, --jobs=1"), ("noop16", "noop, --jobs=16")):
+            v = sl[k]
+            if v:
+                rows.append([name, fmt(v["n"]), fmt(v["jps"], 1),
+                             fmt(v["commits"], 2), fmt(v["cpu"]),
+                             fmt(v["peak"])])
+        if floor_jps:
+            rows.append(["floor loop (no jobrun)", fmt(fn), fmt(floor_jps, 1),
+                         fmt(f("slots.floor.commits", 0) / fn, 2),
+                         fmt(f("slots.floor.server_cpu_ms", 0) * 1000 / fn), ""])
+        table(["", "jobs", "jobs/s", "commits/job", "server CPU µs/job",
+               "peak RSS kB"], rows)
+        e1, e16, h1, h16 = sl["exec1"], sl["exec16"], sl["http1"], sl["http16"]
+        conns = f("slots.http16.connections")
+        if e1 and e16:
+            r = e16["jps"] / e1["jps"]
+            targets.append(("--jobs=16 ≥ 12 × --jobs=1, exec sleeping 100 ms",
+                            f"{fmt(r, 1)} × ({fmt(e16['jps'], 1)} / "
+                            f"{fmt(e1['jps'], 1)} jobs/s)", r >= 12))
+        if h1 and h16:
+            r = h16["jps"] / h1["jps"]
+            targets.append(("--jobs=16 ≥ 12 × --jobs=1, http sleeping 100 ms, "
+                            "≤ 16 connections",
+                            f"{fmt(r, 1)} × ({fmt(h16['jps'], 1)} / "
+                            f"{fmt(h1['jps'], 1)} jobs/s), {fmt(conns)} "
+                            "connections",
+                            r >= 12 and conns is not None and conns <= 16))
+        if sl["noop16"] and floor_jps:
+            r = sl["noop16"]["jps"] / floor_jps
+            targets.append(("--jobs=16, noop ≥ 3 × the floor loop",
+                            f"{fmt(r, 2)} × ({fmt(sl['noop16']['jps'])} / "
+                            f"{fmt(floor_jps)} jobs/s; "
+                            f"{fmt(sl['noop16']['commits'], 2)} commits/job)",
+                            r >= 3))
+        if sl["exec64"] and sl["exec64"]["peak"]:
+            pk = sl["exec64"]["peak"]
+            targets.append(("peak RSS with --jobs=64 ≤ 16 MB",
+                            f"{fmt(pk / 1024, 2)} MB", pk <= 16384))
+        p("The slots share one connection and take turns on it, one "
+          "statement at a time: a job still costs its claim and its mark, "
+          "each its own commit, so slots multiply the throughput of "
+          "handlers that wait, not of the database work (the noop rows).", "")
+
     # --- summary --------------------------------------------------------------
     summary = ["## Targets", ""]
     summary.append("| target | figure | |")

@@ -17,7 +17,8 @@
 #include "util.h"
 
 enum opt_id {
-	OPT_CONFIG = 'c', OPT_HELP = 'h', OPT_MAX = 'n', OPT_QUIET = 'q',
+	OPT_CONFIG = 'c', OPT_HELP = 'h', OPT_JOBS = 'j', OPT_MAX = 'n',
+	OPT_QUIET = 'q',
 	OPT_TYPE = 't', OPT_VERBOSE = 'v', OPT_VERSION = 'V',
 	OPT_JSON = 256, OPT_MAX_SECONDS, OPT_KEY, OPT_PAYLOAD,
 	OPT_PAYLOAD_FILE, OPT_DELAY, OPT_MAX_ATTEMPTS, OPT_AT,
@@ -44,6 +45,7 @@ static const struct opt opts[] = {
 	{ { "max", required_argument, NULL, OPT_MAX }, CO_MAX },
 	{ { "max-seconds", required_argument, NULL, OPT_MAX_SECONDS },
 	  CO_MAX_SECONDS },
+	{ { "jobs", required_argument, NULL, OPT_JOBS }, CO_JOBS },
 	{ { "single", no_argument, NULL, OPT_SINGLE }, CO_SINGLE },
 	{ { "metrics-file", required_argument, NULL, OPT_METRICS_FILE },
 	  CO_METRICS_FILE },
@@ -101,6 +103,7 @@ cli_usage_options(FILE *out)
 "  -t, --type=NAME       only jobs of this type\n"
 "  -n, --max=N           claim at most N jobs ([run] batch_size)\n"
 "      --max-seconds=S   stop claiming after S seconds ([run] max_seconds)\n"
+"  -j, --jobs=N          run up to N handlers at once ([run] jobs)\n"
 "      --single          exit at once if another runner of this table (and\n"
 "                        --type) is running ([run] single)\n"
 "      --metrics-file=F  write Prometheus metrics of the run to F\n"
@@ -208,6 +211,10 @@ apply(struct cli *cli, int id, const char *arg, char *err, size_t errlen)
 		cli->has_max_seconds = 1;
 		return number("max-seconds", arg, 1, 86400, &cli->max_seconds,
 		    err, errlen);
+	case OPT_JOBS:
+		cli->has_jobs = 1;
+		return number("jobs", arg, 1, CFG_JOBS_MAX, &cli->jobs, err,
+		    errlen);
 	case OPT_DELAY:
 		cli->has_delay = 1;
 		return number("delay", arg, 0, 315360000, &cli->delay, err,
@@ -339,7 +346,7 @@ cli_parse(int argc, char **argv, struct cli *cli, char *err, size_t errlen)
 	memset(&lo[NOPTS], 0, sizeof lo[NOPTS]);
 	optind = 0;	/* glibc: reinitialise fully */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "c:hn:qt:vV", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:hj:n:qt:vV", lo, NULL)) != -1) {
 		if (c == '?' || c == ':') {
 			o = optopt != 0 ? find_opt(optopt) : NULL;
 			if (o != NULL && o->lo.has_arg == no_argument)

@@ -13,7 +13,8 @@
 /* The options, a bit each: a command's row says which it takes. */
 enum cli_option {
 	CO_CONFIG, CO_HELP, CO_VERSION, CO_JSON, CO_QUIET, CO_VERBOSE,
-	CO_LOG, CO_TYPE, CO_MAX, CO_MAX_SECONDS, CO_SINGLE, CO_METRICS_FILE,
+	CO_LOG, CO_TYPE, CO_MAX, CO_MAX_SECONDS, CO_JOBS, CO_SINGLE,
+	CO_METRICS_FILE,
 	CO_KEY, CO_PAYLOAD, CO_PAYLOAD_FILE, CO_DELAY, CO_AT,
 	CO_MAX_ATTEMPTS, CO_KEY_PREFIX, CO_RANGE, CO_CHUNK,
 	CO_PAYLOAD_TEMPLATE, CO_STATUS, CO_LIMIT, CO_BEFORE_ID, CO_FAILED,
@@ -43,8 +44,8 @@ struct cli {
 	const char *status;		/* list, purge */
 	unsigned long range_from, range_to, chunk;
 	int has_range;
-	unsigned long max, max_seconds, delay, max_attempts;
-	int has_max, has_max_seconds, has_delay;
+	unsigned long max, max_seconds, delay, max_attempts, jobs;
+	int has_max, has_max_seconds, has_delay, has_jobs;
 	unsigned long limit, before_id, older_than;
 	int has_older_than;
 	int failed;			/* retry --failed */

@@ -52,13 +52,15 @@ cmd_db_error(const struct ctx *c, enum db_status st, const char *err)
 		log_msg(&c->lg, LV_ERROR, "%s", err);
 }
 
-/* A job was claimed but no outcome of it counted: the error came while
- * it was in hand, and it stays processing under this run's lock. */
-static int
-job_in_hand(const struct run_stats *s)
+/* Jobs claimed with no outcome counted: the error came while they were
+ * in hand, and they stay processing under this run's locks. */
+static uint64_t
+jobs_in_hand(const struct run_stats *s)
 {
-	return s->claimed > s->succeeded + s->retried + s->failed + s->lost +
+	uint64_t done = s->succeeded + s->retried + s->failed + s->lost +
 	    s->snoozed;
+
+	return s->claimed > done ? s->claimed - done : 0;
 }
 
 void
@@ -70,6 +72,7 @@ cmd_resolve(struct ctx *c)
 	c->set.batch_size = o->has_max ? o->max : r->batch_size;
 	c->set.max_seconds = o->has_max_seconds ? o->max_seconds :
 	    r->max_seconds;
+	c->set.jobs = o->has_jobs ? o->jobs : r->jobs;
 	c->set.single = o->single || r->single;
 	c->set.syslog = o->log != NULL ? strcmp(o->log, "syslog") == 0 :
 	    r->syslog;
@@ -200,6 +203,7 @@ cmd_run(struct ctx *c)
 		.type = c->cli.type,
 		.batch_size = c->set.batch_size,
 		.max_seconds = c->set.max_seconds,
+		.jobs = c->set.jobs,
 	};
 	struct queue_counters counters;
 	char single[256];
@@ -231,12 +235,19 @@ cmd_run(struct ctx *c)
 	    sizeof err);
 	if (st != DB_OK) {
 		cmd_db_error(c, st, err);
-		if (job_in_hand(&stats))
+		if (jobs_in_hand(&stats) == 1)
 			log_msg(&c->lg, LV_ERROR, "the outcome of the job in "
 			    "hand was not recorded: it stays processing until "
 			    "its lock expires and a later run recovers it (a "
 			    "server that stopped answering may still apply a "
 			    "mark it had received)");
+		else if (jobs_in_hand(&stats) > 1)
+			log_msg(&c->lg, LV_ERROR, "the outcomes of the %llu "
+			    "jobs in hand were not recorded: they stay "
+			    "processing until their locks expire and a later "
+			    "run recovers them (a server that stopped "
+			    "answering may still apply a mark it had received)",
+			    (unsigned long long)jobs_in_hand(&stats));
 	}
 	/* An operator who stopped the run hears so, whatever the database
 	 * said meanwhile (a second signal gives up on a server that does

@@ -24,6 +24,7 @@
 struct settings {
 	unsigned long batch_size;	/* --max, [run] batch_size */
 	unsigned long max_seconds;	/* --max-seconds, [run] max_seconds */
+	unsigned long jobs;		/* --jobs, [run] jobs */
 	int single;			/* --single, [run] single */
 	int syslog;			/* --log, [run] log */
 	const char *metrics_file;	/* --metrics-file, [run] metrics_file */

@@ -16,9 +16,10 @@
 
 static const struct command commands[] = {
 	{ "run", cmd_run,
-	  O(TYPE) | O(MAX) | O(MAX_SECONDS) | O(SINGLE) | O(METRICS_FILE),
+	  O(TYPE) | O(MAX) | O(MAX_SECONDS) | O(JOBS) | O(SINGLE) |
+	  O(METRICS_FILE),
 	  NULL,
-	  "[run] [--config=FILE] [--type=NAME] [--max=N]\n"
+	  "[run] [--config=FILE] [--type=NAME] [--max=N] [--jobs=N]\n"
 	  "              [--max-seconds=S] [--single] [--metrics-file=FILE]\n"
 	  "              [--log=stderr|syslog] [--json] [-v] [-q]\n" },
 	{ "enqueue", cmd_enqueue,

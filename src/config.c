@@ -88,6 +88,7 @@ static const struct cfg_key keys[] = {
 
 	NUMBER("run", "max_seconds", run.max_seconds, 1, 86400, "45"),
 	NUMBER("run", "batch_size", run.batch_size, 1, 1000000, "20"),
+	NUMBER("run", "jobs", run.jobs, 1, CFG_JOBS_MAX, "1"),
 	NUMBER("run", "lock_seconds", run.lock_seconds, 3, 86400, "300"),
 	NUMBER("run", "recover_limit", run.recover_limit, 0, 100000, "100"),
 	NUMBER("run", "backoff_base", run.backoff_base, 0, 86400, "60"),

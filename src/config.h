@@ -14,6 +14,9 @@
 /* The server's longest name (NAME_CHAR_LEN): a table, a GET_LOCK lock, a
  * time zone (mysql.time_zone_name.Name is CHAR(64)). */
 #define CFG_NAME_MAX 64
+/* Handlers at once in one run (--jobs): each is a thread and, for http, a
+ * connection of its own. */
+#define CFG_JOBS_MAX 256
 
 /* Where and as whom to connect.  NULL strings mean "not set". */
 struct cfg_db {
@@ -36,6 +39,7 @@ struct cfg_db {
 struct cfg_run {
 	unsigned long max_seconds;
 	unsigned long batch_size;
+	unsigned long jobs;	/* handlers at once */
 	unsigned long lock_seconds;
 	unsigned long recover_limit;
 	unsigned long backoff_base;

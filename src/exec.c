@@ -67,9 +67,11 @@ struct exec_state {
 	unsigned long timeout;
 };
 
-/* The last EXEC_TAIL_BYTES of output, in a ring. */
+/* The last EXEC_TAIL_BYTES of output, in a ring.  buf is malloc'ed, not
+ * calloc'ed: its pages cost memory only once output fills them (64 slots
+ * of handlers that print little must not hold 64 zeroed rings). */
 struct tail {
-	char buf[EXEC_TAIL_BYTES];
+	char *buf;
 	size_t start, len;
 	int dropped;		/* earlier output was discarded */
 };
@@ -258,6 +260,7 @@ child_exec(char **argv, char **env, int in_fd, int out_fd, int cp_fd,
 {
 	static const char msg[] = "jobrun: cannot execute handler: ";
 	const char *why;
+	sigset_t none;
 	int sig;
 
 	setpgid(0, 0);
@@ -270,6 +273,10 @@ child_exec(char **argv, char **env, int in_fd, int out_fd, int cp_fd,
 	 * the defaults a program started from a shell has. */
 	for (sig = 1; sig < NSIG; sig++)
 		signal(sig, SIG_DFL);
+	/* A slot thread (--jobs) blocks every signal: the handler must not
+	 * inherit that mask, or SIGTERM would never reach it. */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0)
 		_exit(127);
 	/* fd 3 is the checkpoint socket; dup2 clears its close-on-exec. */
@@ -677,19 +684,21 @@ exec_run(void *state, const struct job *job, const struct handler_watch *w,
 {
 	struct exec_state *st = state;
 	struct child *c = xcalloc(1, sizeof *c);
-	struct sigaction ignore, saved;
+	struct sigaction ignore;
 	char err[256];
 	enum stop_reason stop;
 
 	c->in_fd = c->out_fd = c->pid_fd = c->cp_fd = -1;
 	c->cp_line = xmalloc(CHECKPOINT_MAX + 1);
+	c->tail.buf = xmalloc(EXEC_TAIL_BYTES);
 	c->input = job->payload;
 	c->input_len = job->payload_len;
 	/* A handler that exits without reading its stdin must cost an EPIPE,
-	 * not our life, whatever the caller did with SIGPIPE. */
+	 * not our life, whatever the caller did with SIGPIPE.  Not put back
+	 * afterwards: other slots' handlers may be running (--jobs). */
 	memset(&ignore, 0, sizeof ignore);
 	ignore.sa_handler = SIG_IGN;
-	sigaction(SIGPIPE, &ignore, &saved);
+	sigaction(SIGPIPE, &ignore, NULL);
 	if (spawn(c, st->argv, job, err, sizeof err) != 0) {
 		result_set(res, OUTCOME_RETRY, err, NULL, 0);
 		goto out;
@@ -697,12 +706,12 @@ exec_run(void *state, const struct job *job, const struct handler_watch *w,
 	stop = supervise(c, st->timeout, w);
 	describe(c, stop, st->timeout, res);
 out:
-	sigaction(SIGPIPE, &saved, NULL);
 	close_fd(&c->in_fd);
 	close_fd(&c->out_fd);
 	close_fd(&c->pid_fd);
 	close_fd(&c->cp_fd);
 	free(c->cp_line);
+	free(c->tail.buf);
 	free(c->ack);
 	free(c);
 }

@@ -8,8 +8,8 @@
  * success and our mark makes a second delivery possible; the receiver is
  * the one place that can drop it.
  *
- * One curl handle per type lives for the whole run, so consecutive jobs to
- * the same host reuse the connection.  The response body is kept only up
+ * A type's curl handles live for the whole run, one per handler running at
+ * once (--jobs), so consecutive jobs to the same host reuse connections.  The response body is kept only up
  * to max_response bytes; the rest is read and dropped, so a huge body
  * costs time (bounded by the timeout) but never memory.  While a request
  * runs, curl's progress callback drives the runner's watch tick, which
@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,7 +59,12 @@ struct http_state {
 	size_t nenv, nfiles;
 	int prepared;
 	struct libcurl lc;		/* loaded by the first key */
-	CURL *curl;			/* created on first use, reused */
+	/* Handles not in use, each with the connections it keeps open: a
+	 * job takes one (or a new one) and puts it back, so the slots of a
+	 * run (--jobs) never share one and never open more than one each. */
+	pthread_mutex_t pool_lock;
+	CURL **idle;
+	size_t nidle, cap;
 	int curl_initialised;
 };
 
@@ -81,6 +87,7 @@ http_create(void)
 {
 	struct http_state *st = xcalloc(1, sizeof *st);
 
+	pthread_mutex_init(&st->pool_lock, NULL);
 	st->timeout = HTTP_DEFAULT_TIMEOUT;
 	st->connect_timeout = HTTP_DEFAULT_CONNECT_TIMEOUT;
 	st->max_response = HTTP_DEFAULT_MAX_RESPONSE;
@@ -406,8 +413,10 @@ http_destroy(void *state)
 
 	if (st == NULL)
 		return;
-	if (st->curl != NULL)
-		st->lc.easy_cleanup(st->curl);
+	for (i = 0; i < st->nidle; i++)
+		st->lc.easy_cleanup(st->idle[i]);
+	free(st->idle);
+	pthread_mutex_destroy(&st->pool_lock);
 	if (st->curl_initialised)
 		st->lc.global_cleanup();
 	if (st->headers != NULL)
@@ -560,25 +569,39 @@ http_idempotency_value(const char *key, size_t len)
 	return out;
 }
 
-static int
-ensure_handle(struct http_state *st)
+/* A handle for one exchange, the pool's lock held: an idle one, with
+ * the connections it keeps open, or a new one; NULL when curl cannot
+ * make one. */
+static CURL *
+take_handle(struct http_state *st)
 {
-	if (st->curl != NULL)
-		return 0;
+	if (st->nidle > 0)
+		return st->idle[--st->nidle];
 	if (!st->curl_initialised) {
 		if (st->lc.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-			return -1;
+			return NULL;
 		st->curl_initialised = 1;
 	}
-	st->curl = st->lc.easy_init();
-	return st->curl != NULL ? 0 : -1;
+	return st->lc.easy_init();
+}
+
+/* Back to the pool, for the next job to reuse its connections. */
+static void
+put_handle(struct http_state *st, CURL *curl)
+{
+	pthread_mutex_lock(&st->pool_lock);
+	if (st->nidle == st->cap) {
+		st->cap = st->cap == 0 ? 4 : st->cap * 2;
+		st->idle = xrealloc(st->idle, st->cap * sizeof *st->idle);
+	}
+	st->idle[st->nidle++] = curl;
+	pthread_mutex_unlock(&st->pool_lock);
 }
 
 static void
-configure(struct http_state *st, struct exchange *ex, const char *body,
-    size_t body_len, struct curl_slist *headers)
+configure(struct http_state *st, CURL *c, struct exchange *ex,
+    const char *body, size_t body_len, struct curl_slist *headers)
 {
-	CURL *c = st->curl;
 
 	/* Options persist on a reused handle; set every one each time. */
 	st->lc.easy_setopt(c, CURLOPT_URL, st->url);
@@ -767,14 +790,20 @@ http_run(void *state, const struct job *job, const struct handler_watch *w,
 	struct curl_slist *headers = NULL;
 	char *body = NULL;
 	size_t body_len = 0;
+	CURL *curl = NULL;
 	CURLcode rc;
 	long code = 0;
+	int prepared;
 
-	if (http_prepare(st, what, sizeof what) != 0) {
+	pthread_mutex_lock(&st->pool_lock);
+	if ((prepared = http_prepare(st, what, sizeof what) == 0))
+		curl = take_handle(st);
+	pthread_mutex_unlock(&st->pool_lock);
+	if (!prepared) {
 		result_set(res, OUTCOME_RETRY, what, NULL, 0);
 		goto out;
 	}
-	if (ensure_handle(st) != 0) {
+	if (curl == NULL) {
 		result_set(res, OUTCOME_RETRY, "http: cannot set up a curl "
 		    "handle", NULL, 0);
 		goto out;
@@ -792,10 +821,10 @@ http_run(void *state, const struct job *job, const struct handler_watch *w,
 	ex.watch = w;
 	ex.lc = &st->lc;
 	ex.next_tick = now_ms() + HTTP_TICK_MS;
-	configure(st, &ex, body, body_len, headers);
-	st->lc.easy_setopt(st->curl, CURLOPT_ERRORBUFFER, errbuf);
-	rc = st->lc.easy_perform(st->curl);
-	st->lc.easy_setopt(st->curl, CURLOPT_ERRORBUFFER, NULL);
+	configure(st, curl, &ex, body, body_len, headers);
+	st->lc.easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
+	rc = st->lc.easy_perform(curl);
+	st->lc.easy_setopt(curl, CURLOPT_ERRORBUFFER, NULL);
 	if (ex.abandoned) {
 		result_set(res, OUTCOME_ABANDONED, "stopped by the runner",
 		    NULL, 0);
@@ -809,7 +838,7 @@ http_run(void *state, const struct job *job, const struct handler_watch *w,
 		    OUTCOME_RETRY, what, NULL, 0);
 		goto out;
 	}
-	st->lc.easy_getinfo(st->curl, CURLINFO_RESPONSE_CODE, &code);
+	st->lc.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
 	snprintf(what, sizeof what, "HTTP %s", ex.status_line[0] ?
 	    ex.status_line : "(no status line)");
 	if (code == 202 && progress_reply(&ex, w, res))
@@ -822,6 +851,8 @@ http_run(void *state, const struct job *job, const struct handler_watch *w,
 	} else
 		result_set_head(res, OUTCOME_FAIL, what, ex.body, ex.len);
 out:
+	if (curl != NULL)
+		put_handle(st, curl);
 	st->lc.slist_free_all(headers);
 	free(body);	/* json_dumps uses malloc by default */
 	free(ex.body);

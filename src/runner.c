@@ -16,8 +16,10 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,9 +33,12 @@
 #include "watchdog.h"
 
 /* Signals received during the run, and the last one: the only state
- * shared with a signal handler. */
-static volatile sig_atomic_t signals_received;
-static volatile sig_atomic_t last_signal;
+ * shared with a signal handler.  Lock-free atomics, not just volatile:
+ * every slot thread and the watchdog read them. */
+static _Atomic int signals_received;
+static _Atomic int last_signal;
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2,
+    "a signal handler may only touch lock-free atomics");
 
 void
 run_request_stop(int sig)
@@ -55,8 +60,72 @@ run_stop_requested(void)
 	return signals_received > 0 ? 128 + last_signal : 0;
 }
 
-/* The runner's view of the job being handled, for the watch tick. */
+/* What one run works with, for each of its jobs.  Its slots (--jobs)
+ * share the one connection, and with it the queue, the counters and the
+ * claim sequence: mu guards them all, and a slot holds it only for a
+ * statement, never while its handler runs. */
+struct cycle {
+	const struct cfg *cfg;
+	struct queue *q;
+	const char *const *types;
+	size_t ntypes;
+	struct secrets secrets;
+	const struct log *lg;
+	struct db *db;
+	struct watchdog watchdog;
+	int guarded;		/* the watchdog runs */
+	int guard_tried;	/* it was started, or could not be */
+	struct run_stats *stats;
+	const struct run_opts *opts;
+	int64_t deadline;	/* now_ms() the time budget ends */
+	char prefix[64];	/* of every claim token of the run */
+	pthread_mutex_t mu;
+	int drained;		/* a claim found nothing due */
+	/* After a lock extension failed, none is tried before this (now_ms;
+	 * 0: none failed since the last statement that went through), nor
+	 * while a slot waits to claim or to write an outcome: on a server
+	 * that stopped answering, every try holds the connection for
+	 * read_timeout, and slots must not queue their tries in front of
+	 * the statements that end the run. */
+	int64_t ext_retry_at;
+	_Atomic int waiting;	/* slots waiting for the connection */
+	enum db_status st;	/* the first database error: the run ends */
+	char err[1024];
+};
+
+/* Take the connection; with try, only if no other slot has it.  -1 when
+ * it would have to wait, or when a database error has ended the run: no
+ * slot sends another statement then (each would wait out read_timeout
+ * in turn on a server that stopped answering), and what a slot could not
+ * write is left to recovery, as with one handler. */
+static int
+connection_take(struct cycle *cy, int try)
+{
+	if (try) {
+		if (pthread_mutex_trylock(&cy->mu) != 0)
+			return -1;
+	} else {
+		cy->waiting++;
+		pthread_mutex_lock(&cy->mu);
+		cy->waiting--;
+	}
+	if (cy->st == DB_OK)
+		return 0;
+	pthread_mutex_unlock(&cy->mu);
+	return -1;
+}
+
+static void
+connection_give(struct cycle *cy)
+{
+	pthread_mutex_unlock(&cy->mu);
+}
+
+/* The runner's view of the job being handled in one slot, for the watch
+ * tick. */
 struct in_hand {
+	struct cycle *cy;	/* its mutex guards the connection */
+	size_t slot;
 	struct queue *q;
 	struct job *job;
 	const char *token;
@@ -99,6 +168,7 @@ watch_tick(void *arg)
 {
 	struct in_hand *h = arg;
 	int64_t now = now_ms();
+	enum db_status st;
 	char err[512];
 	int owned = 1;
 
@@ -109,8 +179,21 @@ watch_tick(void *arg)
 	}
 	if (now - h->extended_at < (int64_t)h->lock_seconds * 1000 / 3)
 		return 0;
-	if (queue_extend(h->q, h->job, h->token, h->lock_seconds, &owned,
-	    err, sizeof err) != DB_OK) {
+	if (connection_take(h->cy, now - h->extended_at <
+	    (int64_t)h->lock_seconds * 1000 / 2) != 0)
+		return 0;	/* another slot has it: next tick */
+	if (h->cy->ext_retry_at != 0 && (now < h->cy->ext_retry_at ||
+	    h->cy->waiting > 0)) {
+		connection_give(h->cy);
+		return 0;
+	}
+	st = queue_extend(h->q, h->job, h->token, h->lock_seconds, &owned,
+	    err, sizeof err);
+	h->cy->ext_retry_at = st == DB_OK ? 0 : now_ms() +
+	    ((int64_t)h->lock_seconds * 1000 / 6 > 1000 ?
+	    (int64_t)h->lock_seconds * 1000 / 6 : 1000);
+	connection_give(h->cy);
+	if (st != DB_OK) {
 		/* The lock still runs for a while; try again next tick. */
 		log_msg(h->lg, LV_WARN, "job %llu: %s",
 		    (unsigned long long)h->job->id, err);
@@ -166,8 +249,11 @@ watch_checkpoint(void *arg, const char *text, size_t len, char *err,
 		    "column (apply sql/002_checkpoint.sql)");
 	if (len > CHECKPOINT_MAX)
 		return refuse(h, err, errlen, "over %d bytes", CHECKPOINT_MAX);
+	if (connection_take(h->cy, 0) != 0)
+		return refuse(h, err, errlen, "a database error ended the run");
 	st = queue_checkpoint(h->q, h->job, h->token, text, len,
 	    h->lock_seconds, &owned, &valid, cause, sizeof cause);
+	connection_give(h->cy);
 	if (st != DB_OK)
 		return refuse(h, err, errlen, "%s", cause);
 	if (!owned) {
@@ -197,10 +283,15 @@ watch_read_reply(void *arg, const char *text, size_t len, struct reply *out,
     char *err, size_t errlen)
 {
 	struct in_hand *h = arg;
+	enum db_status st;
 
-	if (queue_read_reply(h->q, text, len, out, err, errlen) != DB_OK)
+	if (connection_take(h->cy, 0) != 0) {
+		snprintf(err, errlen, "a database error ended the run");
 		return -1;
-	return 0;
+	}
+	st = queue_read_reply(h->q, text, len, out, err, errlen);
+	connection_give(h->cy);
+	return st == DB_OK ? 0 : -1;
 }
 
 static void
@@ -209,14 +300,15 @@ watch_guard(void *arg, pid_t pgid, int64_t deadline)
 	struct in_hand *h = arg;
 
 	if (h->watchdog != NULL)
-		watchdog_guard(h->watchdog, pgid, deadline);
+		watchdog_guard(h->watchdog, h->slot, pgid, deadline);
 }
 
 static int
 watch_guarded(void *arg)
 {
 	struct in_hand *h = arg;
-	int fired = h->watchdog != NULL ? watchdog_fired(h->watchdog) : 0;
+	int fired = h->watchdog != NULL ? watchdog_fired(h->watchdog, h->slot) :
+	    0;
 
 	if (fired & WATCHDOG_STOPPED)
 		h->interrupted = 1;
@@ -359,7 +451,7 @@ mark(const struct cfg *cfg, const struct in_hand *h, const struct result *res,
 		.attempt = job->attempt, .max_attempts = job->max_attempts,
 		.snoozes = job->snoozes, .resumable = job->resumable,
 		.progress = h->progress, .interrupted = h->interrupted,
-		.signo = (int)last_signal,
+		.signo = last_signal,
 		.backoff_base = cfg->run.backoff_base,
 		.backoff_cap = cfg->run.backoff_cap,
 		.max_snoozes = cfg->run.max_snoozes,
@@ -377,21 +469,6 @@ mark(const struct cfg *cfg, const struct in_hand *h, const struct result *res,
 	return DB_OK;
 }
 
-/* What one run works with, for each of its jobs. */
-struct cycle {
-	const struct cfg *cfg;
-	struct queue *q;
-	const char *const *types;
-	size_t ntypes;
-	struct secrets secrets;
-	const struct log *lg;
-	struct db *db;
-	struct watchdog watchdog;
-	int guarded;		/* the watchdog runs */
-	int guard_tried;	/* it was started, or could not be */
-	struct run_stats *stats;
-};
-
 /* The watchdog, started before the run's first statement (a second
  * signal must be heeded even while the first claim waits on a frozen
  * server); a run that cannot start it goes on without. */
@@ -402,48 +479,180 @@ guard(struct cycle *cy)
 		return;
 	cy->guard_tried = 1;
 	cy->guarded = watchdog_start(&cy->watchdog, cy->db,
-	    run_interrupted) == 0;
+	    cy->opts->jobs > 0 ? cy->opts->jobs : 1, run_interrupted) == 0;
 	if (!cy->guarded)
 		log_msg(cy->lg, LV_WARN, "start the watchdog thread: %s; "
 		    "handler timeouts wait for the database",
 		    strerror(errno));
 }
 
-/* Claim, handle and mark one job; *claimed is 0 when nothing was due. */
-static enum db_status
-one_job(struct cycle *cy, const char *token, int *claimed, char *err,
-    size_t errlen)
+/* A database error ends the run: the first one is what it reports. */
+static void
+run_failed(struct cycle *cy, enum db_status st, const char *err)
+{
+	if (cy->st != DB_OK)
+		return;
+	cy->st = st;
+	snprintf(cy->err, sizeof cy->err, "%s", err);
+}
+
+/* Whether the run may claim another job (the connection held). */
+static int
+may_claim(const struct cycle *cy)
+{
+	return cy->st == DB_OK && !cy->drained && signals_received == 0 &&
+	    !queue_single_lost(cy->q) &&
+	    cy->stats->claimed < cy->opts->batch_size &&
+	    now_ms() < cy->deadline;
+}
+
+/* Claim the run's next job for a slot: 1 with job and token filled in,
+ * 0 when the run claims no more (its budget spent, a signal, nothing
+ * due, a database error). */
+static int
+claim_next(struct cycle *cy, struct job *job, char *token, size_t tokenlen)
+{
+	enum db_status st;
+	char err[1024];
+	int claimed = 0;
+
+	if (connection_take(cy, 0) != 0)
+		return 0;
+	if (may_claim(cy)) {
+		snprintf(token, tokenlen, "%s:%llu", cy->prefix,
+		    (unsigned long long)cy->stats->claimed + 1);
+		st = queue_claim(cy->q, cy->types, cy->ntypes,
+		    cy->cfg->run.lock_seconds, token, job, &claimed, err,
+		    sizeof err);
+		if (st != DB_OK)
+			run_failed(cy, st, err);
+		else {
+			cy->ext_retry_at = 0;
+			if (!claimed)
+				cy->drained = 1;
+			else
+				cy->stats->claimed++;
+		}
+	}
+	connection_give(cy);
+	return claimed;
+}
+
+/* Handle and mark a job claimed for slot. */
+static void
+one_job(struct cycle *cy, size_t slot, struct job *job, const char *token)
 {
 	const struct cfg *cfg = cy->cfg;
-	struct job job = { 0 };
-	struct in_hand h = { .q = cy->q, .job = &job, .token = token,
-	    .lg = cy->lg, .lock_seconds = cfg->run.lock_seconds };
-	struct result *res = NULL;
+	struct in_hand h = { .cy = cy, .slot = slot, .q = cy->q, .job = job,
+	    .token = token, .lg = cy->lg,
+	    .lock_seconds = cfg->run.lock_seconds };
+	struct result *res = xcalloc(1, sizeof *res);
 	const struct cfg_type *type;
 	enum db_status st;
+	char err[1024];
 	int64_t start;
 
-	st = queue_claim(cy->q, cy->types, cy->ntypes, cfg->run.lock_seconds,
-	    token, &job, claimed, err, errlen);
-	if (st != DB_OK || !*claimed)
-		return st;
 	h.watchdog = cy->guarded ? &cy->watchdog : NULL;
-	cy->stats->claimed++;
 	start = h.extended_at = now_ms();
-	type = cfg_find_type(cfg, job.type);
-	res = xcalloc(1, sizeof *res);
+	type = cfg_find_type(cfg, job->type);
 	res->secrets = &cy->secrets;
 	if (type == NULL) {
 		/* Only configured types are claimed; a row whose type changed
 		 * under us is not ours to run. */
 		result_set(res, OUTCOME_FAIL, "no handler configured for type",
-		    job.type, strlen(job.type));
+		    job->type, strlen(job->type));
 	} else
 		handle(type, &h, res);
-	st = mark(cfg, &h, res, now_ms() - start, cy->stats, err, errlen);
+	if (connection_take(cy, 0) == 0) {
+		st = mark(cfg, &h, res, now_ms() - start, cy->stats, err,
+		    sizeof err);
+		if (st != DB_OK)
+			run_failed(cy, st, err);
+		else
+			cy->ext_retry_at = 0;
+		connection_give(cy);
+	}
 	free(res);
-	queue_job_free(&job);
-	return st;
+}
+
+/* One slot: claim, handle and mark jobs until the run claims no more. */
+static void
+run_slot(struct cycle *cy, size_t slot)
+{
+	char token[QUEUE_TOKEN_MAX + 1];
+	struct job job;
+
+	for (;;) {
+		memset(&job, 0, sizeof job);
+		if (!claim_next(cy, &job, token, sizeof token))
+			break;
+		one_job(cy, slot, &job, token);
+		queue_job_free(&job);
+	}
+}
+
+struct slot_thread {
+	pthread_t thread;
+	struct cycle *cy;
+	size_t slot;
+};
+
+static void *
+slot_main(void *arg)
+{
+	struct slot_thread *t = arg;
+
+	run_slot(t->cy, t->slot);
+	return NULL;
+}
+
+/* A slot's stack: its deepest path (a handler's output drained into a
+ * 16 kB buffer, a log line, a statement through libmariadb) needs a
+ * fraction of this, even under ASan; the default (8 MB, RLIMIT_STACK)
+ * would have 256 slots reserve 2 GB of address space. */
+#define SLOT_STACK_BYTES (1024 * 1024)
+
+/* Start slots 1..n-1 as threads (slot 0 is the caller's); returns how
+ * many started.  They block every signal: signals are the main thread's,
+ * and each slot sees their effect within its handler's next tick. */
+static size_t
+start_slots(struct cycle *cy, struct slot_thread *t, size_t n)
+{
+	pthread_attr_t attr;
+	sigset_t all, saved;
+	size_t i;
+	int rc = 0;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, SLOT_STACK_BYTES);
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &saved);
+	for (i = 1; i < n; i++) {
+		t[i] = (struct slot_thread){ .cy = cy, .slot = i };
+		if ((rc = pthread_create(&t[i].thread, &attr, slot_main,
+		    &t[i])) != 0)
+			break;
+	}
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	pthread_attr_destroy(&attr);
+	if (i < n)
+		log_msg(cy->lg, LV_WARN, "--jobs=%zu: only %zu handler slot(s) "
+		    "started: %s", n, i, strerror(rc));
+	return i;
+}
+
+/* Claim, handle and mark jobs in every slot until the run claims no
+ * more and the jobs in hand are done. */
+static void
+run_slots(struct cycle *cy, size_t n)
+{
+	struct slot_thread *t = xcalloc(n, sizeof *t);
+	size_t started = start_slots(cy, t, n), i;
+
+	run_slot(cy, 0);
+	for (i = 1; i < started; i++)
+		pthread_join(t[i].thread, NULL);
+	free(t);
 }
 
 /* What no message of this run may show: the database password and the
@@ -487,13 +696,10 @@ run_cycle(const struct cfg *cfg, struct db *db, struct queue *q,
     struct run_stats *stats, char *err, size_t errlen)
 {
 	int64_t start = now_ms();
-	int64_t deadline = start + (int64_t)opts->max_seconds * 1000;
 	struct cycle *cy = xcalloc(1, sizeof *cy);
 	const char **types;
-	char prefix[64], token[QUEUE_TOKEN_MAX + 1];
 	size_t ntypes = 0, i;
 	enum db_status st;
-	int claimed = 1;
 
 	memset(stats, 0, sizeof *stats);
 	types = xcalloc(cfg->ntypes + 1, sizeof *types);
@@ -507,8 +713,11 @@ run_cycle(const struct cfg *cfg, struct db *db, struct queue *q,
 		stats->by_type[i].type = types[i];
 	stats->ntypes = ntypes;
 	*cy = (struct cycle){ .cfg = cfg, .q = q, .types = types,
-	    .ntypes = ntypes, .lg = lg, .db = db, .stats = stats };
-	make_token_prefix(prefix, sizeof prefix);
+	    .ntypes = ntypes, .lg = lg, .db = db, .stats = stats,
+	    .opts = opts, .deadline = start +
+	    (int64_t)opts->max_seconds * 1000 };
+	pthread_mutex_init(&cy->mu, NULL);
+	make_token_prefix(cy->prefix, sizeof cy->prefix);
 	warn_types(cfg, types, ntypes, lg);
 	collect_secrets(cfg, &cy->secrets);
 
@@ -522,21 +731,20 @@ run_cycle(const struct cfg *cfg, struct db *db, struct queue *q,
 	if (st == DB_OK && stats->recovered > 0)
 		log_msg(lg, LV_WARN, "recovered %llu job(s) whose runner's "
 		    "lock expired", (unsigned long long)stats->recovered);
-	while (st == DB_OK && claimed && signals_received == 0 &&
-	    !queue_single_lost(q) &&
-	    stats->claimed < opts->batch_size && now_ms() < deadline) {
-		snprintf(token, sizeof token, "%s:%llu", prefix,
-		    (unsigned long long)stats->claimed + 1);
-		st = one_job(cy, token, &claimed, err, errlen);
+	if (st == DB_OK) {
+		run_slots(cy, opts->jobs > 0 ? opts->jobs : 1);
+		if ((st = cy->st) != DB_OK)
+			snprintf(err, errlen, "%s", cy->err);
 	}
 	if (signals_received > 0)
-		log_msg(lg, LV_WARN, "stopped on signal %d", (int)last_signal);
+		log_msg(lg, LV_WARN, "stopped on signal %d", last_signal);
 	if (queue_single_lost(q))
 		log_msg(lg, LV_WARN, "stopped: the connection was lost and "
 		    "another runner took the --single lock %s",
 		    opts->single_lock != NULL ? opts->single_lock : "");
 	if (cy->guarded)
 		watchdog_stop(&cy->watchdog);
+	pthread_mutex_destroy(&cy->mu);
 	free(types);
 	secrets_free(&cy->secrets);
 	free(cy);

@@ -18,6 +18,7 @@ struct run_opts {
 	const char *type;		/* claim only this type, or NULL */
 	unsigned long batch_size;	/* claim at most this many jobs */
 	unsigned long max_seconds;	/* stop claiming after this long */
+	unsigned long jobs;		/* handlers at once (0: one) */
 	const char *single_lock;	/* the --single lock held, or NULL */
 };
 
@@ -38,7 +39,7 @@ struct run_stats {
 void run_stats_free(struct run_stats *stats);
 
 /* Signal handler: the first call stops claiming and lets the running
- * handler finish; the second also stops the handler and puts its job
+ * handlers finish; the second also stops them and puts their jobs
  * back. */
 void run_request_stop(int sig);
 
@@ -49,9 +50,11 @@ int run_interrupted(void);
  * that work in batches and stop between two. */
 int run_stop_requested(void);
 
-/* Run one cycle.  Returns DB_OK when the run went through (whatever the
- * jobs' outcomes, which are in stats) or the database error that ended
- * it, with err set; a job being handled then is left for recovery. */
+/* Run one cycle, with opts->jobs handlers at once over the one
+ * connection db.  Returns DB_OK when the run went through (whatever the
+ * jobs' outcomes, which are in stats) or the first database error that
+ * ended it, with err set; a job whose outcome it could not write is left
+ * for recovery. */
 enum db_status run_cycle(const struct cfg *cfg, struct db *db,
                          struct queue *q, const struct run_opts *opts,
                          const struct log *lg, struct run_stats *stats,

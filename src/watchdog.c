@@ -2,16 +2,17 @@
  * watchdog.c - what must happen on time while the runner waits on the
  * database.
  *
- * The runner is one thread that handles a job and talks to the server in
- * turn.  A server that stops answering (SIGSTOP, a stuck disk, a network
- * black hole) holds a call for up to read_timeout, and in that time a
- * handler's timeout would pass unenforced and a second signal would go
- * unheeded.  So a second thread, for the length of a run, looks ten times
- * a second at what the runner cannot: when a call has been blocked past
- * the guarded handler's deadline, it stops the handler's process group
+ * The runner handles its jobs (one per slot, --jobs) and talks to the
+ * server over one connection, one call at a time.  A server that stops
+ * answering (SIGSTOP, a stuck disk, a network black hole) holds a call
+ * for up to read_timeout, and in that time, in every slot waiting for the
+ * connection, a handler's timeout would pass unenforced and a second
+ * signal would go unheeded.  So one more thread, for the length of a run,
+ * looks ten times a second at what the slots cannot: when a call has been
+ * blocked past a guarded handler's deadline, it stops the handler's group
  * (SIGTERM, SIGKILL after the same grace as exec.c's); when the operator
  * has signalled twice and a call has been blocked for half a second, it
- * stops the handler and gives up on the server (db_abandon: the blocked
+ * stops every handler and gives up on the server (db_abandon: the blocked
  * call returns, no new connection is made), so the run ends at once and
  * leaves what it could not record to recovery.
  *
@@ -21,6 +22,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -32,39 +34,50 @@
 #define WATCHDOG_STUCK_MS 500	/* a call blocked this long is stuck */
 
 static void
-stop_group(struct watchdog *w, int bit, int64_t now)
+stop_group(struct watchdog_guard *g, int bit, int64_t now)
 {
-	int pgid = atomic_load(&w->pgid);
+	int pgid = atomic_load(&g->pgid);
 
-	if (pgid <= 0 || (atomic_load(&w->fired) & bit))
+	if (pgid <= 0 || (atomic_load(&g->fired) & bit))
 		return;
 	kill(-pgid, SIGTERM);
-	atomic_fetch_or(&w->fired, bit);
-	if (atomic_load(&w->kill_at) == 0)
-		atomic_store(&w->kill_at, now + WATCHDOG_GRACE_MS);
+	atomic_fetch_or(&g->fired, bit);
+	if (atomic_load(&g->kill_at) == 0)
+		atomic_store(&g->kill_at, now + WATCHDOG_GRACE_MS);
+}
+
+/* A slot's timeout, kept while the database holds the runner. */
+static void
+look_at_guard(struct watchdog_guard *g, int64_t now, int64_t busy)
+{
+	int64_t deadline = atomic_load(&g->deadline);
+	int64_t kill_at = atomic_load(&g->kill_at);
+	int pgid = atomic_load(&g->pgid);
+
+	if (busy != 0 && deadline != 0 && now >= deadline)
+		stop_group(g, WATCHDOG_TIMEOUT, now);
+	if (pgid > 0 && kill_at != 0 && now >= kill_at && busy != 0) {
+		kill(-pgid, SIGKILL);
+		atomic_store(&g->kill_at, now + WATCHDOG_GRACE_MS);
+	}
 }
 
 static void
 look(struct watchdog *w)
 {
-	int64_t now = now_ms(), busy = atomic_load(&w->db->busy_since);
-	int64_t deadline = atomic_load(&w->deadline);
-	int64_t kill_at = atomic_load(&w->kill_at), seen;
-	int pgid = atomic_load(&w->pgid);
+	int64_t now = now_ms(), busy = atomic_load(&w->db->busy_since), seen;
+	size_t i;
 
-	if (busy != 0 && deadline != 0 && now >= deadline)
-		stop_group(w, WATCHDOG_TIMEOUT, now);
-	if (pgid > 0 && kill_at != 0 && now >= kill_at && busy != 0) {
-		kill(-pgid, SIGKILL);
-		atomic_store(&w->kill_at, now + WATCHDOG_GRACE_MS);
-	}
+	for (i = 0; i < w->nguards; i++)
+		look_at_guard(&w->guards[i], now, busy);
 	if (!w->interrupted())
 		return;
 	seen = atomic_load(&w->stop_seen);
 	if (seen == 0)
 		atomic_store(&w->stop_seen, seen = now);
 	if (busy != 0 && now - (busy > seen ? busy : seen) >= WATCHDOG_STUCK_MS) {
-		stop_group(w, WATCHDOG_STOPPED, now);
+		for (i = 0; i < w->nguards; i++)
+			stop_group(&w->guards[i], WATCHDOG_STOPPED, now);
 		db_abandon(w->db);
 	}
 }
@@ -100,7 +113,8 @@ watch(void *arg)
 }
 
 int
-watchdog_start(struct watchdog *w, struct db *db, int (*interrupted)(void))
+watchdog_start(struct watchdog *w, struct db *db, size_t nslots,
+    int (*interrupted)(void))
 {
 	pthread_condattr_t attr;
 	sigset_t all, saved;
@@ -109,6 +123,8 @@ watchdog_start(struct watchdog *w, struct db *db, int (*interrupted)(void))
 	memset(w, 0, sizeof *w);
 	w->db = db;
 	w->interrupted = interrupted;
+	w->guards = xcalloc(nslots, sizeof *w->guards);
+	w->nguards = nslots;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_condattr_init(&attr);
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
@@ -123,6 +139,8 @@ watchdog_start(struct watchdog *w, struct db *db, int (*interrupted)(void))
 	if (rc != 0) {
 		pthread_cond_destroy(&w->wake);
 		pthread_mutex_destroy(&w->lock);
+		free(w->guards);
+		w->guards = NULL;
 		errno = rc;
 		return -1;
 	}
@@ -142,21 +160,26 @@ watchdog_stop(struct watchdog *w)
 	pthread_join(w->thread, NULL);
 	pthread_cond_destroy(&w->wake);
 	pthread_mutex_destroy(&w->lock);
+	free(w->guards);
+	w->guards = NULL;
+	w->nguards = 0;
 	w->started = 0;
 }
 
 void
-watchdog_guard(struct watchdog *w, pid_t pgid, int64_t deadline)
+watchdog_guard(struct watchdog *w, size_t slot, pid_t pgid, int64_t deadline)
 {
-	atomic_store(&w->pgid, 0);
-	atomic_store(&w->kill_at, 0);
-	atomic_store(&w->fired, 0);
-	atomic_store(&w->deadline, pgid > 0 ? deadline : 0);
-	atomic_store(&w->pgid, (int)pgid);
+	struct watchdog_guard *g = &w->guards[slot];
+
+	atomic_store(&g->pgid, 0);
+	atomic_store(&g->kill_at, 0);
+	atomic_store(&g->fired, 0);
+	atomic_store(&g->deadline, pgid > 0 ? deadline : 0);
+	atomic_store(&g->pgid, (int)pgid);
 }
 
 int
-watchdog_fired(struct watchdog *w)
+watchdog_fired(struct watchdog *w, size_t slot)
 {
-	return atomic_load(&w->fired);
+	return atomic_load(&w->guards[slot].fired);
 }

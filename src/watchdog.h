@@ -16,6 +16,14 @@
 #define WATCHDOG_TIMEOUT 1	/* its timeout passed: SIGTERM, then SIGKILL */
 #define WATCHDOG_STOPPED 2	/* the second signal: stopped at once */
 
+/* One handler slot's guard: written by the slot, read by the thread. */
+struct watchdog_guard {
+	_Atomic int pgid;		/* the guarded handler's group, or 0 */
+	_Atomic int_least64_t deadline;	/* now_ms() its timeout ends, or 0 */
+	_Atomic int_least64_t kill_at;	/* when SIGKILL follows SIGTERM */
+	_Atomic int fired;		/* WATCHDOG_* bits */
+};
+
 struct watchdog {
 	pthread_t thread;
 	pthread_mutex_t lock;		/* with wake: stop it without delay */
@@ -24,26 +32,27 @@ struct watchdog {
 	struct db *db;
 	int (*interrupted)(void);	/* nonzero after the second signal */
 	_Atomic int quit;
-	_Atomic int pgid;		/* the guarded handler's group, or 0 */
-	_Atomic int_least64_t deadline;	/* now_ms() its timeout ends, or 0 */
-	_Atomic int_least64_t kill_at;	/* when SIGKILL follows SIGTERM */
-	_Atomic int fired;		/* WATCHDOG_* bits */
+	struct watchdog_guard *guards;	/* one per handler slot */
+	size_t nguards;
 	_Atomic int_least64_t stop_seen; /* when the second signal was seen */
 };
 
-/* Start the watchdog's thread over db; interrupted says when the operator
- * insists on stopping.  0, or -1 with errno. */
-int watchdog_start(struct watchdog *w, struct db *db, int (*interrupted)(void));
+/* Start the watchdog's thread over db, guarding nslots handler slots;
+ * interrupted says when the operator insists on stopping.  0, or -1 with
+ * errno. */
+int watchdog_start(struct watchdog *w, struct db *db, size_t nslots,
+                   int (*interrupted)(void));
 
 /* Stop the thread (nothing is guarded afterwards). */
 void watchdog_stop(struct watchdog *w);
 
-/* Guard a handler's process group: when a database call blocks past
+/* Guard slot's handler process group: when a database call blocks past
  * deadline (now_ms()), or past the second signal, the watchdog stops the
  * group itself.  pgid 0 ends the guard.  Resets what it fired. */
-void watchdog_guard(struct watchdog *w, pid_t pgid, int64_t deadline);
+void watchdog_guard(struct watchdog *w, size_t slot, pid_t pgid,
+                    int64_t deadline);
 
-/* WATCHDOG_* bits for what it did to the guarded handler. */
-int watchdog_fired(struct watchdog *w);
+/* WATCHDOG_* bits for what it did to slot's guarded handler. */
+int watchdog_fired(struct watchdog *w, size_t slot);
 
 #endif

@@ -7,7 +7,7 @@
 # left in processing for recovery, as the manual says.
 . "${0%/*}/lib.sh"
 
-plan 22
+plan 27
 
 use_own_server
 setup_db
@@ -176,6 +176,41 @@ like "$(cat "$T/err.ok")" "claim a job in .*no answer within read_timeout 8 s" "
 # recovery.  Either way no handler ran it.
 like "$(job claim "CONCAT(status, '/', attempts)")" '^(pending/0|processing/1)$' \
     "the job was not run: untouched, or claimed by the gone run for recovery"
+sql "DELETE FROM polling_jobs"
+
+# --- four slots (--jobs=4), a frozen server ----------------------------------------
+
+# Every slot's handler timeout is kept; the first mark waits read_timeout
+# and ends the run; the other slots send nothing more (each would wait
+# read_timeout in turn), and their jobs are left for recovery.
+for k in s1 s2 s3 s4; do
+	enqueue long "$k"
+done
+jobrun --type=long --jobs=4 --json >"$T/out.slots" 2>"$T/err.slots" &
+WATCH=$!
+all_started() { started s1 && started s2 && started s3 && started s4; }
+wait_for 30 all_started || bail_out "the four handlers never started"
+handlers=$(cat "$T"/started.s?)
+freeze
+since=$(ms)
+all_gone() {
+	local p
+	for p in $handlers; do
+		proc_gone "$p" || return 1
+	done
+}
+wait_for 20 all_gone
+dead=$(( $(ms) - since ))
+took_between_ms "$dead" 2500 5500 "four slots, frozen server: every handler's 4 s timeout stops it on time ($dead ms)"
+finish
+thaw
+is "$RC" 69 "the first mark finds the server frozen: exit 69"
+took_between_ms "$TOOK" 5000 8500 "after the timeout and one read_timeout, not one per slot ($TOOK ms)"
+like "$(cat "$T/err.slots")" "the outcomes of the 4 jobs in hand were not recorded" \
+    "stderr says the four outcomes were not recorded"
+# The one mark sent may still be applied once the server wakes.
+between "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE status = 'processing' AND attempts = 1")" 3 4 \
+    "the jobs whose marks were never sent are left in processing for recovery"
 sql "DELETE FROM polling_jobs"
 
 # --- two signals while the server is frozen ----------------------------------------

@@ -1,0 +1,272 @@
+#!/bin/bash
+# --jobs=N: up to N handlers at once in one run, over one connection.  Every
+# job is still claimed alone, fenced, its lock renewed, its timeout kept; the
+# budget counts claims; the first signal stops claiming and lets every
+# running handler finish, the second stops them all and puts their jobs
+# back; a lost lock or a timeout in one slot touches only that handler;
+# checkpoints of eight jobs at once survive a SIGKILL; http keeps at most N
+# connections; four such runners run 4,000 jobs exactly once.
+. "${0%/*}/lib.sh"
+. "${0%/*}/http-lib.sh"
+
+plan 59
+setup_db
+
+# --- the option and the setting ---------------------------------------------
+
+for bad in 0 257 -1 x 8x ''; do
+	run jobrun --jobs="$bad"
+	is "$rc/$out" 64/ "--jobs='$bad': usage error (64), nothing on stdout"
+done
+like "$err" '^jobrun: --jobs' "the message names the option"
+run jobrun enqueue --type=t --jobs=2
+is "$rc" 64 "--jobs belongs to run only: enqueue --jobs is a usage error"
+write_config <<EOF2
+[run]
+jobs = 0
+EOF2
+run jobrun
+is "$rc" 78 "[run] jobs = 0: configuration error (78)"
+like "$err" 'jobs' "the message names the key"
+
+# --- eight at once, the budget, the first signal ----------------------------
+
+# work_config LOCK-SECONDS: type work (slot-work, let go by $T/go) and type
+# slow (the same, never let go, timeout 2 s)
+work_config() {
+	write_config <<EOF2
+[run]
+lock_seconds = $1
+batch_size = 1000
+
+[type.work]
+handler = exec
+command = $HANDLERS/slot-work $T/trace $T/go
+timeout = 60
+
+[type.slow]
+handler = exec
+command = $HANDLERS/slot-work $T/trace $T/never
+timeout = 2
+EOF2
+}
+work_config 60
+
+# enqueue N: N jobs w1..wN, the trace and the go file cleared
+enqueue() {
+	sql "DELETE FROM polling_jobs"
+	sql "INSERT INTO polling_jobs (business_key, type, next_run_at,
+	        created_at, updated_at)
+	     SELECT CONCAT('w', seq), 'work', NOW(), NOW(), NOW()
+	       FROM seq_1_to_$1"
+	rm -f "$T/trace" "$T/go"
+}
+# trace_count WORD: lines "KEY WORD" in the trace
+trace_count() {
+	grep -c " $1\$" "$T/trace" 2>/dev/null
+}
+started_n() {
+	[ "$(trace_count started)" = "$1" ]
+}
+count() {
+	sql "SELECT COUNT(*) FROM polling_jobs WHERE $1"
+}
+signal() {
+	kill -"$1" "$bg_pid"
+	wait_for 30 sig_seen "$bg_pid" "$(kill -l "$1")"
+}
+
+# --max=5 --jobs=8: five handlers start, no more are claimed.
+enqueue 20
+jobrun_bg --max=5 --jobs=8 --json >"$T/out" 2>"$T/err"
+ok "--max=5 --jobs=8: five handlers run at once" wait_for 30 started_n 5
+is "$(count "status = 'processing'")" 5 "five jobs in processing, each under its own lock"
+is "$(sql "SELECT COUNT(DISTINCT locked_by) FROM polling_jobs WHERE status = 'processing'")" 5 \
+    "with five different claim tokens"
+touch "$T/go"
+wait "$bg"
+is "$?" 0 "the run exits 0"
+is "$(jget claimed <"$T/out")/$(jget succeeded <"$T/out")" 5/5 "claimed 5, succeeded 5: the budget counts claims"
+is "$(count "status = 'pending'")" 15 "the other 15 are still pending"
+
+# SIGTERM with eight handlers running: all eight finish and are recorded,
+# nothing more is claimed.
+enqueue 16
+jobrun_bg --jobs=8 --json >"$T/out" 2>"$T/err"
+ok "--jobs=8: eight handlers run at once" wait_for 30 started_n 8
+ok "SIGTERM delivered while the eight run" signal TERM
+touch "$T/go"
+wait "$bg"
+is "$?" 0 "one signal: exit 0 once the eight finished"
+is "$(jget claimed <"$T/out")/$(jget succeeded <"$T/out")" 8/8 \
+    "claimed 8, succeeded 8: the running jobs finished, no other claimed"
+is "$(trace_count done)/$(trace_count term)" 8/0 "all eight ran to the end, none was signalled"
+is "$(count "status = 'success'")/$(count "status = 'pending' AND attempts = 0")" 8/8 \
+    "eight success, eight never touched"
+is "$(cat "$T/err")" 'ts='"$(sed -n 's/^ts=\([^ ]*\) .*/\1/p' "$T/err")"' level=warn msg="stopped on signal 15"' \
+    "stderr says why it stopped, once, and nothing else"
+
+# SIGTERM then SIGINT: every handler is stopped, every job put back, the
+# attempts not spent; exit 130.
+enqueue 16
+jobrun_bg --jobs=8 --json >"$T/out" 2>"$T/err"
+ok "eight handlers run again" wait_for 30 started_n 8
+signal TERM
+signal INT
+wait "$bg"
+is "$?" 130 "a second signal: exit 130"
+ok "every handler got SIGTERM" wait_for 10 test "$(trace_count term)" = 8
+is "$(trace_count done)" 0 "and none ran to the end"
+is "$(count "status = 'pending' AND attempts = 0 AND locked_by IS NULL AND next_run_at <= NOW()")" 16 \
+    "all sixteen are pending, due, unlocked, no attempt spent"
+is "$(jget claimed <"$T/out")/$(jget succeeded <"$T/out")/$(jget lost <"$T/out")" 8/0/0 \
+    "--json: claimed 8, none counted as an outcome"
+is "$(grep -c 'outcome=put-back' "$T/err")" 8 "eight put-back lines on stderr"
+
+# --- one slot's trouble stays in its slot -----------------------------------
+
+# The lock of one of eight running jobs is taken by another runner: its
+# extension finds out, that handler alone is stopped, the other seven
+# finish and succeed.
+work_config 3
+enqueue 8
+jobrun_bg --jobs=8 --json >"$T/out" 2>"$T/err"
+wait_for 30 started_n 8
+sql "UPDATE polling_jobs SET locked_by = 'other-runner',
+    locked_until = NOW() + INTERVAL 300 SECOND WHERE business_key = 'w3'"
+ok "the handler of the stolen job is stopped" wait_for 30 file_has "$T/trace" '^w3 term$'
+is "$(trace_count term)" 1 "only that one"
+touch "$T/go"
+wait "$bg"
+is "$?" 1 "a lost job: exit 1"
+is "$(jget succeeded <"$T/out")/$(jget lost <"$T/out")" 7/1 "seven succeeded, one lost"
+is "$(sql "SELECT GROUP_CONCAT(business_key ORDER BY id) FROM polling_jobs WHERE status = 'success'")" \
+    w1,w2,w4,w5,w6,w7,w8 "the seven others are success"
+is "$(sql "SELECT status, locked_by FROM polling_jobs WHERE business_key = 'w3'")" \
+    "processing	other-runner" "the stolen job is left to the runner that holds it"
+like "$(cat "$T/err")" 'job=[0-9]+ type=work attempt=1 max_attempts=5 outcome=lost ' \
+    "stderr says one job was lost"
+
+# One slot's handler overruns its timeout: it alone is killed and retried.
+work_config 60
+enqueue 7
+sql "INSERT INTO polling_jobs (business_key, type, next_run_at, created_at, updated_at)
+     VALUES ('slow', 'slow', NOW(), NOW(), NOW())"
+jobrun_bg --jobs=8 --json >"$T/out" 2>"$T/err"
+ok "eight handlers run, one of them slow" wait_for 30 started_n 8
+ok "the slow one is stopped at its timeout" wait_for 30 job_is slow "status = 'pending' AND attempts = 1"
+like "$(sql "SELECT last_error FROM polling_jobs WHERE business_key = 'slow'")" \
+    '^timed out after 2 s(: Terminated)?$' "its last_error: timed out after 2 s"
+is "$(trace_count term)/$(count "status = 'processing'")" 1/7 \
+    "it alone got SIGTERM; the seven others still run"
+touch "$T/go"
+wait "$bg"
+is "$?" 1 "a retried job: exit 1"
+is "$(jget succeeded <"$T/out")/$(jget retried <"$T/out")" 7/1 "seven succeeded, one retried"
+is "$(trace_count done)" 7 "the seven ran to the end"
+
+# --- checkpoints of eight jobs, a SIGKILL, a resume -------------------------
+
+write_config <<EOF2
+[run]
+lock_seconds = 60
+batch_size = 8
+
+[type.long]
+handler = exec
+command = $HANDLERS/slot-resume $T/items $T/go
+timeout = 120
+EOF2
+mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" <"$TOP/sql/002_checkpoint.sql"
+sql "DELETE FROM polling_jobs"
+sql "INSERT INTO polling_jobs (business_key, type, next_run_at, created_at, updated_at)
+     SELECT CONCAT('r', seq), 'long', NOW(), NOW(), NOW() FROM seq_1_to_8"
+rm -f "$T/go" "$T"/items.*
+checkpointed() {
+	[ "$(count "checkpoint IS NOT NULL AND status = 'processing'")" = 8 ]
+}
+jobrun_bg --jobs=8 >/dev/null 2>"$T/err"
+ok "eight resumable jobs each saved a checkpoint" wait_for 60 checkpointed
+kill -9 "$bg_pid"
+wait "$bg" 2>/dev/null
+sql "SELECT business_key, JSON_VALUE(checkpoint, '$.last') FROM polling_jobs ORDER BY id" >"$T/saved"
+for k in r1 r2 r3 r4 r5 r6 r7 r8; do
+	expire_lock "$k"
+done
+touch "$T/go"
+run jobrun --jobs=8 --json
+is "$rc" 0 "after the SIGKILL, a new run finishes the eight"
+is "$(jget recovered <<<"$out")/$(jget succeeded <<<"$out")" 8/8 "recovered 8, succeeded 8"
+resumed=0 whole=0
+while IFS=$'\t' read -r k last; do
+	grep -qx "attempt 2 resumes after $last" "$T/items.$k.attempts" &&
+	    resumed=$((resumed + 1))
+	[ "$(sort -un "$T/items.$k" | tr '\n' ' ')" = "$(seq 1 60 | tr '\n' ' ')" ] &&
+	    whole=$((whole + 1))
+done <"$T/saved"
+is "$resumed" 8 "each of the eight resumed after the checkpoint it had saved"
+is "$whole" 8 "and each processed every item from 1 to 60"
+
+# --- http: N transfers at once, at most N connections -----------------------
+
+start_http_server
+write_config <<EOF2
+[run]
+batch_size = 1000
+
+[type.web]
+handler = http
+url = $HTTP_URL/slow?seconds=0.3
+timeout = 30
+EOF2
+sql "DELETE FROM polling_jobs"
+sql "INSERT INTO polling_jobs (business_key, type, payload, next_run_at, created_at, updated_at)
+     SELECT CONCAT('h', seq), 'web', '{}', NOW(), NOW(), NOW() FROM seq_1_to_40"
+run jobrun --jobs=8 --json
+is "$rc" 0 "--jobs=8, 40 http jobs: exit 0"
+is "$(jget succeeded <<<"$out")" 40 "succeeded 40"
+is "$(http_count '/slow?seconds=0.3')" 40 "the server got 40 requests"
+conns=$(http_conns)
+diag "connections for 40 http jobs with --jobs=8: $conns"
+between "$conns" 2 8 "over more than one connection and never more than eight"
+
+# --- four runners, eight slots each, 4,000 jobs: exactly once ---------------
+
+n=4000
+write_config <<EOF2
+[run]
+batch_size = 100000
+max_seconds = 300
+lock_seconds = 300
+
+[type.bulk]
+handler = exec
+command = $HANDLERS/append-id $T/ids
+timeout = 60
+EOF2
+sql "DELETE FROM polling_jobs"
+sql "INSERT INTO polling_jobs (business_key, type, next_run_at, created_at, updated_at)
+     SELECT CONCAT('b', seq), 'bulk', NOW(), NOW(), NOW() FROM seq_1_to_$n"
+: >"$T/ids"
+pids=()
+for r in 1 2 3 4; do
+	jobrun --jobs=8 --json >"$T/out.$r" 2>"$T/err.$r" &
+	pids+=($!)
+done
+rcs=
+for p in "${pids[@]}"; do
+	wait "$p"
+	rcs="$rcs$?"
+done
+is "$rcs" 0000 "four runners with --jobs=8: all exit 0"
+total=0
+for r in 1 2 3 4; do
+	c=$(jget claimed <"$T/out.$r")
+	total=$((total + ${c//[!0-9]/0}))
+done
+is "$total" "$n" "they claimed $n jobs between them"
+is "$(count "status = 'success' AND attempts = 1")" "$n" "all $n are success at their first attempt"
+is "$(wc -l <"$T/ids")" "$n" "the handlers ran $n times"
+sql 'SELECT id FROM polling_jobs ORDER BY id' >"$T/table-ids"
+ok "once for each job in the table" cmp -s "$T/table-ids" <(sort -n "$T/ids")
+is "$(cat "$T"/err.*)" "" "no runner complained"
