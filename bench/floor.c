@@ -25,17 +25,19 @@
  * ... WHERE id = ?; COMMIT.  --max-seconds bounds it: that claim reads
  * every finished row in front of the first pending one.
  *
- * drain --cursor is a prototype of a change to jobrun, not jobrun's
- * statements: each claim after the first adds "AND (next_run_at > t OR
+ * drain claims as jobrun does, with its cursor (src/queue.c): each claim
+ * after the first is Q_CLAIM_AFTER, "AND (next_run_at > t OR
  * (next_run_at = t AND id > i))" for the last job claimed (t, i), read
- * back with the job, so that its range on idx_pick starts after the index
- * entries of jobs claimed in this run, which stay in the 'pending' range,
- * delete-marked, until InnoDB's purge removes them; when that finds
- * nothing, the plain claim runs.
+ * back with the job (Q_READ), so that its range on idx_pick starts after
+ * the index entries of jobs claimed in this run, which stay in the
+ * 'pending' range, delete-marked, until InnoDB's purge removes them; the
+ * plain claim runs when that finds nothing, and in place of it when the
+ * last plain claim started QUEUE_CURSOR_MS ago or more.  drain --plain
+ * claims with the plain claim only, as jobrun did before the cursor.
  *
  * drain --skip-locked is another prototype: the claim as a transaction,
  * "SELECT id ... ORDER BY next_run_at, id LIMIT 1 FOR UPDATE SKIP LOCKED"
- * on idx_pick (with --cursor, the cursor's range first), then jobrun's
+ * on idx_pick (without --plain, the cursor's range first), then jobrun's
  * claim UPDATE by that id, then COMMIT, so that concurrent runners pass
  * over each other's uncommitted claims instead of waiting for them.
  * bench/run does not use it: tried while building the suite, it cost a
@@ -49,7 +51,9 @@
  * Options: --socket=PATH --database=NAME [--table=polling_jobs]
  *   [--types=A,B,...] (the claim's type list; default "work")
  *   [--type-index]    one type, claimed with idx_type_pick (Q_CLAIM_TYPE)
- *   [--round=N] [--in-trx] [--max-seconds=S] [--cursor] [--skip-locked]
+ *   [--round=N] [--in-trx] [--max-seconds=S] [--plain] [--skip-locked]
+ *   [--repeatable-read]  drain and claims keep the server's default
+ *                        isolation instead of jobrun's READ COMMITTED
  *
  * Prints one line of key=value pairs; exit 0, or 1 with a message.
  */
@@ -72,7 +76,7 @@
 static const char *opt_socket, *opt_db, *opt_table = "polling_jobs";
 static const char *types[MAX_TYPES];
 static size_t ntypes;
-static int opt_type_index, opt_in_trx, opt_cursor, opt_skip_locked;
+static int opt_type_index, opt_in_trx, opt_plain, opt_skip_locked, opt_rr;
 static unsigned long opt_round, opt_max_seconds;
 
 static void
@@ -271,26 +275,29 @@ execute_or_conflict(MYSQL_STMT *s)
 	return 1;
 }
 
-/* How drain claims: jobrun's claim, or a prototype (--cursor,
- * --skip-locked). */
+/* How drain claims: jobrun's claim (with its cursor; --plain without),
+ * or a prototype (--skip-locked). */
 struct claimer {
 	MYSQL *m;
-	struct claim plain;		/* jobrun's claim */
-	MYSQL_STMT *cursor_upd;		/* --cursor, without --skip-locked */
+	struct claim plain;		/* jobrun's claim from the head */
+	MYSQL_STMT *cursor_upd;		/* past the cursor: Q_CLAIM_AFTER */
 	MYSQL_STMT *sel[2], *upd;	/* --skip-locked: [0] plain, [1] cursor */
-	MYSQL_BIND cb[6 + MAX_TYPES], sb[2][3 + MAX_TYPES], ub[4], res[1];
-	unsigned long clen[6 + MAX_TYPES], slen[2][3 + MAX_TYPES], idlen;
-	char time[32], idbuf[32];
+	MYSQL_BIND cb[7 + MAX_TYPES], sb[2][3 + MAX_TYPES], ub[4], res[1];
+	unsigned long clen[7 + MAX_TYPES], slen[2][3 + MAX_TYPES], idlen;
+	unsigned long time_len;
+	char time[40], idbuf[32];
 	unsigned long long cur_id, sel_id, lock;
 	int cursor_set;
-	unsigned long fallbacks;
+	double head_us;			/* when the last plain claim started */
+	unsigned long fallbacks, heads;
 };
 
-/* Bind the cursor's three parameters (time, time, id) at b. */
+/* Bind the cursor's three parameters (time, time, id) at b; the time's
+ * length is cl->time_len, set with each claimed job. */
 static void
-bind_cursor(struct claimer *cl, MYSQL_BIND *b, unsigned long *len)
+bind_cursor(struct claimer *cl, MYSQL_BIND *b)
 {
-	bind_str(&b[0], cl->time, &len[0]);
+	bind_str(&b[0], cl->time, &cl->time_len);
 	b[0].buffer_length = sizeof cl->time;
 	b[1] = b[0];
 	bind_u64(&b[2], &cl->cur_id);
@@ -300,29 +307,27 @@ static void
 claimer_init(MYSQL *m, struct claimer *cl)
 {
 	char sql[4096], upd[2048];
-	size_t i;
+	size_t i, nb;
 	int k;
 
 	memset(cl, 0, sizeof *cl);
 	cl->m = m;
 	cl->lock = LOCK_SECONDS;
 	claim_prepare(m, &cl->plain);
-	if (opt_cursor && !opt_skip_locked) {
-		if (bench_cursor_claim(opt_table, ntypes, sql, sizeof sql) != 0)
-			die("cursor claim too long");
-		cl->cursor_upd = prepare_text(m, sql);
-		cl->cb[0] = cl->plain.bind[0];	/* the token */
-		bind_u64(&cl->cb[1], &cl->lock);
-		bind_u64(&cl->cb[2], &cl->lock);
-		bind_cursor(cl, &cl->cb[3], &cl->clen[3]);
-		for (i = 0; i < ntypes; i++)
-			bind_str(&cl->cb[6 + i], types[i], &cl->clen[6 + i]);
+	if (!opt_plain && !opt_skip_locked) {
+		/* jobrun's claim past the cursor: the plain claim's
+		 * parameters, then time, time, id. */
+		cl->cursor_upd = prepare_q(m, opt_type_index ?
+		    Q_CLAIM_TYPE_AFTER : Q_CLAIM_AFTER, ntypes);
+		nb = 3 + (opt_type_index ? 2 : ntypes);
+		memcpy(cl->cb, cl->plain.bind, nb * sizeof *cl->cb);
+		bind_cursor(cl, &cl->cb[nb]);
 		if (mysql_stmt_bind_param(cl->cursor_upd, cl->cb) != 0)
 			die("bind: %s", mysql_stmt_error(cl->cursor_upd));
 	}
 	if (!opt_skip_locked)
 		return;
-	for (k = 0; k < 1 + opt_cursor; k++) {
+	for (k = 0; k < 2 - opt_plain; k++) {
 		MYSQL_BIND *b = cl->sb[k];
 		unsigned long *len = cl->slen[k];
 
@@ -331,7 +336,7 @@ claimer_init(MYSQL *m, struct claimer *cl)
 			die("skip-locked claim too long");
 		cl->sel[k] = prepare_text(m, sql);
 		if (k == 1) {
-			bind_cursor(cl, b, len);
+			bind_cursor(cl, b);
 			b += 3;
 			len += 3;
 		}
@@ -415,6 +420,10 @@ claimer_claim(struct claimer *cl)
 
 	if (opt_skip_locked)
 		return skip_locked_claim(cl);
+	/* As src/queue.c: past the cursor while the last claim from the
+	 * head is younger than QUEUE_CURSOR_MS, else from the head. */
+	if (cl->cursor_set && now_us() - cl->head_us >= QUEUE_CURSOR_MS * 1e3)
+		cl->cursor_set = 0;
 	if (cl->cursor_set) {
 		while (execute_or_conflict(cl->cursor_upd))
 			;
@@ -423,6 +432,8 @@ claimer_claim(struct claimer *cl)
 			    mysql_stmt_insert_id(cl->cursor_upd);
 		cl->fallbacks++;
 	}
+	cl->head_us = now_us();
+	cl->heads++;
 	s = cl->plain.stmt;
 	while (execute_or_conflict(s))
 		;
@@ -449,27 +460,23 @@ claimer_close(struct claimer *cl)
 static int
 cmd_drain(void)
 {
-	MYSQL *m = connect_db(1);
+	MYSQL *m = connect_db(!opt_rr);
 	struct claimer cl;
-	char rdsql[512], cols[7][256], prefix[80];
+	char cols[8][256], prefix[80];
 	MYSQL_STMT *rd, *ok = prepare_q(m, Q_SUCCESS, 1);
-	MYSQL_BIND rb[2], okb[2], res[7];
-	unsigned long rlen[2], oklen[2], lens[7];
-	my_bool nulls[7];
+	MYSQL_BIND rb[2], okb[2], res[8];
+	unsigned long rlen[2], oklen[2], lens[8];
+	my_bool nulls[8];
 	unsigned long long id = 0, n = 0;
 	double t0, t1, t2, t3, tc = 0, tr = 0, tm = 0, start, total;
-	int i, rc, ncols = 7;
+	int i, rc, ncols = 8;
 
 	claimer_init(m, &cl);
-	if (opt_cursor) {
-		/* jobrun's read, and next_run_at for the cursor. */
-		snprintf(rdsql, sizeof rdsql, "SELECT id, type, business_key, "
-		    "payload, attempts, max_attempts, next_run_at FROM `%s` "
-		    "WHERE id = ? AND SUBSTRING_INDEX(locked_by, '@', 1) = ?",
-		    opt_table);
-		rd = prepare_text(m, rdsql);
-	} else
-		rd = prepare_q(m, Q_READ, 1);
+	/* jobrun's read: the job, and next_run_at for the cursor. */
+	rd = prepare_q(m, Q_READ, 1);
+	if (mysql_stmt_field_count(rd) != (unsigned)ncols)
+		die("Q_READ has %u columns, not %d", mysql_stmt_field_count(rd),
+		    ncols);
 	bind_u64(&rb[0], &id);
 	bind_str(&rb[1], cl.plain.token, &rlen[1]);
 	rb[1].length = &cl.plain.len[0];
@@ -505,12 +512,12 @@ cmd_drain(void)
 		if (rc != 0 && rc != MYSQL_DATA_TRUNCATED)
 			die("job %llu: read found no row", id);
 		mysql_stmt_free_result(rd);
-		if (opt_cursor) {
-			if (nulls[6] || lens[6] >= sizeof cl.time)
+		if (!opt_plain) {
+			if (nulls[7] || lens[7] >= sizeof cl.time)
 				die("job %llu: no next_run_at", id);
-			memcpy(cl.time, cols[6], lens[6]);
-			cl.time[lens[6]] = '\0';
-			cl.clen[2] = cl.slen[1][0] = lens[6];
+			memcpy(cl.time, cols[7], lens[7]);
+			cl.time[lens[7]] = '\0';
+			cl.time_len = lens[7];
 			cl.cur_id = id;
 			cl.cursor_set = 1;
 		}
@@ -529,10 +536,10 @@ cmd_drain(void)
 	total = now_us() - start;
 	printf("jobs=%llu seconds=%.3f jobs_per_s=%.1f us_per_job=%.1f "
 	    "us_claim=%.1f us_read=%.1f us_mark=%.1f conflicts=%lu "
-	    "cursor_fallbacks=%lu\n", n, total / 1e6,
+	    "cursor_fallbacks=%lu head_claims=%lu\n", n, total / 1e6,
 	    n ? (double)n / (total / 1e6) : 0, n ? total / (double)n : 0,
 	    tc / (double)(n + 1), n ? tr / (double)n : 0,
-	    n ? tm / (double)n : 0, conflicts, cl.fallbacks);
+	    n ? tm / (double)n : 0, conflicts, cl.fallbacks, cl.heads);
 	claimer_close(&cl);
 	mysql_stmt_close(rd);
 	mysql_stmt_close(ok);
@@ -632,7 +639,7 @@ timing_print(struct timing *t, const char *extra)
 static int
 cmd_claims(unsigned long count)
 {
-	MYSQL *m = connect_db(1);
+	MYSQL *m = connect_db(!opt_rr);
 	struct claim c;
 	struct timing t = { 0 };
 	unsigned long long over[3], h0[3], h1[3], seq = 0, id;
@@ -843,10 +850,12 @@ main(int argc, char **argv)
 			opt_type_index = 1;
 		else if (strcmp(a, "--in-trx") == 0)
 			opt_in_trx = 1;
-		else if (strcmp(a, "--cursor") == 0)
-			opt_cursor = 1;
+		else if (strcmp(a, "--plain") == 0)
+			opt_plain = 1;
 		else if (strcmp(a, "--skip-locked") == 0)
 			opt_skip_locked = 1;
+		else if (strcmp(a, "--repeatable-read") == 0)
+			opt_rr = 1;
 		else if (strncmp(a, "--round=", 8) == 0)
 			opt_round = number(a + 8, "--round");
 		else if (strncmp(a, "--max-seconds=", 14) == 0)

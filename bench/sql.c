@@ -41,31 +41,6 @@ placeholders(char *out, size_t outlen, size_t n)
 		o += (size_t)snprintf(out + o, outlen - o, i ? ", ?" : "?");
 }
 
-/* " AND (next_run_at > ? OR (next_run_at = ? AND id > ?))" or "". */
-static const char *
-cursor_cond(int cursor)
-{
-	return cursor ? " AND (next_run_at > ? OR (next_run_at = ? AND id > ?))"
-	    : "";
-}
-
-int
-bench_cursor_claim(const char *table, size_t ntypes, char *out,
-    size_t outlen)
-{
-	char quoted[160], in[512];
-	int n;
-
-	db_quote_ident(table, quoted, sizeof quoted);
-	placeholders(in, sizeof in, ntypes);
-	n = snprintf(out, outlen, "UPDATE %s FORCE INDEX (idx_pick)"
-	    CLAIM_SET " WHERE status = 'pending' AND next_run_at <= NOW()%s"
-	    " AND CAST(type AS BINARY) IN (%s) ORDER BY next_run_at, id"
-	    " LIMIT 1", quoted,
-	    cursor_cond(1), in);
-	return n < 0 || (size_t)n >= outlen ? -1 : 0;
-}
-
 int
 bench_skip_locked(const char *table, size_t ntypes, int cursor, char *sel,
     size_t sellen, char *upd, size_t updlen)
@@ -78,8 +53,8 @@ bench_skip_locked(const char *table, size_t ntypes, int cursor, char *sel,
 	n = snprintf(sel, sellen, "SELECT id FROM %s FORCE INDEX (idx_pick)"
 	    " WHERE status = 'pending' AND next_run_at <= NOW()%s"
 	    " AND CAST(type AS BINARY) IN (%s) ORDER BY next_run_at, id"
-	    " LIMIT 1 FOR UPDATE SKIP LOCKED", quoted, cursor_cond(cursor),
-	    in);
+	    " LIMIT 1 FOR UPDATE SKIP LOCKED", quoted,
+	    cursor ? PAST_CURSOR : "", in);
 	m = snprintf(upd, updlen, "UPDATE %s" CLAIM_SET " WHERE id = ?",
 	    quoted);
 	return n < 0 || (size_t)n >= sellen || m < 0 || (size_t)m >= updlen ?

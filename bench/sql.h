@@ -13,16 +13,11 @@
 int bench_statement(const char *table, int which, size_t ntypes, char *out,
                     size_t outlen);
 
-/* Prototypes of changes to jobrun's claim, not jobrun's statements (see
- * floor.c).  bench_cursor_claim: Q_CLAIM (the same SET) with a cursor,
- * "AND (next_run_at > ? OR (next_run_at = ? AND id > ?))"; parameters:
- * token, lock seconds (twice), cursor time, cursor time, cursor id, the
- * types.  bench_skip_locked: "SELECT id ... FOR UPDATE SKIP LOCKED" on
- * idx_pick (parameters: [cursor time, cursor time, cursor id,] the types),
- * and "UPDATE ... SET <jobrun's claim> WHERE id = ?" (token, lock seconds
- * twice, id). */
-int bench_cursor_claim(const char *table, size_t ntypes, char *out,
-                       size_t outlen);
+/* A prototype of a change to jobrun's claim, not jobrun's statement (see
+ * floor.c): "SELECT id ... FOR UPDATE SKIP LOCKED" on idx_pick, with
+ * cursor past jobrun's cursor (src/queue.c PAST_CURSOR; parameters:
+ * [cursor time, cursor time, cursor id,] the types), and "UPDATE ... SET
+ * <jobrun's claim> WHERE id = ?" (token, lock seconds twice, id). */
 int bench_skip_locked(const char *table, size_t ntypes, int cursor,
                       char *sel, size_t sellen, char *upd, size_t updlen);
 

@@ -28,6 +28,26 @@
  * that read it; a lock whose locked_by is not jobrun's is judged by
  * locked_until, as its writer judges it.
  *
+ * The cursor.  A claimed job leaves its ('pending', next_run_at, id) entry
+ * in idx_pick, delete-marked, until InnoDB's purge removes it, and a claim
+ * from the head of the range steps over every such entry: a busy run
+ * keeps purge thousands of entries behind, and the claim then costs more
+ * than the mark.  So a claim after the first starts its range just past
+ * the last job this run claimed (the cursor, (next_run_at, id) > (t, i),
+ * read back with the job), and the plain claim from the head runs when
+ * that finds nothing.  The cursor only narrows the one atomic UPDATE, which
+ * keeps all its other conditions, so it cannot claim a job twice.  What it
+ * costs is order: a job that becomes due behind the cursor (recovered with
+ * its old next_run_at, put back, inserted with an earlier time or
+ * committed late by a slow transaction, or after the clock went back) is
+ * not seen by such a claim.  So a claim that starts QUEUE_CURSOR_MS (1 s)
+ * or more after the last claim from the head is itself one from the head:
+ * such a job waits at most that long more than the plain claim would make
+ * it wait, and from the head the claims take jobs in (next_run_at, id)
+ * order again.
+ * The interval is the client's monotonic clock: it bounds this runner's own
+ * claims, it compares no job's time.
+ *
  * Every later write carries "WHERE id = ? AND <token of locked_by> = ?":
  * a runner whose lock expired and whose job was recovered and claimed
  * again finds zero rows and must not write.  All times are the server's,
@@ -119,10 +139,15 @@
 	" attempts = attempts + 1, updated_at = NOW()," \
 	" id = LAST_INSERT_ID(id)"
 
+/* Past the cursor (time, time, id): the rows after the last claimed job in
+ * the claim's order, as two ranges of the index. */
+#define PAST_CURSOR " AND (next_run_at > ? OR (next_run_at = ? AND id > ?))"
+
 /* The claimed row: (id, token).  JSON_VALID is the server's judgement of
- * the payload, the one rule the application's inserts also met. */
+ * the payload, the one rule the application's inserts also met;
+ * next_run_at, as it is stored, is the claim's cursor. */
 #define READ "SELECT id, type, business_key, payload, attempts," \
-	" max_attempts, IFNULL(JSON_VALID(payload), 1)"
+	" max_attempts, IFNULL(JSON_VALID(payload), 1), next_run_at"
 
 /* Statement texts: %1$s is the quoted table name, %2$s a list of as many
  * "?" as the claim has types. */
@@ -162,6 +187,18 @@ static const char *const templates[Q_COUNT] = {
 	    "UPDATE %1$s FORCE INDEX (idx_type_pick)" CLAIM_SET
 	    " WHERE status = 'pending' AND" TYPE_IS
 	    " AND next_run_at <= NOW() AND id MOD ? = ?"
+	    " ORDER BY next_run_at, id LIMIT 1",
+	/* The same claims, past the cursor (the claim's arguments, then
+	 * time, time, id). */
+	[Q_CLAIM_AFTER] =
+	    "UPDATE %1$s FORCE INDEX (idx_pick)" CLAIM_SET
+	    " WHERE status = 'pending' AND next_run_at <= NOW()"
+	    " AND CAST(type AS BINARY) IN (%2$s)" PAST_CURSOR
+	    " ORDER BY next_run_at, id LIMIT 1",
+	[Q_CLAIM_TYPE_AFTER] =
+	    "UPDATE %1$s FORCE INDEX (idx_type_pick)" CLAIM_SET
+	    " WHERE status = 'pending' AND" TYPE_IS
+	    " AND next_run_at <= NOW()" PAST_CURSOR
 	    " ORDER BY next_run_at, id LIMIT 1",
 	[Q_READ] = READ " FROM %1$s" FENCE,
 	[Q_READ_RESUMABLE] = READ ", checkpoint, snoozes FROM %1$s" FENCE,
@@ -336,6 +373,8 @@ static const char *const purposes[Q_COUNT] = {
 	[Q_CLAIM_TYPE] = "claim a job",
 	[Q_CLAIM_SPREAD] = "claim a job",
 	[Q_CLAIM_TYPE_SPREAD] = "claim a job",
+	[Q_CLAIM_AFTER] = "claim a job",
+	[Q_CLAIM_TYPE_AFTER] = "claim a job",
 	[Q_READ] = "read the claimed job",
 	[Q_READ_RESUMABLE] = "read the claimed job",
 	[Q_CHECKPOINT] = "save a checkpoint",
@@ -683,18 +722,19 @@ queue_resumable(struct queue *q)
 	return q->caps.checkpoint;
 }
 
-/* Read back the row just claimed.  Every column may be NULL in a table
+/* Read back the row just claimed, and its next_run_at into at (atlen
+ * bytes; "" when NULL or longer).  Every column may be NULL in a table
  * that is not quite the seed's: a NULL key stays NULL (the handlers say
  * so), a NULL payload is "{}", NULL numbers are 0. */
 static enum db_status
 read_job(struct queue *q, uint64_t id, const char *token, struct job *job,
-    char *err, size_t errlen)
+    char *at, size_t atlen, char *err, size_t errlen)
 {
 	struct db_arg args[] = { DB_NUM(id), DB_STR(token) };
 	enum queue_stmt which = queue_resumable(q) ? Q_READ_RESUMABLE : Q_READ;
-	unsigned ncols = which == Q_READ ? 7 : 9, i;
-	char *cols[9] = { NULL };
-	size_t lens[9] = { 0 };
+	unsigned ncols = which == Q_READ ? 8 : 10, i;
+	char *cols[10] = { NULL };
+	size_t lens[10] = { 0 };
 	enum db_status st;
 	unsigned long attempts = 0, max_attempts = 0;
 	int rc;
@@ -723,12 +763,15 @@ read_job(struct queue *q, uint64_t id, const char *token, struct job *job,
 	job->payload_valid = cols[6] != NULL && strcmp(cols[6], "1") == 0;
 	job->attempt = attempts;
 	job->max_attempts = max_attempts;
-	job->checkpoint = cols[7];
-	job->checkpoint_len = lens[7];
-	if (cols[8] != NULL)
-		parse_ulong(cols[8], 0, 0xffffffffUL, &job->snoozes);
+	at[0] = '\0';
+	if (cols[7] != NULL && lens[7] < atlen)
+		memcpy(at, cols[7], lens[7] + 1);
+	job->checkpoint = cols[8];
+	job->checkpoint_len = lens[8];
+	if (cols[9] != NULL)
+		parse_ulong(cols[9], 0, 0xffffffffUL, &job->snoozes);
 	job->resumable = which == Q_READ_RESUMABLE;
-	cols[1] = cols[2] = cols[3] = cols[7] = NULL;
+	cols[1] = cols[2] = cols[3] = cols[8] = NULL;
 	for (i = 0; i < ncols; i++)
 		free(cols[i]);
 	return DB_OK;
@@ -754,7 +797,7 @@ type_index_usable(struct queue *q)
 enum queue_stmt
 queue_claim_stmt(struct queue *q, size_t ntypes, enum queue_stmt *spread)
 {
-	enum queue_stmt s[] = { Q_CLAIM, Q_CLAIM_SPREAD };
+	enum queue_stmt s[] = { Q_CLAIM, Q_CLAIM_SPREAD, Q_CLAIM_AFTER };
 	size_t i;
 
 	if (q->claim_types != ntypes)
@@ -773,13 +816,14 @@ queue_claim_stmt(struct queue *q, size_t ntypes, enum queue_stmt *spread)
 }
 
 /* The claim's arguments: the lock, then the types (the one type twice for
- * the index's claim), room for the spread's two more. */
+ * the index's claim), room for the spread's two more or the cursor's
+ * three. */
 struct db_arg *
 queue_claim_args(enum queue_stmt which, const char *const *types,
     size_t ntypes, unsigned long lock_seconds, const char *token,
     unsigned *nargs)
 {
-	struct db_arg *args = xcalloc(ntypes + 6, sizeof *args);
+	struct db_arg *args = xcalloc(ntypes + 7, sizeof *args);
 	unsigned n = 0;
 	size_t i;
 
@@ -839,16 +883,36 @@ claimed_by_token(struct queue *q, const char *token, uint64_t *id, char *err,
 	return st;
 }
 
+/* A hash of the claim's types (FNV-1a over their bytes and lengths): the
+ * cursor of one list of types is no place to start a claim of another. */
+static uint64_t
+types_hash(const char *const *types, size_t ntypes)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	size_t i;
+	const char *p;
+
+	for (i = 0; i < ntypes; i++) {
+		for (p = types[i]; *p != '\0'; p++)
+			h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+		h = (h ^ 0xff) * 0x100000001b3ULL;
+	}
+	return h;
+}
+
 enum db_status
 queue_claim(struct queue *q, const char *const *types, size_t ntypes,
     unsigned long lock_seconds, const char *token, struct job *job,
     int *claimed, char *err, size_t errlen)
 {
-	enum queue_stmt which, spread, used;
+	struct queue_cursor *c = &q->cursor;
+	enum queue_stmt which, spread, after, used;
 	struct db_arg *args;
 	enum db_status st;
 	unsigned tries, n;
-	uint64_t m, id;
+	uint64_t m, id, hash;
+	int64_t start;
+	char at[sizeof c->at];
 
 	*claimed = 0;
 	if (ntypes == 0) {
@@ -856,7 +920,21 @@ queue_claim(struct queue *q, const char *const *types, size_t ntypes,
 		return DB_ERROR;
 	}
 	which = queue_claim_stmt(q, ntypes, &spread);
+	after = which == Q_CLAIM_TYPE ? Q_CLAIM_TYPE_AFTER : Q_CLAIM_AFTER;
 	args = queue_claim_args(which, types, ntypes, lock_seconds, token, &n);
+	/* Past the cursor, unless it belongs to another claim or the last
+	 * claim from the head is QUEUE_CURSOR_MS old (see the top of the
+	 * file). */
+	start = now_ms();
+	hash = types_hash(types, ntypes);
+	if (c->set && (c->claim != which || c->types != hash ||
+	    start - c->head_ms >= QUEUE_CURSOR_MS || q->spread))
+		c->set = 0;
+	if (c->set) {
+		args[n] = DB_STR(c->at);
+		args[n + 1] = DB_STR(c->at);
+		args[n + 2] = DB_NUM(c->id);
+	}
 	/* Every runner's claim aims at the head of the queue.  On one
 	 * server they queue up on its row lock; on Galera, runners on
 	 * different nodes each take it locally and all but one lose
@@ -866,11 +944,21 @@ queue_claim(struct queue *q, const char *const *types, size_t ntypes,
 	 * (id MOD m = r), for the rest of the run: runners on different
 	 * nodes rarely pick the same row.  A residue with no due row falls
 	 * back to the head.  One server never gets here unless an InnoDB
-	 * deadlock happens, and then only loosens the order among due jobs. */
+	 * deadlock happens, and then only loosens the order among due jobs.
+	 * The spread claims use no cursor: they skip rows on purpose. */
 	q->no_retry = 1;
 	for (tries = 0;; tries++) {
 		used = which;
-		if (tries == 0 && !q->spread) {
+		if (tries == 0 && !q->spread && c->set) {
+			used = after;
+			st = queue_stmt_run(q, after, args, n + 3, err, errlen);
+			if (st == DB_OK && queue_stmt_changed(q, after) == 0) {
+				used = which;
+				start = now_ms();
+				st = queue_stmt_run(q, which, args, n, err,
+				    errlen);
+			}
+		} else if (tries == 0 && !q->spread) {
 			st = queue_stmt_run(q, which, args, n, err, errlen);
 		} else {
 			m = 32ULL << (tries < 2 ? tries : 2);
@@ -891,6 +979,9 @@ queue_claim(struct queue *q, const char *const *types, size_t ntypes,
 	}
 	q->no_retry = 0;
 	free(args);
+	c->set = 0;
+	if (used == which)
+		c->head_ms = start;
 	if (st != DB_OK || queue_stmt_changed(q, used) == 0)
 		return st;
 	*claimed = 1;
@@ -898,7 +989,18 @@ queue_claim(struct queue *q, const char *const *types, size_t ntypes,
 	if (id == 0 && (st = claimed_by_token(q, token, &id, err, errlen)) !=
 	    DB_OK)
 		return st;
-	return read_job(q, id, token, job, err, errlen);
+	st = read_job(q, id, token, job, at, sizeof at, err, errlen);
+	/* The cursor moves to the job just claimed, in the claim's order:
+	 * never after a spread claim, which took a row out of order. */
+	if (st == DB_OK && at[0] != '\0' && !q->spread &&
+	    (used == which || used == after)) {
+		memcpy(c->at, at, sizeof c->at);
+		c->id = id;
+		c->claim = which;
+		c->types = hash;
+		c->set = 1;
+	}
+	return st;
 }
 
 /* Run a fenced write; *owned says whether it found the job still ours. */

@@ -61,7 +61,10 @@ enum db_status queue_recover(struct queue *q, unsigned long limit,
 /* Claim the oldest due pending job whose type is one of types (byte for
  * byte), holding it with token for lock_seconds of real time.  *claimed is
  * 0 when nothing is due; otherwise job is filled (free with
- * queue_job_free). */
+ * queue_job_free).  Oldest in (next_run_at, id) order from where the
+ * queue's last claim got to (its cursor), so a job that becomes due
+ * behind that point is claimed up to a second later than from the head
+ * (queue.c).  Claims on one queue must not overlap. */
 enum db_status queue_claim(struct queue *q, const char *const *types,
                            size_t ntypes, unsigned long lock_seconds,
                            const char *token, struct job *job, int *claimed,

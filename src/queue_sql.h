@@ -11,6 +11,7 @@
 enum queue_stmt {
 	/* the run's cycle */
 	Q_RECOVER, Q_CLAIM, Q_CLAIM_TYPE, Q_CLAIM_SPREAD, Q_CLAIM_TYPE_SPREAD,
+	Q_CLAIM_AFTER, Q_CLAIM_TYPE_AFTER,
 	Q_READ, Q_READ_RESUMABLE, Q_SUCCESS, Q_RETRY, Q_FAIL, Q_EXTEND,
 	Q_OWNER, Q_CLAIMED_ID, Q_RELEASE, Q_CHECKPOINT, Q_CHECKPOINT_CHECK,
 	Q_SNOOZE,
@@ -37,6 +38,24 @@ struct queue_caps {
 	int checkpoint_probed, checkpoint;	/* sql/002_checkpoint.sql */
 };
 
+/* A claim this long after the last one from the head of the range is
+ * one from the head again: how much longer than the plain claim would
+ * make it wait a job due behind the cursor may wait (man/jobrun.7). */
+#define QUEUE_CURSOR_MS 1000
+
+/* Where this run's claims have got to in the claim's (next_run_at, id)
+ * order: the next claim starts its scan just past it (queue.c; read and
+ * written by queue_claim alone, so a caller that serialises its claims
+ * needs no more). */
+struct queue_cursor {
+	int set;		/* at and id hold the last claimed job */
+	enum queue_stmt claim;	/* the plain claim they go with */
+	uint64_t types;		/* and a hash of its types */
+	char at[40];		/* that job's next_run_at, as the server wrote it */
+	uint64_t id;
+	int64_t head_ms;	/* when a claim last scanned from the head */
+};
+
 struct queue {
 	struct db *db;
 	char name[65];		/* the table name as configured */
@@ -52,6 +71,7 @@ struct queue {
 	uint64_t random;	/* state of the pauses' and spread's generator */
 	int no_retry;		/* a statement meets a conflict once */
 	int spread;		/* a claim has met a conflict in this run */
+	struct queue_cursor cursor;
 };
 
 /* Run statement which with args (preparing it first if need be, running
@@ -84,7 +104,7 @@ enum db_status queue_stmt_walk(struct queue *q, enum queue_stmt which,
 char *queue_stmt_text(const struct queue *q, enum queue_stmt which);
 
 /* The claim a run over ntypes types uses, and its arguments (malloc'ed,
- * with room for the spread's two more). */
+ * with room for the spread's two more or the cursor's three). */
 enum queue_stmt queue_claim_stmt(struct queue *q, size_t ntypes,
                                  enum queue_stmt *spread);
 struct db_arg *queue_claim_args(enum queue_stmt which,

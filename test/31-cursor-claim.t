@@ -1,0 +1,202 @@
+#!/bin/bash
+# The claim's cursor, and its bound.  A run's claims after the first start
+# their scan just past the last job the run claimed, in (next_run_at, id)
+# order; a job that becomes due behind that point (inserted with an
+# earlier next_run_at, recovered with its old one) is not seen by those
+# claims, but a claim that starts a second or more after the last claim
+# from the head of the queue scans from the head again (man/jobrun.7, The
+# run: Claim).  Here one runner drains 2000 due jobs through an exec
+# handler that appends each job's id to a file (so the file is the order
+# of the claims); while it runs, jobs are put behind its cursor one at a
+# time, and each must be claimed within the second (plus the job in hand
+# and this test's polling), every job must run exactly once, and the
+# backlog must run in (next_run_at, id) order.  Both claims: idx_pick over
+# two types, then --type on idx_type_pick, where a job whose type differs
+# from the runner's only by case stays untouched behind the cursor too.
+. "${0%/*}/lib.sh"
+
+plan 19
+setup_db
+write_config <<EOF
+[run]
+batch_size = 100000
+max_seconds = 600
+
+[type.work]
+handler = exec
+command = $HANDLERS/append-id $T/ids
+
+[type.other]
+handler = noop
+EOF
+
+backlog=2000
+# (under valgrind a run does some 30 jobs a second: 2000 would take most
+# of the time a jobrun is given)
+if under_valgrind; then backlog=800; fi
+bound_ms=1000		# src/queue_sql.h QUEUE_CURSOR_MS, as man/jobrun.7 documents it
+
+# fill FIRST-KEY: $backlog due jobs of type work, all due a minute ago (so
+# they are claimed in id order), keys FIRST-KEY:1..
+fill() {
+	sql "INSERT INTO polling_jobs (business_key, type, next_run_at,
+	        created_at, updated_at)
+	     SELECT CONCAT('$1:', seq), 'work', NOW() - INTERVAL 1 MINUTE,
+	        NOW(), NOW()
+	     FROM seq_1_to_$backlog"
+}
+
+lines() {
+	if [ -e "$T/ids" ]; then wc -l <"$T/ids"; else echo 0; fi
+}
+has_lines() {
+	[ "$(lines)" -ge "$1" ]
+}
+more_or_ended() {
+	has_lines "$1" || proc_gone "$bg_pid"
+}
+claimed() {
+	job_is "$1" "status <> 'pending'"
+}
+now_ms() {
+	local t=${EPOCHREALTIME/./}
+	echo $((t / 1000))
+}
+id_of() {
+	sql "SELECT id FROM polling_jobs WHERE business_key = '$1'"
+}
+
+# put_behind KIND KEY: make job KEY due behind the runner's cursor, then
+# wait for its claim; appends "KEY wait_ms passed" to $T/behind, where
+# passed is how many jobs the runner ran after KEY was due and before it
+# (0 or 1 without a cursor: the job in hand).  The job put behind
+# before it was claimed from the head, which starts the cursor's second
+# again; a few jobs later the cursor is in the backlog again, and KEY
+# goes in behind it at once, so that it waits nearly the whole second.
+put_behind() {
+	local kind=$1 key=$2 before t0 t1 pos
+	wait_for 60 more_or_ended $(( $(lines) + 5 )) ||
+	    bail_out "the runner does not get on"
+	if proc_gone "$bg_pid"; then
+		# (the last one waited till the backlog was done)
+		echo "$key run-ended-first -" >>"$T/behind"
+		return
+	fi
+	# before: the jobs done when KEY became due (read in the same
+	# session, at once: the job in hand may finish a moment later).
+	case $kind in
+	insert)
+		# Due an hour ago: in front of every job of the backlog.
+		before=$(sql "INSERT INTO polling_jobs (business_key, type,
+		        next_run_at, created_at, updated_at)
+		     VALUES ('$key', 'work', NOW() - INTERVAL 1 HOUR, NOW(), NOW());
+		     SELECT COUNT(*) FROM polling_jobs WHERE status = 'success'")
+		t0=$(now_ms)
+		;;
+	recover)
+		# A dead runner's job, due before the backlog: its lock ends
+		# now, and another run (of another type, so that it claims
+		# nothing) recovers it.
+		expire_lock "$key"
+		jobrun --type=other -q || bail_out "the recovering run failed"
+		t0=$(now_ms)
+		before=$(sql "SELECT COUNT(*) FROM polling_jobs
+		    WHERE status = 'success'")
+		job_is "$key" "status = 'pending' OR attempts = 2" ||
+		    bail_out "$key was not recovered"
+		;;
+	esac
+	wait_for 60 claimed "$key" || bail_out "$key was never claimed"
+	t1=$(now_ms)
+	wait_for 10 file_has "$T/ids" "^$(id_of "$key")\$" ||
+	    bail_out "$key's handler did not run"
+	pos=$(grep -n "^$(id_of "$key")\$" "$T/ids" | cut -d: -f1)
+	echo "$key $((t1 - t0)) $((pos - 1 - before + done0))" >>"$T/behind"
+}
+
+# --- idx_pick, two types ------------------------------------------------------
+
+done0=0		# jobs done before this run's
+fill a
+sql "INSERT INTO polling_jobs (business_key, type, status, attempts,
+        next_run_at, locked_by, locked_until, created_at, updated_at)
+     VALUES ('dead:1', 'work', 'processing', 1, NOW() - INTERVAL 2 MINUTE,
+        'ghost-runner', NOW() + INTERVAL 1 HOUR, NOW(), NOW())"
+base=$(baseline_ms --type=other)
+: >"$T/behind"
+jobrun_bg --json >"$T/out" 2>"$T/err"
+wait_for 60 has_lines 100 || bail_out "the runner does not get on"
+put_behind insert early:1
+put_behind recover dead:1
+put_behind insert early:2
+put_behind insert early:3
+wait "$bg"
+is "$?" 0 "the run exits 0"
+is "$(cat "$T/err")" "" "and says nothing on stderr"
+is "$(jget succeeded <"$T/out")" $((backlog + 4)) \
+    "it runs the backlog and the four jobs put behind its cursor"
+
+diag "idx_pick: jobs behind the cursor (key, ms from due to claimed," \
+     "jobs claimed past it meanwhile), against $bound_ms ms; an empty" \
+     "run takes $base ms here:" "$(cat "$T/behind")"
+# Due to claimed: the cursor's second, the job in hand when it runs out
+# (an exec, as long as an empty run), the claim, and this test's polling
+# (50 ms and a query).
+limit=$((bound_ms + 3 * base + 200))
+while read -r key ms passed; do
+	took_between_ms "$ms" 0 "$limit" \
+	    "$key, due behind the cursor, is claimed within ${bound_ms} ms (took $ms)"
+done <"$T/behind"
+most=$(awk 'BEGIN { m = 0 } $3 > m { m = $3 } END { print m }' "$T/behind")
+between "$most" 5 $backlog \
+    "claims went on past a job behind the cursor: the cursor is in use ($most)"
+
+is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE status = 'success'
+    AND attempts = IF(business_key = 'dead:1', 2, 1)")" $((backlog + 4)) \
+    "every job succeeded on its one attempt (dead:1 on its second)"
+is "$(sort "$T/ids" | uniq -d | wc -l)/$(wc -l <"$T/ids")" "0/$((backlog + 4))" \
+    "the handler ran each job once"
+is "$(grep -Fxf <(sql "SELECT id FROM polling_jobs WHERE business_key LIKE 'a:%'") \
+    "$T/ids" | tr '\n' ' ')" \
+    "$(sql "SELECT id FROM polling_jobs WHERE business_key LIKE 'a:%'
+        ORDER BY next_run_at, id" | tr '\n' ' ')" \
+    "the backlog ran in (next_run_at, id) order"
+
+# --- idx_type_pick, --type ---------------------------------------------------
+
+sql "$(grep -v '^--' "$TOP/sql/001_type_pick.sql")"
+: >"$T/ids"
+: >"$T/behind"
+done0=$(sql "SELECT COUNT(*) FROM polling_jobs WHERE status = 'success'")
+fill b
+jobrun_bg --type=work --json >"$T/out" 2>"$T/err"
+wait_for 60 has_lines 100 || bail_out "the --type run does not get on"
+# A job that differs from the runner's type only by case, behind the
+# cursor: the collation puts it in idx_type_pick's range, the claim must
+# still leave it alone.
+sql "INSERT INTO polling_jobs (business_key, type, next_run_at, created_at,
+        updated_at)
+     VALUES ('odd:upper', 'WORK', NOW() - INTERVAL 1 HOUR, NOW(), NOW())"
+put_behind insert early:4
+put_behind insert early:5
+put_behind insert early:6
+wait "$bg"
+is "$?" 0 "the --type run exits 0"
+is "$(jget succeeded <"$T/out")" $((backlog + 3)) \
+    "it runs the backlog and the three jobs put behind its cursor"
+diag "idx_type_pick: jobs behind the cursor (key, ms, jobs passed):" \
+     "$(cat "$T/behind")"
+while read -r key ms passed; do
+	took_between_ms "$ms" 0 "$limit" \
+	    "--type: $key, due behind the cursor, is claimed within ${bound_ms} ms (took $ms)"
+done <"$T/behind"
+is "$(grep -Fxf <(sql "SELECT id FROM polling_jobs WHERE business_key LIKE 'b:%'") \
+    "$T/ids" | tr '\n' ' ')" \
+    "$(sql "SELECT id FROM polling_jobs WHERE business_key LIKE 'b:%'
+        ORDER BY next_run_at, id" | tr '\n' ' ')" \
+    "--type: the backlog ran in (next_run_at, id) order"
+is "$(sort "$T/ids" | uniq -d | wc -l)/$(wc -l <"$T/ids")" "0/$((backlog + 3))" \
+    "--type: the handler ran each job once"
+is "$(sql "SELECT CONCAT(status, '/', attempts) FROM polling_jobs
+    WHERE business_key = 'odd:upper'")" "pending/0" \
+    "--type: WORK, behind the cursor and in the index's range, stays untouched"
