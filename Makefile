@@ -22,12 +22,24 @@ WARNINGS = -Wall -Wextra -Werror -Wshadow -Wconversion
 SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all \
            -fno-omit-frame-pointer
 
-PKGS = libmariadb jansson libcurl inih
+PKGS = libmariadb libssl jansson libcurl inih
 # Evaluated when a recipe needs them, after deps-check has passed.  libcurl
 # is not linked: an http type loads it at run time (src/libcurl.c), so
-# runs without one do not pay for loading it.
+# runs without one do not pay for loading it.  Nor is OpenSSL: libmariadb
+# is linked statically (libmariadb.a, in libmariadb-dev), and src/libssl.c
+# stands in for the OpenSSL functions its TLS code calls, loading
+# libssl.so.3 the first time one is called; libmariadb.so.3 would load and
+# start OpenSSL at every run, TLS or not, which was half of an empty-queue
+# run (bench/RESULTS.md, section 4).  MARIADB=shared links libmariadb.so
+# as before, for a system without libmariadb.a.
+MARIADB    = static
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
-PKG_LIBS   = $(shell pkg-config --libs libmariadb jansson inih)
+PKG_LIBS   = $(MARIADB_LIBS_$(MARIADB)) $(shell pkg-config --libs jansson inih)
+MARIADB_LIBS_static = $(patsubst -lmariadb,-l:libmariadb.a,$(filter-out \
+                      -lssl -lcrypto,$(shell pkg-config --libs --static \
+                      libmariadb)))
+MARIADB_LIBS_shared = $(shell pkg-config --libs libmariadb)
+SRC_static = libssl
 
 # The version and the configuration's path exist here only.
 DEFS       = -DJOBRUN_VERSION='"$(VERSION)"' \
@@ -37,7 +49,7 @@ ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) $(PKG_CFLAGS) $(DEFS) $(CFLAGS)
 SRC  = admin argv backoff check cli command config db enqueue exec handler \
        http inspect libcurl log main metrics noop queue queue_admin queue_info \
        policy rawjson report runner \
-       utf8 util watchdog commands
+       utf8 util watchdog commands $(SRC_$(MARIADB))
 OBJ  = $(SRC:%=build/%.o)
 AOBJ = $(SRC:%=build/asan/%.o)
 TOBJ = $(SRC:%=build/tsan/%.o)
@@ -54,11 +66,23 @@ deps-check:
 	  pkg-config --exists $$p || { echo "jobrun: missing library $$p" \
 	    "(pkg-config $$p failed); run contrib/install-deps as root" >&2; \
 	    exit 1; }; done
+	@[ "$(MARIADB)" != static ] || \
+	  [ -f "$$(pkg-config --variable=libdir libmariadb)/libmariadb.a" ] || \
+	  { echo "jobrun: no libmariadb.a in" \
+	    "$$(pkg-config --variable=libdir libmariadb); install" \
+	    "libmariadb-dev, or link the shared library: make MARIADB=shared" \
+	    >&2; exit 1; }
 
-jobrun: $(OBJ)
+# Switching MARIADB relinks: the stamp of the other choice is gone.
+build/mariadb-$(MARIADB):
+	@mkdir -p $(@D)
+	@rm -f build/mariadb-*
+	@touch $@
+
+jobrun: $(OBJ) build/mariadb-$(MARIADB)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(OBJ) $(PKG_LIBS)
 
-build/asan/jobrun: $(AOBJ)
+build/asan/jobrun: $(AOBJ) build/mariadb-$(MARIADB)
 	$(CC) $(ALL_CFLAGS) $(SANITIZE) $(LDFLAGS) -o $@ $(AOBJ) $(PKG_LIBS)
 
 build/%.o: src/%.c | deps-check
@@ -71,7 +95,7 @@ build/asan/%.o: src/%.c | deps-check
 
 # ThreadSanitizer, for the paths that run on more than one thread: the
 # slots of --jobs, the watchdog, signals.
-build/tsan/jobrun: $(TOBJ)
+build/tsan/jobrun: $(TOBJ) build/mariadb-$(MARIADB)
 	$(CC) $(ALL_CFLAGS) -fsanitize=thread $(LDFLAGS) -o $@ $(TOBJ) $(PKG_LIBS)
 
 build/tsan/%.o: src/%.c | deps-check
@@ -82,6 +106,22 @@ build/test/unit-%: test/unit/test_%.c $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Isrc $(LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS) \
 	  $(shell pkg-config --libs cmocka)
+
+# OpenSSL on first use (src/libssl.c): test/tls/check, against a throwaway
+# MariaDB with TLS, checks jobrun and a client linked as jobrun is, with
+# and without TLS, and one whose libssl cannot be loaded.
+build/test/tls-client: test/tls/client.c src/libssl.c | deps-check
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ test/tls/client.c src/libssl.c \
+	  $(MARIADB_LIBS_static)
+
+build/test/tls-client-noload: test/tls/client.c src/libssl.c | deps-check
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DLIBSSL_SONAME='"libssl-absent.so.0"' $(LDFLAGS) \
+	  -o $@ test/tls/client.c src/libssl.c $(MARIADB_LIBS_static)
+
+tls-check: jobrun build/test/tls-client build/test/tls-client-noload
+	test/tls/check build/test
 
 # Fuzzing (libFuzzer, clang): the configuration parser and the command
 # splitter, seeded from test/fuzz/corpus; new inputs go to build/fuzz.
@@ -152,8 +192,8 @@ lint-man:
 	mandoc -T lint -W warning man/jobrun.1 man/jobrun.conf.5 man/jobrun.7
 
 check: install-deps
-	$(MAKE) lint-man unit fuzz integration-valgrind integration-asan \
-	  integration-tsan integration
+	$(MAKE) lint-man unit tls-check fuzz integration-valgrind \
+	  integration-asan integration-tsan integration
 
 demo: install-deps
 	$(MAKE) jobrun
@@ -207,6 +247,6 @@ clean:
 
 .PHONY: all check clean deb demo deps-check fuzz fuzz-long install install-deps \
         integration integration-asan integration-tsan integration-valgrind \
-        lint-man uninstall unit
+        lint-man tls-check uninstall unit
 
 -include $(OBJ:.o=.d) $(AOBJ:.o=.d) $(TOBJ:.o=.d)

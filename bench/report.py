@@ -725,10 +725,12 @@ def main():
 
     # --- 4. start-up -------------------------------------------------------
     reps = g("su.reps")
+    base = g("build.base")
     p("## 4. Start-up: one invocation on an empty queue", "",
       f"Process start to exit, {reps} runs of each command taking turns "
       "(bench/spawn.c: fork, exec, wait4; stdout and stderr to "
-      "/dev/null), medians.  jobrun and the PHP port each connect, run "
+      "/dev/null): medians of the wall time and of the CPU time (user + "
+      "system, wait4's rusage).  jobrun and the PHP port each connect, run "
       "their recovery UPDATE and one claim that finds nothing.", "")
     # Does jobrun still link libcurl?  (It loads it at run time since
     # 0048c17; a tree before that links it.)
@@ -736,53 +738,92 @@ def main():
     curl_ms = f("su.t_libs.median_us", 0) - f("su.t_nocurl.median_us", 0)
     curl_libs = i("su.ldd.t-libs", 0) - i("su.ldd.t-nocurl", 0)
     curl_rss = f("su.t_libs.maxrss_kb", 0) - f("su.t_nocurl.maxrss_kb", 0)
-    labels = [("true", "/bin/true"), ("jobrun", "jobrun (empty queue)"),
+    labels = [("true", "/bin/true"),
+              ("jobrun", "jobrun (empty queue)"),
+              ("shared", "jobrun linked with libmariadb.so, as before "
+                         "(OpenSSL loaded and started at every run)"),
+              ("base", f"jobrun as `{base}` "
+                       f"({g('build.base_commit', '?')}) builds it"),
+              ("allstatic", "*prototype*: jobrun with jansson, inih and "
+                            "zlib static too"),
+              ("php_bare", "bare PHP start (`php -r ''`)"),
               ("php", "seed 000 in PHP (empty queue)"),
               ("version", "jobrun --version (exec + dynamic loading)"),
               ("t_plain", "trivial C program"),
-              ("t_mariadb", "… linked with libmariadb"),
-              ("t_nocurl", "… with libmariadb, jansson, inih (jobrun's "
-                           "libraries)"),
+              ("t_mariadb", "… linked with libmariadb.so (and so OpenSSL)"),
+              ("t_nocurl", "… with libmariadb.so, jansson, inih"),
               ("t_libs", "… and libcurl too (as jobrun linked it before it "
-                         "loaded libcurl at run time)"),
-              ("lean", "*prototype*: jobrun with OpenSSL not reading "
-                       "openssl.cnf")]
+                         "loaded libcurl at run time)")]
     ldd = {"jobrun": "jobrun", "version": "jobrun", "t_plain": "t-plain",
            "t_mariadb": "t-mariadb", "t_nocurl": "t-nocurl",
-           "t_libs": "t-libs", "lean": "jobrun-lean"}
+           "t_libs": "t-libs", "shared": "jobrun-shared", "base": "base",
+           "allstatic": "jobrun-allstatic"}
     rows = []
     for key, label in labels:
         if f(f"su.{key}.median_us") is None:
             continue
         rows.append([label, ms(f(f"su.{key}.median_us")),
                      ms(f(f"su.{key}.p10_us")), ms(f(f"su.{key}.p90_us")),
+                     ms(f(f"su.{key}.cpu_us")),
                      fmt(f(f"su.{key}.maxrss_kb", 0) / 1024, 1),
                      g(f"su.ldd.{ldd[key]}", "") if key in ldd else ""])
-    table(["", "median", "p10", "p90", "peak RSS MB", "ldd lines"], rows)
+    table(["", "median", "p10", "p90", "CPU", "peak RSS MB", "ldd lines"],
+          rows)
     tr, jo, ph = (f("su.true.median_us"), f("su.jobrun.median_us"),
                   f("su.php.median_us"))
+    pb = f("su.php_bare.median_us")
+    jc, bc, sc = (f("su.jobrun.cpu_us"), f("su.base.cpu_us"),
+                  f("su.shared.cpu_us"))
     ok1 = None if jo is None or ph is None else jo <= ph / 4
     ok2 = None if jo is None or tr is None else jo <= tr + 5000
+    ok3 = None if jo is None or pb is None else jo <= pb * 0.2
+    ok4 = None if jc is None or bc is None else jc <= bc / 2
     targets.append(("empty-queue invocation ≤ 1/4 of the PHP port's",
                     f"{ms(jo)} vs {ms(ph / 4 if ph else None)} "
                     f"({fmt(ratio(jo, ph), 2)} ×)", ok1))
     targets.append(("empty-queue invocation ≤ /bin/true + 5 ms",
                     f"{ms(jo)} vs {ms(tr + 5000 if tr else None)}", ok2))
+    targets.append(("empty-queue invocation ≤ 0.2 × a bare PHP start "
+                    "(`php -r ''`)",
+                    f"{ms(jo)} vs {ms(pb * 0.2 if pb else None)} "
+                    f"({fmt(ratio(jo, pb), 2)} ×)", ok3))
+    targets.append(("empty-queue CPU time ≤ ½ × "
+                    + (f"`{base}`'s build" if base else
+                       "the base build (BENCH_BASE)"),
+                    f"{ms(jc)} vs {ms(bc / 2 if bc else None)} "
+                    f"({fmt(ratio(jc, bc), 2)} ×)" if bc else
+                    "not measured: run with BENCH_BASE=main", ok4))
     p(f"**Target: ≤ 1/4 of the PHP port's: {ms(jo)} against "
       f"{ms(ph / 4 if ph else None)} ({fmt(ratio(jo, ph), 2)} × PHP's) — "
       f"{verdict(ok1)}.**", "",
       f"**Target: ≤ /bin/true + 5 ms: {ms(jo)} against "
       f"{ms(tr + 5000 if tr else None)} ({ms(jo - tr if jo and tr else None)}"
-      f" above it) — {verdict(ok2)}.**", "")
+      f" above it) — {verdict(ok2)}.**", "",
+      f"**Target: ≤ 0.2 × a bare PHP start: {ms(jo)} against "
+      f"{ms(pb * 0.2 if pb else None)} ({fmt(ratio(jo, pb), 2)} × "
+      f"`php -r ''`'s {ms(pb)}) — {verdict(ok3)}.**", "",
+      "**Target: CPU time ≤ ½ × "
+      + (f"`{base}`'s build: {ms(jc)} against {ms(bc)} "
+         f"({fmt(ratio(jc, bc), 2)} ×) — {verdict(ok4)}.**" if bc else
+         f"the base build: not measured (BENCH_BASE unset); against the "
+         f"shared-library link of this tree {ms(jc)} vs {ms(sc)} "
+         f"({fmt(ratio(jc, sc), 2)} ×).**"), "")
 
     pr = "su.probe.default"
     ver = f("su.version.median_us")
     cyc = f("su.ld.cycles")
     mhz = f("env.mhz")
+    sh = f("su.shared.median_us")
     p("### Where an empty-queue invocation goes", "",
-      "From the runs above (differences of medians) and bench/probe.c, "
-      "which forks children that each do jobrun's start-up steps after "
-      f"dynamic loading, timed phase by phase (medians of "
+      "jobrun links libmariadb statically (libmariadb.a) and OpenSSL not at "
+      "all: src/libssl.c loads libssl.so.3 the first time the client "
+      "library's TLS code calls it, which a connection without TLS never "
+      "does (make tls-check shows both); and jobrun names libmariadb's "
+      "default port, so that mysql_library_init does not look \"mysql\" "
+      "up in /etc/services.  What a run was and is, from the runs above "
+      "(differences of medians) and bench/probe.c, which forks children "
+      "that each do the start-up steps of jobrun with the shared client "
+      "library, timed phase by phase (medians of "
       f"{g('su.probe.reps', '?')} children):", "")
     rows = [
         ["process start and exit (/bin/true)", ms(tr)],
@@ -790,27 +831,24 @@ def main():
          f"{g('su.ldd.jobrun')} libraries (`--version` − /bin/true)",
          ms(ver - tr if ver and tr else None)],
         ["… of which ld.so's own work (LD_DEBUG=statistics: "
-         f"{fmt(cyc)} cycles, {g('su.ld.relocations')} relocations)",
+         f"{fmt(cyc)} cycles, {g('su.ld.relocations')} relocations; "
+         f"{g('su.ld.relocations_shared')} with libmariadb.so)",
          ms(cyc / mhz if cyc and mhz else None)],
-        ["… of which libmariadb with OpenSSL (trivial, libmariadb − plain)",
+        ["not paid since the static link: loading libmariadb.so with "
+         "OpenSSL (trivial, libmariadb − plain)",
          ms(f("su.t_mariadb.median_us", 0) - f("su.t_plain.median_us", 0))],
         [("… of which " if curl_linked else
           "(not paid: what linking libcurl would add, ") +
          f"libcurl and the {fmt(curl_libs)} libraries it brings: trivial "
          "program, with − without" + ("" if curl_linked else ")"),
          ms(curl_ms)],
-        ["mysql_library_init (from the first mysql_init)",
-         ms(f(f"{pr}.tls_init_us"))],
-        ["… getservbyname(\"mysql\") (libmariadb looks up the TCP port "
+        ["not paid since: mysql_library_init with libmariadb.so "
+         "(from the first mysql_init)", ms(f(f"{pr}.tls_init_us"))],
+        ["… getservbyname(\"mysql\") (the default TCP port, looked up "
          "even for a unix socket)", ms(f("su.probe.parts.getservbyname_us"))],
         ["… OpenSSL start: OPENSSL_init_ssl(LOAD_CONFIG), reading "
          "openssl.cnf — though no TLS is configured",
          ms(f("su.probe.parts.openssl_us"))],
-        ["… the same without openssl.cnf (pre-initialised with "
-         "OPENSSL_INIT_NO_LOAD_CONFIG)",
-         ms((f("su.probe.noconfig.openssl_us", 0) +
-             f("su.probe.noconfig.tls_init_us", 0)) -
-            f("su.probe.parts.getservbyname_us", 0))],
         ["connect (handshake, utf8mb4, READ COMMITTED init command)",
          ms(f(f"{pr}.connect_us"))],
         ["recovery UPDATE (prepare + execute)", ms(f(f"{pr}.recover_us"))],
@@ -818,15 +856,20 @@ def main():
          "sql/001_type_pick.sql", ms(f(f"{pr}.typed_prepare_us"))],
         ["claim (prepare + execute, nothing due)", ms(f(f"{pr}.claim_us"))],
         ["close, mysql_library_end", ms(f(f"{pr}.close_us"))],
-        ["exit handlers and teardown (OpenSSL's atexit clean-up included)",
-         ms(f(f"{pr}.exit_us"))],
-        ["… with OPENSSL_INIT_NO_ATEXIT", ms(f("su.probe.lean.exit_us"))],
+        ["exit handlers and teardown, libmariadb.so (OpenSSL's atexit "
+         "clean-up included)", ms(f(f"{pr}.exit_us"))],
+        ["**whole run: shared link − static link (what this build saves)**",
+         ms(sh - jo if sh and jo else None)],
     ]
     table(["step", "time"], rows)
     if g("su.strace.syscalls"):
         p(f"strace of one empty-queue run: {g('su.strace.syscalls')} system "
           f"calls, {g('su.strace.files')} files opened, "
-          f"{g('su.strace.sendto')} messages sent to the server.", "")
+          f"{g('su.strace.sendto')} messages sent to the server"
+          + (f"; linked with libmariadb.so: "
+             f"{g('su.strace.shared.syscalls')} system calls, "
+             f"{g('su.strace.shared.files')} files opened"
+             if g("su.strace.shared.syscalls") else "") + ".", "")
     p(f"libcurl: linked, it and the {fmt(curl_libs)} libraries it brings "
       "(GnuTLS, nettle, Kerberos, LDAP, SASL, ssh2, rtmp, p11-kit, …) are "
       "mapped, relocated and their constructors run at every start "
@@ -836,20 +879,21 @@ def main():
       + ("jobrun links it today." if curl_linked else
          "jobrun no longer pays this: it loads libcurl with dlopen only "
          "for an http type (src/libcurl.c)."), "")
-    le = f("su.lean.median_us")
-    if ok1 is False or ok2 is False:
+    al = f("su.allstatic.median_us")
+    if al:
+        p("The prototype links jansson, inih and zlib statically too, so "
+          f"that ld.so maps libc alone: {ms(al)} against {ms(jo)}, CPU "
+          f"{ms(f('su.allstatic.cpu_us'))} against {ms(jc)}.  Not done: "
+          "those libraries would then take their security updates only "
+          "with a rebuild of jobrun.", "")
+    if ok1 is False or ok2 is False or ok3 is False:
         p("Why: " + (
           f"exec and dynamic loading take {ms(ver - tr)} above /bin/true"
           + (f", {ms(curl_ms)} of it for libcurl (above)" if curl_linked
              else "") +
-          ".  Then libmariadb starts OpenSSL, reading openssl.cnf "
-          f"({ms(f('su.probe.parts.openssl_us'))}), and looks up the "
-          f"\"mysql\" service ({ms(f('su.probe.parts.getservbyname_us'))}),"
-          " before any byte goes to the server; the connection and the "
-          f"queries take {ms(sum(f(f'{pr}.{x}_us', 0) for x in ('connect', 'recover', 'typed_prepare', 'claim')))}.")
-          + (f"  The prototype that keeps OpenSSL from reading openssl.cnf "
-             f"and from cleaning up at exit (bench/proto/tls-lean.c) takes "
-             f"{ms(le)}." if le else ""), "")
+          "; the connection and the queries take "
+          f"{ms(sum(f(f'{pr}.{x}_us', 0) for x in ('connect', 'recover', 'typed_prepare', 'claim')))}"
+          f"; the exit {ms(f(f'{pr}.exit_us'))}."), "")
 
     # --- 5. memory ---------------------------------------------------------
     p("## 5. Memory", "",
@@ -888,16 +932,16 @@ def main():
         table(["mapping", "RSS kB"], [[n, fmt(v)] for n, v in maps])
     p(f"Peaks of one shorter run (2 000 jobs): jobrun "
       f"{fmt(f('mem.jobrun.maxrss_kb'))} kB"
-      + (f", the prototype with OpenSSL not reading openssl.cnf "
-         f"{fmt(f('mem.jobrun-lean.maxrss_kb'))} kB"
-         if f("mem.jobrun-lean.maxrss_kb") else "") + ".", "")
+      + (f", linked with libmariadb.so (and so OpenSSL) "
+         f"{fmt(f('mem.jobrun-shared.maxrss_kb'))} kB"
+         if f("mem.jobrun-shared.maxrss_kb") else "") + ".", "")
     if ok_peak is False:
         mp = {k: v for k, v in maps}
         p("Why: RSS counts every resident page of every mapped library.  "
           f"jobrun maps {g('su.ldd.jobrun')} libraries; the anonymous "
           f"memory jobrun itself uses is {fmt(f('mem.anon_kb'))} kB.  "
-          f"libcrypto alone is {fmt(mp.get('libcrypto.so.3'))} kB "
-          "(libmariadb needs it)"
+          + (f"libcrypto alone is {fmt(mp.get('libcrypto.so.3'))} kB"
+             if mp.get("libcrypto.so.3") else "OpenSSL is not mapped")
           + (f"; libcurl and the libraries it brings add "
              f"{fmt(curl_rss)} kB to a program that does nothing"
              if curl_linked else "") + ".", "")
@@ -1005,28 +1049,18 @@ def main():
             f"programs: {ms(curl_ms)} per start, "
             f"{fmt(curl_rss / 1024, 1)} MB of RSS, {fmt(curl_libs)} "
             "libraries.)*")
-    if f("su.lean.median_us"):
+    if f("su.shared.median_us") and f("su.jobrun.median_us"):
         sug.append(
-            "**Keep OpenSSL from reading openssl.cnf when nothing uses "
-            "TLS**: before the first mysql_init, when no http type is "
-            "configured (jobrun configures no TLS for the database), call "
-            "`OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG | "
-            "OPENSSL_INIT_NO_ATEXIT, NULL)`; libmariadb's "
-            "OPENSSL_init_ssl(LOAD_CONFIG) then finds that step done.  "
-            f"Measured (bench/probe.c): mysql_library_init "
-            f"{ms(f('su.probe.default.tls_init_us'))} → "
-            f"{ms(f('su.probe.lean.tls_init_us') + f('su.probe.lean.openssl_us', 0))}"
-            f", exit {ms(f('su.probe.default.exit_us'))} → "
-            f"{ms(f('su.probe.lean.exit_us'))}; whole empty-queue run "
-            f"(bench/proto/tls-lean.c linked into jobrun) {ms(jo)} → "
-            f"{ms(f('su.lean.median_us'))}, peak RSS "
-            f"{fmt(f('mem.jobrun.maxrss_kb'))} → "
-            f"{fmt(f('mem.jobrun-lean.maxrss_kb'))} kB.  With an http type "
-            "configured, libcurl's https should keep honouring "
-            "openssl.cnf, hence the condition.  (getservbyname(\"mysql\"), "
-            f"{ms(f('su.probe.parts.getservbyname_us'))}, cannot be avoided "
-            "from outside libmariadb: it runs whenever its port is 0, and "
-            "that variable is not exported.)")
+            "*(Done: jobrun links libmariadb statically and loads OpenSSL "
+            "only when a connection uses TLS (src/libssl.c), and names the "
+            "client library's default port so that it does not look it up "
+            "in /etc/services.  What that saves an empty-queue run here, "
+            "against the same objects linked with libmariadb.so: "
+            f"{ms(f('su.shared.median_us'))} → "
+            f"{ms(f('su.jobrun.median_us'))}, CPU "
+            f"{ms(f('su.shared.cpu_us'))} → {ms(f('su.jobrun.cpu_us'))}, "
+            f"peak RSS {fmt(f('su.shared.maxrss_kb'))} → "
+            f"{fmt(f('su.jobrun.maxrss_kb'))} kB.)*")
     for k, s_ in enumerate(sug, 1):
         p(f"{k}. {s_}", "")
     if not sug:
