@@ -72,7 +72,10 @@ one=$(( $(reads) - before - empty ))
 is "$(jget succeeded <<<"$out")" 1 "the new job runs"
 diag "rows read for one job (claim, read, mark) past 3 odd spellings and" \
      "5000 due jobs of another type: $one"
-between "$one" 1 10 "the claim reads a handful of rows through the index, not 5000"
+# A handful: the claim past the cursor and the one from the head (the run's
+# second claim, which finds nothing), each a few rows; a few more index
+# entries InnoDB's purge has not yet removed (7 to 11 here, 20 at most).
+between "$one" 1 20 "the claim reads a handful of rows through the index, not 5000"
 run jobrun check --json
 like "$out" '"claim (of all types|--type=order_sync) uses idx_type_pick' \
     "check: the claim is planned on idx_type_pick"
