@@ -518,6 +518,29 @@ db_execute(struct db *db, MYSQL_STMT *stmt, const struct db_arg *args,
 	return st;
 }
 
+enum db_status
+db_query(struct db *db, const char *sql, char *err, size_t errlen)
+{
+	int64_t start;
+	int rc;
+
+	if (db->conn == NULL) {
+		errf(err, errlen, "%s: not connected to %s", sql, db->where);
+		db->last_errno = CR_SERVER_GONE_ERROR;
+		return DB_UNREACHABLE;
+	}
+	start = now_ms();
+	busy(db);
+	rc = mysql_real_query(db->conn, sql, strlen(sql));
+	idle(db, start, rc != 0 ? mysql_errno(db->conn) : 0);
+	if (rc == 0)
+		return DB_OK;
+	db->last_errno = mysql_errno(db->conn);
+	errf(err, errlen, "%s: %s", sql, mysql_error(db->conn));
+	explain_timeout(db, err, errlen);
+	return db_classify(db->last_errno);
+}
+
 static void
 free_cols(char **cols, unsigned n)
 {

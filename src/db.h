@@ -92,6 +92,11 @@ enum db_status db_execute(struct db *db, MYSQL_STMT *stmt,
                           const struct db_arg *args, unsigned nargs,
                           char *err, size_t errlen);
 
+/* Run sql, a statement without arguments or result (START TRANSACTION,
+ * COMMIT, ROLLBACK), as its text; err says what failed. */
+enum db_status db_query(struct db *db, const char *sql, char *err,
+                        size_t errlen);
+
 /* Fetch the next row of the last execution as ncols malloc'ed strings
  * (NULL for SQL NULL).  Returns 1 for a row, 0 when there are no more
  * (the result is then released), -1 on error. */

@@ -149,6 +149,19 @@
 #define READ "SELECT id, type, business_key, payload, attempts," \
 	" max_attempts, IFNULL(JSON_VALID(payload), 1), next_run_at"
 
+/* Several claimed rows, (id, token) pairs, at most QUEUE_GROUP_MAX: a
+ * token is in locked_by only on the row its claim took, so a row whose
+ * id and token are both in the lists is one of the pairs.  Unused places
+ * repeat a pair. */
+#define GROUP_LIST "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+#define FENCE_MANY " WHERE id IN " GROUP_LIST " AND " TOKEN " IN " \
+	GROUP_LIST " AND status = 'processing'"
+_Static_assert(QUEUE_GROUP_MAX == 16, "GROUP_LIST has 16 places");
+
+#define SUCCESS_SET " SET status = 'success', finished_at = NOW()," \
+	" last_error = NULL, locked_by = NULL, locked_until = NULL," \
+	" updated_at = NOW()"
+
 /* Statement texts: %1$s is the quoted table name, %2$s a list of as many
  * "?" as the claim has types. */
 static const char *const templates[Q_COUNT] = {
@@ -202,10 +215,11 @@ static const char *const templates[Q_COUNT] = {
 	    " ORDER BY next_run_at, id LIMIT 1",
 	[Q_READ] = READ " FROM %1$s" FENCE,
 	[Q_READ_RESUMABLE] = READ ", checkpoint, snoozes FROM %1$s" FENCE,
-	[Q_SUCCESS] =
-	    "UPDATE %1$s SET status = 'success', finished_at = NOW(),"
-	    " last_error = NULL, locked_by = NULL, locked_until = NULL,"
-	    " updated_at = NOW()" FENCE,
+	[Q_SUCCESS] = "UPDATE %1$s" SUCCESS_SET FENCE,
+	[Q_READ_MANY] = READ " FROM %1$s" FENCE_MANY,
+	[Q_READ_MANY_RESUMABLE] = READ ", checkpoint, snoozes FROM %1$s"
+	    FENCE_MANY,
+	[Q_SUCCESS_MANY] = "UPDATE %1$s" SUCCESS_SET FENCE_MANY,
 	[Q_RETRY] =
 	    "UPDATE %1$s SET status = 'pending',"
 	    " next_run_at = NOW() + INTERVAL ? SECOND, last_error = ?,"
@@ -377,6 +391,9 @@ static const char *const purposes[Q_COUNT] = {
 	[Q_CLAIM_TYPE_AFTER] = "claim a job",
 	[Q_READ] = "read the claimed job",
 	[Q_READ_RESUMABLE] = "read the claimed job",
+	[Q_READ_MANY] = "read the claimed jobs",
+	[Q_READ_MANY_RESUMABLE] = "read the claimed jobs",
+	[Q_SUCCESS_MANY] = "mark jobs success",
 	[Q_CHECKPOINT] = "save a checkpoint",
 	[Q_CHECKPOINT_CHECK] = "save a checkpoint",
 	[Q_SNOOZE] = "put the job off",
@@ -560,7 +577,7 @@ attempt(struct queue *q, enum queue_stmt which, const struct db_arg *args,
 		st = db_execute(q->db, q->stmt[which], args, nargs, cause,
 		    len);
 		if (st != DB_CONFLICT || tries >= QUEUE_CONFLICT_RETRIES ||
-		    q->no_retry)
+		    q->no_retry || q->in_trx)
 			break;
 		/* Each statement is its own transaction and a deadlock rolled
 		 * it back whole, so running it again is safe; the random
@@ -653,7 +670,7 @@ queue_stmt_run(struct queue *q, enum queue_stmt which,
     const struct db_arg *args, unsigned nargs, char *err, size_t errlen)
 {
 	size_t size = db_args_size(args, nargs);
-	char cause[512];
+	char cause[512], more[512];
 	enum db_status st = DB_OK;
 
 	if (q->db->conn == NULL)
@@ -664,6 +681,11 @@ queue_stmt_run(struct queue *q, enum queue_stmt which,
 		if (q->db->timed_out) {
 			forget_statements(q);
 			db_close(q->db);
+		} else if (q->in_trx) {
+			/* The transaction died with the connection: its caller
+			 * runs it again whole, on a new one. */
+			q->trx_lost = reconnect(q, size, more, sizeof more) ==
+			    DB_OK;
 		} else {
 			st = reconnect(q, size, cause, sizeof cause);
 			if (st == DB_OK)
@@ -722,34 +744,27 @@ queue_resumable(struct queue *q)
 	return q->caps.checkpoint;
 }
 
-/* Read back the row just claimed, and its next_run_at into at (atlen
- * bytes; "" when NULL or longer).  Every column may be NULL in a table
- * that is not quite the seed's: a NULL key stays NULL (the handlers say
- * so), a NULL payload is "{}", NULL numbers are 0. */
-static enum db_status
-read_job(struct queue *q, uint64_t id, const char *token, struct job *job,
-    char *at, size_t atlen, char *err, size_t errlen)
+static void
+free_row(char **cols, unsigned n)
 {
-	struct db_arg args[] = { DB_NUM(id), DB_STR(token) };
-	enum queue_stmt which = queue_resumable(q) ? Q_READ_RESUMABLE : Q_READ;
-	unsigned ncols = which == Q_READ ? 8 : 10, i;
-	char *cols[10] = { NULL };
-	size_t lens[10] = { 0 };
-	enum db_status st;
-	unsigned long attempts = 0, max_attempts = 0;
-	int rc;
+	unsigned i;
 
-	st = queue_stmt_run(q, which, args, 2, err, errlen);
-	if (st != DB_OK)
-		return st;
-	rc = db_fetch_len(q->stmt[which], cols, lens, ncols, err, errlen);
-	if (rc <= 0) {
-		if (rc == 0)
-			errf(err, errlen, "read the claimed job %llu in %s: "
-			    "row vanished", (unsigned long long)id, q->table);
-		return DB_ERROR;
-	}
-	db_done(q->stmt[which]);
+	for (i = 0; i < n; i++)
+		free(cols[i]);
+}
+
+/* A claimed row's columns (READ's, and checkpoint and snoozes when
+ * resumable) as job id, and its next_run_at into at (atlen bytes; ""
+ * when NULL or longer).  Every column may be NULL in a table that is not
+ * quite the seed's: a NULL key stays NULL (the handlers say so), a NULL
+ * payload is "{}", NULL numbers are 0.  Takes the columns it keeps. */
+static void
+fill_job(struct job *job, uint64_t id, char **cols, const size_t *lens,
+    unsigned ncols, int resumable, char *at, size_t atlen)
+{
+	unsigned long attempts = 0, max_attempts = 0;
+	unsigned i;
+
 	if (cols[4] != NULL)
 		parse_ulong(cols[4], 0, 0xffffffffUL, &attempts);
 	if (cols[5] != NULL)
@@ -766,15 +781,149 @@ read_job(struct queue *q, uint64_t id, const char *token, struct job *job,
 	at[0] = '\0';
 	if (cols[7] != NULL && lens[7] < atlen)
 		memcpy(at, cols[7], lens[7] + 1);
-	job->checkpoint = cols[8];
-	job->checkpoint_len = lens[8];
-	if (cols[9] != NULL)
-		parse_ulong(cols[9], 0, 0xffffffffUL, &job->snoozes);
-	job->resumable = which == Q_READ_RESUMABLE;
-	cols[1] = cols[2] = cols[3] = cols[8] = NULL;
-	for (i = 0; i < ncols; i++)
+	job->resumable = resumable;
+	if (resumable) {
+		job->checkpoint = cols[8];
+		job->checkpoint_len = lens[8];
+		if (cols[9] != NULL)
+			parse_ulong(cols[9], 0, 0xffffffffUL, &job->snoozes);
+		cols[8] = NULL;
+	}
+	cols[1] = cols[2] = cols[3] = NULL;
+	for (i = 0; i < ncols; i++) {
 		free(cols[i]);
+		cols[i] = NULL;
+	}
+}
+
+/* Read back the row just claimed, and its next_run_at into at. */
+static enum db_status
+read_job(struct queue *q, uint64_t id, const char *token, struct job *job,
+    char *at, size_t atlen, char *err, size_t errlen)
+{
+	struct db_arg args[] = { DB_NUM(id), DB_STR(token) };
+	enum queue_stmt which = queue_resumable(q) ? Q_READ_RESUMABLE : Q_READ;
+	unsigned ncols = which == Q_READ ? 8 : 10;
+	char *cols[10] = { NULL };
+	size_t lens[10] = { 0 };
+	enum db_status st;
+	int rc;
+
+	st = queue_stmt_run(q, which, args, 2, err, errlen);
+	if (st != DB_OK)
+		return st;
+	rc = db_fetch_len(q->stmt[which], cols, lens, ncols, err, errlen);
+	if (rc <= 0) {
+		if (rc == 0)
+			errf(err, errlen, "read the claimed job %llu in %s: "
+			    "row vanished", (unsigned long long)id, q->table);
+		return DB_ERROR;
+	}
+	db_done(q->stmt[which]);
+	fill_job(job, id, cols, lens, ncols, which == Q_READ_RESUMABLE, at,
+	    atlen);
 	return DB_OK;
+}
+
+/* The arguments of a statement on several claimed rows (FENCE_MANY):
+ * n ids, then their n tokens, the unused places repeating the first. */
+static void
+group_args(struct db_arg *args, const uint64_t *ids,
+    const char *const *tokens, size_t n)
+{
+	size_t i, k;
+
+	for (i = 0; i < QUEUE_GROUP_MAX; i++) {
+		k = i < n ? i : 0;
+		args[i] = DB_NUM(ids[k]);
+		args[QUEUE_GROUP_MAX + i] = DB_STR(tokens[k]);
+	}
+}
+
+/* The cursor moves to the job just read, if it is the one the claims
+ * left for it (see queue_cursor). */
+static void
+cursor_move(struct queue *q, uint64_t id, const char *at)
+{
+	struct queue_cursor *c = &q->cursor;
+
+	if (c->next_id == 0 || id != c->next_id || at[0] == '\0')
+		return;
+	memcpy(c->at, at, sizeof c->at);
+	c->id = id;
+	c->claim = c->next_claim;
+	c->types = c->next_types;
+	c->set = 1;
+	c->next_id = 0;
+}
+
+enum db_status
+queue_read_claimed(struct queue *q, const uint64_t *ids,
+    const char *const *tokens, struct job *const *jobs, size_t n, char *err,
+    size_t errlen)
+{
+	struct db_arg args[2 * QUEUE_GROUP_MAX];
+	enum queue_stmt which = queue_resumable(q) ? Q_READ_MANY_RESUMABLE :
+	    Q_READ_MANY;
+	unsigned ncols = which == Q_READ_MANY ? 8 : 10;
+	char *cols[10] = { NULL }, at[sizeof q->cursor.at];
+	size_t lens[10] = { 0 }, i, found = 0;
+	enum db_status st;
+	uint64_t id;
+	int rc;
+
+	if (n == 0 || n > QUEUE_GROUP_MAX) {
+		errf(err, errlen, "read %zu claimed jobs: 1 to %d", n,
+		    QUEUE_GROUP_MAX);
+		return DB_ERROR;
+	}
+	group_args(args, ids, tokens, n);
+	st = queue_stmt_run(q, which, args, 2 * QUEUE_GROUP_MAX, err, errlen);
+	while (st == DB_OK && (rc = db_fetch_len(q->stmt[which], cols, lens,
+	    ncols, err, errlen)) != 0) {
+		if (rc < 0)
+			return DB_ERROR;
+		id = queue_number(cols[0]);
+		for (i = 0; i < n && (ids[i] != id || jobs[i]->type != NULL);
+		    i++)
+			;
+		if (i == n) {
+			free_row(cols, ncols);
+			continue;
+		}
+		fill_job(jobs[i], id, cols, lens, ncols,
+		    which == Q_READ_MANY_RESUMABLE, at, sizeof at);
+		cursor_move(q, id, at);
+		found++;
+	}
+	if (st == DB_OK && found < n) {
+		errf(err, errlen, "read the claimed jobs in %s: %zu of %zu "
+		    "rows vanished", q->table, n - found, n);
+		st = DB_ERROR;
+	}
+	return st;
+}
+
+enum db_status
+queue_mark_success_many(struct queue *q, const uint64_t *ids,
+    const char *const *tokens, size_t n, uint64_t *changed, char *err,
+    size_t errlen)
+{
+	struct db_arg args[2 * QUEUE_GROUP_MAX];
+	enum db_status st;
+
+	*changed = 0;
+	if (n == 0 || n > QUEUE_GROUP_MAX) {
+		errf(err, errlen, "mark %zu jobs: 1 to %d", n,
+		    QUEUE_GROUP_MAX);
+		return DB_ERROR;
+	}
+	group_args(args, ids, tokens, n);
+	st = queue_stmt_run(q, Q_SUCCESS_MANY, args, 2 * QUEUE_GROUP_MAX, err,
+	    errlen);
+	if (st == DB_OK)
+		*changed = queue_stmt_changed(q, Q_SUCCESS_MANY);
+	return st;
 }
 
 /* Whether the single-type claim can use idx_type_pick: tried once, by
@@ -900,21 +1049,22 @@ types_hash(const char *const *types, size_t ntypes)
 	return h;
 }
 
-enum db_status
-queue_claim(struct queue *q, const char *const *types, size_t ntypes,
-    unsigned long lock_seconds, const char *token, struct job *job,
-    int *claimed, char *err, size_t errlen)
+/* Run the claim: *id is the row it took, 0 for none.  The cursor is
+ * left as it was, and where it may move next (next_id) is noted. */
+static enum db_status
+claim_row(struct queue *q, const char *const *types, size_t ntypes,
+    unsigned long lock_seconds, const char *token, uint64_t *id, char *err,
+    size_t errlen)
 {
 	struct queue_cursor *c = &q->cursor;
 	enum queue_stmt which, spread, after, used;
 	struct db_arg *args;
 	enum db_status st;
 	unsigned tries, n;
-	uint64_t m, id, hash;
+	uint64_t m, hash;
 	int64_t start;
-	char at[sizeof c->at];
 
-	*claimed = 0;
+	*id = 0;
 	if (ntypes == 0) {
 		errf(err, errlen, "claim a job: no types");
 		return DB_ERROR;
@@ -953,6 +1103,8 @@ queue_claim(struct queue *q, const char *const *types, size_t ntypes,
 			used = after;
 			st = queue_stmt_run(q, after, args, n + 3, err, errlen);
 			if (st == DB_OK && queue_stmt_changed(q, after) == 0) {
+				/* Nothing due past it: from the head. */
+				c->set = 0;
 				used = which;
 				start = now_ms();
 				st = queue_stmt_run(q, which, args, n, err,
@@ -975,32 +1127,63 @@ queue_claim(struct queue *q, const char *const *types, size_t ntypes,
 			break;
 		q->counters.conflicts++;
 		q->spread = 1;
+		/* In a transaction of several statements, the deadlock rolled
+		 * back all of it: its caller runs it again whole. */
+		if (q->in_trx)
+			break;
 		pause_after_conflict(q, tries < 3 ? tries : 3);
 	}
 	q->no_retry = 0;
 	free(args);
-	c->set = 0;
 	if (used == which)
 		c->head_ms = start;
 	if (st != DB_OK || queue_stmt_changed(q, used) == 0)
 		return st;
-	*claimed = 1;
-	id = (uint64_t)mysql_stmt_insert_id(q->stmt[used]);
-	if (id == 0 && (st = claimed_by_token(q, token, &id, err, errlen)) !=
+	*id = (uint64_t)mysql_stmt_insert_id(q->stmt[used]);
+	if (*id == 0 && (st = claimed_by_token(q, token, id, err, errlen)) !=
 	    DB_OK)
 		return st;
-	st = read_job(q, id, token, job, at, sizeof at, err, errlen);
-	/* The cursor moves to the job just claimed, in the claim's order:
-	 * never after a spread claim, which took a row out of order. */
-	if (st == DB_OK && at[0] != '\0' && !q->spread &&
-	    (used == which || used == after)) {
-		memcpy(c->at, at, sizeof c->at);
-		c->id = id;
-		c->claim = which;
-		c->types = hash;
-		c->set = 1;
+	/* The cursor may move to the job just claimed, in the claim's
+	 * order: never after a spread claim, which took a row out of
+	 * order. */
+	c->next_id = 0;
+	if (!q->spread && (used == which || used == after)) {
+		c->next_id = *id;
+		c->next_claim = which;
+		c->next_types = hash;
 	}
+	return DB_OK;
+}
+
+enum db_status
+queue_claim(struct queue *q, const char *const *types, size_t ntypes,
+    unsigned long lock_seconds, const char *token, struct job *job,
+    int *claimed, char *err, size_t errlen)
+{
+	char at[sizeof q->cursor.at];
+	enum db_status st;
+	uint64_t id;
+
+	*claimed = 0;
+	st = claim_row(q, types, ntypes, lock_seconds, token, &id, err,
+	    errlen);
+	q->cursor.set = 0;
+	if (st != DB_OK || id == 0)
+		return st;
+	*claimed = 1;
+	st = read_job(q, id, token, job, at, sizeof at, err, errlen);
+	if (st == DB_OK)
+		cursor_move(q, id, at);
 	return st;
+}
+
+enum db_status
+queue_claim_id(struct queue *q, const char *const *types, size_t ntypes,
+    unsigned long lock_seconds, const char *token, uint64_t *id, char *err,
+    size_t errlen)
+{
+	return claim_row(q, types, ntypes, lock_seconds, token, id, err,
+	    errlen);
 }
 
 /* Run a fenced write; *owned says whether it found the job still ours. */
@@ -1128,6 +1311,90 @@ queue_release(struct queue *q, const struct job *job, const char *token,
 	struct db_arg args[] = { DB_NUM(job->id), DB_STR(token) };
 
 	return fenced(q, Q_RELEASE, args, 2, owned, err, errlen);
+}
+
+/* START TRANSACTION, COMMIT or ROLLBACK.  A connection lost before the
+ * COMMIT took the transaction with it: a new one is made (trx_lost says
+ * so) and the caller may run the transaction again; one lost during the
+ * COMMIT leaves its outcome unknown, and nothing is run again. */
+static enum db_status
+trx_statement(struct queue *q, const char *sql, const char *purpose,
+    char *err, size_t errlen)
+{
+	char cause[512], more[512];
+	enum db_status st = DB_OK;
+
+	if (q->db->conn == NULL)
+		st = reconnect(q, 0, cause, sizeof cause);
+	if (st == DB_OK)
+		st = db_query(q->db, sql, cause, sizeof cause);
+	if (st == DB_UNREACHABLE && db_connection_lost(q->db->last_errno) &&
+	    strcmp(sql, "COMMIT") != 0) {
+		if (q->db->timed_out) {
+			forget_statements(q);
+			db_close(q->db);
+		} else
+			q->trx_lost = reconnect(q, 0, more, sizeof more) ==
+			    DB_OK;
+	}
+	if (st != DB_OK)
+		errf(err, errlen, "%s in %s: %s", purpose, q->table, cause);
+	return st;
+}
+
+enum db_status
+queue_begin(struct queue *q, char *err, size_t errlen)
+{
+	enum db_status st;
+
+	q->trx_lost = 0;
+	st = trx_statement(q, "START TRANSACTION", "start a transaction", err,
+	    errlen);
+	if (st == DB_OK) {
+		q->in_trx = 1;
+		q->trx_cursor = q->cursor;
+	}
+	return st;
+}
+
+enum db_status
+queue_commit(struct queue *q, char *err, size_t errlen)
+{
+	enum db_status st;
+
+	st = trx_statement(q, "COMMIT", "commit the claims and outcomes", err,
+	    errlen);
+	if (st == DB_OK)
+		q->in_trx = 0;
+	return st;
+}
+
+void
+queue_rollback(struct queue *q)
+{
+	char err[512];
+
+	/* After a deadlock or a lost connection there is nothing left to
+	 * roll back, and the ROLLBACK costs nothing; after a lock wait
+	 * timeout, only the statement was. */
+	if (!q->in_trx)
+		return;
+	if (q->db->conn != NULL && !q->trx_lost)
+		(void)db_query(q->db, "ROLLBACK", err, sizeof err);
+	q->in_trx = 0;
+	q->cursor = q->trx_cursor;
+}
+
+void
+queue_pause(struct queue *q, unsigned tries)
+{
+	pause_after_conflict(q, tries < 3 ? tries : 3);
+}
+
+int
+queue_trx_lost(const struct queue *q)
+{
+	return q->trx_lost;
 }
 
 int
@@ -1368,15 +1635,6 @@ queue_enqueue_batch(struct queue *q, const char *type, const char *template,
 	}
 	*created = (uint64_t)mysql_stmt_affected_rows(q->batch);
 	return DB_OK;
-}
-
-static void
-free_row(char **cols, unsigned n)
-{
-	unsigned i;
-
-	for (i = 0; i < n; i++)
-		free(cols[i]);
 }
 
 enum db_status

@@ -26,6 +26,9 @@
 #define QUEUE_CONFLICT_RETRIES 5
 #define QUEUE_CLAIM_RETRIES 10
 
+/* Jobs one statement may read back or mark success at once. */
+#define QUEUE_GROUP_MAX 16
+
 struct queue;
 
 /* The table called table, reached through db (which must outlive it). */
@@ -123,6 +126,44 @@ enum db_status queue_read_reply(struct queue *q, const char *text,
 enum db_status queue_take_single(struct queue *q, const char *name,
                                  int *held, char *err, size_t errlen);
 int queue_single_lost(const struct queue *q);
+
+/* One transaction for several claims and outcomes (--jobs): one commit
+ * where there were as many as statements.  Inside it no statement is
+ * run again after a deadlock or a lost connection: the caller rolls it
+ * back (which also puts the claim's cursor back) and runs it again
+ * whole when the error was a conflict (DB_CONFLICT) or the connection
+ * was lost before the COMMIT and made again (queue_trx_lost). */
+enum db_status queue_begin(struct queue *q, char *err, size_t errlen);
+enum db_status queue_commit(struct queue *q, char *err, size_t errlen);
+void queue_rollback(struct queue *q);
+int queue_trx_lost(const struct queue *q);
+
+/* A group's claim (in a transaction): the job is not read, and the
+ * cursor not moved, until queue_read_claimed; *id is 0 when none was
+ * due. */
+enum db_status queue_claim_id(struct queue *q, const char *const *types,
+                              size_t ntypes, unsigned long lock_seconds,
+                              const char *token, uint64_t *id, char *err,
+                              size_t errlen);
+
+/* Read back n (1..QUEUE_GROUP_MAX) jobs claimed with queue_claim_id, ids[i]
+ * with tokens[i] into *jobs[i] (zeroed before), in one statement. */
+enum db_status queue_read_claimed(struct queue *q, const uint64_t *ids,
+                                  const char *const *tokens,
+                                  struct job *const *jobs, size_t n,
+                                  char *err, size_t errlen);
+
+/* Mark n (1..QUEUE_GROUP_MAX) jobs success in one fenced write; *changed
+ * is how many were still ours (if not all, which ones is not known: run
+ * it in a transaction and roll back). */
+enum db_status queue_mark_success_many(struct queue *q, const uint64_t *ids,
+                                       const char *const *tokens, size_t n,
+                                       uint64_t *changed, char *err,
+                                       size_t errlen);
+
+/* Before running a transaction again after its tries-th conflict: a
+ * short random pause, so two runners do not collide again in step. */
+void queue_pause(struct queue *q, unsigned tries);
 
 /* --- adding jobs (queue.c) ------------------------------------------------ */
 

@@ -13,6 +13,7 @@ enum queue_stmt {
 	Q_RECOVER, Q_CLAIM, Q_CLAIM_TYPE, Q_CLAIM_SPREAD, Q_CLAIM_TYPE_SPREAD,
 	Q_CLAIM_AFTER, Q_CLAIM_TYPE_AFTER,
 	Q_READ, Q_READ_RESUMABLE, Q_SUCCESS, Q_RETRY, Q_FAIL, Q_EXTEND,
+	Q_READ_MANY, Q_READ_MANY_RESUMABLE, Q_SUCCESS_MANY,
 	Q_OWNER, Q_CLAIMED_ID, Q_RELEASE, Q_CHECKPOINT, Q_CHECKPOINT_CHECK,
 	Q_SNOOZE,
 	Q_GET_LOCK, Q_READ_REPLY, Q_MAX_PACKET, Q_SCHEMA,
@@ -54,6 +55,12 @@ struct queue_cursor {
 	char at[40];		/* that job's next_run_at, as the server wrote it */
 	uint64_t id;
 	int64_t head_ms;	/* when a claim last scanned from the head */
+	/* A claim of a group (queue_claim_id) leaves the cursor where it
+	 * is; queue_read_claimed moves it to this job, the group's last
+	 * claimed in the claim's order (0: none). */
+	uint64_t next_id;
+	enum queue_stmt next_claim;
+	uint64_t next_types;
 };
 
 struct queue {
@@ -72,6 +79,14 @@ struct queue {
 	int no_retry;		/* a statement meets a conflict once */
 	int spread;		/* a claim has met a conflict in this run */
 	struct queue_cursor cursor;
+	/* A transaction of several statements is open (queue_begin): a
+	 * deadlock or a lost connection ends it whole, so no statement in
+	 * it is run again on its own; trx_lost says the connection was lost
+	 * (and made again) before the COMMIT, so its caller may run the
+	 * whole transaction again; the cursor goes back to trx_cursor when
+	 * it is rolled back. */
+	int in_trx, trx_lost;
+	struct queue_cursor trx_cursor;
 };
 
 /* Run statement which with args (preparing it first if need be, running

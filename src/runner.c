@@ -60,6 +60,8 @@ run_stop_requested(void)
 	return signals_received > 0 ? 128 + last_signal : 0;
 }
 
+struct request;
+
 /* What one run works with, for each of its jobs.  Its slots (--jobs)
  * share the one connection, and with it the queue, the counters and the
  * claim sequence: mu guards them all, and a slot holds it only for a
@@ -91,6 +93,13 @@ struct cycle {
 	_Atomic int waiting;	/* slots waiting for the connection */
 	enum db_status st;	/* the first database error: the run ends */
 	char err[1024];
+	/* What slots have ready for the connection (--jobs above 1): each
+	 * waits for whichever slot gets it first to serve them all, in one
+	 * transaction.  pending_mu guards the list alone. */
+	pthread_mutex_t pending_mu;
+	pthread_cond_t served;	/* a group was served, or no one serves */
+	int serving;		/* a slot serves the pending requests */
+	struct request *pending, **pending_tail;
 };
 
 /* Take the connection; with try, only if no other slot has it.  -1 when
@@ -439,10 +448,10 @@ tell(const struct in_hand *h, const struct verdict *v, int64_t ms,
 	log_job(h->lg, v->level, &ev);
 }
 
-/* Decide what becomes of the job, write it, count and log it. */
-static enum db_status
-mark(const struct cfg *cfg, const struct in_hand *h, const struct result *res,
-    int64_t ms, struct run_stats *stats, char *err, size_t errlen)
+/* Decide what becomes of the job: policy.c's verdict. */
+static void
+decide(const struct cfg *cfg, const struct in_hand *h,
+    const struct result *res, struct verdict *v)
 {
 	const struct job *job = h->job;
 	const struct policy_in in = {
@@ -456,11 +465,20 @@ mark(const struct cfg *cfg, const struct in_hand *h, const struct result *res,
 		.backoff_cap = cfg->run.backoff_cap,
 		.max_snoozes = cfg->run.max_snoozes,
 	};
+
+	policy_decide(&in, v);
+}
+
+/* Decide what becomes of the job, write it, count and log it. */
+static enum db_status
+mark(const struct cfg *cfg, const struct in_hand *h, const struct result *res,
+    int64_t ms, struct run_stats *stats, char *err, size_t errlen)
+{
 	struct verdict v;
 	enum db_status st;
 	int owned = 1;
 
-	policy_decide(&in, &v);
+	decide(cfg, h, res, &v);
 	if ((st = apply(h, &v, &owned, err, errlen)) != DB_OK)
 		return st;
 	if (!owned)
@@ -506,6 +524,28 @@ may_claim(const struct cycle *cy)
 	    now_ms() < cy->deadline;
 }
 
+/* Claim the run's next job into job and token (the connection held),
+ * if the run may claim another; *claimed says whether one was. */
+static enum db_status
+claim_one(struct cycle *cy, struct job *job, char *token, size_t tokenlen,
+    int *claimed, char *err, size_t errlen)
+{
+	enum db_status st;
+
+	*claimed = 0;
+	if (!may_claim(cy))
+		return DB_OK;
+	snprintf(token, tokenlen, "%s:%llu", cy->prefix,
+	    (unsigned long long)cy->stats->claimed + 1);
+	st = queue_claim(cy->q, cy->types, cy->ntypes,
+	    cy->cfg->run.lock_seconds, token, job, claimed, err, errlen);
+	if (st == DB_OK && !*claimed)
+		cy->drained = 1;
+	else if (st == DB_OK)
+		cy->stats->claimed++;
+	return st;
+}
+
 /* Claim the run's next job for a slot: 1 with job and token filled in,
  * 0 when the run claims no more (its budget spent, a signal, nothing
  * due, a database error). */
@@ -518,43 +558,31 @@ claim_next(struct cycle *cy, struct job *job, char *token, size_t tokenlen)
 
 	if (connection_take(cy, 0) != 0)
 		return 0;
-	if (may_claim(cy)) {
-		snprintf(token, tokenlen, "%s:%llu", cy->prefix,
-		    (unsigned long long)cy->stats->claimed + 1);
-		st = queue_claim(cy->q, cy->types, cy->ntypes,
-		    cy->cfg->run.lock_seconds, token, job, &claimed, err,
-		    sizeof err);
-		if (st != DB_OK)
-			run_failed(cy, st, err);
-		else {
-			cy->ext_retry_at = 0;
-			if (!claimed)
-				cy->drained = 1;
-			else
-				cy->stats->claimed++;
-		}
-	}
+	st = claim_one(cy, job, token, tokenlen, &claimed, err, sizeof err);
+	if (st != DB_OK)
+		run_failed(cy, st, err);
+	else
+		cy->ext_retry_at = 0;
 	connection_give(cy);
 	return claimed;
 }
 
-/* Handle and mark a job claimed for slot. */
-static void
-one_job(struct cycle *cy, size_t slot, struct job *job, const char *token)
+/* Run the handler of a job claimed for slot, into res; returns the
+ * milliseconds it took.  h is filled in for the job's mark. */
+static int64_t
+work(struct cycle *cy, size_t slot, struct job *job, const char *token,
+    struct in_hand *h, struct result *res)
 {
-	const struct cfg *cfg = cy->cfg;
-	struct in_hand h = { .cy = cy, .slot = slot, .q = cy->q, .job = job,
-	    .token = token, .lg = cy->lg,
-	    .lock_seconds = cfg->run.lock_seconds };
-	struct result *res = xcalloc(1, sizeof *res);
 	const struct cfg_type *type;
-	enum db_status st;
-	char err[1024];
 	int64_t start;
 
-	h.watchdog = cy->guarded ? &cy->watchdog : NULL;
-	start = h.extended_at = now_ms();
-	type = cfg_find_type(cfg, job->type);
+	*h = (struct in_hand){ .cy = cy, .slot = slot, .q = cy->q, .job = job,
+	    .token = token, .lg = cy->lg,
+	    .lock_seconds = cy->cfg->run.lock_seconds,
+	    .watchdog = cy->guarded ? &cy->watchdog : NULL };
+	memset(res, 0, sizeof *res);
+	start = h->extended_at = now_ms();
+	type = cfg_find_type(cy->cfg, job->type);
 	res->secrets = &cy->secrets;
 	if (type == NULL) {
 		/* Only configured types are claimed; a row whose type changed
@@ -562,16 +590,322 @@ one_job(struct cycle *cy, size_t slot, struct job *job, const char *token)
 		result_set(res, OUTCOME_FAIL, "no handler configured for type",
 		    job->type, strlen(job->type));
 	} else
-		handle(type, &h, res);
+		handle(type, h, res);
+	return now_ms() - start;
+}
+
+/* Handle and mark a job claimed for slot. */
+static void
+one_job(struct cycle *cy, size_t slot, struct job *job, const char *token)
+{
+	struct result *res = xcalloc(1, sizeof *res);
+	struct in_hand h;
+	enum db_status st;
+	char err[1024];
+	int64_t ms;
+
+	ms = work(cy, slot, job, token, &h, res);
 	if (connection_take(cy, 0) == 0) {
-		st = mark(cfg, &h, res, now_ms() - start, cy->stats, err,
-		    sizeof err);
+		st = mark(cy->cfg, &h, res, ms, cy->stats, err, sizeof err);
 		if (st != DB_OK)
 			run_failed(cy, st, err);
 		else
 			cy->ext_retry_at = 0;
 		connection_give(cy);
 	}
+	free(res);
+}
+
+/* Requests served in one transaction at most: its locks are held, and
+ * its marks wait, while its statements run. */
+#define GROUP_MAX 16
+
+/* What a slot has ready for the connection when --jobs is above 1: the
+ * verdict on the job it finished, if any, and its wish for another. */
+struct request {
+	struct request *next;
+	const struct in_hand *h;	/* the job to mark, or NULL */
+	struct verdict v;
+	int64_t ms;			/* its handler's time */
+	int owned;			/* the mark found the job still ours */
+	struct job *job;		/* where to claim the next job */
+	char *token;			/* its token, QUEUE_TOKEN_MAX + 1 bytes */
+	int claimed;
+	int done;			/* served (read under the connection's
+					 * mutex) */
+};
+
+/* Up to GROUP_MAX of the pending requests, oldest first (pending_mu
+ * held). */
+static struct request *
+cut_pending(struct cycle *cy)
+{
+	struct request *group, *last;
+	size_t n;
+
+	group = last = cy->pending;
+	for (n = 1; last != NULL && last->next != NULL && n < GROUP_MAX; n++)
+		last = last->next;
+	if (last != NULL) {
+		cy->pending = last->next;
+		last->next = NULL;
+		if (cy->pending == NULL)
+			cy->pending_tail = &cy->pending;
+	}
+	return group;
+}
+
+/* The group's marks.  Success, the common verdict, is written for all
+ * of them with one statement, unless mark_each: if that finds one job
+ * no longer ours, which one is not known, and the group is run again
+ * (DB_CONFLICT, *split) with a fenced write for each. */
+static enum db_status
+group_marks(struct cycle *cy, struct request *group, int mark_each,
+    int *split, char *err, size_t errlen)
+{
+	uint64_t ids[GROUP_MAX], changed;
+	const char *tokens[GROUP_MAX];
+	struct request *r;
+	enum db_status st = DB_OK;
+	size_t n = 0;
+
+	for (r = group; r != NULL; r = r->next)
+		if (r->h != NULL && r->v.verb == VERB_SUCCESS && !mark_each) {
+			ids[n] = r->h->job->id;
+			tokens[n++] = r->h->token;
+		}
+	if (n >= 2) {
+		st = queue_mark_success_many(cy->q, ids, tokens, n, &changed,
+		    err, errlen);
+		if (st == DB_OK && changed != n) {
+			*split = 1;
+			snprintf(err, errlen, "a job of the group was no "
+			    "longer ours");
+			return DB_CONFLICT;
+		}
+	}
+	for (r = group; r != NULL && st == DB_OK; r = r->next) {
+		if (r->h == NULL)
+			continue;
+		r->owned = 1;
+		if (n < 2 || r->v.verb != VERB_SUCCESS)
+			st = apply(r->h, &r->v, &r->owned, err, errlen);
+	}
+	return st;
+}
+
+/* Run a group's statements: the marks, then a claim for each slot that
+ * may have another job; in one transaction (*trx) when there is more
+ * than one write.  The marks go first: a mark waits for the claims of
+ * the slots that got the connection with it, for no running job.  The
+ * jobs claimed are read after the commit (group_read). */
+static enum db_status
+group_try(struct cycle *cy, struct request *group, int mark_each, int *trx,
+    int *split, char *err, size_t errlen)
+{
+	struct request *r;
+	enum db_status st = DB_OK;
+	size_t writes = 0;
+	uint64_t id;
+
+	for (r = group; r != NULL; r = r->next)
+		writes += (size_t)(r->h != NULL) + (size_t)may_claim(cy);
+	*trx = writes > 1;
+	if (*trx && (st = queue_begin(cy->q, err, errlen)) != DB_OK)
+		return st;
+	st = group_marks(cy, group, mark_each, split, err, errlen);
+	for (r = group; r != NULL && st == DB_OK && may_claim(cy);
+	    r = r->next) {
+		snprintf(r->token, QUEUE_TOKEN_MAX + 1, "%s:%llu", cy->prefix,
+		    (unsigned long long)cy->stats->claimed + 1);
+		st = queue_claim_id(cy->q, cy->types, cy->ntypes,
+		    cy->cfg->run.lock_seconds, r->token, &id, err, errlen);
+		if (st == DB_OK && id == 0)
+			cy->drained = 1;
+		else if (st == DB_OK) {
+			cy->stats->claimed++;
+			r->job->id = id;
+			r->claimed = 1;
+		}
+	}
+	if (*trx && st == DB_OK)
+		st = queue_commit(cy->q, err, errlen);
+	return st;
+}
+
+/* Read the jobs a group claimed, in one statement. */
+static enum db_status
+group_read(struct cycle *cy, struct request *group, char *err, size_t errlen)
+{
+	uint64_t ids[GROUP_MAX];
+	const char *tokens[GROUP_MAX];
+	struct job *jobs[GROUP_MAX];
+	struct request *r;
+	size_t n = 0;
+
+	for (r = group; r != NULL; r = r->next)
+		if (r->claimed) {
+			ids[n] = r->job->id;
+			r->job->id = 0;
+			tokens[n] = r->token;
+			jobs[n++] = r->job;
+		}
+	if (n == 0)
+		return DB_OK;
+	return queue_read_claimed(cy->q, ids, tokens, jobs, n, err, errlen);
+}
+
+/* Undo what a group that failed changed in the run's own state. */
+static void
+group_undo(struct cycle *cy, struct request *group, uint64_t claimed,
+    int drained)
+{
+	struct request *r;
+
+	queue_rollback(cy->q);
+	for (r = group; r != NULL; r = r->next)
+		if (r->claimed) {
+			queue_job_free(r->job);
+			memset(r->job, 0, sizeof *r->job);
+			r->claimed = 0;
+		}
+	cy->stats->claimed = claimed;
+	cy->drained = drained;
+}
+
+/* Serve a group (the connection held): write its marks and make its
+ * claims, committed together; then count and log the marks.  A deadlock
+ * (or a Galera certification failure) rolls the whole transaction back,
+ * and it is run again whole; so is one that lost its connection before
+ * the COMMIT.  Any other error ends the run, as with one handler: the
+ * jobs whose marks were not written wait for recovery. */
+static void
+serve(struct cycle *cy, struct request *group)
+{
+	uint64_t claimed = cy->stats->claimed;
+	int drained = cy->drained, trx, split, mark_each = 0;
+	struct request *r;
+	enum db_status st;
+	unsigned tries;
+	char err[1024];
+
+	if (cy->st != DB_OK)
+		return;		/* a database error ended the run */
+	for (tries = 0;; tries++) {
+		split = 0;
+		st = group_try(cy, group, mark_each, &trx, &split, err,
+		    sizeof err);
+		if (st == DB_OK)
+			break;
+		group_undo(cy, group, claimed, drained);
+		if (!trx || tries >= QUEUE_CLAIM_RETRIES ||
+		    (st != DB_CONFLICT && !queue_trx_lost(cy->q)))
+			break;
+		if (split)
+			mark_each = 1;
+		else
+			queue_pause(cy->q, tries);
+	}
+	if (st != DB_OK) {
+		run_failed(cy, st, err);
+		return;
+	}
+	cy->ext_retry_at = 0;
+	for (r = group; r != NULL; r = r->next)
+		if (r->h != NULL) {
+			if (!r->owned)
+				policy_lost(&r->v);
+			tell(r->h, &r->v, r->ms, cy->stats);
+		}
+	/* The claims are committed: a job that cannot be read now is left
+	 * to recovery, as with a claim whose run failed after it. */
+	if ((st = group_read(cy, group, err, sizeof err)) != DB_OK) {
+		run_failed(cy, st, err);
+		for (r = group; r != NULL; r = r->next)
+			if (r->claimed) {
+				queue_job_free(r->job);
+				r->claimed = 0;
+			}
+	}
+}
+
+/* Hand r to the connection and wait until it is served.  The first
+ * slot to find no one serving serves every request pending, its own
+ * among them, group by group, with the connection; the others wait to
+ * be told theirs was (a slot that waited for the connection itself to
+ * learn that would wait behind the next group's statements). */
+static void
+submit(struct cycle *cy, struct request *r)
+{
+	struct request *group, *g;
+	int ours;
+
+	r->next = NULL;
+	r->claimed = r->done = 0;
+	pthread_mutex_lock(&cy->pending_mu);
+	*cy->pending_tail = r;
+	cy->pending_tail = &r->next;
+	while (!r->done) {
+		if (cy->serving) {
+			pthread_cond_wait(&cy->served, &cy->pending_mu);
+			continue;
+		}
+		cy->serving = 1;
+		pthread_mutex_unlock(&cy->pending_mu);
+		/* Without the connection (a database error ended the run),
+		 * requests are done unserved: nothing claimed, nothing
+		 * written; recovery takes the jobs back. */
+		ours = connection_take(cy, 0) == 0;
+		pthread_mutex_lock(&cy->pending_mu);
+		while (!r->done) {
+			group = cut_pending(cy);
+			pthread_mutex_unlock(&cy->pending_mu);
+			if (ours)
+				serve(cy, group);
+			pthread_mutex_lock(&cy->pending_mu);
+			for (g = group; g != NULL; g = g->next)
+				g->done = 1;
+			pthread_cond_broadcast(&cy->served);
+		}
+		if (ours)
+			connection_give(cy);
+		cy->serving = 0;
+		pthread_cond_broadcast(&cy->served);
+	}
+	pthread_mutex_unlock(&cy->pending_mu);
+}
+
+/* One slot of several: its mark and its next claim go to the connection
+ * together, and share a commit with what other slots have ready. */
+static void
+run_slot_grouped(struct cycle *cy, size_t slot)
+{
+	struct result *res = xcalloc(1, sizeof *res);
+	struct request *r = xcalloc(1, sizeof *r);
+	char tokens[2][QUEUE_TOKEN_MAX + 1];
+	struct job jobs[2];
+	struct in_hand h;
+	int cur = 0;
+
+	memset(jobs, 0, sizeof jobs);
+	for (;;) {
+		/* The job in hand is marked from jobs[cur ^ 1] while the
+		 * next is claimed into jobs[cur]. */
+		memset(&jobs[cur], 0, sizeof jobs[cur]);
+		r->job = &jobs[cur];
+		r->token = tokens[cur];
+		submit(cy, r);
+		if (r->h != NULL)
+			queue_job_free(&jobs[cur ^ 1]);
+		r->h = NULL;
+		if (!r->claimed)
+			break;
+		r->ms = work(cy, slot, &jobs[cur], tokens[cur], &h, res);
+		decide(cy->cfg, &h, res, &r->v);
+		r->h = &h;
+		cur ^= 1;
+	}
+	free(r);
 	free(res);
 }
 
@@ -602,7 +936,7 @@ slot_main(void *arg)
 {
 	struct slot_thread *t = arg;
 
-	run_slot(t->cy, t->slot);
+	run_slot_grouped(t->cy, t->slot);
 	return NULL;
 }
 
@@ -649,7 +983,10 @@ run_slots(struct cycle *cy, size_t n)
 	struct slot_thread *t = xcalloc(n, sizeof *t);
 	size_t started = start_slots(cy, t, n), i;
 
-	run_slot(cy, 0);
+	if (n == 1)
+		run_slot(cy, 0);
+	else
+		run_slot_grouped(cy, 0);
 	for (i = 1; i < started; i++)
 		pthread_join(t[i].thread, NULL);
 	free(t);
@@ -717,6 +1054,9 @@ run_cycle(const struct cfg *cfg, struct db *db, struct queue *q,
 	    .opts = opts, .deadline = start +
 	    (int64_t)opts->max_seconds * 1000 };
 	pthread_mutex_init(&cy->mu, NULL);
+	pthread_mutex_init(&cy->pending_mu, NULL);
+	pthread_cond_init(&cy->served, NULL);
+	cy->pending_tail = &cy->pending;
 	make_token_prefix(cy->prefix, sizeof cy->prefix);
 	warn_types(cfg, types, ntypes, lg);
 	collect_secrets(cfg, &cy->secrets);
@@ -745,6 +1085,8 @@ run_cycle(const struct cfg *cfg, struct db *db, struct queue *q,
 	if (cy->guarded)
 		watchdog_stop(&cy->watchdog);
 	pthread_mutex_destroy(&cy->mu);
+	pthread_mutex_destroy(&cy->pending_mu);
+	pthread_cond_destroy(&cy->served);
 	free(types);
 	secrets_free(&cy->secrets);
 	free(cy);
