@@ -576,6 +576,8 @@ attempt(struct queue *q, enum queue_stmt which, const struct db_arg *args,
 	for (tries = 0; st == DB_OK; tries++) {
 		st = db_execute(q->db, q->stmt[which], args, nargs, cause,
 		    len);
+		if (st == DB_CONFLICT && q->in_trx && !q->no_retry)
+			q->counters.conflicts++;	/* run again whole */
 		if (st != DB_CONFLICT || tries >= QUEUE_CONFLICT_RETRIES ||
 		    q->no_retry || q->in_trx)
 			break;
@@ -1366,6 +1368,8 @@ queue_commit(struct queue *q, char *err, size_t errlen)
 	    errlen);
 	if (st == DB_OK)
 		q->in_trx = 0;
+	else if (st == DB_CONFLICT)
+		q->counters.conflicts++;	/* Galera: run again whole */
 	return st;
 }
 

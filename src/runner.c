@@ -99,6 +99,7 @@ struct cycle {
 	pthread_mutex_t pending_mu;
 	pthread_cond_t served;	/* a group was served, or no one serves */
 	int serving;		/* a slot serves the pending requests */
+	unsigned group_conflicts;	/* transactions rolled back by one */
 	struct request *pending, **pending_tail;
 };
 
@@ -694,14 +695,35 @@ group_marks(struct cycle *cy, struct request *group, int mark_each,
 	return st;
 }
 
+static size_t
+success_count(const struct request *group)
+{
+	size_t n = 0;
+
+	for (; group != NULL; group = group->next)
+		n += group->h != NULL && group->v.verb == VERB_SUCCESS;
+	return n;
+}
+
+/* How a group is written: SHARED, one transaction, the successes in one
+ * statement; EACH, one transaction, a statement per verdict; SOLO, each
+ * statement its own transaction, run again on its own after a conflict,
+ * as with one slot. */
+enum group_mode { SHARED, EACH, SOLO };
+
+/* Conflicts after which a run writes every group SOLO: where they are
+ * that frequent (runners on several Galera nodes), a transaction of many
+ * statements loses more often than it saves. */
+#define GROUP_CONFLICTS_MAX 3
+
 /* Run a group's statements: the marks, then a claim for each slot that
  * may have another job; in one transaction (*trx) when there is more
- * than one write.  The marks go first: a mark waits for the claims of
- * the slots that got the connection with it, for no running job.  The
- * jobs claimed are read after the commit (group_read). */
+ * than one write, but SOLO.  The marks go first: a mark waits for the
+ * claims of the slots that got the connection with it, for no running
+ * job.  The jobs claimed are read after the commit (group_read). */
 static enum db_status
-group_try(struct cycle *cy, struct request *group, int mark_each, int *trx,
-    int *split, char *err, size_t errlen)
+group_try(struct cycle *cy, struct request *group, enum group_mode mode,
+    int *trx, int *split, char *err, size_t errlen)
 {
 	struct request *r;
 	enum db_status st = DB_OK;
@@ -710,10 +732,10 @@ group_try(struct cycle *cy, struct request *group, int mark_each, int *trx,
 
 	for (r = group; r != NULL; r = r->next)
 		writes += (size_t)(r->h != NULL) + (size_t)may_claim(cy);
-	*trx = writes > 1;
+	*trx = writes > 1 && mode != SOLO;
 	if (*trx && (st = queue_begin(cy->q, err, errlen)) != DB_OK)
 		return st;
-	st = group_marks(cy, group, mark_each, split, err, errlen);
+	st = group_marks(cy, group, mode != SHARED, split, err, errlen);
 	for (r = group; r != NULL && st == DB_OK && may_claim(cy);
 	    r = r->next) {
 		snprintf(r->token, QUEUE_TOKEN_MAX + 1, "%s:%llu", cy->prefix,
@@ -776,14 +798,17 @@ group_undo(struct cycle *cy, struct request *group, uint64_t claimed,
 /* Serve a group (the connection held): write its marks and make its
  * claims, committed together; then count and log the marks.  A deadlock
  * (or a Galera certification failure) rolls the whole transaction back,
- * and it is run again whole; so is one that lost its connection before
- * the COMMIT.  Any other error ends the run, as with one handler: the
- * jobs whose marks were not written wait for recovery. */
+ * and the group is written again SOLO; one that lost its connection
+ * before the COMMIT is run again as it was.  Any other error ends the
+ * run, as with one handler: the jobs whose marks were not written wait
+ * for recovery. */
 static void
 serve(struct cycle *cy, struct request *group)
 {
 	uint64_t claimed = cy->stats->claimed;
-	int drained = cy->drained, trx, split, mark_each = 0;
+	enum group_mode mode = cy->group_conflicts >= GROUP_CONFLICTS_MAX ?
+	    SOLO : SHARED;
+	int drained = cy->drained, trx, split;
 	struct request *r;
 	enum db_status st;
 	unsigned tries;
@@ -793,18 +818,23 @@ serve(struct cycle *cy, struct request *group)
 		return;		/* a database error ended the run */
 	for (tries = 0;; tries++) {
 		split = 0;
-		st = group_try(cy, group, mark_each, &trx, &split, err,
-		    sizeof err);
+		st = group_try(cy, group, mode, &trx, &split, err, sizeof err);
 		if (st == DB_OK)
 			break;
 		group_undo(cy, group, claimed, drained);
 		if (!trx || tries >= QUEUE_CLAIM_RETRIES ||
 		    (st != DB_CONFLICT && !queue_trx_lost(cy->q)))
 			break;
-		if (split)
-			mark_each = 1;
-		else
+		if (split) {
+			log_msg(cy->lg, LV_DEBUG, "a job of %zu marked "
+			    "success together was no longer ours: each is "
+			    "written alone", success_count(group));
+			mode = EACH;
+		} else if (st == DB_CONFLICT) {
+			cy->group_conflicts++;
+			mode = SOLO;
 			queue_pause(cy->q, tries);
+		}
 	}
 	if (st != DB_OK) {
 		run_failed(cy, st, err);

@@ -9,7 +9,7 @@
 . "${0%/*}/lib.sh"
 . "${0%/*}/http-lib.sh"
 
-plan 59
+plan 66
 setup_db
 
 # --- the option and the setting ---------------------------------------------
@@ -146,6 +146,47 @@ is "$(sql "SELECT status, locked_by FROM polling_jobs WHERE business_key = 'w3'"
     "processing	other-runner" "the stolen job is left to the runner that holds it"
 like "$(cat "$T/err")" 'job=[0-9]+ type=work attempt=1 max_attempts=5 outcome=lost ' \
     "stderr says one job was lost"
+
+# The same theft, found only by the mark: the lock is long (no extension
+# while the handlers run), so all eight finish and report success.  A
+# second connection holds w1's row, so the first mark waits and the
+# others queue up behind it; they are then written together, the
+# successes in one fenced write, which finds w3 no longer ours and is
+# rolled back and run again job by job: seven success, w3 lost and left
+# alone.  (Should w3's mark go first, it is written alone: the same
+# outcome, without the group.)
+work_config 60
+enqueue 8
+jobrun_bg --jobs=8 --json -vv >"$T/out" 2>"$T/err"
+wait_for 30 started_n 8
+sql "UPDATE polling_jobs SET locked_by = 'other-runner',
+    locked_until = NOW() + INTERVAL 300 SECOND WHERE business_key = 'w3'"
+other_start
+other_send "BEGIN; SELECT 'locked', id FROM polling_jobs WHERE business_key = 'w1' FOR UPDATE;"
+wait_for 30 file_has "$T/other.out" '^locked'
+# our_lock_wait: a statement of this test's database waits for a row lock
+our_lock_wait() {
+	[ "$(sql "SELECT COUNT(*) FROM information_schema.innodb_trx t
+	    JOIN information_schema.processlist p ON p.id = t.trx_mysql_thread_id
+	    WHERE t.trx_state = 'LOCK WAIT' AND p.db = DATABASE()")" -ge 1 ]
+}
+handlers_gone() {
+	[ -z "$(pgrep -P "$bg_pid")" ]
+}
+touch "$T/go"
+ok "a mark waits for w1's row" wait_for 30 our_lock_wait
+ok "all eight handlers ended" wait_for 30 handlers_gone
+other_send "COMMIT;"
+other_end
+wait "$bg"
+is "$?" 1 "the theft found by the mark: exit 1"
+is "$(trace_count done)/$(trace_count term)" 8/0 "all eight handlers ran to the end"
+is "$(jget succeeded <"$T/out")/$(jget lost <"$T/out")" 7/1 "seven succeeded, one lost"
+is "$(sql "SELECT GROUP_CONCAT(business_key ORDER BY id) FROM polling_jobs WHERE status = 'success'")" \
+    w1,w2,w4,w5,w6,w7,w8 "the seven others are success"
+is "$(sql "SELECT status, locked_by FROM polling_jobs WHERE business_key = 'w3'")" \
+    "processing	other-runner" "the stolen job is still the other runner's"
+diag "$(grep -c 'was no longer ours: each is written alone' "$T/err") group(s) split"
 
 # One slot's handler overruns its timeout: it alone is killed and retried.
 work_config 60

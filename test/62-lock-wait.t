@@ -30,26 +30,6 @@ timeout = 120
 EOF2
 sql "SET GLOBAL innodb_lock_wait_timeout = 1"
 
-# other_start: a second connection, fed statements with other_send, its
-# output (flushed after each statement) in $T/other.out
-other_start() {
-	rm -f "$T/other.in" "$T/other.out"
-	mkfifo "$T/other.in"
-	mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot -N -B -n "$DB" \
-	    <"$T/other.in" >"$T/other.out" 2>&1 &
-	other=$!
-	defer "kill $other"
-	exec 7>"$T/other.in"
-}
-other_send() {
-	printf '%s\n' "$1" >&7
-}
-# other_end: close its input, so it exits; sets other_rc
-other_end() {
-	exec 7>&-
-	wait "$other"
-	other_rc=$?
-}
 status_var() {
 	sql "SHOW GLOBAL STATUS LIKE '$1'" | cut -f2
 }

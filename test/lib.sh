@@ -468,3 +468,24 @@ except Exception:
 }
 
 [ -x "$JOBRUN" ] || bail_out "no executable $JOBRUN (run make first)"
+
+# other_start: a second connection, fed statements with other_send, its
+# output (flushed after each statement) in $T/other.out
+other_start() {
+	rm -f "$T/other.in" "$T/other.out"
+	mkfifo "$T/other.in"
+	mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot -N -B -n "$DB" \
+	    <"$T/other.in" >"$T/other.out" 2>&1 &
+	other=$!
+	defer "kill $other"
+	exec 7>"$T/other.in"
+}
+other_send() {
+	printf '%s\n' "$1" >&7
+}
+# other_end: close its input, so it exits; sets other_rc
+other_end() {
+	exec 7>&-
+	wait "$other"
+	other_rc=$?
+}

@@ -52,7 +52,7 @@ fi
 
 jobs=${GALERA_TEST_JOBS:-3000}
 chaos_jobs=${GALERA_CHAOS_JOBS:-1000}
-plan 26
+plan 38
 
 # sqln N STATEMENTS: sql on node N, after it has applied every write the
 # cluster committed before (a causal read: wsrep_sync_wait)
@@ -128,105 +128,122 @@ handler = exec
 command = $HANDLERS/append-id $T/ids
 timeout = 30
 EOF
-sql "INSERT INTO polling_jobs (business_key, type, payload, next_run_at,
-        created_at, updated_at)
-     SELECT CONCAT('bulk:', seq), 'bulk', JSON_OBJECT('n', seq), NOW(),
-        NOW(), NOW() FROM seq_1_to_$jobs"
-is "$(sqln 3 'SELECT COUNT(*) FROM polling_jobs')" "$jobs" \
-    "$jobs jobs enqueued on node 1 are on node 3"
-: >"$T/ids"
+# exactly_once LABEL [JOBRUN-ARGS...]: the round, its runners started with
+# the arguments given (12 tests)
+exactly_once() {
+	local label=$1
+	shift
+	extra=("$@")
+	sql "DELETE FROM polling_jobs"
+	rm -f "$T"/run.*
+	sql "INSERT INTO polling_jobs (business_key, type, payload, next_run_at,
+	        created_at, updated_at)
+	     SELECT CONCAT('bulk:', seq), 'bulk', JSON_OBJECT('n', seq), NOW(),
+	        NOW(), NOW() FROM seq_1_to_$jobs"
+	is "$(sqln 3 'SELECT COUNT(*) FROM polling_jobs')" "$jobs" \
+	    "$jobs jobs enqueued on node 1 are on node 3"
+	: >"$T/ids"
 
-# A runner that stops on an error while jobs are left is started again,
-# as cron would; each such stop is a give-up.
-declare -a pid node
-giveups=0
-start_runner() {	# start_runner SLOT
-	local f=$T/run.$1.$RANDOM$RANDOM
-	"$JOBRUN" --config="$T/node${node[$1]}.conf" -v --json \
-	    >"$f.out" 2>"$f.err" &
-	pid[$1]=$!
-	printf '%s\n' "${node[$1]}" >"$f.node"
-}
-cert0=$(wsrep_counter wsrep_local_cert_failures)
-bf0=$(wsrep_counter wsrep_local_bf_aborts)
-t0=$(date +%s%N)
-for r in 0 1 2 3 4 5; do
-	node[r]=$((r % 3 + 1))
-	start_runner "$r"
-done
-deadline=$((SECONDS + 240))
-while [ "$SECONDS" -lt "$deadline" ]; do
-	busy=0
+	# A runner that stops on an error while jobs are left is started again,
+	# as cron would; each such stop is a give-up.
+	declare -a pid node
+	giveups=0
+	start_runner() {	# start_runner SLOT
+		local f=$T/run.$1.$RANDOM$RANDOM
+		"$JOBRUN" --config="$T/node${node[$1]}.conf" -v --json "${extra[@]}" \
+		    >"$f.out" 2>"$f.err" &
+		pid[$1]=$!
+		printf '%s\n' "${node[$1]}" >"$f.node"
+	}
+	cert0=$(wsrep_counter wsrep_local_cert_failures)
+	bf0=$(wsrep_counter wsrep_local_bf_aborts)
+	t0=$(date +%s%N)
 	for r in 0 1 2 3 4 5; do
-		[ -n "${pid[r]}" ] || continue
-		if ! proc_gone "${pid[r]}"; then
-			busy=1
-			continue
-		fi
-		wait "${pid[r]}"
-		st=$?
-		pid[r]=
-		if [ "$st" -ne 0 ]; then
-			giveups=$((giveups + 1))
-			if [ "$(sql "SELECT COUNT(*) FROM polling_jobs
-			    WHERE status = 'pending'")" -gt 0 ]; then
-				start_runner "$r"
-				busy=1
-			fi
-		fi
+		node[r]=$((r % 3 + 1))
+		start_runner "$r"
 	done
-	[ "$busy" = 1 ] || break
-	sleep 0.05
-done
-t1=$(date +%s%N)
-for r in 0 1 2 3 4 5; do
-	[ -n "${pid[r]}" ] && kill -9 "${pid[r]}" 2>/dev/null
-done
-wait 2>/dev/null
-ms=$(( (t1 - t0) / 1000000 ))
-claims=0 reruns=0
-declare -a node_claims=(0 0 0 0)
-for f in "$T"/run.*.out; do
-	c=$(grep -o '"claimed":[0-9]*' "$f" | cut -d: -f2)
-	n=$(cat "${f%.out}.node")
-	claims=$((claims + ${c:-0}))
-	node_claims[n]=$((node_claims[n] + ${c:-0}))
-done
-for f in "$T"/run.*.err; do
-	c=$(grep -o '[0-9]* statement(s) run again' "$f" | cut -d' ' -f1)
-	reruns=$((reruns + ${c:-0}))
-done
-cert=$(( $(wsrep_counter wsrep_local_cert_failures) - cert0 ))
-bf=$(( $(wsrep_counter wsrep_local_bf_aborts) - bf0 ))
-diag "exactly-once round: $jobs jobs, 6 runners (2 per node), $ms ms," \
-     "$((jobs * 1000 / (ms > 0 ? ms : 1))) jobs/s; claims by node 1/2/3: ${node_claims[1]}/${node_claims[2]}/${node_claims[3]}" \
-     "$reruns statement(s) run again after 1213/1205 ($((reruns * 100 / (claims > 0 ? claims : 1)))% of claims); $giveups runner(s) gave up and were started again" \
-     "servers: $cert certification failures, $bf BF aborts (wsrep_local_*, summed)"
+	deadline=$((SECONDS + 240))
+	while [ "$SECONDS" -lt "$deadline" ]; do
+		busy=0
+		for r in 0 1 2 3 4 5; do
+			[ -n "${pid[r]}" ] || continue
+			if ! proc_gone "${pid[r]}"; then
+				busy=1
+				continue
+			fi
+			wait "${pid[r]}"
+			st=$?
+			pid[r]=
+			if [ "$st" -ne 0 ]; then
+				giveups=$((giveups + 1))
+				if [ "$(sql "SELECT COUNT(*) FROM polling_jobs
+				    WHERE status = 'pending'")" -gt 0 ]; then
+					start_runner "$r"
+					busy=1
+				fi
+			fi
+		done
+		[ "$busy" = 1 ] || break
+		sleep 0.05
+	done
+	t1=$(date +%s%N)
+	for r in 0 1 2 3 4 5; do
+		[ -n "${pid[r]}" ] && kill -9 "${pid[r]}" 2>/dev/null
+	done
+	wait 2>/dev/null
+	ms=$(( (t1 - t0) / 1000000 ))
+	claims=0 reruns=0
+	declare -a node_claims=(0 0 0 0)
+	for f in "$T"/run.*.out; do
+		[ -e "$f" ] || continue
+		c=$(grep -o '"claimed":[0-9]*' "$f" | cut -d: -f2)
+		n=$(cat "${f%.out}.node")
+		claims=$((claims + ${c:-0}))
+		node_claims[n]=$((node_claims[n] + ${c:-0}))
+	done
+	for f in "$T"/run.*.err; do
+		c=$(grep -o '[0-9]* statement(s) run again' "$f" | cut -d' ' -f1)
+		reruns=$((reruns + ${c:-0}))
+	done
+	cert=$(( $(wsrep_counter wsrep_local_cert_failures) - cert0 ))
+	bf=$(( $(wsrep_counter wsrep_local_bf_aborts) - bf0 ))
+	diag "exactly-once round ($label): $jobs jobs, 6 runners (2 per node), $ms ms," \
+	     "$((jobs * 1000 / (ms > 0 ? ms : 1))) jobs/s; claims by node 1/2/3: ${node_claims[1]}/${node_claims[2]}/${node_claims[3]}" \
+	     "$reruns statement(s) run again after 1213/1205 ($((reruns * 100 / (claims > 0 ? claims : 1)))% of claims); $giveups runner(s) gave up and were started again" \
+	     "servers: $cert certification failures, $bf BF aborts (wsrep_local_*, summed)"
 
-is "$(left)" 0 "the queue drained"
-is "$claims" "$jobs" "the runners claimed $jobs jobs between them"
-ok "runners on each of the three nodes claimed jobs" \
-    test "${node_claims[1]}" -gt 0 -a "${node_claims[2]}" -gt 0 -a \
-    "${node_claims[3]}" -gt 0
-is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE status = 'success'")" \
-    "$jobs" "all $jobs jobs are success"
-is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE attempts <> 1")" 0 \
-    "every job has attempts 1"
-is "$(wc -l <"$T/ids")" "$jobs" "the handlers ran $jobs times"
-is "$(sort -u "$T/ids" | wc -l)" "$jobs" "with $jobs different job ids"
-sql 'SELECT id FROM polling_jobs ORDER BY id' >"$T/table-ids"
-ok "the ids run are the ids in the table" cmp -s "$T/table-ids" \
-    <(sort -n "$T/ids")
-f1=$(fingerprint 1)
-is "$(fingerprint 2) $(fingerprint 3)" "$f1 $f1" \
-    "nodes 2 and 3 hold the same job rows as node 1"
-is "$giveups" 0 "no runner gave up on a conflict"
-grep -hv 'level=info' "$T"/run.*.err | sed 's/^ts=[^ ]* //' | sort |
-    uniq -c >"$T/complaints"
-is "$(grep -v 'Deadlock found' "$T/complaints")" "" \
-    "no runner printed any other error"
-[ -s "$T/complaints" ] && diag "what the runners that gave up said:" \
-    "$(cat "$T/complaints")"
+	is "$(left)" 0 "the queue drained"
+	is "$claims" "$jobs" "the runners claimed $jobs jobs between them"
+	ok "runners on each of the three nodes claimed jobs" \
+	    test "${node_claims[1]}" -gt 0 -a "${node_claims[2]}" -gt 0 -a \
+	    "${node_claims[3]}" -gt 0
+	is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE status = 'success'")" \
+	    "$jobs" "all $jobs jobs are success"
+	is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE attempts <> 1")" 0 \
+	    "every job has attempts 1"
+	is "$(wc -l <"$T/ids")" "$jobs" "the handlers ran $jobs times"
+	is "$(sort -u "$T/ids" | wc -l)" "$jobs" "with $jobs different job ids"
+	sql 'SELECT id FROM polling_jobs ORDER BY id' >"$T/table-ids"
+	ok "the ids run are the ids in the table" cmp -s "$T/table-ids" \
+	    <(sort -n "$T/ids")
+	f1=$(fingerprint 1)
+	is "$(fingerprint 2) $(fingerprint 3)" "$f1 $f1" \
+	    "nodes 2 and 3 hold the same job rows as node 1"
+	is "$giveups" 0 "no runner gave up on a conflict"
+	grep -hv 'level=info' "$T"/run.*.err | sed 's/^ts=[^ ]* //' | sort |
+	    uniq -c >"$T/complaints"
+	is "$(grep -v 'Deadlock found' "$T/complaints")" "" \
+	    "no runner printed any other error"
+	[ -s "$T/complaints" ] && diag "what the runners that gave up said:" \
+	    "$(cat "$T/complaints")"
+}
+
+exactly_once "one handler per runner"
+# The same with four handlers per runner: each runner's slots share a
+# transaction for what they have ready (their marks and their next
+# claims), and a certification failure at its COMMIT rolls all of it
+# back: it is run again whole.
+exactly_once "--jobs=4" --jobs=4
 
 # --- 3. chaos: SIGKILLs on all nodes ------------------------------------------
 
