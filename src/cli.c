@@ -25,7 +25,7 @@ enum opt_id {
 	OPT_KEY_PREFIX, OPT_RANGE, OPT_CHUNK, OPT_PAYLOAD_TEMPLATE,
 	OPT_STATUS, OPT_LIMIT, OPT_BEFORE_ID, OPT_FAILED, OPT_FORCE,
 	OPT_OLDER_THAN, OPT_DRY_RUN, OPT_SINGLE, OPT_LOG, OPT_METRICS_FILE,
-	OPT_INCLUDE_CANCELLED,
+	OPT_INCLUDE_CANCELLED, OPT_HTML,
 };
 
 struct opt {
@@ -74,6 +74,7 @@ static const struct opt opts[] = {
 	{ { "older-than", required_argument, NULL, OPT_OLDER_THAN },
 	  CO_OLDER_THAN },
 	{ { "dry-run", no_argument, NULL, OPT_DRY_RUN }, CO_DRY_RUN },
+	{ { "html", required_argument, NULL, OPT_HTML }, CO_HTML },
 };
 
 #define NOPTS (sizeof opts / sizeof opts[0])
@@ -232,6 +233,7 @@ apply(struct cli *cli, int id, const char *arg, char *err, size_t errlen)
 	case OPT_INCLUDE_CANCELLED: cli->include_cancelled = 1; return 0;
 	case OPT_SINGLE: cli->single = 1; return 0;
 	case OPT_METRICS_FILE: cli->metrics_file = arg; return 0;
+	case OPT_HTML: cli->html = arg; return 0;
 	case OPT_LOG:
 		if (strcmp(arg, "stderr") != 0 && strcmp(arg, "syslog") != 0)
 			return errf(err, errlen, "--log: stderr or syslog, not "
