@@ -131,8 +131,9 @@ json=$out
 is "$rc/$err" 0/ "report --json exits 0, nothing on stderr"
 # The charted day holds 24 + 171 + 26 finished rows and the backlog 5;
 # counting the history would read 20000 more.
-between $(( (r2 - r1) - (r1 - r0) )) 1 1500 \
-    "the report reads at most 1500 rows with $history finished before the day"
+read_rows=$(( (r2 - r1) - (r1 - r0) ))
+between "$read_rows" 1 1500 \
+    "the report reads at most 1500 rows ($read_rows) with $history finished before the day"
 
 # --- --json ----------------------------------------------------------------
 
