@@ -109,6 +109,8 @@ cli_usage_options(FILE *out)
 "                        --type) is running ([run] single)\n"
 "      --metrics-file=F  write Prometheus metrics of the run to F\n"
 "                        ([run] metrics_file)\n"
+"      --html=FILE       report: write the queue's state as one HTML page to\n"
+"                        FILE (- for standard output)\n"
 "      --log=stderr|syslog  where messages go, for every command\n"
 "                        ([run] log)\n"
 "  -v, --verbose         a line per job on stderr (-vv: more)\n"
@@ -118,7 +120,8 @@ cli_usage_options(FILE *out)
 "1 a job was retried, failed or lost, or an operand was not acted on;\n"
 "64 usage; 65 invalid payload or value; 66 payload file unreadable;\n"
 "69 database or account unavailable (unreachable, login refused,\n"
-"read-only, not answering); 70 internal error; 74 output error;\n"
+"read-only, not answering); 70 internal error; 74 output error (or\n"
+"report's page not written);\n"
 "75 try again later (deadlock, lock wait, statement stopped by the\n"
 "server); 77 privilege missing; 78 configuration or schema problem;\n"
 "128+N stopped by signal N.  See jobrun(1).\n", out);

@@ -171,8 +171,8 @@ complete_line() {
 
 is "$(complete_words jobrun st)" "status " "completion: jobrun st -> status"
 is "$(complete_words jobrun '')" \
-    "cancel check enqueue list purge retry run show status " \
-    "completion: jobrun <TAB> -> the nine commands"
+    "cancel check enqueue list purge report retry run show status " \
+    "completion: jobrun <TAB> -> the ten commands"
 is "$(complete_words jobrun list --status =)" \
     "failed pending processing success " \
     "completion: jobrun list --status= -> the four statuses"
