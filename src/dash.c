@@ -21,7 +21,6 @@
 #include "dash.h"
 #include "replace.h"
 #include "report.h"
-#include "utf8.h"
 #include "util.h"
 
 int
@@ -194,25 +193,6 @@ dash_gather(struct ctx *c, struct dash *d, char *err, size_t errlen)
 
 /* --- JSON --------------------------------------------------------------- */
 
-/* Bytes as a JSON string: as they are when they are UTF-8, else with the
- * bytes that are not as "?" (a JSON string cannot hold them). */
-static json_t *
-text_json(const char *s, size_t len)
-{
-	json_t *v;
-	char *copy;
-
-	if (s == NULL)
-		return json_null();
-	if ((v = json_stringn(s, len)) != NULL)
-		return v;
-	copy = xstrndup(s, len);
-	utf8_sanitize(copy, len);
-	v = json_stringn(copy, len);
-	free(copy);
-	return v != NULL ? v : json_string("?");
-}
-
 static json_t *
 counts_json(const struct dash_type *t, int hours)
 {
@@ -249,7 +229,7 @@ dash_json(const struct dash *d)
 
 	for (i = 0; i < d->ntypes; i++) {
 		t = counts_json(&d->types[i], d->has_hours);
-		json_object_set_new(t, "type", text_json(d->types[i].type,
+		json_object_set_new(t, "type", report_text(d->types[i].type,
 		    strlen(d->types[i].type)));
 		json_object_set_new(t, "handler", d->types[i].handler != NULL ?
 		    json_string(d->types[i].handler) : json_null());
@@ -260,14 +240,14 @@ dash_json(const struct dash *d)
 
 		json_array_append_new(last, json_pack(
 		    "{s:I,s:o,s:o,s:I,s:I,s:o,s:o}", "id", (json_int_t)f->id,
-		    "type", text_json(f->type, f->type_len),
-		    "business_key", text_json(f->business_key,
+		    "type", report_text(f->type, f->type_len),
+		    "business_key", report_text(f->business_key,
 		    f->business_key_len),
 		    "attempts", (json_int_t)f->attempts,
 		    "max_attempts", (json_int_t)f->max_attempts,
 		    "finished_at", f->finished_at != NULL ?
 		    json_string(f->finished_at) : json_null(),
-		    "last_error", text_json(f->last_error,
+		    "last_error", report_text(f->last_error,
 		    f->last_error_len)));
 	}
 	doc = json_pack("{s:s,s:s,s:o,s:o,s:o}", "written_at", d->written_at,

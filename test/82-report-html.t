@@ -31,12 +31,12 @@ history=20000
 case $JOBRUN in */asan/*) history=10000 ;; esac
 under_valgrind && history=5000
 
-# Not in the last two minutes of an hour: the fixture's hours are the
+# Not in the last minute of an hour: the fixture's hours are the
 # report's only if the hour does not turn in between.
 hour_has_room() {
-	[ "$(sql 'SELECT MINUTE(NOW()) * 60 + SECOND(NOW()) < 3480')" = 1 ]
+	[ "$(sql 'SELECT MINUTE(NOW()) * 60 + SECOND(NOW()) < 3540')" = 1 ]
 }
-wait_for 130 hour_has_room || bail_out "the hour did not turn"
+wait_for 70 hour_has_room || bail_out "the hour did not turn"
 from=$(sql "SELECT DATE_FORMAT(NOW() - INTERVAL 23 HOUR, '%Y-%m-%d %H:00:00')")
 
 # done[h] jobs of type work finished in charted hour h (h = 0 is $from's
