@@ -19,7 +19,7 @@
 
 int
 replace_file(const char *path, const char *what, mode_t mode,
-    void (*write)(FILE *f, void *arg), void *arg, char *err, size_t errlen)
+    void (*fill)(FILE *f, void *arg), void *arg, char *err, size_t errlen)
 {
 	char tmp[4096];
 	FILE *f;
@@ -38,10 +38,11 @@ replace_file(const char *path, const char *what, mode_t mode,
 		}
 		return -1;
 	}
-	/* mkstemp makes it 0600; its readers run as other users. */
-	fchmod(fd, mode);
-	write(f, arg);
-	if (fflush(f) != 0 || ferror(f) || fsync(fd) != 0) {
+	/* mkstemp makes it 0600; its readers run as other users, and a
+	 * file they cannot read is as bad as none. */
+	fill(f, arg);
+	if (fchmod(fd, mode) != 0 || fflush(f) != 0 || ferror(f) ||
+	    fsync(fd) != 0) {
 		errf(err, errlen, "write %s %s: %s", what, tmp,
 		    strerror(errno));
 		fclose(f);

@@ -8,13 +8,13 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-/* Replace path with what write (called once with a stream and arg) puts
+/* Replace path with what fill (called once with a stream and arg) puts
  * out: written to a temporary file beside it with the given mode,
  * flushed to disk, then renamed over path, so a reader sees the old file
  * or the new one, never half of one.  0, or -1 with err saying
  * "write WHAT PATH: cause" (what: "metrics", "report"). */
 int replace_file(const char *path, const char *what, mode_t mode,
-                 void (*write)(FILE *f, void *arg), void *arg, char *err,
+                 void (*fill)(FILE *f, void *arg), void *arg, char *err,
                  size_t errlen);
 
 #endif
