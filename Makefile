@@ -48,7 +48,7 @@ ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) $(PKG_CFLAGS) $(DEFS) $(CFLAGS)
 
 SRC  = admin argv backoff check cli command config db enqueue exec handler \
        http inspect libcurl log main metrics noop queue queue_admin queue_info \
-       policy rawjson report runner \
+       policy rawjson report runner queue_report dash dash_html replace \
        utf8 util watchdog commands $(SRC_$(MARIADB))
 OBJ  = $(SRC:%=build/%.o)
 AOBJ = $(SRC:%=build/asan/%.o)

@@ -8,6 +8,7 @@ Everything derived (rates, ratios, the targets met or not) is computed
 here, and each missed target is followed by what the run found out about
 why, with the run's own numbers.
 """
+import os
 import statistics
 import sys
 
@@ -1045,6 +1046,19 @@ def main():
     head_end = next(k for k, line in enumerate(out)
                     if line.startswith("## Machine"))
     out[head_end:head_end] = summary
+
+    # --- sections measured by their own scripts ----------------------------
+    # bench/report-cost writes section 7 (the report) by hand, from a run
+    # of its own: a new RESULTS.md keeps it as it was.
+    prev = os.environ.get("BENCH_PREVIOUS", "")
+    if prev and os.path.exists(prev):
+        keep, kept = False, []
+        for line in open(prev, encoding="utf-8").read().split("\n"):
+            if line.startswith("## "):
+                keep = line.startswith("## 7. ")
+            if keep:
+                kept.append(line)
+        out.extend(kept)
 
     # --- suggestions ------------------------------------------------------------
     p("## Suggested changes to src/ (measured above)", "")

@@ -64,21 +64,29 @@ static const char *const required_columns[] = {
 	"last_error", "created_at", "updated_at", "finished_at", NULL,
 };
 
-/* Indexes jobrun relies on: the name, its columns, and why. */
+/* Indexes jobrun relies on: the name, its columns, and, for one a
+ * migration adds, the migration and what is missed without it. */
 static const struct {
 	const char *name, *columns, *definition;
-	int unique, required;
+	int unique;
+	const char *migration, *without;	/* NULL: required */
 } indexes[] = {
 	{ "uniq_business_key", "business_key",
-	  "UNIQUE KEY uniq_business_key (business_key)", 1, 1 },
+	  "UNIQUE KEY uniq_business_key (business_key)", 1, NULL, NULL },
 	{ "idx_pick", "status,next_run_at,id",
-	  "KEY idx_pick (status, next_run_at, id)", 0, 1 },
+	  "KEY idx_pick (status, next_run_at, id)", 0, NULL, NULL },
 	{ "idx_lock", "status,locked_until",
-	  "KEY idx_lock (status, locked_until)", 0, 1 },
+	  "KEY idx_lock (status, locked_until)", 0, NULL, NULL },
 	{ "idx_type_status", "type,status",
-	  "KEY idx_type_status (type, status)", 0, 1 },
+	  "KEY idx_type_status (type, status)", 0, NULL, NULL },
 	{ "idx_type_pick", "status,type,next_run_at,id",
-	  "KEY idx_type_pick (status, type, next_run_at, id)", 0, 0 },
+	  "KEY idx_type_pick (status, type, next_run_at, id)", 0,
+	  "sql/001_type_pick.sql", "claims of one type (--type, or a "
+	  "configuration with one type) read past other types' due jobs" },
+	{ "idx_finished", "status,finished_at,type",
+	  "KEY idx_finished (status, finished_at, type)", 0,
+	  "sql/005_finished.sql", "jobrun report leaves out the jobs "
+	  "finished and failed per hour" },
 };
 #define NINDEXES (sizeof indexes / sizeof indexes[0])
 
@@ -183,11 +191,9 @@ check_indexes(struct report *r, const struct ctx *c,
 		    x->unique == indexes[i].unique)
 			note(r, OK, NULL, "index %s (%s)", indexes[i].name,
 			    indexes[i].columns);
-		else if (!indexes[i].required)
-			note(r, ADVICE, "sql/001_type_pick.sql", "no index %s: "
-			    "claims of one type (--type, or a configuration "
-			    "with one type) read past other types' due jobs",
-			    indexes[i].name);
+		else if (indexes[i].migration != NULL)
+			note(r, ADVICE, indexes[i].migration, "no index %s: %s",
+			    indexes[i].name, indexes[i].without);
 		else if (x == NULL)
 			note(r, PROBLEM, fix, "index %s is missing",
 			    indexes[i].name);

@@ -25,7 +25,7 @@ enum opt_id {
 	OPT_KEY_PREFIX, OPT_RANGE, OPT_CHUNK, OPT_PAYLOAD_TEMPLATE,
 	OPT_STATUS, OPT_LIMIT, OPT_BEFORE_ID, OPT_FAILED, OPT_FORCE,
 	OPT_OLDER_THAN, OPT_DRY_RUN, OPT_SINGLE, OPT_LOG, OPT_METRICS_FILE,
-	OPT_INCLUDE_CANCELLED,
+	OPT_INCLUDE_CANCELLED, OPT_HTML,
 };
 
 struct opt {
@@ -74,6 +74,7 @@ static const struct opt opts[] = {
 	{ { "older-than", required_argument, NULL, OPT_OLDER_THAN },
 	  CO_OLDER_THAN },
 	{ { "dry-run", no_argument, NULL, OPT_DRY_RUN }, CO_DRY_RUN },
+	{ { "html", required_argument, NULL, OPT_HTML }, CO_HTML },
 };
 
 #define NOPTS (sizeof opts / sizeof opts[0])
@@ -108,6 +109,8 @@ cli_usage_options(FILE *out)
 "                        --type) is running ([run] single)\n"
 "      --metrics-file=F  write Prometheus metrics of the run to F\n"
 "                        ([run] metrics_file)\n"
+"      --html=FILE       report: write the queue's state as one HTML page to\n"
+"                        FILE (- for standard output)\n"
 "      --log=stderr|syslog  where messages go, for every command\n"
 "                        ([run] log)\n"
 "  -v, --verbose         a line per job on stderr (-vv: more)\n"
@@ -117,7 +120,8 @@ cli_usage_options(FILE *out)
 "1 a job was retried, failed or lost, or an operand was not acted on;\n"
 "64 usage; 65 invalid payload or value; 66 payload file unreadable;\n"
 "69 database or account unavailable (unreachable, login refused,\n"
-"read-only, not answering); 70 internal error; 74 output error;\n"
+"read-only, not answering); 70 internal error; 74 output error (or\n"
+"report's page not written);\n"
 "75 try again later (deadlock, lock wait, statement stopped by the\n"
 "server); 77 privilege missing; 78 configuration or schema problem;\n"
 "128+N stopped by signal N.  See jobrun(1).\n", out);
@@ -232,6 +236,7 @@ apply(struct cli *cli, int id, const char *arg, char *err, size_t errlen)
 	case OPT_INCLUDE_CANCELLED: cli->include_cancelled = 1; return 0;
 	case OPT_SINGLE: cli->single = 1; return 0;
 	case OPT_METRICS_FILE: cli->metrics_file = arg; return 0;
+	case OPT_HTML: cli->html = arg; return 0;
 	case OPT_LOG:
 		if (strcmp(arg, "stderr") != 0 && strcmp(arg, "syslog") != 0)
 			return errf(err, errlen, "--log: stderr or syslog, not "

@@ -19,6 +19,7 @@ enum cli_option {
 	CO_MAX_ATTEMPTS, CO_KEY_PREFIX, CO_RANGE, CO_CHUNK,
 	CO_PAYLOAD_TEMPLATE, CO_STATUS, CO_LIMIT, CO_BEFORE_ID, CO_FAILED,
 	CO_FORCE, CO_INCLUDE_CANCELLED, CO_OLDER_THAN, CO_DRY_RUN,
+	CO_HTML,
 	CO_COUNT
 };
 
@@ -54,6 +55,7 @@ struct cli {
 	int include_cancelled;		/* retry --failed --include-cancelled */
 	int single;			/* run --single */
 	const char *metrics_file;	/* run --metrics-file */
+	const char *html;		/* report --html, "-" for stdout */
 	const char *log;		/* "stderr" or "syslog" */
 	int json;
 	int verbose;			/* -v count */

@@ -55,6 +55,8 @@ static const struct command commands[] = {
 	  "              [--type=NAME] [--dry-run]\n" },
 	{ "check", cmd_check, 0, NULL,
 	  "check\n" },
+	{ "report", cmd_report, O(HTML), cmd_report_check,
+	  "report --html=FILE | --json\n" },
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

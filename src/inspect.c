@@ -36,24 +36,11 @@ escaped(const char *s, size_t len, int flags)
 	return out;
 }
 
-/* A string column as JSON: its bytes as they are (NUL included).  Bytes
- * that are not UTF-8 (an encoded surrogate, which utf8mb4 stores) cannot
- * be a JSON string; they become "?" rather than losing the row. */
+/* A string column as JSON: its bytes as they are (report_text). */
 static json_t *
 text_json(struct queue_text t)
 {
-	json_t *v;
-	char *copy;
-
-	if (t.s == NULL)
-		return json_null();
-	if ((v = json_stringn(t.s, t.len)) != NULL)
-		return v;
-	copy = xstrndup(t.s, t.len);
-	utf8_sanitize(copy, t.len);
-	v = json_stringn(copy, t.len);
-	free(copy);
-	return v != NULL ? v : json_string("?");
+	return report_text(t.s, t.len);
 }
 
 static json_t *

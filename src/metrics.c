@@ -9,17 +9,14 @@
  * previous file when this run did not end well, so "no good run for N
  * minutes" can be alerted on.
  */
-#include <errno.h>
 #include <stddef.h>
-#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "metrics.h"
-#include "util.h"
+#include "replace.h"
 
 #define LAST_SUCCESS "jobrun_last_success_timestamp_seconds"
 
@@ -134,55 +131,45 @@ queue_figures(FILE *f, const struct queue_backlog *q)
 		    NULL, q->rows[i].lag > 0 ? (double)q->rows[i].lag : 0);
 }
 
+/* What metrics_write puts in the file. */
+struct figures {
+	const struct run_stats *stats;
+	int exit_status;
+	const struct queue_backlog *queue;
+	double now, last;
+};
+
+static void
+write_figures(FILE *f, void *arg)
+{
+	const struct figures *m = arg;
+
+	run_figures(f, m->stats);
+	header(f, "jobrun_run_exit_status", "The last run's exit status "
+	    "(0: all claimed jobs succeeded or none was due).");
+	fprintf(f, "jobrun_run_exit_status %d\n", m->exit_status);
+	header(f, "jobrun_last_run_timestamp_seconds", "When the last run "
+	    "ended (Unix time).");
+	fprintf(f, "jobrun_last_run_timestamp_seconds %.0f\n", m->now);
+	if (m->exit_status == 0 || m->last >= 0) {
+		header(f, LAST_SUCCESS, "When a run last ended with exit "
+		    "status 0 (Unix time).");
+		fprintf(f, LAST_SUCCESS " %.0f\n", m->exit_status == 0 ?
+		    m->now : m->last);
+	}
+	if (m->queue != NULL)
+		queue_figures(f, m->queue);
+}
+
 int
 metrics_write(const char *path, const struct run_stats *stats,
     int exit_status, const struct queue_backlog *queue, char *err,
     size_t errlen)
 {
-	char tmp[4096];
-	double now = (double)time(NULL), last = previous_success(path);
-	FILE *f;
-	int fd;
+	struct figures m = { stats, exit_status, queue, (double)time(NULL),
+	    previous_success(path) };
 
-	if (snprintf(tmp, sizeof tmp, "%s.XXXXXX", path) >= (int)sizeof tmp)
-		return errf(err, errlen, "write metrics %s: path too long",
-		    path);
-	fd = mkstemp(tmp);
-	if (fd < 0 || (f = fdopen(fd, "w")) == NULL) {
-		errf(err, errlen, "write metrics %s: %s", tmp, strerror(errno));
-		if (fd >= 0) {
-			close(fd);
-			unlink(tmp);
-		}
-		return -1;
-	}
-	fchmod(fd, 0644);	/* node_exporter runs as another user */
-	run_figures(f, stats);
-	header(f, "jobrun_run_exit_status", "The last run's exit status "
-	    "(0: all claimed jobs succeeded or none was due).");
-	fprintf(f, "jobrun_run_exit_status %d\n", exit_status);
-	header(f, "jobrun_last_run_timestamp_seconds", "When the last run "
-	    "ended (Unix time).");
-	fprintf(f, "jobrun_last_run_timestamp_seconds %.0f\n", now);
-	if (exit_status == 0 || last >= 0) {
-		header(f, LAST_SUCCESS, "When a run last ended with exit "
-		    "status 0 (Unix time).");
-		fprintf(f, LAST_SUCCESS " %.0f\n", exit_status == 0 ? now :
-		    last);
-	}
-	if (queue != NULL)
-		queue_figures(f, queue);
-	if (fflush(f) != 0 || ferror(f) || fsync(fd) != 0) {
-		errf(err, errlen, "write metrics %s: %s", tmp, strerror(errno));
-		fclose(f);
-		unlink(tmp);
-		return -1;
-	}
-	if (fclose(f) != 0 || rename(tmp, path) != 0) {
-		errf(err, errlen, "write metrics %s: %s", path,
-		    strerror(errno));
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
+	/* 0644: node_exporter runs as another user. */
+	return replace_file(path, "metrics", 0644, write_figures, &m, err,
+	    errlen);
 }

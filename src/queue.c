@@ -378,6 +378,32 @@ static const char *const templates[Q_COUNT] = {
 	    " 'wait_timeout', 'time_zone', 'system_time_zone',"
 	    " 'transaction_isolation', 'tx_isolation', 'max_allowed_packet',"
 	    " 'innodb_flush_log_at_trx_commit', 'wsrep_on')",
+	/* The report's clock: now, and the first of the 24 hours its
+	 * charts cover (the current hour is the last). */
+	[Q_REPORT_CLOCK] =
+	    "SELECT NOW(), DATE_FORMAT(NOW() - INTERVAL 23 HOUR,"
+	    " '%%Y-%%m-%%d %%H:00:00')",
+	/* Jobs that ended since ? (bound twice), by exact type, outcome and
+	 * hour: two ranges of idx_finished (sql/005_finished.sql), read
+	 * from the index alone, as long as the last day's jobs, whatever
+	 * the history before it. */
+	[Q_REPORT_HOURS] =
+	    "SELECT CAST(type AS BINARY), status,"
+	    " TIMESTAMPDIFF(HOUR, ?, finished_at), COUNT(*)"
+	    " FROM %1$s FORCE INDEX (idx_finished)"
+	    " WHERE status IN ('success', 'failed') AND finished_at >= ?"
+	    " GROUP BY 1, 2, 3",
+	/* The ? latest failures: the tail of idx_finished's failed range,
+	 * or, without it, of idx_pick's (in the order they were due). */
+	[Q_REPORT_FAILURES] =
+	    "SELECT id, type, business_key, attempts, max_attempts,"
+	    " finished_at, last_error FROM %1$s FORCE INDEX (idx_finished)"
+	    " WHERE status = 'failed' ORDER BY finished_at DESC LIMIT ?",
+	[Q_REPORT_FAILURES_PICK] =
+	    "SELECT id, type, business_key, attempts, max_attempts,"
+	    " finished_at, last_error FROM %1$s FORCE INDEX (idx_pick)"
+	    " WHERE status = 'failed' ORDER BY next_run_at DESC, id DESC"
+	    " LIMIT ?",
 };
 
 /* What each statement is for, in error messages. */
@@ -442,6 +468,10 @@ static const char *const purposes[Q_COUNT] = {
 	[Q_INDEXES] = "read the table's indexes",
 	[Q_VERSION] = "read the server version",
 	[Q_SETTINGS] = "read server settings",
+	[Q_REPORT_CLOCK] = "read the database clock",
+	[Q_REPORT_HOURS] = "count finished jobs by hour",
+	[Q_REPORT_FAILURES] = "list the latest failures",
+	[Q_REPORT_FAILURES_PICK] = "list the latest failures",
 };
 
 struct queue *
@@ -744,6 +774,19 @@ queue_resumable(struct queue *q)
 		q->caps.checkpoint_probed = 1;
 	}
 	return q->caps.checkpoint;
+}
+
+int
+queue_finished_index(struct queue *q)
+{
+	char cause[512];
+
+	if (!q->caps.finished_index_probed) {
+		q->caps.finished_index = prepare(q, Q_REPORT_HOURS, cause,
+		    sizeof cause) == DB_OK;
+		q->caps.finished_index_probed = 1;
+	}
+	return q->caps.finished_index;
 }
 
 static void

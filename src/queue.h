@@ -374,4 +374,47 @@ enum db_status queue_explain_claim(struct queue *q, const char *const *types,
                                    unsigned long *rows, char *err,
                                    size_t errlen);
 
+/* --- the report (queue_report.c) ---------------------------------------- */
+
+/* The database's NOW() and the first of the 24 hours the report's charts
+ * cover ("YYYY-MM-DD HH:00:00", the current hour the last), both
+ * malloc'ed. */
+enum db_status queue_report_clock(struct queue *q, char **now, char **from,
+                                  char *err, size_t errlen);
+
+/* Whether the table has idx_finished (sql/005_finished.sql), without
+ * which the jobs finished per hour are not counted (it would read every
+ * finished row); asked once, by preparing the statement that uses it. */
+int queue_finished_index(struct queue *q);
+
+/* The jobs that ended (success or failed) since from, by exact type,
+ * outcome and hour (0 = from's hour): fn sees each group.  Reads as many
+ * index entries as jobs ended since from; needs queue_finished_index. */
+struct queue_hour_count {
+	struct queue_text type;
+	int failed;		/* status failed, else success */
+	long hour;		/* hours since from */
+	unsigned long count;
+};
+enum db_status queue_finished_hours(struct queue *q, const char *from,
+                                    void (*fn)(void *arg,
+                                               const struct queue_hour_count *),
+                                    void *arg, char *err, size_t errlen);
+
+/* A failed job as the report lists it. */
+struct queue_failure {
+	uint64_t id;
+	struct queue_text type, business_key, last_error;
+	unsigned long attempts, max_attempts;
+	const char *finished_at;	/* as the server writes it, or NULL */
+};
+
+/* The limit latest failed jobs, latest first (by finished_at with
+ * idx_finished, else by next_run_at); fn sees each (valid only during the
+ * call). */
+enum db_status queue_last_failures(struct queue *q, unsigned long limit,
+                                   void (*fn)(void *arg,
+                                              const struct queue_failure *),
+                                   void *arg, char *err, size_t errlen);
+
 #endif

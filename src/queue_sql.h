@@ -29,6 +29,9 @@ enum queue_stmt {
 	Q_LIST, Q_LIST_STATUS, Q_LIST_TYPE, Q_LIST_STATUS_TYPE,
 	Q_SHOW_ID, Q_SHOW_KEY, Q_COLUMNS, Q_UNFILLED_COLUMNS, Q_INDEXES,
 	Q_VERSION, Q_SETTINGS,
+	/* the report (queue_report.c) */
+	Q_REPORT_CLOCK, Q_REPORT_HOURS, Q_REPORT_FAILURES,
+	Q_REPORT_FAILURES_PICK,
 	Q_COUNT
 };
 
@@ -37,6 +40,7 @@ enum queue_stmt {
 struct queue_caps {
 	int type_index_probed, type_index;	/* sql/001_type_pick.sql */
 	int checkpoint_probed, checkpoint;	/* sql/002_checkpoint.sql */
+	int finished_index_probed, finished_index; /* sql/005_finished.sql */
 };
 
 /* A claim this long after the last one from the head of the range is

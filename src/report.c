@@ -11,6 +11,7 @@
 
 #include "report.h"
 #include "utf8.h"
+#include "util.h"
 
 static void
 print_json(FILE *out, json_t *doc)
@@ -31,6 +32,23 @@ void
 report_json(json_t *doc)
 {
 	print_json(stdout, doc);
+}
+
+json_t *
+report_text(const char *s, size_t len)
+{
+	json_t *v;
+	char *copy;
+
+	if (s == NULL)
+		return json_null();
+	if ((v = json_stringn(s, len)) != NULL)
+		return v;
+	copy = xstrndup(s, len);
+	utf8_sanitize(copy, len);
+	v = json_stringn(copy, len);
+	free(copy);
+	return v != NULL ? v : json_string("?");
 }
 
 void

@@ -14,6 +14,12 @@
 /* doc (NULL: a message instead) on stdout, compact, on one line; released. */
 void report_json(json_t *doc);
 
+/* A column's bytes (len of them, NUL included; NULL: JSON null) as a JSON
+ * string, as they are when they are UTF-8; bytes that are not (an encoded
+ * surrogate, which utf8mb4 stores) cannot be in a JSON string and become
+ * "?" rather than losing the row. */
+json_t *report_text(const char *s, size_t len);
+
 /* The run summary as one JSON object (--json); error is NULL when the run
  * was not cut short. */
 void report_run_json(FILE *out, const struct run_stats *stats, int ok,

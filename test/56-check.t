@@ -1,7 +1,8 @@
 #!/bin/bash
 # check: exit 0 when the configuration, the server, the table's columns and
 # required indexes and the claim's plan are fine (a missing idx_type_pick
-# is only advice, pointing at sql/001_type_pick.sql); with the migration
+# is only advice, pointing at sql/001_type_pick.sql, and so is idx_finished,
+# at sql/005_finished.sql); with the migration
 # applied, --type claims are planned on idx_type_pick.  A missing or wrong
 # index, a missing column or table, or a configuration problem exits 78
 # with a fix, and the ALTER TABLE it proposes does fix it.
@@ -76,8 +77,8 @@ is "$(jpy 'sorted(set(",".join(sorted(c)) for c in d["checks"]))' <<<"$out")" '[
     "each check has level, message, fix"
 is "$(levels <<<"$out")" "advice ok" "levels: ok and advice only"
 is "$(jpy 'sorted(c["fix"] for c in d["checks"] if c["level"] == "advice")' <<<"$out")" \
-    '["sql/001_type_pick.sql", "sql/002_checkpoint.sql"]' \
-    "the advice's fixes are the two migrations"
+    '["sql/001_type_pick.sql", "sql/002_checkpoint.sql", "sql/005_finished.sql"]' \
+    "the advice's fixes are the three migrations"
 is "$(jpy 'd["server"]["version"]' <<<"$out")" "$version" "server.version"
 is "$(jpy 'sorted(k for k in d["server"]["settings"] if k in ("time_zone", "innodb_lock_wait_timeout", "max_allowed_packet"))' <<<"$out")" \
     '["innodb_lock_wait_timeout", "max_allowed_packet", "time_zone"]' "server.settings has the relevant variables"
@@ -102,6 +103,7 @@ between "$rows" 1 100 "with 20000 finished rows the claim reads ~$rows row(s), n
 
 mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" <"$TOP/sql/001_type_pick.sql"
 mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" <"$TOP/sql/002_checkpoint.sql"
+mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" <"$TOP/sql/005_finished.sql"
 run jobrun check
 is "$rc" 0 "check with idx_type_pick exits 0"
 like "$out" "

@@ -111,8 +111,8 @@ CRON=$TOP/contrib/cron.d/jobrun
 # The schedule lines, active or commented out: five time fields, the user.
 sched=$(sed -n 's/^#\{0,1\}\(\([^ #=]\{1,\} \{1,\}\)\{5\}jobrun \{1,\}.*\)$/\1/p' "$CRON")
 active=$(grep -c '^[^#].*jobrun' "$CRON")
-is "$(wc -l <<<"$sched") $active" "4 1" \
-    "cron.d: four schedule lines, one of them active"
+is "$(wc -l <<<"$sched") $active" "5 1" \
+    "cron.d: five schedule lines, one of them active"
 bad=$(awk '{ for (i = 1; i <= 5; i++) if ($i !~ /^[0-9*\/,-]+$/) print }
     $6 != "jobrun" { print }' <<<"$sched")
 is "$bad" "" "cron.d: each has five time fields and runs as jobrun"
@@ -133,7 +133,7 @@ while read -r _ _ _ _ _ _ cmd; do
 	PATH=$T/bin:$PATH sh -c "$cmd" >/dev/null 2>"$T/cron.err"
 	cron_rcs+="$? "
 done <<<"$sched"
-is "$cron_rcs" "78 78 78 78 " "cron.d: jobrun accepts each line's arguments"
+is "$cron_rcs" "78 78 78 78 78 " "cron.d: jobrun accepts each line's arguments"
 
 # --- bash completion ----------------------------------------------------------
 
@@ -171,8 +171,8 @@ complete_line() {
 
 is "$(complete_words jobrun st)" "status " "completion: jobrun st -> status"
 is "$(complete_words jobrun '')" \
-    "cancel check enqueue list purge retry run show status " \
-    "completion: jobrun <TAB> -> the nine commands"
+    "cancel check enqueue list purge report retry run show status " \
+    "completion: jobrun <TAB> -> the ten commands"
 is "$(complete_words jobrun list --status =)" \
     "failed pending processing success " \
     "completion: jobrun list --status= -> the four statuses"
@@ -194,13 +194,13 @@ is "$(complete_words jobrun list --st) $(complete_words jobrun --log =)" \
 # Every option jobrun --help shows is offered, and jobrun takes each option
 # the completion offers for a command with that command.
 help_opts=$(jobrun_raw --help | grep -o -- '--[a-z][a-z-]*' | sort -u)
-offered=$(for c in run enqueue status list show retry cancel purge check; do
+offered=$(for c in run enqueue status list show retry cancel purge check report; do
 	complete_words jobrun "$c" --
 done | tr ' ' '\n' | sed 's/=$//' | sort -u)
 is "$(comm -23 <(printf '%s\n' "$help_opts") <(printf '%s\n' "$offered") | tr '\n' ' ')" "" \
     "completion: offers every option of jobrun --help"
 refused=
-for c in run enqueue status list show retry cancel purge check; do
+for c in run enqueue status list show retry cancel purge check report; do
 	args=()
 	for o in $(complete_words jobrun "$c" --); do
 		case $o in
