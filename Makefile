@@ -46,7 +46,8 @@ DEFS       = -DJOBRUN_VERSION='"$(VERSION)"' \
              -DCFG_DEFAULT_PATH='"$(SYSCONFDIR)/jobrun.conf"'
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) $(PKG_CFLAGS) $(DEFS) $(CFLAGS)
 
-SRC  = admin argv backoff check cli command config db enqueue exec handler \
+SRC  = admin argv backoff check cli command config cron db enqueue exec \
+       handler schedule \
        http inspect libcurl log main metrics noop queue queue_admin queue_info \
        policy rawjson report runner \
        utf8 util watchdog commands $(SRC_$(MARIADB))
@@ -129,7 +130,7 @@ FUZZ_CC      = clang
 FUZZ_SECONDS = 25
 FUZZ_FLAGS   = -g -O1 -fsanitize=fuzzer,address,undefined \
                -fno-sanitize-recover=all
-FUZZ_CONFIG_SRC = src/config.c src/handler.c src/exec.c src/http.c src/rawjson.c \
+FUZZ_CONFIG_SRC = src/config.c src/cron.c src/cli.c src/handler.c src/exec.c src/http.c src/rawjson.c \
                   src/libcurl.c src/noop.c src/argv.c src/util.c src/utf8.c
 FUZZ_ARGV_SRC   = src/argv.c src/util.c
 

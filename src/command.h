@@ -94,5 +94,6 @@ int cmd_cancel_check(const struct cli *cli, char *err, size_t errlen);
 int cmd_purge(struct ctx *c);
 int cmd_purge_check(const struct cli *cli, char *err, size_t errlen);
 int cmd_check(struct ctx *c);
+int cmd_schedules(struct ctx *c);
 
 #endif

@@ -55,6 +55,8 @@ static const struct command commands[] = {
 	  "              [--type=NAME] [--dry-run]\n" },
 	{ "check", cmd_check, 0, NULL,
 	  "check\n" },
+	{ "schedules", cmd_schedules, 0, NULL,
+	  "schedules\n" },
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

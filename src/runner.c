@@ -29,6 +29,7 @@
 
 #include "policy.h"
 #include "runner.h"
+#include "schedule.h"
 #include "util.h"
 #include "watchdog.h"
 
@@ -699,6 +700,7 @@ run_cycle(const struct cfg *cfg, struct db *db, struct queue *q,
 	struct cycle *cy = xcalloc(1, sizeof *cy);
 	const char **types;
 	size_t ntypes = 0, i;
+	uint64_t scheduled = 0;
 	enum db_status st;
 
 	memset(stats, 0, sizeof *stats);
@@ -731,6 +733,11 @@ run_cycle(const struct cfg *cfg, struct db *db, struct queue *q,
 	if (st == DB_OK && stats->recovered > 0)
 		log_msg(lg, LV_WARN, "recovered %llu job(s) whose runner's "
 		    "lock expired", (unsigned long long)stats->recovered);
+	/* Due slots of [schedule.NAME] become jobs before the first claim,
+	 * so this run can already take them (schedule.c). */
+	if (st == DB_OK)
+		st = sched_enqueue_due(cfg, db, q, lg, &scheduled, err,
+		    errlen);
 	if (st == DB_OK) {
 		run_slots(cy, opts->jobs > 0 ? opts->jobs : 1);
 		if ((st = cy->st) != DB_OK)
