@@ -20,6 +20,7 @@
 #include "command.h"
 #include "libcurl.h"
 #include "report.h"
+#include "schedule.h"
 #include "util.h"
 
 enum level { OK, ADVICE, PROBLEM };
@@ -297,6 +298,29 @@ check_libcurl(const struct ctx *c, struct report *r)
 	note(r, OK, NULL, "libcurl loads, for the http type(s)");
 }
 
+/* Schedules need sql/004's table and zones the server knows: what stops
+ * a run before it claims is a problem here. */
+static void
+check_schedules(struct ctx *c, struct report *r)
+{
+	struct sched_view *v;
+	char err[1024];
+	enum db_status st;
+
+	if (c->cfg.nschedules == 0)
+		return;
+	v = xcalloc(c->cfg.nschedules, sizeof *v);
+	st = sched_view(&c->cfg, &c->db, queue_name(c->q), v, err,
+	    sizeof err);
+	if (st == DB_OK)
+		note(r, OK, NULL, "%zu schedule(s): table " SCHED_TABLE
+		    " present, every time zone known", c->cfg.nschedules);
+	else
+		note(r, PROBLEM, "apply sql/004_schedules.sql, load the time "
+		    "zone tables (mariadb-tzinfo-to-sql)", "%s", err);
+	free(v);
+}
+
 static void
 on_setting(void *arg, const char *name, const char *value)
 {
@@ -352,6 +376,8 @@ cmd_check(struct ctx *c)
 	st = check_server(c, &r, server, err, sizeof err);
 	if (st == DB_OK)
 		st = check_table(c, &r, &usable, err, sizeof err);
+	if (st == DB_OK)
+		check_schedules(c, &r);
 	for (i = 0; i < c->cfg.ntypes; i++)
 		types[i] = c->cfg.types[i].name;
 	if (st == DB_OK && usable && c->cfg.ntypes > 0)

@@ -11,7 +11,7 @@
 # themselves are due by the server's own clock.
 . "${0%/*}/lib.sh"
 
-plan 41
+plan 43
 
 use_own_server
 setup_db
@@ -248,3 +248,7 @@ run jobrun
 is "$rc" 78 "a missing jobrun_schedules exits 78"
 like "$err" "no table jobrun_schedules \\(apply sql/004_schedules.sql\\)" \
     "and names the migration"
+run jobrun check
+is "$rc" 78 "check exits 78 without jobrun_schedules"
+like "$out" "problem +read schedules: no table jobrun_schedules \\(apply sql/004_schedules.sql\\)" \
+    "check names the missing table"
