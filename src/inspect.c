@@ -17,6 +17,7 @@
 #include "command.h"
 #include "rawjson.h"
 #include "report.h"
+#include "schedule.h"
 #include "utf8.h"
 #include "util.h"
 
@@ -127,7 +128,8 @@ print_status_text(const struct ctx *c, const struct queue_backlog *b)
 }
 
 static void
-print_status_json(const struct ctx *c, const struct queue_backlog *b)
+print_status_json(const struct ctx *c, const struct queue_backlog *b,
+    json_t *schedules)
 {
 	json_t *types = json_array(), *unhandled = json_array();
 	const char *handler;
@@ -152,8 +154,34 @@ print_status_json(const struct ctx *c, const struct queue_backlog *b)
 			json_array_append_new(unhandled,
 			    json_string(t->type));
 	}
-	report_json(json_pack("{s:o,s:o}", "types", types, "unhandled",
-	    unhandled));
+	report_json(json_pack("{s:o,s:o,s:o*}", "types", types, "unhandled",
+	    unhandled, "schedules", schedules));
+}
+
+/* The schedules' part of status: their latest slot and lag. */
+static void
+print_schedules_text(const struct sched_view *v, size_t n)
+{
+	size_t i;
+
+	printf("\n%-24s %-16s %8s\n", "SCHEDULE", "LAST SLOT", "LAG");
+	for (i = 0; i < n; i++)
+		printf("%-24s %-16s %7lds\n", v[i].s->name,
+		    v[i].last[0] != '\0' ? v[i].last : "-", v[i].lag);
+}
+
+static json_t *
+schedules_json(const struct sched_view *v, size_t n)
+{
+	json_t *list = json_array();
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		json_array_append_new(list, json_pack("{s:s,s:o,s:I}",
+		    "name", v[i].s->name, "last_slot", v[i].last[0] != '\0' ?
+		    json_string(v[i].last) : json_null(),
+		    "lag_seconds", (json_int_t)v[i].lag));
+	return list;
 }
 
 int
@@ -161,19 +189,29 @@ cmd_status(struct ctx *c)
 {
 	struct queue_backlog b;
 	const char **known = cmd_type_names(c);
+	struct sched_view *v = xcalloc(c->cfg.nschedules + 1, sizeof *v);
+	size_t nsched = c->cli.type == NULL ? c->cfg.nschedules : 0;
 	char err[1024];
 	enum db_status st;
 
 	st = queue_backlog(c->q, known, c->cfg.ntypes, c->cli.type, 1, &b,
 	    err, sizeof err);
+	if (st == DB_OK && nsched > 0)
+		st = sched_view(&c->cfg, &c->db, queue_name(c->q), v, err,
+		    sizeof err);
 	if (st != DB_OK)
 		cmd_db_error(c, st, err);
 	else if (c->cli.json)
-		print_status_json(c, &b);
-	else
+		print_status_json(c, &b, nsched > 0 ? schedules_json(v, nsched) :
+		    NULL);
+	else {
 		print_status_text(c, &b);
+		if (nsched > 0)
+			print_schedules_text(v, nsched);
+	}
 	queue_backlog_free(&b);
 	free(known);
+	free(v);
 	return cmd_exit_for(st);
 }
 

@@ -134,10 +134,32 @@ queue_figures(FILE *f, const struct queue_backlog *q)
 		    NULL, q->rows[i].lag > 0 ? (double)q->rows[i].lag : 0);
 }
 
+static void
+schedule_figures(FILE *f, const struct sched_view *v, size_t n)
+{
+	size_t i;
+
+	header(f, "jobrun_schedule_last_slot_timestamp_seconds", "The latest "
+	    "slot enqueued, by schedule (Unix time; 0: none yet).");
+	for (i = 0; i < n; i++) {
+		fprintf(f, "jobrun_schedule_last_slot_timestamp_seconds"
+		    "{schedule=\"");
+		put_label(f, v[i].s->name);
+		fprintf(f, "\"} %lld\n", (long long)v[i].last_utc);
+	}
+	header(f, "jobrun_schedule_lag_seconds", "How long the latest due "
+	    "slot has waited to be enqueued, by schedule (0: enqueued).");
+	for (i = 0; i < n; i++) {
+		fprintf(f, "jobrun_schedule_lag_seconds{schedule=\"");
+		put_label(f, v[i].s->name);
+		fprintf(f, "\"} %ld\n", v[i].lag);
+	}
+}
+
 int
 metrics_write(const char *path, const struct run_stats *stats,
-    int exit_status, const struct queue_backlog *queue, char *err,
-    size_t errlen)
+    int exit_status, const struct queue_backlog *queue,
+    const struct sched_view *sched, size_t nsched, char *err, size_t errlen)
 {
 	char tmp[4096];
 	double now = (double)time(NULL), last = previous_success(path);
@@ -172,6 +194,8 @@ metrics_write(const char *path, const struct run_stats *stats,
 	}
 	if (queue != NULL)
 		queue_figures(f, queue);
+	if (sched != NULL && nsched > 0)
+		schedule_figures(f, sched, nsched);
 	if (fflush(f) != 0 || ferror(f) || fsync(fd) != 0) {
 		errf(err, errlen, "write metrics %s: %s", tmp, strerror(errno));
 		fclose(f);

@@ -9,14 +9,16 @@
 
 #include "queue.h"
 #include "runner.h"
+#include "schedule.h"
 
 /* Write path atomically (a temporary file renamed over it): this run's
  * counts by type and outcome, its duration and exit status, when a run
  * last ended well, and, when queue is not NULL, the backlog and lag by
- * type.  -1 with err on failure. */
+ * type, and the nsched schedules' latest slot and lag (sched may be
+ * NULL).  -1 with err on failure. */
 int metrics_write(const char *path, const struct run_stats *stats,
                   int exit_status, const struct queue_backlog *queue,
-                  char *err,
-                  size_t errlen);
+                  const struct sched_view *sched, size_t nsched,
+                  char *err, size_t errlen);
 
 #endif

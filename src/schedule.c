@@ -480,6 +480,8 @@ view_one(struct sched_db *sd, const char *table, struct sched_view *v,
 		    "sql/004_schedules.sql)");
 	if (st == DB_OK && found) {
 		read_int64(cols[0], &last);
+		if (cols[1] != NULL)
+			v->last_utc = last;
 		if (cols[1] != NULL && cron_read(cols[1], &wall) == 0)
 			cron_format_slot(wall, v->last, sizeof v->last);
 	}

@@ -34,6 +34,7 @@ struct sched_view {
 	char due[20];		/* the latest slot at or before now */
 	char next[20];		/* the first slot after now */
 	long lag;		/* seconds due has waited, 0 once enqueued */
+	int64_t last_utc;	/* last in Unix seconds, 0 for none */
 };
 
 /* A view of each of cfg's schedules (out: cfg->nschedules of them). */

@@ -11,7 +11,7 @@
 # themselves are due by the server's own clock.
 . "${0%/*}/lib.sh"
 
-plan 43
+plan 46
 
 use_own_server
 setup_db
@@ -218,6 +218,23 @@ run at $((fall + 7200 + 70)) schedules --json
 is "$(jpy '[(s["name"], s["last_slot"], s["due_slot"], s["next_slot"], s["lag"], s["time_zone"]) for s in d["schedules"]]' <<<"$out")" \
     '[["night", "2026-10-25T02:30", "2026-10-25T02:30", "2026-10-26T02:30", 0, "Europe/Berlin"], ["half", "2026-10-25T03:30", "2026-10-25T04:00", "2026-10-25T04:30", 70, "Europe/Berlin"]]' \
     "--json: a due slot not enqueued yet shows its lag in seconds"
+
+run at $((fall + 7200 + 70)) status
+is "$(sed -n '/^SCHEDULE/,$p' <<<"$out")" "SCHEDULE                 LAST SLOT             LAG
+night                    2026-10-25T02:30       0s
+half                     2026-10-25T03:30      70s" \
+    "status lists each schedule's latest slot and lag"
+run at $((fall + 7200 + 70)) status --json
+is "$(jpy 'd["schedules"]' <<<"$out")" \
+    '[{"name": "night", "last_slot": "2026-10-25T02:30", "lag_seconds": 0}, {"name": "half", "last_slot": "2026-10-25T03:30", "lag_seconds": 70}]' \
+    "status --json: the same under \"schedules\""
+run at $((fall + 7200 + 70)) --metrics-file="$T/m.prom"
+is "$(grep '^jobrun_schedule' "$T/m.prom")" \
+    "jobrun_schedule_last_slot_timestamp_seconds{schedule=\"night\"} $((fall - 1800))
+jobrun_schedule_last_slot_timestamp_seconds{schedule=\"half\"} $((fall + 7200))
+jobrun_schedule_lag_seconds{schedule=\"night\"} 0
+jobrun_schedule_lag_seconds{schedule=\"half\"} 0" \
+    "metrics: each schedule's latest slot (the run enqueued 04:00) and lag"
 
 # --- errors -----------------------------------------------------------------------
 
