@@ -18,7 +18,7 @@ enum cli_option {
 	CO_KEY, CO_PAYLOAD, CO_PAYLOAD_FILE, CO_DELAY, CO_AT,
 	CO_MAX_ATTEMPTS, CO_KEY_PREFIX, CO_RANGE, CO_CHUNK,
 	CO_PAYLOAD_TEMPLATE, CO_STATUS, CO_LIMIT, CO_BEFORE_ID, CO_FAILED,
-	CO_FORCE, CO_INCLUDE_CANCELLED, CO_OLDER_THAN, CO_DRY_RUN,
+	CO_FORCE, CO_INCLUDE_CANCELLED, CO_OLDER_THAN, CO_DRY_RUN, CO_AGAIN,
 	CO_COUNT
 };
 
@@ -50,6 +50,7 @@ struct cli {
 	int has_older_than;
 	int failed;			/* retry --failed */
 	int force;			/* retry --force */
+	int again;			/* enqueue --again */
 	int dry_run;			/* purge, retry --failed --dry-run */
 	int include_cancelled;		/* retry --failed --include-cancelled */
 	int single;			/* run --single */

@@ -25,12 +25,12 @@ static const struct command commands[] = {
 	{ "enqueue", cmd_enqueue,
 	  O(TYPE) | O(KEY) | O(PAYLOAD) | O(PAYLOAD_FILE) | O(DELAY) | O(AT) |
 	  O(MAX_ATTEMPTS) | O(KEY_PREFIX) | O(RANGE) | O(CHUNK) |
-	  O(PAYLOAD_TEMPLATE),
+	  O(PAYLOAD_TEMPLATE) | O(AGAIN),
 	  cmd_enqueue_check,
 	  "enqueue --type=NAME --key=KEY [--payload=JSON |\n"
 	  "              --payload-file=FILE | -] [--delay=SECONDS | "
 	  "--at=DATETIME]\n"
-	  "              [--max-attempts=N]\n"
+	  "              [--max-attempts=N] [--again]\n"
 	  "       jobrun enqueue --type=NAME --key-prefix=P --range=FROM-TO\n"
 	  "              --chunk=N [--payload-template=JSON]\n" },
 	{ "status", cmd_status, O(TYPE), NULL,

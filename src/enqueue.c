@@ -22,6 +22,7 @@
 #include "command.h"
 #include "report.h"
 #include "runner.h"
+#include "utf8.h"
 #include "util.h"
 
 #define PAYLOAD_MAX (64 * 1024 * 1024)
@@ -94,6 +95,66 @@ check_json(struct ctx *c, const char *what, const char *text, size_t len,
 	return EX_OK;
 }
 
+/* --again: what happened, and its exit status: 0 for a job created,
+ * re-armed or pending already; EX_TEMPFAIL for one running now (try again
+ * once it has finished); EXIT_ATTENTION for any other status. */
+static int
+report_again(const struct ctx *c, uint64_t id, enum queue_again outcome,
+    const char *status)
+{
+	static const char *const names[] = { "created", "rearmed", "left" };
+	int running = outcome == QUEUE_LEFT && strcmp(status, "processing") == 0;
+	int pending = outcome == QUEUE_LEFT && strcmp(status, "pending") == 0;
+	char *shown;
+
+	if (c->cli.json)
+		report_json(json_pack("{s:I,s:s,s:s}", "id", (json_int_t)id,
+		    "outcome", names[outcome], "status", status));
+	else if (outcome == QUEUE_CREATED)
+		printf("job %llu created\n", (unsigned long long)id);
+	else if (outcome == QUEUE_REARMED)
+		printf("job %llu enqueued again (pending, attempts 0)\n",
+		    (unsigned long long)id);
+	else if (pending)
+		printf("job %llu is pending already, left as it is\n",
+		    (unsigned long long)id);
+	else if (running)
+		printf("job %llu is running (status processing), not "
+		    "touched\n", (unsigned long long)id);
+	else {
+		/* The status is the row's, whatever an application wrote. */
+		shown = utf8_escape_dup(status, 0);
+		printf("job %llu has status %s, not touched\n",
+		    (unsigned long long)id, shown);
+		free(shown);
+	}
+	if (running)
+		return EX_TEMPFAIL;
+	return outcome != QUEUE_LEFT || pending ? EX_OK : EXIT_ATTENTION;
+}
+
+static int
+enqueue_again(struct ctx *c, const char *payload, size_t len,
+    const struct queue_when *when)
+{
+	enum queue_again outcome;
+	char err[1024], *status = NULL;
+	enum db_status st;
+	uint64_t id = 0;
+	int rc;
+
+	st = queue_enqueue_again(c->q, c->cli.type, c->cli.key, payload, len,
+	    when, c->cli.max_attempts, &id, &outcome, &status, err,
+	    sizeof err);
+	if (st != DB_OK) {
+		cmd_db_error(c, st, err);
+		return cmd_exit_for(st);
+	}
+	rc = report_again(c, id, outcome, status != NULL ? status : "NULL");
+	free(status);
+	return rc;
+}
+
 static int
 enqueue_one(struct ctx *c)
 {
@@ -119,6 +180,10 @@ enqueue_one(struct ctx *c)
 	if (payload != NULL &&
 	    (rc = check_json(c, "payload", payload, len, 0)) != EX_OK)
 		goto out;
+	if (c->cli.again) {
+		rc = enqueue_again(c, payload, len, &when);
+		goto out;
+	}
 	st = queue_enqueue(c->q, c->cli.type, c->cli.key, payload, len, &when,
 	    c->cli.max_attempts, &id, &created, &status, err, sizeof err);
 	if (st != DB_OK) {
@@ -267,6 +332,9 @@ cmd_enqueue_check(const struct cli *cli, char *err, size_t errlen)
 		    cli->payload_file != NULL || from_stdin)
 			return errf(err, errlen, "--key-prefix/--range/--chunk "
 			    "exclude --key and --payload*");
+		if (cli->again)
+			return errf(err, errlen, "--again is for one job "
+			    "(--key), not a fan-out");
 		if (cli->key_prefix == NULL || !cli->has_range ||
 		    cli->chunk == 0)
 			return errf(err, errlen, "a fan-out needs --key-prefix, "
