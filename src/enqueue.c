@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "command.h"
+#include "fanin.h"
 #include "report.h"
 #include "runner.h"
 #include "utf8.h"
@@ -201,6 +202,8 @@ out:
 struct fanout {
 	struct queue_new_job rows[FANOUT_BATCH];
 	size_t n;
+	struct fanin fi;	/* --then */
+	uint64_t fan_in;	/* its id, or 0 */
 	uint64_t total, created, done;
 	int progress;		/* stderr is a terminal */
 };
@@ -215,6 +218,53 @@ free_rows(struct fanout *f)
 	f->n = 0;
 }
 
+/* The batch's chunks become members of the fan-in (--then). */
+static enum db_status
+add_members(struct fanout *f, char *err, size_t errlen)
+{
+	const char *keys[FANOUT_BATCH];
+	size_t i;
+
+	for (i = 0; i < f->n; i++)
+		keys[i] = f->rows[i].key;
+	return fanin_add_members(&f->fi, f->fan_in, keys, f->n, err, errlen);
+}
+
+/* --then: the fan-in, keyed "PREFIX:then", made before any chunk so that
+ * no chunk can finish uncounted. */
+static enum db_status
+start_fan_in(struct ctx *c, struct fanout *f, char *err, size_t errlen)
+{
+	char key[QUEUE_KEY_MAX * 4 + 1], *payload;
+	json_t *doc;
+	enum db_status st;
+
+	fanin_open(&f->fi, &c->db, c->q, &c->lg);
+	if (c->cli.then_type == NULL)
+		return DB_OK;
+	snprintf(key, sizeof key, "%s:then", c->cli.key_prefix);
+	doc = json_pack("{s:s}", "key_prefix", c->cli.key_prefix);
+	payload = json_dumps(doc, JSON_COMPACT);
+	json_decref(doc);
+	st = fanin_create(&f->fi, c->cli.then_type, key, payload, f->total,
+	    &f->fan_in, err, errlen);
+	free(payload);
+	return st;
+}
+
+/* After the last chunk: count the chunks that had finished before they
+ * became members, and fire when all have. */
+static enum db_status
+end_fan_in(struct ctx *c, struct fanout *f, int *fired, char *err,
+    size_t errlen)
+{
+	*fired = 0;
+	if (f->fan_in == 0)
+		return DB_OK;
+	(void)c;
+	return fanin_settle(&f->fi, f->fan_in, fired, err, errlen);
+}
+
 static enum db_status
 flush_rows(struct ctx *c, struct fanout *f, char *err, size_t errlen)
 {
@@ -226,6 +276,8 @@ flush_rows(struct ctx *c, struct fanout *f, char *err, size_t errlen)
 	    f->rows, f->n, &when,
 	    c->cli.max_attempts, &created, err, errlen);
 	f->created += created;
+	if (st == DB_OK && f->fan_in != 0)
+		st = add_members(f, err, errlen);
 	if (st == DB_OK)
 		f->done += f->n;
 	free_rows(f);
@@ -243,7 +295,7 @@ enqueue_range(struct ctx *c)
 	char err[1024], key[QUEUE_KEY_MAX * 4 + 1];
 	unsigned long from;
 	enum db_status st = DB_OK;
-	int rc = EX_OK, stop = 0;
+	int rc = EX_OK, stop = 0, fired = 0;
 
 	if (o->payload_template != NULL && (rc = check_json(c,
 	    "--payload-template", o->payload_template,
@@ -259,6 +311,7 @@ enqueue_range(struct ctx *c)
 		return EX_USAGE;
 	}
 	f->progress = isatty(STDERR_FILENO) && !o->quiet;
+	st = start_fan_in(c, f, err, sizeof err);
 	for (from = o->range_from; st == DB_OK; from += o->chunk) {
 		unsigned long to = o->range_to - from < o->chunk - 1 ?
 		    o->range_to : from + o->chunk - 1;
@@ -277,6 +330,8 @@ enqueue_range(struct ctx *c)
 			break;
 	}
 	free_rows(f);
+	if (st == DB_OK && stop == 0)
+		st = end_fan_in(c, f, &fired, err, sizeof err);
 	if (f->progress)
 		fputc('\n', stderr);
 	if (st != DB_OK) {
@@ -297,13 +352,24 @@ enqueue_range(struct ctx *c)
 
 		if (stop != 0)
 			json_object_set_new(doc, "interrupted", json_true());
+		if (f->fan_in != 0)
+			json_object_set_new(doc, "then", json_pack("{s:s,s:s+,"
+			    "s:b}", "type", o->then_type, "key", o->key_prefix,
+			    ":then", "fired", fired));
 		report_json(doc);
-	} else
+	} else {
 		printf("%llu chunk jobs: %llu created, %llu existed%s\n",
 		    (unsigned long long)f->done,
 		    (unsigned long long)f->created,
 		    (unsigned long long)(f->done - f->created),
 		    stop != 0 ? " (interrupted)" : "");
+		if (f->fan_in != 0)
+			printf("then: a job of type %s, key %s:then, %s\n",
+			    o->then_type, o->key_prefix, fired ? "enqueued "
+			    "now: every chunk has finished" : "once every "
+			    "chunk has finished");
+	}
+	fanin_close(&f->fi);
 	free(f);
 	return rc;
 }
@@ -335,6 +401,9 @@ cmd_enqueue_check(const struct cli *cli, char *err, size_t errlen)
 		if (cli->again)
 			return errf(err, errlen, "--again is for one job "
 			    "(--key), not a fan-out");
+		if (cli->then_type != NULL && cli_check_text("then",
+		    cli->then_type, QUEUE_TYPE_MAX, err, errlen) != 0)
+			return -1;
 		if (cli->key_prefix == NULL || !cli->has_range ||
 		    cli->chunk == 0)
 			return errf(err, errlen, "a fan-out needs --key-prefix, "
@@ -343,6 +412,9 @@ cmd_enqueue_check(const struct cli *cli, char *err, size_t errlen)
 		return cli_check_text("key-prefix", cli->key_prefix,
 		    QUEUE_KEY_MAX - 42, err, errlen);
 	}
+	if (cli->then_type != NULL)
+		return errf(err, errlen, "--then is for a fan-out "
+		    "(--key-prefix, --range, --chunk)");
 	if (cli->key == NULL)
 		return errf(err, errlen, "enqueue needs --key (or "
 		    "--key-prefix, --range and --chunk)");

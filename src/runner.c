@@ -27,6 +27,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "fanin.h"
 #include "policy.h"
 #include "runner.h"
 #include "schedule.h"
@@ -90,6 +91,7 @@ struct cycle {
 	 * the statements that end the run. */
 	int64_t ext_retry_at;
 	_Atomic int waiting;	/* slots waiting for the connection */
+	struct fanin *fanin;	/* fan-in work on the connection */
 	enum db_status st;	/* the first database error: the run ends */
 	char err[1024];
 };
@@ -569,8 +571,11 @@ one_job(struct cycle *cy, size_t slot, struct job *job, const char *token)
 		    sizeof err);
 		if (st != DB_OK)
 			run_failed(cy, st, err);
-		else
+		else {
 			cy->ext_retry_at = 0;
+			/* fan-in hook: the outcome is committed. */
+			fanin_after_finish(cy->fanin, job->id);
+		}
 		connection_give(cy);
 	}
 	free(res);
@@ -701,6 +706,7 @@ run_cycle(const struct cfg *cfg, struct db *db, struct queue *q,
 	const char **types;
 	size_t ntypes = 0, i;
 	uint64_t scheduled = 0;
+	struct fanin fanin;
 	enum db_status st;
 
 	memset(stats, 0, sizeof *stats);
@@ -738,6 +744,11 @@ run_cycle(const struct cfg *cfg, struct db *db, struct queue *q,
 	if (st == DB_OK)
 		st = sched_enqueue_due(cfg, db, q, lg, &scheduled, err,
 		    errlen);
+	/* fan-in hook: fan-ins a killed runner left complete fire now. */
+	fanin_open(&fanin, db, q, lg);
+	cy->fanin = &fanin;
+	if (st == DB_OK)
+		st = fanin_sweep(&fanin, err, errlen);
 	if (st == DB_OK) {
 		run_slots(cy, opts->jobs > 0 ? opts->jobs : 1);
 		if ((st = cy->st) != DB_OK)
@@ -754,6 +765,7 @@ run_cycle(const struct cfg *cfg, struct db *db, struct queue *q,
 	pthread_mutex_destroy(&cy->mu);
 	free(types);
 	secrets_free(&cy->secrets);
+	fanin_close(&fanin);
 	free(cy);
 	stats->elapsed_ms = now_ms() - start;
 	return st;
