@@ -1,0 +1,218 @@
+#!/bin/bash
+# enqueue --range ... --then=TYPE: once every chunk has finished, one job
+# of TYPE, keyed PREFIX:then, with the counts of chunks that succeeded and
+# failed.  2000 chunks (600 under ASan, 200 under valgrind) drained by four
+# runners, one chunk in ten failing for good: exactly one callback, with
+# the right counts, enqueued by the runner that finished the last chunk.
+# Two runners finishing the last two chunks at the same moment: one
+# callback.  A runner killed between a chunk's mark and the fan-in's count
+# (the chunk's row finished, nothing counted): the next run's sweep fires
+# it.  Runners SIGKILLed at random while they drain: one callback, the
+# right counts.
+. "${0%/*}/lib.sh"
+
+plan 26
+
+chunks=2000
+chaos=300
+case $JOBRUN in
+*/asan/*) chunks=600 chaos=150 ;;
+esac
+if under_valgrind; then
+	chunks=200 chaos=60
+fi
+
+setup_db
+mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" \
+    <"$TOP/sql/005_fan_in.sql" || bail_out "cannot load sql/005"
+write_config <<EOF
+[run]
+lock_seconds = 3
+batch_size = 100000
+max_seconds = 120
+backoff_base = 0
+backoff_cap = 0
+
+[type.slice]
+handler = exec
+command = $HANDLERS/fail-tens $T/slices
+
+[type.report]
+handler = exec
+command = $HANDLERS/append-id $T/reports
+EOF
+count() {
+	sql "SELECT COUNT(*) FROM polling_jobs${1:+ WHERE $1}"
+}
+# payload KEY: the job's payload
+payload() {
+	sql "SELECT payload FROM polling_jobs WHERE business_key = '$1'"
+}
+lines() {
+	[ -f "$1" ] && wc -l <"$1" || echo 0
+}
+
+# --- four runners drain the chunks ----------------------------------------------
+
+run jobrun enqueue --type=slice --key-prefix=big --range=1-$chunks --chunk=1 \
+    --then=report
+is "$rc" 0 "a fan-out with --then exits 0"
+is "$out" "$chunks chunk jobs: $chunks created, 0 existed
+then: a job of type report, key big:then, once every chunk has finished" \
+    "it says what will follow"
+is "$(sql "SELECT CONCAT_WS(' ', then_type, then_key, total, succeeded,
+    failed, IFNULL(fired_at, 'open')) FROM jobrun_fan_ins")" \
+    "report big:then $chunks 0 0 open" "the fan-in is open, nothing counted"
+is "$(count "business_key = 'big:then'")" 0 "no callback before the chunks ran"
+
+t0=$(date +%s)
+pids=()
+for r in 1 2 3 4; do
+	jobrun_bg -q >"$T/out.$r" 2>"$T/err.$r"
+	pids+=("$bg")
+done
+for p in "${pids[@]}"; do
+	wait "$p"
+done
+diag "4 runners drained $chunks chunks in $(( $(date +%s) - t0 )) s"
+is "$(count "type = 'slice' AND status IN ('pending', 'processing')")" 0 \
+    "the four runners drained every chunk"
+is "$(count "type = 'slice' AND status = 'failed'")" $((chunks / 10)) \
+    "one chunk in ten failed for good"
+is "$(count "type = 'report'")" 1 \
+    "exactly one callback, enqueued by the runner that finished the last chunk"
+is "$(payload big:then)" \
+    "{\"key_prefix\": \"big\", \"total\": $chunks, \"succeeded\": $((chunks - chunks / 10)), \"failed\": $((chunks / 10))}" \
+    "its payload has the counts of chunks that succeeded and failed"
+run jobrun -q
+run jobrun -q
+is "$(lines "$T/reports")" 1 "the callback ran once"
+is "$(count "business_key = 'big:then' AND status = 'success'")" 1 \
+    "and succeeded"
+is "$(sql "SELECT CONCAT_WS(' ', succeeded, failed, fired_at IS NOT NULL)
+    FROM jobrun_fan_ins WHERE then_key = 'big:then'")" \
+    "$((chunks - chunks / 10)) $((chunks / 10)) 1" "the fan-in is fired, with its counts"
+is "$(cat "$T"/err.*)" "" "no runner complained"
+
+# the same fan-out again: nothing new, no second callback
+run jobrun enqueue --type=slice --key-prefix=big --range=1-$chunks --chunk=1 \
+    --then=report
+is "$out" "$chunks chunk jobs: 0 created, $chunks existed
+then: a job of type report, key big:then, once every chunk has finished" \
+    "the same command again creates nothing"
+run jobrun -q
+is "$(count "type = 'report'")" 1 "and no second callback"
+
+# --- the last two chunks finished at the same moment ----------------------------------
+
+write_config <<EOF
+[run]
+lock_seconds = 30
+[type.pair]
+handler = exec
+command = $HANDLERS/wait-for-file $T/started $T/go
+[type.report]
+handler = exec
+command = $HANDLERS/append-id $T/pair-reports
+EOF
+jobrun enqueue --type=pair --key-prefix=pair --range=1-2 --chunk=1 \
+    --then=report >/dev/null
+jobrun_bg -q --max=1 >/dev/null 2>&1
+b1=$bg
+jobrun_bg -q --max=1 >/dev/null 2>&1
+b2=$bg
+wait_for 30 test "$(count "type = 'pair' AND status = 'processing'")" = 2
+is "$(count "type = 'pair' AND status = 'processing'")" 2 \
+    "two runners hold the two chunks"
+: >"$T/go"
+wait "$b1"
+wait "$b2"
+is "$(count "business_key = 'pair:then'")" 1 \
+    "the two finishing at once enqueued one callback"
+is "$(payload pair:then)" \
+    '{"key_prefix": "pair", "total": 2, "succeeded": 2, "failed": 0}' \
+    "with both chunks counted"
+run jobrun -q
+is "$(lines "$T/pair-reports")" 1 "the pair's callback ran once"
+
+# --- killed between the mark and the count: the sweep -------------------------------
+
+write_config <<EOF
+[type.slice]
+handler = noop
+[type.report]
+handler = noop
+EOF
+jobrun enqueue --type=slice --key-prefix=kill --range=1-3 --chunk=1 \
+    --then=report >/dev/null
+run jobrun -q --max=2
+is "$(count "business_key LIKE 'kill:_-_' AND status = 'success'")" 2 \
+    "two of three chunks ran"
+# The third chunk's mark committed, and its runner was killed before it
+# counted it: the row is finished, the fan-in does not know.
+sql "UPDATE polling_jobs SET status = 'failed', attempts = 1,
+    finished_at = NOW(), last_error = 'exit 65' WHERE business_key = 'kill:3-3'"
+is "$(count "business_key = 'kill:then'")" 0 "no callback yet"
+run jobrun -q
+is "$rc" 0 "the next run exits 0"
+is "$(payload kill:then)" \
+    '{"key_prefix": "kill", "total": 3, "succeeded": 2, "failed": 1}' \
+    "its sweep found the fan-in complete and enqueued the callback once"
+
+# --- chaos: runners SIGKILLed at random ------------------------------------------------
+
+write_config <<EOF
+[run]
+lock_seconds = 3
+recover_limit = 1000
+batch_size = 100000
+max_seconds = 30
+backoff_base = 0
+backoff_cap = 0
+[type.slice]
+handler = exec
+command = $HANDLERS/fail-tens $T/chaos-slices 0.02
+[type.report]
+handler = noop
+EOF
+jobrun enqueue --type=slice --key-prefix=chaos --range=1-$chaos --chunk=1 \
+    --max-attempts=1000 --then=report >/dev/null
+runners=()
+kills=0
+alive() {
+	local p live=()
+	for p in "${runners[@]}"; do
+		proc_gone "${p#*:}" || live+=("$p")
+	done
+	runners=("${live[@]}")
+}
+done_yet() {
+	[ "$(count "business_key = 'chaos:then' AND status = 'success'")" = 1 ]
+}
+deadline=$(( $(date +%s) + 90 + 10 * ${JOBRUN_TEST_SLACK:-0} ))
+while [ "$(date +%s)" -lt "$deadline" ] && ! done_yet; do
+	alive
+	while [ "${#runners[@]}" -lt 3 ]; do
+		jobrun_bg -q >/dev/null 2>>"$T/chaos-errors"
+		runners+=("$bg:$bg_pid")
+	done
+	# chaos timing, not a wait for a state: kill one at a random moment
+	sleep "$(( ${JOBRUN_TEST_SLACK:-0} / 10 )).$(( RANDOM % 3 + 1 ))"
+	alive
+	if [ "${#runners[@]}" -gt 0 ]; then
+		victim=${runners[RANDOM % ${#runners[@]}]}
+		kill -9 "${victim#*:}" 2>/dev/null && kills=$((kills + 1))
+	fi
+done
+for p in "${runners[@]}"; do
+	kill -9 "${p#*:}" 2>/dev/null
+done
+wait 2>/dev/null
+diag "chaos: $chaos chunks, $kills runners killed, $(lines "$T/chaos-slices") handler runs"
+ok "runners were killed along the way" test "$kills" -gt 0
+is "$(count "business_key LIKE 'chaos:%' AND type = 'slice'
+    AND status IN ('pending', 'processing')")" 0 "the chunks drained"
+is "$(count "business_key = 'chaos:then'")" 1 "exactly one callback"
+is "$(payload chaos:then)" \
+    "{\"key_prefix\": \"chaos\", \"total\": $chaos, \"succeeded\": $((chaos - chaos / 10)), \"failed\": $((chaos / 10))}" \
+    "with the right counts"
