@@ -156,10 +156,31 @@ schedule_figures(FILE *f, const struct sched_view *v, size_t n)
 	}
 }
 
+static void
+fanin_figures(FILE *f, const struct fanin_view *v, size_t n)
+{
+	size_t i;
+
+	header(f, "jobrun_fan_in_done", "Members of an open fan-in that have "
+	    "finished, by the key of the job it enqueues.");
+	for (i = 0; i < n; i++) {
+		fprintf(f, "jobrun_fan_in_done{fan_in=\"");
+		put_label(f, v[i].key);
+		fprintf(f, "\"} %llu\n", (unsigned long long)v[i].done);
+	}
+	header(f, "jobrun_fan_in_total", "Members of an open fan-in, by the "
+	    "key of the job it enqueues.");
+	for (i = 0; i < n; i++) {
+		fprintf(f, "jobrun_fan_in_total{fan_in=\"");
+		put_label(f, v[i].key);
+		fprintf(f, "\"} %llu\n", (unsigned long long)v[i].total);
+	}
+}
+
 int
 metrics_write(const char *path, const struct run_stats *stats,
     int exit_status, const struct queue_backlog *queue,
-    const struct sched_view *sched, size_t nsched, char *err, size_t errlen)
+    const struct metrics_extra *extra, char *err, size_t errlen)
 {
 	char tmp[4096];
 	double now = (double)time(NULL), last = previous_success(path);
@@ -194,8 +215,10 @@ metrics_write(const char *path, const struct run_stats *stats,
 	}
 	if (queue != NULL)
 		queue_figures(f, queue);
-	if (sched != NULL && nsched > 0)
-		schedule_figures(f, sched, nsched);
+	if (extra != NULL && extra->sched != NULL && extra->nsched > 0)
+		schedule_figures(f, extra->sched, extra->nsched);
+	if (extra != NULL && extra->fanin_active)
+		fanin_figures(f, extra->fanin, extra->nfanin);
 	if (fflush(f) != 0 || ferror(f) || fsync(fd) != 0) {
 		errf(err, errlen, "write metrics %s: %s", tmp, strerror(errno));
 		fclose(f);

@@ -11,7 +11,7 @@
 # right counts.
 . "${0%/*}/lib.sh"
 
-plan 26
+plan 29
 
 chunks=2000
 chaos=300
@@ -145,9 +145,19 @@ handler = noop
 EOF
 jobrun enqueue --type=slice --key-prefix=kill --range=1-3 --chunk=1 \
     --then=report >/dev/null
-run jobrun -q --max=2
+run jobrun -q --max=2 --metrics-file="$T/m.prom"
 is "$(count "business_key LIKE 'kill:_-_' AND status = 'success'")" 2 \
     "two of three chunks ran"
+is "$(grep '^jobrun_fan_in' "$T/m.prom")" 'jobrun_fan_in_done{fan_in="kill:then"} 2
+jobrun_fan_in_total{fan_in="kill:then"} 3' "metrics: the open fan-in, done and total"
+run jobrun status
+is "$(sed -n '/^FAN-IN/,$p' <<<"$out")" \
+    "FAN-IN                                         DONE      TOTAL
+kill:then                                         2          3" \
+    "status lists the open fan-in, done of total"
+run jobrun status --json
+is "$(jpy 'd["fan_ins"]' <<<"$out")" '[{"key": "kill:then", "done": 2, "total": 3}]' \
+    "status --json: the same under \"fan_ins\""
 # The third chunk's mark committed, and its runner was killed before it
 # counted it: the row is finished, the fan-in does not know.
 sql "UPDATE polling_jobs SET status = 'failed', attempts = 1,
