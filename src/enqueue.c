@@ -374,13 +374,185 @@ enqueue_range(struct ctx *c)
 	return rc;
 }
 
+/* The keys of --keys-from, "PREFIX:LINE", sorted and each once: a fan-in
+ * counts members, and a line given twice is one job. */
+struct key_list {
+	char **keys;
+	size_t n;
+};
+
+static int
+compare_keys(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void
+free_keys(struct key_list *k)
+{
+	size_t i;
+
+	for (i = 0; i < k->n; i++)
+		free(k->keys[i]);
+	free(k->keys);
+}
+
+/* One key per line (blank lines skipped, a final \r dropped), each 1 to
+ * QUEUE_KEY_MAX - len(PREFIX:) characters of UTF-8. */
+static int
+read_keys(struct ctx *c, struct key_list *k)
+{
+	const char *path = c->cli.keys_from, *prefix = c->cli.key_prefix;
+	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+	size_t cap = 0, room, len, i, out;
+	char *line = NULL, err[256], what[64];
+	ssize_t got;
+	unsigned long lineno = 0;
+	int rc = EX_OK;
+
+	memset(k, 0, sizeof *k);
+	if (f == NULL) {
+		log_msg(&c->lg, LV_ERROR, "enqueue: open %s: %s", path,
+		    strerror(errno));
+		return EX_NOINPUT;
+	}
+	room = QUEUE_KEY_MAX - strlen(prefix) - 1;
+	while (rc == EX_OK && (got = getline(&line, &cap, f)) >= 0) {
+		lineno++;
+		len = (size_t)got;
+		while (len > 0 && (line[len - 1] == '\n' ||
+		    line[len - 1] == '\r'))
+			line[--len] = '\0';
+		if (len == 0)
+			continue;
+		snprintf(what, sizeof what, "keys-from line %lu", lineno);
+		if (strlen(line) != len || cli_check_text(what, line, room, err,
+		    sizeof err) != 0) {
+			log_msg(&c->lg, LV_ERROR, "enqueue: %s", strlen(line) !=
+			    len ? "a key holds a NUL byte" : err);
+			rc = EX_DATAERR;
+			break;
+		}
+		if (k->n >= FANOUT_MAX_CHUNKS) {
+			log_msg(&c->lg, LV_ERROR, "enqueue: more than %lu keys",
+			    FANOUT_MAX_CHUNKS);
+			rc = EX_USAGE;
+			break;
+		}
+		k->keys = xrealloc(k->keys, (k->n + 1) * sizeof *k->keys);
+		k->keys[k->n] = xmalloc(strlen(prefix) + len + 2);
+		sprintf(k->keys[k->n++], "%s:%s", prefix, line);
+	}
+	if (rc == EX_OK && ferror(f)) {
+		log_msg(&c->lg, LV_ERROR, "enqueue: read %s: %s", path,
+		    strerror(errno));
+		rc = EX_NOINPUT;
+	}
+	free(line);
+	if (f != stdin)
+		fclose(f);
+	qsort(k->keys, k->n, sizeof *k->keys, compare_keys);
+	for (i = out = 0; i < k->n; i++)
+		if (out > 0 && strcmp(k->keys[out - 1], k->keys[i]) == 0)
+			free(k->keys[i]);
+		else
+			k->keys[out++] = k->keys[i];
+	k->n = out;
+	return rc;
+}
+
+/* One job per key of --keys-from, each with the template as payload, and
+ * with --then the fan-in over them. */
+static int
+enqueue_list(struct ctx *c)
+{
+	const struct cli *o = &c->cli;
+	struct queue_when when = { o->at, o->delay };
+	struct fanout *f;
+	struct key_list k;
+	char err[1024], *status = NULL;
+	const char *payload = o->payload_template;
+	enum db_status st = DB_OK;
+	size_t i, from = 0;
+	uint64_t id;
+	int rc, made, fired = 0;
+
+	if (payload != NULL && (rc = check_json(c, "--payload-template",
+	    payload, strlen(payload), 1)) != EX_OK)
+		return rc;
+	if ((rc = read_keys(c, &k)) != EX_OK) {
+		free_keys(&k);
+		return rc;
+	}
+	for (i = 0; o->then_type != NULL && i < k.n; i++)
+		if (strcmp(k.keys[i] + strlen(o->key_prefix), ":then") == 0) {
+			log_msg(&c->lg, LV_ERROR, "enqueue: the key %s is the "
+			    "--then job's", k.keys[i]);
+			free_keys(&k);
+			return EX_DATAERR;
+		}
+	f = xcalloc(1, sizeof *f);
+	f->total = k.n;
+	st = start_fan_in(c, f, err, sizeof err);
+	for (i = 0; st == DB_OK && i < k.n; i++) {
+		st = queue_enqueue(c->q, o->type, k.keys[i], payload,
+		    payload != NULL ? strlen(payload) : 0, &when,
+		    o->max_attempts, &id, &made, &status, err, sizeof err);
+		free(status);
+		status = NULL;
+		f->created += (uint64_t)made;
+		if (st == DB_OK && f->fan_in != 0 &&
+		    (i + 1 - from == FANOUT_BATCH || i + 1 == k.n)) {
+			st = fanin_add_members(&f->fi, f->fan_in,
+			    (const char *const *)&k.keys[from], i + 1 - from,
+			    err, sizeof err);
+			from = i + 1;
+		}
+		if (st == DB_OK)
+			f->done++;
+	}
+	if (st == DB_OK)
+		st = end_fan_in(c, f, &fired, err, sizeof err);
+	if (st != DB_OK) {
+		cmd_db_error(c, st, err);
+		rc = cmd_exit_for(st);
+	}
+	if (o->json) {
+		json_t *doc = json_pack("{s:I,s:I,s:I,s:b}", "jobs",
+		    (json_int_t)f->total, "created", (json_int_t)f->created,
+		    "existing", (json_int_t)(f->done - f->created),
+		    "complete", st == DB_OK);
+
+		if (f->fan_in != 0)
+			json_object_set_new(doc, "then", json_pack("{s:s,s:s+,"
+			    "s:b}", "type", o->then_type, "key", o->key_prefix,
+			    ":then", "fired", fired));
+		report_json(doc);
+	} else {
+		printf("%llu jobs: %llu created, %llu existed\n",
+		    (unsigned long long)f->done,
+		    (unsigned long long)f->created,
+		    (unsigned long long)(f->done - f->created));
+		if (f->fan_in != 0)
+			printf("then: a job of type %s, key %s:then, %s\n",
+			    o->then_type, o->key_prefix, fired ? "enqueued "
+			    "now: every job has finished" : "once every job "
+			    "has finished");
+	}
+	fanin_close(&f->fi);
+	free(f);
+	free_keys(&k);
+	return rc;
+}
+
 /* enqueue: one job (--key, a payload from one place) or a fan-out
  * (--key-prefix, --range, --chunk), never both. */
 int
 cmd_enqueue_check(const struct cli *cli, char *err, size_t errlen)
 {
 	int fan_out = cli->key_prefix != NULL || cli->has_range ||
-	    cli->chunk != 0 || cli->payload_template != NULL;
+	    cli->chunk != 0 || cli->payload_template != NULL ||
+	    cli->keys_from != NULL;
 	int from_stdin = cli->nargs == 1 && strcmp(cli->args[0], "-") == 0;
 
 	if (cli->nargs > 1 || (cli->nargs == 1 && !from_stdin))
@@ -404,6 +576,16 @@ cmd_enqueue_check(const struct cli *cli, char *err, size_t errlen)
 		if (cli->then_type != NULL && cli_check_text("then",
 		    cli->then_type, QUEUE_TYPE_MAX, err, errlen) != 0)
 			return -1;
+		if (cli->keys_from != NULL && (cli->has_range ||
+		    cli->chunk != 0))
+			return errf(err, errlen, "--keys-from excludes --range "
+			    "and --chunk");
+		if (cli->keys_from != NULL && cli->key_prefix == NULL)
+			return errf(err, errlen, "--keys-from needs "
+			    "--key-prefix");
+		if (cli->keys_from != NULL)
+			return cli_check_text("key-prefix", cli->key_prefix,
+			    QUEUE_KEY_MAX - 2, err, errlen);
 		if (cli->key_prefix == NULL || !cli->has_range ||
 		    cli->chunk == 0)
 			return errf(err, errlen, "a fan-out needs --key-prefix, "
@@ -430,5 +612,7 @@ cmd_enqueue_check(const struct cli *cli, char *err, size_t errlen)
 int
 cmd_enqueue(struct ctx *c)
 {
+	if (c->cli.keys_from != NULL)
+		return enqueue_list(c);
 	return c->cli.key_prefix != NULL ? enqueue_range(c) : enqueue_one(c);
 }

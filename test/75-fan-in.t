@@ -11,7 +11,7 @@
 # right counts.
 . "${0%/*}/lib.sh"
 
-plan 29
+plan 34
 
 chunks=2000
 chaos=300
@@ -168,6 +168,38 @@ is "$rc" 0 "the next run exits 0"
 is "$(payload kill:then)" \
     '{"key_prefix": "kill", "total": 3, "succeeded": 2, "failed": 1}' \
     "its sweep found the fan-in complete and enqueued the callback once"
+
+# --- a list of keys on stdin ----------------------------------------------------------
+
+write_config <<EOF
+[type.slice]
+handler = exec
+command = $HANDLERS/fail-tens $T/list-slices
+[type.report]
+handler = noop
+EOF
+run jobrun enqueue --type=slice --key-prefix=list --keys-from=- \
+    --then=report <<<$'a1\nb20-x\r\n\na1\nc3'
+is "$rc" 0 "--keys-from=- with --then exits 0"
+is "$out" "3 jobs: 3 created, 0 existed
+then: a job of type report, key list:then, once every job has finished" \
+    "one job per distinct line, blank lines skipped"
+run jobrun -q
+is "$(payload list:then)" \
+    '{"key_prefix": "list", "total": 3, "succeeded": 2, "failed": 1}' \
+    "after the three: one callback with their counts"
+# the jobs of a list that finished before --then was given: fired at once
+jobrun enqueue --type=slice --key-prefix=early --keys-from=- <<<$'x1\nx2' \
+    >/dev/null
+run jobrun -q
+run jobrun enqueue --type=slice --key-prefix=early --keys-from=- \
+    --then=report <<<$'x1\nx2'
+is "$out" "2 jobs: 0 created, 2 existed
+then: a job of type report, key early:then, enqueued now: every job has finished" \
+    "jobs finished before they became members count at once"
+is "$(payload early:then)" \
+    '{"key_prefix": "early", "total": 2, "succeeded": 2, "failed": 0}' \
+    "and the callback has their counts"
 
 # --- chaos: runners SIGKILLed at random ------------------------------------------------
 
