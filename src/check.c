@@ -18,6 +18,7 @@
 #include <sysexits.h>
 
 #include "command.h"
+#include "fanin.h"
 #include "libcurl.h"
 #include "report.h"
 #include "schedule.h"
@@ -321,6 +322,26 @@ check_schedules(struct ctx *c, struct report *r)
 	free(v);
 }
 
+/* Fan-in is opt-in (enqueue --then refuses to start without its
+ * tables): their presence is said, their absence is no advice. */
+static void
+check_fan_in(struct ctx *c, struct report *r)
+{
+	struct fanin_view *v = NULL;
+	struct fanin fi;
+	char err[1024];
+	size_t n = 0;
+
+	fanin_open(&fi, &c->db, c->q, &c->lg);
+	if (fanin_list(&fi, &v, &n, err, sizeof err) != DB_OK)
+		note(r, PROBLEM, "apply sql/005_fan_in.sql", "%s", err);
+	else if (fi.active)
+		note(r, OK, NULL, "fan-in is on (tables " FANIN_TABLE ", "
+		    FANIN_JOBS_TABLE "), %zu open", n);
+	fanin_list_free(v, n);
+	fanin_close(&fi);
+}
+
 static void
 on_setting(void *arg, const char *name, const char *value)
 {
@@ -376,8 +397,10 @@ cmd_check(struct ctx *c)
 	st = check_server(c, &r, server, err, sizeof err);
 	if (st == DB_OK)
 		st = check_table(c, &r, &usable, err, sizeof err);
-	if (st == DB_OK)
+	if (st == DB_OK) {
 		check_schedules(c, &r);
+		check_fan_in(c, &r);
+	}
 	for (i = 0; i < c->cfg.ntypes; i++)
 		types[i] = c->cfg.types[i].name;
 	if (st == DB_OK && usable && c->cfg.ntypes > 0)

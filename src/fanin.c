@@ -457,8 +457,9 @@ fanin_create(struct fanin *fi, const char *then_type, const char *then_key,
 	if ((st = probe(fi, err, errlen)) != DB_OK)
 		return st;
 	if (!fi->active)
-		return fail_with(DB_SCHEMA, err, errlen, "no table "
-		    FANIN_TABLE " (apply sql/005_fan_in.sql)");
+		return fail_with(DB_SCHEMA, err, errlen, "enqueue --then: "
+		    "no tables " FANIN_TABLE " and " FANIN_JOBS_TABLE
+		    " (apply sql/005_fan_in.sql)");
 	st = run(fi, FI_CREATE, args, 5, NULL, 0, NULL, err, errlen);
 	if (st == DB_OK)
 		*id = (uint64_t)mysql_stmt_insert_id(fi->stmt[FI_CREATE]);

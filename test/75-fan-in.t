@@ -11,7 +11,7 @@
 # right counts.
 . "${0%/*}/lib.sh"
 
-plan 34
+plan 37
 
 chunks=2000
 chaos=300
@@ -52,6 +52,11 @@ lines() {
 	[ -f "$1" ] && wc -l <"$1" || echo 0
 }
 
+run jobrun check
+like "$out" "
+ok +fan-in is on \\(tables jobrun_fan_ins, jobrun_fan_in_jobs\\), 0 open" \
+    "check says fan-in is on"
+
 # --- four runners drain the chunks ----------------------------------------------
 
 run jobrun enqueue --type=slice --key-prefix=big --range=1-$chunks --chunk=1 \
@@ -64,6 +69,14 @@ is "$(sql "SELECT CONCAT_WS(' ', then_type, then_key, total, succeeded,
     failed, IFNULL(fired_at, 'open')) FROM jobrun_fan_ins")" \
     "report big:then $chunks 0 0 open" "the fan-in is open, nothing counted"
 is "$(count "business_key = 'big:then'")" 0 "no callback before the chunks ran"
+sql "RENAME TABLE jobrun_fan_in_jobs TO gone"
+run jobrun enqueue --type=slice --key-prefix=nope --range=1-2 --chunk=1 \
+    --then=report
+sql "RENAME TABLE gone TO jobrun_fan_in_jobs"
+is "$rc:$(count "business_key LIKE 'nope:%'")" "78:0" \
+    "--then without sql/005's tables exits 78 and enqueues nothing"
+like "$err" "^jobrun: enqueue --then: no tables jobrun_fan_ins and jobrun_fan_in_jobs \\(apply sql/005_fan_in.sql\\)" \
+    "and names the migration"
 
 t0=$(date +%s)
 pids=()
