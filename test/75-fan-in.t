@@ -1,9 +1,10 @@
 #!/bin/bash
 # enqueue --range ... --then=TYPE: once every chunk has finished, one job
 # of TYPE, keyed PREFIX:then, with the counts of chunks that succeeded and
-# failed.  2000 chunks (600 under ASan, 200 under valgrind) drained by four
-# runners, one chunk in ten failing for good: exactly one callback, with
-# the right counts, enqueued by the runner that finished the last chunk.
+# failed.  2000 chunks (600 under ASan, 200 under valgrind) drained by
+# four runners of two handlers each (--jobs=2), one chunk in ten failing
+# for good: exactly one callback, with the right counts, enqueued by the
+# runner that finished the last chunk.
 # Two runners finishing the last two chunks at the same moment: one
 # callback.  A runner killed between a chunk's mark and the fan-in's count
 # (the chunk's row finished, nothing counted): the next run's sweep fires
@@ -11,7 +12,7 @@
 # right counts.
 . "${0%/*}/lib.sh"
 
-plan 37
+plan 38
 
 chunks=2000
 chaos=300
@@ -81,13 +82,17 @@ like "$err" "^jobrun: enqueue --then: no tables jobrun_fan_ins and jobrun_fan_in
 t0=$(date +%s)
 pids=()
 for r in 1 2 3 4; do
-	jobrun_bg -q >"$T/out.$r" 2>"$T/err.$r"
+	jobrun_bg -q --jobs=2 >"$T/out.$r" 2>"$T/err.$r"
 	pids+=("$bg")
 done
+sts=()
 for p in "${pids[@]}"; do
 	wait "$p"
+	sts+=("$?")
 done
-diag "4 runners drained $chunks chunks in $(( $(date +%s) - t0 )) s"
+is "$(printf '%s\n' "${sts[@]}" | grep -cv '^[01]$')" 0 \
+    "each of the four runners exits 0 or 1 (a chunk it ran failed): ${sts[*]}"
+diag "4 runners of --jobs=2 drained $chunks chunks in $(( $(date +%s) - t0 )) s"
 is "$(count "type = 'slice' AND status IN ('pending', 'processing')")" 0 \
     "the four runners drained every chunk"
 is "$(count "type = 'slice' AND status = 'failed'")" $((chunks / 10)) \
