@@ -11,7 +11,7 @@
 # themselves are due by the server's own clock.
 . "${0%/*}/lib.sh"
 
-plan 46
+plan 49
 
 use_own_server
 setup_db
@@ -236,7 +236,26 @@ jobrun_schedule_lag_seconds{schedule=\"night\"} 0
 jobrun_schedule_lag_seconds{schedule=\"half\"} 0" \
     "metrics: each schedule's latest slot (the run enqueued 04:00) and lag"
 
-# --- errors -----------------------------------------------------------------------
+# --- errors --------------------------------------------------------------------
+
+# a schedule seen for the first time at 12:00:00 has the slot of 12:00 due
+n=0
+for p in '[1]' '{"a":'; do
+	n=$((n + 1))
+	write_config <<EOF
+[type.tick]
+handler = noop
+[schedule.bad$n]
+type = tick
+cron = * * * * *
+payload = $p
+EOF
+	run at $((b + 7200)) -q
+	is "$rc:$(count "business_key LIKE 'bad$n@%'")" "78:0" \
+	    "payload $p: the run exits 78 and enqueues nothing"
+done
+like "$err" "enqueue schedule bad2: payload is not a JSON object \\(the server's JSON_TYPE\\): \\{\"a\":" \
+    "and says the payload is not an object"
 
 write_config <<EOF
 [type.tick]
