@@ -59,20 +59,19 @@ static const char *const texts[FI_COUNT_STMTS] = {
 	 * by the server.  (payload, total, succeeded, failed) */
 	[FI_PAYLOAD] = "SELECT JSON_SET(IFNULL(?, '{}'), '$.total', ?,"
 	    " '$.succeeded', ?, '$.failed', ?)",
+	/* (table, most members left) */
 	[FI_OPEN] = "SELECT id FROM " FANIN_TABLE " WHERE job_table = ?"
-	    " AND fired_at IS NULL",
-	/* Members whose job finished without the hook counting it. */
-	[FI_SETTLE_MEMBERS] = "UPDATE " FANIN_JOBS_TABLE " AS m JOIN %1$s AS j"
-	    " ON j.id = m.job_id"
-	    " SET m.outcome = IF(j.status = 'success', 'success', 'failed')"
+	    " AND fired_at IS NULL AND total <= succeeded + failed + ?",
+	/* Members whose job finished without the hook counting it, each
+	 * outcome apart so that the counts go up by the rows changed. */
+	[FI_SETTLE_SUCCESS] = "UPDATE " FANIN_JOBS_TABLE " AS m JOIN %1$s AS j"
+	    " ON j.id = m.job_id SET m.outcome = 'success'"
 	    " WHERE m.fan_in_id = ? AND m.outcome IS NULL"
-	    " AND j.status IN ('success', 'failed')",
-	/* (fan-in, fan-in, fan-in) */
-	[FI_RECOUNT] = "UPDATE " FANIN_TABLE " SET succeeded = (SELECT COUNT(*)"
-	    " FROM " FANIN_JOBS_TABLE " WHERE fan_in_id = ?"
-	    " AND outcome = 'success'), failed = (SELECT COUNT(*) FROM "
-	    FANIN_JOBS_TABLE " WHERE fan_in_id = ? AND outcome = 'failed')"
-	    " WHERE id = ?",
+	    " AND j.status = 'success'",
+	[FI_SETTLE_FAILED] = "UPDATE " FANIN_JOBS_TABLE " AS m JOIN %1$s AS j"
+	    " ON j.id = m.job_id SET m.outcome = 'failed'"
+	    " WHERE m.fan_in_id = ? AND m.outcome IS NULL"
+	    " AND j.status = 'failed'",
 	/* (table, type, key, payload, total) */
 	[FI_CREATE] = "INSERT INTO " FANIN_TABLE " (job_table, then_type,"
 	    " then_key, then_payload, total, created_at)"
@@ -80,6 +79,8 @@ static const char *const texts[FI_COUNT_STMTS] = {
 	    " ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)",
 	[FI_OPEN_LIST] = "SELECT then_key, succeeded + failed, total FROM "
 	    FANIN_TABLE " WHERE job_table = ? AND fired_at IS NULL ORDER BY id",
+	[FI_ANY_OPEN] = "SELECT 1 FROM " FANIN_TABLE " WHERE job_table = ?"
+	    " AND fired_at IS NULL LIMIT 1",
 };
 
 void
@@ -331,9 +332,9 @@ static enum db_status
 settle(struct fanin *fi, uint64_t id, uint64_t unused, int *fired,
     char *err, size_t errlen)
 {
-	struct db_arg one[1] = { DB_NUM(id) };
-	struct db_arg three[3] = { DB_NUM(id), DB_NUM(id), DB_NUM(id) };
+	struct db_arg one[1] = { DB_NUM(id) }, count[3];
 	char *cols[L_COLS] = { NULL };
+	uint64_t ok = 0, failed = 0;
 	enum db_status st;
 	int found = 0;
 
@@ -341,13 +342,24 @@ settle(struct fanin *fi, uint64_t id, uint64_t unused, int *fired,
 	st = run(fi, FI_LOCK, one, 1, cols, L_COLS, &found, err, errlen);
 	if (st != DB_OK || !found)
 		goto out;
-	st = run(fi, FI_SETTLE_MEMBERS, one, 1, NULL, 0, NULL, err, errlen);
-	if (st == DB_OK)
-		st = run(fi, FI_RECOUNT, three, 3, NULL, 0, NULL, err, errlen);
-	free_cols(cols, L_COLS);
-	if (st == DB_OK)
-		st = run(fi, FI_LOCK, one, 1, cols, L_COLS, &found, err,
+	st = run(fi, FI_SETTLE_SUCCESS, one, 1, NULL, 0, NULL, err, errlen);
+	if (st == DB_OK) {
+		ok = changed(fi, FI_SETTLE_SUCCESS);
+		st = run(fi, FI_SETTLE_FAILED, one, 1, NULL, 0, NULL, err,
 		    errlen);
+	}
+	if (st == DB_OK)
+		failed = changed(fi, FI_SETTLE_FAILED);
+	if (st == DB_OK && ok + failed > 0) {
+		count[0] = DB_NUM(ok);
+		count[1] = DB_NUM(failed);
+		count[2] = DB_NUM(id);
+		st = run(fi, FI_COUNT, count, 3, NULL, 0, NULL, err, errlen);
+		free_cols(cols, L_COLS);
+		if (st == DB_OK)
+			st = run(fi, FI_LOCK, one, 1, cols, L_COLS, &found,
+			    err, errlen);
+	}
 	if (st == DB_OK && found && complete(cols))
 		st = fire(fi, id, cols, fired, err, errlen);
 out:
@@ -381,7 +393,8 @@ probe(struct fanin *fi, char *err, size_t errlen)
 enum db_status
 fanin_sweep(struct fanin *fi, char *err, size_t errlen)
 {
-	struct db_arg args[1] = { DB_STR(queue_name(fi->q)) };
+	struct db_arg args[2] = { DB_STR(queue_name(fi->q)),
+	    DB_NUM(FANIN_SWEEP_LEFT) };
 	uint64_t *ids = NULL;
 	size_t n = 0, i;
 	char *col = NULL, cause[768];
@@ -390,7 +403,7 @@ fanin_sweep(struct fanin *fi, char *err, size_t errlen)
 
 	if ((st = probe(fi, err, errlen)) != DB_OK || !fi->active)
 		return st;
-	st = run(fi, FI_OPEN, args, 1, NULL, 0, NULL, cause, sizeof cause);
+	st = run(fi, FI_OPEN, args, 2, NULL, 0, NULL, cause, sizeof cause);
 	while (st == DB_OK &&
 	    (rc = db_fetch(fi->stmt[FI_OPEN], &col, 1, cause, sizeof cause)) !=
 	    0) {
@@ -411,6 +424,29 @@ fanin_sweep(struct fanin *fi, char *err, size_t errlen)
 	return st;
 }
 
+/* Whether a fan-in of the table is open, asked at most once a second: a
+ * run that finishes jobs while none is open pays one query a second,
+ * not one a job.  A fan-in made meanwhile counts its members' outcomes
+ * when enqueue settles it, and the next run's sweep counts any this run
+ * missed. */
+static int
+any_open(struct fanin *fi)
+{
+	struct db_arg args[1] = { DB_STR(queue_name(fi->q)) };
+	int64_t now = now_ms();
+	char err[512], *col = NULL;
+	int found = 0;
+
+	if (fi->open_checked != 0 && now - fi->open_checked < 1000)
+		return fi->open;
+	fi->open_checked = now;
+	if (run(fi, FI_ANY_OPEN, args, 1, &col, 1, &found, err, sizeof err) !=
+	    DB_OK)
+		found = 1;	/* the hook's own statements will say */
+	free(col);
+	return fi->open = found;
+}
+
 void
 fanin_after_finish(struct fanin *fi, uint64_t job_id)
 {
@@ -421,7 +457,7 @@ fanin_after_finish(struct fanin *fi, uint64_t job_id)
 	enum db_status st;
 	int rc, fired;
 
-	if (fi == NULL || !fi->active)
+	if (fi == NULL || !fi->active || !any_open(fi))
 		return;
 	st = run(fi, FI_MEMBER_OF, args, 1, NULL, 0, NULL, err, sizeof err);
 	while (st == DB_OK && (rc = db_fetch(fi->stmt[FI_MEMBER_OF], &col, 1,

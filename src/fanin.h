@@ -17,8 +17,8 @@
 
 enum fanin_stmt {
 	FI_PROBE, FI_MEMBER_OF, FI_LOCK, FI_JOB_STATUS, FI_SET_OUTCOME, FI_COUNT,
-	FI_FIRE, FI_PAYLOAD, FI_OPEN, FI_SETTLE_MEMBERS, FI_RECOUNT, FI_CREATE,
-	FI_OPEN_LIST, FI_COUNT_STMTS
+	FI_FIRE, FI_PAYLOAD, FI_OPEN, FI_SETTLE_SUCCESS, FI_SETTLE_FAILED,
+	FI_CREATE, FI_OPEN_LIST, FI_ANY_OPEN, FI_COUNT_STMTS
 };
 
 /* A run's (or a command's) fan-in statements on one connection. */
@@ -27,6 +27,8 @@ struct fanin {
 	struct queue *q;
 	const struct log *lg;
 	int active;		/* the tables exist */
+	int open;		/* a fan-in of the table is open */
+	int64_t open_checked;	/* now_ms() that was asked, or 0 */
 	MYSQL_STMT *stmt[FI_COUNT_STMTS];
 	uint64_t reconnects;	/* the queue's, when they were prepared */
 };
@@ -36,14 +38,21 @@ void fanin_open(struct fanin *fi, struct db *db, struct queue *q,
                 const struct log *lg);
 void fanin_close(struct fanin *fi);
 
+/* The sweep settles only fan-ins with at most this many members left:
+ * settling reads each member not yet counted. */
+#define FANIN_SWEEP_LEFT 1000
+
 /* A run's start: whether the tables exist (fi->active), and every open
- * fan-in whose members have all finished fires (the sweep: a runner
- * killed between a job's mark and its fan-in bookkeeping, or before the
- * callback, leaves its fan-in complete but unfired). */
+ * fan-in with at most FANIN_SWEEP_LEFT members left is settled (the
+ * sweep: a runner killed between a job's mark and its fan-in
+ * bookkeeping, or before the callback, leaves a member uncounted or its
+ * fan-in complete but unfired). */
 enum db_status fanin_sweep(struct fanin *fi, char *err, size_t errlen);
 
 /* After the outcome of job_id is committed: count it in its fan-ins
- * and, when it was the last, enqueue their callbacks.  Errors are logged,
+ * and, when it was the last, enqueue their callbacks.  While no fan-in
+ * of the table is open (asked again at most once a second) it does
+ * nothing.  Errors are logged,
  * not returned: the job's outcome is written, and the next sweep counts
  * what this could not. */
 void fanin_after_finish(struct fanin *fi, uint64_t job_id);
