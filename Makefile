@@ -47,7 +47,7 @@ DEFS       = -DJOBRUN_VERSION='"$(VERSION)"' \
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) $(PKG_CFLAGS) $(DEFS) $(CFLAGS)
 
 SRC  = admin argv backoff check cli command config cron db enqueue exec \
-       fanin handler schedule \
+       fanin handler schedule sqlset \
        http inspect libcurl log main metrics noop queue queue_admin queue_info \
        policy rawjson report runner \
        utf8 util watchdog commands $(SRC_$(MARIADB))

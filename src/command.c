@@ -190,7 +190,7 @@ write_metrics(struct ctx *c, const struct run_stats *stats, int status,
 	extra.fanin_active = fi.active;
 	if (db_ok && c->cfg.nschedules > 0) {
 		sched = xcalloc(c->cfg.nschedules, sizeof *sched);
-		if (sched_view(&c->cfg, &c->db, queue_name(c->q), sched, err,
+		if (sched_view(&c->cfg, &c->db, c->q, sched, err,
 		    sizeof err) != DB_OK) {
 			log_msg(&c->lg, LV_WARN, "metrics without the "
 			    "schedules: %s", err);

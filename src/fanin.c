@@ -88,20 +88,14 @@ fanin_open(struct fanin *fi, struct db *db, struct queue *q,
     const struct log *lg)
 {
 	memset(fi, 0, sizeof *fi);
-	fi->db = db;
-	fi->q = q;
+	sqlset_open(&fi->set, db, q, texts, FI_COUNT_STMTS);
 	fi->lg = lg;
 }
 
 void
 fanin_close(struct fanin *fi)
 {
-	size_t i;
-
-	for (i = 0; i < FI_COUNT_STMTS; i++)
-		if (fi->stmt[i] != NULL)
-			mysql_stmt_close(fi->stmt[i]);
-	memset(fi->stmt, 0, sizeof fi->stmt);
+	sqlset_close(&fi->set);
 }
 
 static enum db_status
@@ -111,85 +105,19 @@ fail_with(enum db_status st, char *err, size_t errlen, const char *cause)
 	return st;
 }
 
-/* Statements prepared on a connection that the queue has since made
- * again are gone with it. */
-static void
-forget_if_reconnected(struct fanin *fi)
-{
-	struct queue_counters c;
-
-	queue_counters(fi->q, &c);
-	if (c.reconnects != fi->reconnects) {
-		fanin_close(fi);
-		fi->reconnects = c.reconnects;
-	}
-}
-
-static enum db_status
-prepare_text(struct fanin *fi, const char *fmt, MYSQL_STMT **out, char *err,
-    size_t errlen)
-{
-	enum db_status st;
-	char *sql;
-	int len;
-
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-	len = snprintf(NULL, 0, fmt, queue_quoted(fi->q));
-	sql = xmalloc((size_t)len + 1);
-	snprintf(sql, (size_t)len + 1, fmt, queue_quoted(fi->q));
-#pragma GCC diagnostic pop
-	st = db_prepare(fi->db, sql, out, err, errlen);
-	free(sql);
-	return st;
-}
-
-/* Run statement w; with ncols, read its one row into cols (malloc'ed;
- * *found 0 when there is none). */
 static enum db_status
 run(struct fanin *fi, enum fanin_stmt w, const struct db_arg *args,
     unsigned nargs, char **cols, unsigned ncols, int *found, char *err,
     size_t errlen)
 {
-	enum db_status st;
-	int rc;
-
-	if (fi->db->conn == NULL)
-		return fail_with(DB_UNREACHABLE, err, errlen, "no connection");
-	forget_if_reconnected(fi);
-	if (fi->stmt[w] == NULL && (st = prepare_text(fi, texts[w],
-	    &fi->stmt[w], err, errlen)) != DB_OK)
-		return st;
-	st = db_execute(fi->db, fi->stmt[w], args, nargs, err, errlen);
-	if (st != DB_OK || ncols == 0)
-		return st;
-	rc = db_fetch(fi->stmt[w], cols, ncols, err, errlen);
-	if (rc < 0)
-		return DB_ERROR;
-	if (rc == 1)
-		db_done(fi->stmt[w]);
-	*found = rc == 1;
-	return DB_OK;
+	return sqlset_run(&fi->set, w, args, nargs, cols, ncols, found, err,
+	    errlen);
 }
 
 static uint64_t
 changed(const struct fanin *fi, enum fanin_stmt w)
 {
-	return (uint64_t)mysql_stmt_affected_rows(fi->stmt[w]);
-}
-
-static enum db_status
-plain(struct fanin *fi, const char *sql, char *err, size_t errlen)
-{
-	MYSQL *conn = fi->db->conn;
-
-	if (conn == NULL)
-		return fail_with(DB_UNREACHABLE, err, errlen, "no connection");
-	if (mysql_real_query(conn, sql, strlen(sql)) == 0)
-		return DB_OK;
-	fi->db->last_errno = mysql_errno(conn);
-	errf(err, errlen, "%s: %s", sql, mysql_error(conn));
-	return db_classify(fi->db->last_errno);
+	return sqlset_changed(&fi->set, w);
 }
 
 static uint64_t
@@ -236,7 +164,7 @@ fire(struct fanin *fi, uint64_t id, char **cols, int *fired, char *err,
 		st = fail_with(DB_BAD_INPUT, err, errlen, "the fan-in's "
 		    "payload is not a JSON object");
 	if (st == DB_OK)
-		st = queue_enqueue(fi->q, cols[L_TYPE], cols[L_KEY], payload,
+		st = queue_enqueue(fi->set.q, cols[L_TYPE], cols[L_KEY], payload,
 		    strlen(payload), &when, 0, &job, &created, &status, err,
 		    errlen);
 	if (st == DB_OK) {
@@ -271,13 +199,13 @@ in_transaction(struct fanin *fi, enum db_status (*body)(struct fanin *,
 
 	for (tries = 0; st == DB_CONFLICT && tries < FANIN_RETRIES; tries++) {
 		*fired = 0;
-		st = plain(fi, "START TRANSACTION", err, errlen);
+		st = sqlset_plain(&fi->set, "START TRANSACTION", err, errlen);
 		if (st == DB_OK)
 			st = body(fi, a, b, fired, err, errlen);
 		if (st == DB_OK)
-			st = plain(fi, "COMMIT", err, errlen);
+			st = sqlset_plain(&fi->set, "COMMIT", err, errlen);
 		else
-			plain(fi, "ROLLBACK", cause, sizeof cause);
+			sqlset_plain(&fi->set, "ROLLBACK", cause, sizeof cause);
 	}
 	return st;
 }
@@ -380,12 +308,13 @@ probe(struct fanin *fi, char *err, size_t errlen)
 {
 	enum db_status st;
 
-	forget_if_reconnected(fi);
-	if (fi->stmt[FI_PROBE] != NULL)
-		return fi->active = 1, DB_OK;
-	st = prepare_text(fi, texts[FI_PROBE], &fi->stmt[FI_PROBE], err, errlen);
+	if (fi->set.stmt[FI_PROBE] == NULL)
+		st = sqlset_prepare(&fi->set, texts[FI_PROBE],
+		    &fi->set.stmt[FI_PROBE], err, errlen);
+	else
+		st = DB_OK;
 	fi->active = st == DB_OK;
-	if (st == DB_SCHEMA && fi->db->last_errno == ER_NO_SUCH_TABLE)
+	if (st == DB_SCHEMA && fi->set.db->last_errno == ER_NO_SUCH_TABLE)
 		return DB_OK;
 	return st;
 }
@@ -393,7 +322,7 @@ probe(struct fanin *fi, char *err, size_t errlen)
 enum db_status
 fanin_sweep(struct fanin *fi, char *err, size_t errlen)
 {
-	struct db_arg args[2] = { DB_STR(queue_name(fi->q)),
+	struct db_arg args[2] = { DB_STR(queue_name(fi->set.q)),
 	    DB_NUM(FANIN_SWEEP_LEFT) };
 	uint64_t *ids = NULL;
 	size_t n = 0, i;
@@ -405,7 +334,7 @@ fanin_sweep(struct fanin *fi, char *err, size_t errlen)
 		return st;
 	st = run(fi, FI_OPEN, args, 2, NULL, 0, NULL, cause, sizeof cause);
 	while (st == DB_OK &&
-	    (rc = db_fetch(fi->stmt[FI_OPEN], &col, 1, cause, sizeof cause)) !=
+	    (rc = sqlset_fetch(&fi->set, FI_OPEN, &col, 1, cause, sizeof cause)) !=
 	    0) {
 		if (rc < 0) {
 			st = DB_ERROR;
@@ -432,7 +361,7 @@ fanin_sweep(struct fanin *fi, char *err, size_t errlen)
 static int
 any_open(struct fanin *fi)
 {
-	struct db_arg args[1] = { DB_STR(queue_name(fi->q)) };
+	struct db_arg args[1] = { DB_STR(queue_name(fi->set.q)) };
 	int64_t now = now_ms();
 	char err[512], *col = NULL;
 	int found = 0;
@@ -460,8 +389,8 @@ fanin_after_finish(struct fanin *fi, uint64_t job_id)
 	if (fi == NULL || !fi->active || !any_open(fi))
 		return;
 	st = run(fi, FI_MEMBER_OF, args, 1, NULL, 0, NULL, err, sizeof err);
-	while (st == DB_OK && (rc = db_fetch(fi->stmt[FI_MEMBER_OF], &col, 1,
-	    err, sizeof err)) != 0) {
+	while (st == DB_OK && (rc = sqlset_fetch(&fi->set, FI_MEMBER_OF, &col,
+	    1, err, sizeof err)) != 0) {
 		if (rc < 0) {
 			st = DB_ERROR;
 			break;
@@ -486,7 +415,7 @@ fanin_create(struct fanin *fi, const char *then_type, const char *then_key,
     const char *payload, uint64_t total, uint64_t *id, char *err,
     size_t errlen)
 {
-	struct db_arg args[5] = { DB_STR(queue_name(fi->q)), DB_STR(then_type),
+	struct db_arg args[5] = { DB_STR(queue_name(fi->set.q)), DB_STR(then_type),
 	    DB_STR(then_key), DB_STR(payload), DB_NUM(total) };
 	enum db_status st;
 
@@ -498,7 +427,7 @@ fanin_create(struct fanin *fi, const char *then_type, const char *then_key,
 		    " (apply sql/005_fan_in.sql)");
 	st = run(fi, FI_CREATE, args, 5, NULL, 0, NULL, err, errlen);
 	if (st == DB_OK)
-		*id = (uint64_t)mysql_stmt_insert_id(fi->stmt[FI_CREATE]);
+		*id = (uint64_t)mysql_stmt_insert_id(fi->set.stmt[FI_CREATE]);
 	return st;
 }
 
@@ -527,10 +456,9 @@ fanin_add_members(struct fanin *fi, uint64_t id, const char *const *keys,
 	args[0] = DB_NUM(id);
 	for (i = 0; i < n; i++)
 		args[i + 1] = DB_STR(keys[i]);
-	forget_if_reconnected(fi);
-	st = prepare_text(fi, sql, &stmt, err, errlen);
+	st = sqlset_prepare(&fi->set, sql, &stmt, err, errlen);
 	if (st == DB_OK)
-		st = db_execute(fi->db, stmt, args, (unsigned)(n + 1), err,
+		st = db_execute(fi->set.db, stmt, args, (unsigned)(n + 1), err,
 		    errlen);
 	if (stmt != NULL)
 		mysql_stmt_close(stmt);
@@ -543,7 +471,7 @@ enum db_status
 fanin_list(struct fanin *fi, struct fanin_view **out, size_t *n, char *err,
     size_t errlen)
 {
-	struct db_arg args[1] = { DB_STR(queue_name(fi->q)) };
+	struct db_arg args[1] = { DB_STR(queue_name(fi->set.q)) };
 	char *cols[3] = { NULL, NULL, NULL };
 	enum db_status st;
 	int rc;
@@ -553,8 +481,8 @@ fanin_list(struct fanin *fi, struct fanin_view **out, size_t *n, char *err,
 	if ((st = probe(fi, err, errlen)) != DB_OK || !fi->active)
 		return st;
 	st = run(fi, FI_OPEN_LIST, args, 1, NULL, 0, NULL, err, errlen);
-	while (st == DB_OK && (rc = db_fetch(fi->stmt[FI_OPEN_LIST], cols, 3,
-	    err, errlen)) != 0) {
+	while (st == DB_OK && (rc = sqlset_fetch(&fi->set, FI_OPEN_LIST, cols,
+	    3, err, errlen)) != 0) {
 		if (rc < 0) {
 			st = DB_ERROR;
 			break;

@@ -10,6 +10,7 @@
 #include "db.h"
 #include "log.h"
 #include "queue.h"
+#include "sqlset.h"
 
 /* The tables of sql/005_fan_in.sql. */
 #define FANIN_TABLE "jobrun_fan_ins"
@@ -21,19 +22,17 @@ enum fanin_stmt {
 	FI_CREATE, FI_OPEN_LIST, FI_ANY_OPEN, FI_COUNT_STMTS
 };
 
-/* A run's (or a command's) fan-in statements on one connection. */
+/* A run's (or a command's) fan-in statements on the queue's connection. */
 struct fanin {
-	struct db *db;
-	struct queue *q;
+	struct sqlset set;
 	const struct log *lg;
 	int active;		/* the tables exist */
 	int open;		/* a fan-in of the table is open */
 	int64_t open_checked;	/* now_ms() that was asked, or 0 */
-	MYSQL_STMT *stmt[FI_COUNT_STMTS];
-	uint64_t reconnects;	/* the queue's, when they were prepared */
 };
 
-/* Open fan-in work for q's table on db; NULL-safe to close. */
+/* Open fan-in work for q's table on db (q's connection); close it once
+ * (a zeroed struct fanin may be closed too). */
 void fanin_open(struct fanin *fi, struct db *db, struct queue *q,
                 const struct log *lg);
 void fanin_close(struct fanin *fi);

@@ -37,7 +37,6 @@
  * moment it is seen, less catch_up: adding "@daily" at 14:00 does not run
  * today's midnight slot.
  */
-#include <errno.h>
 #include <mysqld_error.h>
 #include <stdint.h>
 #include <jansson.h>
@@ -50,6 +49,7 @@
 #include "command.h"
 #include "report.h"
 #include "schedule.h"
+#include "sqlset.h"
 #include "util.h"
 
 /* Slots looked at beyond those enqueued: a fold (an hour lived twice)
@@ -96,10 +96,10 @@ static const char *const texts[S_COUNT] = {
 	    " WHERE job_table = ? AND name = ?",
 };
 
-/* The statements of one pass over the schedules, on one connection. */
+/* The statements of one pass over the schedules, on the queue's
+ * connection. */
 struct sched_db {
-	struct db *db;
-	MYSQL_STMT *stmt[S_COUNT];
+	struct sqlset set;
 	int64_t now;		/* Unix seconds */
 };
 
@@ -107,85 +107,6 @@ struct slot {
 	int64_t wall;		/* cron.h's wall-clock minute */
 	int64_t utc;		/* Unix seconds */
 };
-
-static void
-sd_close(struct sched_db *sd)
-{
-	size_t i;
-
-	for (i = 0; i < S_COUNT; i++)
-		if (sd->stmt[i] != NULL)
-			mysql_stmt_close(sd->stmt[i]);
-	memset(sd->stmt, 0, sizeof sd->stmt);
-}
-
-/* err says cause; returns st: for "return fail_with(...)". */
-static enum db_status
-fail_with(enum db_status st, char *err, size_t errlen, const char *cause)
-{
-	errf(err, errlen, "%s", cause);
-	return st;
-}
-
-/* Run statement w; with ncols, read its one row into cols (malloc'ed,
- * NULL for SQL NULL; *found 0 when there is none). */
-static enum db_status
-sd_run(struct sched_db *sd, enum sched_stmt w, const struct db_arg *args,
-    unsigned nargs, char **cols, unsigned ncols, int *found, char *err,
-    size_t errlen)
-{
-	enum db_status st;
-	int rc;
-
-	if (sd->db->conn == NULL)
-		return fail_with(DB_UNREACHABLE, err, errlen, "no connection");
-	if (sd->stmt[w] == NULL &&
-	    (st = db_prepare(sd->db, texts[w], &sd->stmt[w], err, errlen)) !=
-	    DB_OK)
-		return st;
-	st = db_execute(sd->db, sd->stmt[w], args, nargs, err, errlen);
-	if (st != DB_OK || ncols == 0)
-		return st;
-	rc = db_fetch(sd->stmt[w], cols, ncols, err, errlen);
-	if (rc < 0)
-		return DB_ERROR;
-	if (rc == 1)
-		db_done(sd->stmt[w]);
-	*found = rc == 1;
-	return DB_OK;
-}
-
-/* One statement without arguments or result, outside the prepared ones:
- * START TRANSACTION, COMMIT, ROLLBACK. */
-static enum db_status
-sd_plain(struct sched_db *sd, const char *sql, char *err, size_t errlen)
-{
-	MYSQL *conn = sd->db->conn;
-
-	if (conn == NULL)
-		return fail_with(DB_UNREACHABLE, err, errlen, "no connection");
-	if (mysql_real_query(conn, sql, strlen(sql)) == 0)
-		return DB_OK;
-	sd->db->last_errno = mysql_errno(conn);
-	errf(err, errlen, "%s: %s", sql, mysql_error(conn));
-	return db_classify(sd->db->last_errno);
-}
-
-static int
-read_int64(const char *s, int64_t *out)
-{
-	char *end;
-	long long v;
-
-	if (s == NULL)
-		return -1;
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0')
-		return -1;
-	*out = v;
-	return 0;
-}
 
 /* Now, in Unix seconds: the server's clock, or JOBRUN_TEST_NOW. */
 static enum db_status
@@ -197,16 +118,17 @@ sd_now(struct sched_db *sd, char *err, size_t errlen)
 	int found = 0;
 
 	if (fixed != NULL) {
-		if (read_int64(fixed, &sd->now) == 0 && sd->now >= 86400)
+		if (sqlset_int64(fixed, &sd->now) == 0 && sd->now >= 86400)
 			return DB_OK;
 		errf(err, errlen, "JOBRUN_TEST_NOW: not Unix seconds: \"%s\"",
 		    fixed);
 		return DB_BAD_INPUT;
 	}
-	st = sd_run(sd, S_NOW, NULL, 0, &col, 1, &found, err, errlen);
-	if (st == DB_OK && (!found || read_int64(col, &sd->now) != 0))
-		st = fail_with(DB_ERROR, err, errlen,
-		    "read the server's clock: no answer");
+	st = sqlset_run(&sd->set, S_NOW, NULL, 0, &col, 1, &found, err, errlen);
+	if (st == DB_OK && (!found || sqlset_int64(col, &sd->now) != 0)) {
+		errf(err, errlen, "read the server's clock: no answer");
+		st = DB_ERROR;
+	}
 	free(col);
 	return st;
 }
@@ -247,7 +169,7 @@ walk_start(struct sched_db *sd, const struct cfg_schedule *s, int64_t *wall,
 	args[1] = DB_STR(s->time_zone);
 	args[2] = DB_STR(before);
 	args[3] = DB_STR(s->time_zone);
-	st = sd_run(sd, S_LOCAL, args, 4, &col, 1, &found, err, errlen);
+	st = sqlset_run(&sd->set, S_LOCAL, args, 4, &col, 1, &found, err, errlen);
 	if (st == DB_OK && (!found || col == NULL || cron_read(col, wall) != 0))
 		st = unknown_zone(s, err, errlen);
 	free(col);
@@ -267,8 +189,8 @@ to_utc(struct sched_db *sd, const struct cfg_schedule *s, int64_t wall,
 	cron_format_sql(wall, text, sizeof text);
 	args[0] = DB_STR(text);
 	args[1] = DB_STR(s->time_zone);
-	st = sd_run(sd, S_UTC, args, 2, &col, 1, &found, err, errlen);
-	if (st == DB_OK && (!found || read_int64(col, utc) != 0))
+	st = sqlset_run(&sd->set, S_UTC, args, 2, &col, 1, &found, err, errlen);
+	if (st == DB_OK && (!found || sqlset_int64(col, utc) != 0))
 		st = unknown_zone(s, err, errlen);
 	free(col);
 	return st;
@@ -321,7 +243,7 @@ enqueue_slot(struct sched_db *sd, struct queue *q,
 	args[0] = DB_STR(s->payload);
 	args[1] = DB_STR(s->payload);
 	args[2] = DB_STR(name);
-	st = sd_run(sd, S_PAYLOAD, args, 3, &payload, 1, &found, err, errlen);
+	st = sqlset_run(&sd->set, S_PAYLOAD, args, 3, &payload, 1, &found, err, errlen);
 	if (st == DB_OK && (!found || payload == NULL)) {
 		errf(err, errlen, "payload is not a JSON object (the server's "
 		    "JSON_TYPE): %s", s->payload);
@@ -357,16 +279,18 @@ enqueue_schedule(struct sched_db *sd, struct queue *q,
 	size_t n = 0, i;
 	int found = 0;
 
-	st = sd_plain(sd, "START TRANSACTION", err, errlen);
+	st = sqlset_plain(&sd->set, "START TRANSACTION", err, errlen);
 	if (st == DB_OK)
-		st = sd_run(sd, S_LOCK, lock, 3, NULL, 0, NULL, err, errlen);
-	if (st == DB_SCHEMA && sd->db->last_errno == ER_NO_SUCH_TABLE)
+		st = sqlset_run(&sd->set, S_LOCK, lock, 3, NULL, 0, NULL, err, errlen);
+	if (st == DB_SCHEMA && sd->set.db->last_errno == ER_NO_SUCH_TABLE)
 		errf(err, errlen, "no table " SCHED_TABLE " (apply "
 		    "sql/004_schedules.sql)");
 	if (st == DB_OK)
-		st = sd_run(sd, S_LAST, lock, 2, cols, 2, &found, err, errlen);
-	if (st == DB_OK && (!found || read_int64(cols[0], &last) != 0))
-		st = fail_with(DB_ERROR, err, errlen, "its row vanished");
+		st = sqlset_run(&sd->set, S_LAST, lock, 2, cols, 2, &found, err, errlen);
+	if (st == DB_OK && (!found || sqlset_int64(cols[0], &last) != 0)) {
+		errf(err, errlen, "its row vanished");
+		st = DB_ERROR;
+	}
 	if (st == DB_OK)
 		st = due_slots(sd, s, last, slots, &n, err, errlen);
 	/* Oldest first: the jobs' ids follow their slots. */
@@ -379,12 +303,12 @@ enqueue_schedule(struct sched_db *sd, struct queue *q,
 		save[1] = DB_STR(wall);
 		save[2] = DB_STR(queue_name(q));
 		save[3] = DB_STR(s->name);
-		st = sd_run(sd, S_SAVE, save, 4, NULL, 0, NULL, err, errlen);
+		st = sqlset_run(&sd->set, S_SAVE, save, 4, NULL, 0, NULL, err, errlen);
 	}
 	if (st == DB_OK)
-		st = sd_plain(sd, "COMMIT", err, errlen);
+		st = sqlset_plain(&sd->set, "COMMIT", err, errlen);
 	else
-		sd_plain(sd, "ROLLBACK", cause, sizeof cause);
+		sqlset_plain(&sd->set, "ROLLBACK", cause, sizeof cause);
 	free(cols[0]);
 	free(cols[1]);
 	free(slots);
@@ -395,7 +319,7 @@ enum db_status
 sched_enqueue_due(const struct cfg *cfg, struct db *db, struct queue *q,
     const struct log *lg, uint64_t *created, char *err, size_t errlen)
 {
-	struct sched_db sd = { .db = db };
+	struct sched_db sd;
 	char cause[768];
 	enum db_status st;
 	size_t i;
@@ -403,6 +327,7 @@ sched_enqueue_due(const struct cfg *cfg, struct db *db, struct queue *q,
 	*created = 0;
 	if (cfg->nschedules == 0)
 		return DB_OK;
+	sqlset_open(&sd.set, db, q, texts, S_COUNT);
 	st = sd_now(&sd, cause, sizeof cause);
 	for (i = 0; st == DB_OK && i < cfg->nschedules; i++) {
 		const struct cfg_schedule *s = &cfg->schedules[i];
@@ -421,7 +346,7 @@ sched_enqueue_due(const struct cfg *cfg, struct db *db, struct queue *q,
 	}
 	if (st != DB_OK && i == 0)
 		errf(err, errlen, "enqueue schedules: %s", cause);
-	sd_close(&sd);
+	sqlset_close(&sd.set);
 	return st;
 }
 
@@ -474,12 +399,12 @@ view_one(struct sched_db *sd, const char *table, struct sched_view *v,
 	enum db_status st;
 	int found = 0;
 
-	st = sd_run(sd, S_LAST, args, 2, cols, 2, &found, err, errlen);
-	if (st == DB_SCHEMA && sd->db->last_errno == ER_NO_SUCH_TABLE)
+	st = sqlset_run(&sd->set, S_LAST, args, 2, cols, 2, &found, err, errlen);
+	if (st == DB_SCHEMA && sd->set.db->last_errno == ER_NO_SUCH_TABLE)
 		errf(err, errlen, "no table " SCHED_TABLE " (apply "
 		    "sql/004_schedules.sql)");
 	if (st == DB_OK && found) {
-		read_int64(cols[0], &last);
+		sqlset_int64(cols[0], &last);
 		if (cols[1] != NULL)
 			v->last_utc = last;
 		if (cols[1] != NULL && cron_read(cols[1], &wall) == 0)
@@ -502,15 +427,17 @@ view_one(struct sched_db *sd, const char *table, struct sched_view *v,
 }
 
 enum db_status
-sched_view(const struct cfg *cfg, struct db *db, const char *table,
+sched_view(const struct cfg *cfg, struct db *db, struct queue *q,
     struct sched_view *out, char *err, size_t errlen)
 {
-	struct sched_db sd = { .db = db };
+	struct sched_db sd;
+	const char *table = queue_name(q);
 	char cause[768];
 	enum db_status st;
 	size_t i;
 
 	memset(out, 0, cfg->nschedules * sizeof *out);
+	sqlset_open(&sd.set, db, q, texts, S_COUNT);
 	st = sd_now(&sd, cause, sizeof cause);
 	for (i = 0; st == DB_OK && i < cfg->nschedules; i++) {
 		out[i].s = &cfg->schedules[i];
@@ -518,7 +445,7 @@ sched_view(const struct cfg *cfg, struct db *db, const char *table,
 	}
 	if (st != DB_OK)
 		errf(err, errlen, "read schedules: %s", cause);
-	sd_close(&sd);
+	sqlset_close(&sd.set);
 	return st;
 }
 
@@ -568,8 +495,7 @@ cmd_schedules(struct ctx *c)
 	enum db_status st;
 	int rc = EX_OK;
 
-	st = sched_view(&c->cfg, &c->db, queue_name(c->q), v, err,
-	    sizeof err);
+	st = sched_view(&c->cfg, &c->db, c->q, v, err, sizeof err);
 	if (st != DB_OK) {
 		cmd_db_error(c, st, err);
 		rc = cmd_exit_for(st);

@@ -39,7 +39,7 @@ struct sched_view {
 
 /* A view of each of cfg's schedules (out: cfg->nschedules of them). */
 enum db_status sched_view(const struct cfg *cfg, struct db *db,
-                          const char *table, struct sched_view *out,
+                          struct queue *q, struct sched_view *out,
                           char *err, size_t errlen);
 
 #endif
