@@ -57,7 +57,7 @@
 #define SCHED_MAX_STEPS (SCHED_MAX_SLOTS + 3 * 60 + 10)
 /* How long a runner waits for another's schedule row before skipping
  * the schedule in this run. */
-#define SCHED_LOCK_WAIT "10"
+#define SCHED_LOCK_WAIT "5"
 
 enum sched_stmt {
 	S_NOW, S_LOCK, S_LAST, S_LOCAL, S_UTC, S_PAYLOAD, S_SAVE, S_COUNT

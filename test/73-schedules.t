@@ -1,6 +1,8 @@
 #!/bin/bash
 # [schedule.NAME]: every due slot becomes one job, keyed NAME@WALL-CLOCK,
-# whatever number of runners start together; a runner that was down gets
+# whatever number of runners start together; a runner that cannot have a
+# schedule's row (another holds it) skips it with a warning and still
+# claims; a runner that was down gets
 # the slots catch_up covers and no others; a purge of finished slots does
 # not bring them back; a slot a DST change skips runs once, at the change,
 # and one it repeats runs once, the first time (Europe/Berlin's real rule,
@@ -11,7 +13,7 @@
 # themselves are due by the server's own clock.
 . "${0%/*}/lib.sh"
 
-plan 49
+plan 54
 
 use_own_server
 setup_db
@@ -91,6 +93,34 @@ is "$(cat "$T/errs")" "" "no runner complained"
 # the same runners again, within the same minute: nothing new
 run at $((b + 150))
 is "$(count)" 3 "a later run in the same minute enqueues nothing"
+
+# --- a runner stalled with the schedule's row: the others skip it ------------------
+
+# A client holds the row as a runner stalled inside its transaction
+# would; a run waits 5 s for it, warns, and still claims its jobs.
+mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot -N -B --unbuffered "$DB" -e "
+    START TRANSACTION;
+    SELECT name FROM jobrun_schedules WHERE name = 'tick' FOR UPDATE;
+    SELECT CONCAT('held by ', CONNECTION_ID()); DO SLEEP(60); COMMIT" \
+    >"$T/holder" 2>&1 &
+holder=$!
+defer "kill $holder"
+wait_for 20 file_has "$T/holder" '^held by [0-9]+$' ||
+    bail_out "the row was not held"
+insert_job other tick
+run at $((b + 181))
+# the holder's session ends, and its transaction with it
+sql "KILL $(sed -n 's/^held by //p' "$T/holder")"
+wait "$holder" 2>/dev/null
+is "$rc" 0 "a run that cannot have the schedule's row exits 0"
+like "$err" "schedule tick: skipped in this run: .*Lock wait timeout" \
+    "and warns that it skipped the schedule"
+is "$(count "business_key = 'other' AND status = 'success'")" 1 \
+    "it still claimed and ran the due job"
+is "$(count "business_key LIKE 'tick@%'")" 3 "and enqueued no slot"
+run at $((b + 181))
+is "$(keys tick)" "tick@2026-12-01T10:00,tick@2026-12-01T10:01,tick@2026-12-01T10:02,tick@2026-12-01T10:03" \
+    "the next run enqueues the slot"
 
 # --- a runner down for 3 slots, catch_up covering 2 ----------------------------
 
