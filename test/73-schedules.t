@@ -1,10 +1,9 @@
 #!/bin/bash
 # [schedule.NAME]: every due slot becomes one job, keyed NAME@WALL-CLOCK,
-# whatever number of runners start together; a runner that cannot have a
-# schedule's row (another holds it) skips it with a warning and still
-# claims; a runner that was down gets
-# the slots catch_up covers and no others; a purge of finished slots does
-# not bring them back; a slot a DST change skips runs once, at the change,
+# whatever number of runners start together; a runner that cannot have
+# a schedule's row (another holds it) skips it with a warning and still
+# claims; a runner that was down gets the slots catch_up covers and no
+# others; a purge of finished slots does not bring them back; a slot a DST change skips runs once, at the change,
 # and one it repeats runs once, the first time (Europe/Berlin's real rule,
 # from the system's tzdata, loaded as mariadb-tzinfo-to-sql loads any zone).
 #
