@@ -164,9 +164,9 @@ fire(struct fanin *fi, uint64_t id, char **cols, int *fired, char *err,
 		st = fail_with(DB_BAD_INPUT, err, errlen, "the fan-in's "
 		    "payload is not a JSON object");
 	if (st == DB_OK)
-		st = queue_enqueue(fi->set.q, cols[L_TYPE], cols[L_KEY], payload,
-		    strlen(payload), &when, 0, &job, &created, &status, err,
-		    errlen);
+		st = queue_enqueue(fi->set.q, cols[L_TYPE], cols[L_KEY],
+		    payload, strlen(payload), &when, 0, &job, &created,
+		    &status, err, errlen);
 	if (st == DB_OK) {
 		*fired = 1;
 		log_msg(fi->lg, LV_INFO, "fan-in %s: %s of %s finished (%s "
@@ -215,7 +215,8 @@ static enum db_status
 count_job(struct fanin *fi, uint64_t id, uint64_t job, int *fired,
     char *err, size_t errlen)
 {
-	struct db_arg lock[1] = { DB_NUM(id) }, status_args[1] = { DB_NUM(job) };
+	struct db_arg lock[1] = { DB_NUM(id) };
+	struct db_arg status_args[1] = { DB_NUM(job) };
 	struct db_arg set[3], count[3];
 	char *cols[L_COLS] = { NULL }, *status = NULL;
 	enum db_status st;
@@ -333,9 +334,8 @@ fanin_sweep(struct fanin *fi, char *err, size_t errlen)
 	if ((st = probe(fi, err, errlen)) != DB_OK || !fi->active)
 		return st;
 	st = run(fi, FI_OPEN, args, 2, NULL, 0, NULL, cause, sizeof cause);
-	while (st == DB_OK &&
-	    (rc = sqlset_fetch(&fi->set, FI_OPEN, &col, 1, cause, sizeof cause)) !=
-	    0) {
+	while (st == DB_OK && (rc = sqlset_fetch(&fi->set, FI_OPEN, &col, 1,
+	    cause, sizeof cause)) != 0) {
 		if (rc < 0) {
 			st = DB_ERROR;
 			break;
@@ -415,8 +415,9 @@ fanin_create(struct fanin *fi, const char *then_type, const char *then_key,
     const char *payload, uint64_t total, uint64_t *id, char *err,
     size_t errlen)
 {
-	struct db_arg args[5] = { DB_STR(queue_name(fi->set.q)), DB_STR(then_type),
-	    DB_STR(then_key), DB_STR(payload), DB_NUM(total) };
+	struct db_arg args[5] = { DB_STR(queue_name(fi->set.q)),
+	    DB_STR(then_type), DB_STR(then_key), DB_STR(payload),
+	    DB_NUM(total) };
 	enum db_status st;
 
 	if ((st = probe(fi, err, errlen)) != DB_OK)

@@ -108,6 +108,15 @@ struct slot {
 	int64_t utc;		/* Unix seconds */
 };
 
+static enum db_status
+run(struct sched_db *sd, enum sched_stmt w, const struct db_arg *args,
+    unsigned nargs, char **cols, unsigned ncols, int *found, char *err,
+    size_t errlen)
+{
+	return sqlset_run(&sd->set, w, args, nargs, cols, ncols, found, err,
+	    errlen);
+}
+
 /* Now, in Unix seconds: the server's clock, or JOBRUN_TEST_NOW. */
 static enum db_status
 sd_now(struct sched_db *sd, char *err, size_t errlen)
@@ -124,7 +133,7 @@ sd_now(struct sched_db *sd, char *err, size_t errlen)
 		    fixed);
 		return DB_BAD_INPUT;
 	}
-	st = sqlset_run(&sd->set, S_NOW, NULL, 0, &col, 1, &found, err, errlen);
+	st = run(sd, S_NOW, NULL, 0, &col, 1, &found, err, errlen);
 	if (st == DB_OK && (!found || sqlset_int64(col, &sd->now) != 0)) {
 		errf(err, errlen, "read the server's clock: no answer");
 		st = DB_ERROR;
@@ -169,7 +178,7 @@ walk_start(struct sched_db *sd, const struct cfg_schedule *s, int64_t *wall,
 	args[1] = DB_STR(s->time_zone);
 	args[2] = DB_STR(before);
 	args[3] = DB_STR(s->time_zone);
-	st = sqlset_run(&sd->set, S_LOCAL, args, 4, &col, 1, &found, err, errlen);
+	st = run(sd, S_LOCAL, args, 4, &col, 1, &found, err, errlen);
 	if (st == DB_OK && (!found || col == NULL || cron_read(col, wall) != 0))
 		st = unknown_zone(s, err, errlen);
 	free(col);
@@ -189,7 +198,7 @@ to_utc(struct sched_db *sd, const struct cfg_schedule *s, int64_t wall,
 	cron_format_sql(wall, text, sizeof text);
 	args[0] = DB_STR(text);
 	args[1] = DB_STR(s->time_zone);
-	st = sqlset_run(&sd->set, S_UTC, args, 2, &col, 1, &found, err, errlen);
+	st = run(sd, S_UTC, args, 2, &col, 1, &found, err, errlen);
 	if (st == DB_OK && (!found || sqlset_int64(col, utc) != 0))
 		st = unknown_zone(s, err, errlen);
 	free(col);
@@ -243,7 +252,7 @@ enqueue_slot(struct sched_db *sd, struct queue *q,
 	args[0] = DB_STR(s->payload);
 	args[1] = DB_STR(s->payload);
 	args[2] = DB_STR(name);
-	st = sqlset_run(&sd->set, S_PAYLOAD, args, 3, &payload, 1, &found, err, errlen);
+	st = run(sd, S_PAYLOAD, args, 3, &payload, 1, &found, err, errlen);
 	if (st == DB_OK && (!found || payload == NULL)) {
 		errf(err, errlen, "payload is not a JSON object (the server's "
 		    "JSON_TYPE): %s", s->payload);
@@ -281,12 +290,12 @@ enqueue_schedule(struct sched_db *sd, struct queue *q,
 
 	st = sqlset_plain(&sd->set, "START TRANSACTION", err, errlen);
 	if (st == DB_OK)
-		st = sqlset_run(&sd->set, S_LOCK, lock, 3, NULL, 0, NULL, err, errlen);
+		st = run(sd, S_LOCK, lock, 3, NULL, 0, NULL, err, errlen);
 	if (st == DB_SCHEMA && sd->set.db->last_errno == ER_NO_SUCH_TABLE)
 		errf(err, errlen, "no table " SCHED_TABLE " (apply "
 		    "sql/004_schedules.sql)");
 	if (st == DB_OK)
-		st = sqlset_run(&sd->set, S_LAST, lock, 2, cols, 2, &found, err, errlen);
+		st = run(sd, S_LAST, lock, 2, cols, 2, &found, err, errlen);
 	if (st == DB_OK && (!found || sqlset_int64(cols[0], &last) != 0)) {
 		errf(err, errlen, "its row vanished");
 		st = DB_ERROR;
@@ -303,7 +312,7 @@ enqueue_schedule(struct sched_db *sd, struct queue *q,
 		save[1] = DB_STR(wall);
 		save[2] = DB_STR(queue_name(q));
 		save[3] = DB_STR(s->name);
-		st = sqlset_run(&sd->set, S_SAVE, save, 4, NULL, 0, NULL, err, errlen);
+		st = run(sd, S_SAVE, save, 4, NULL, 0, NULL, err, errlen);
 	}
 	if (st == DB_OK)
 		st = sqlset_plain(&sd->set, "COMMIT", err, errlen);
@@ -337,8 +346,8 @@ sched_enqueue_due(const struct cfg *cfg, struct db *db, struct queue *q,
 		/* Another runner holds the row (and is enqueuing it): its
 		 * slots are in hand; the next run looks again. */
 		if (st == DB_CONFLICT) {
-			log_msg(lg, LV_WARN, "schedule %s: skipped in this run: "
-			    "%s", s->name, cause);
+			log_msg(lg, LV_WARN, "schedule %s: skipped in this "
+			    "run: %s", s->name, cause);
 			st = DB_OK;
 		} else if (st != DB_OK)
 			errf(err, errlen, "enqueue schedule %s: %s", s->name,
@@ -399,7 +408,7 @@ view_one(struct sched_db *sd, const char *table, struct sched_view *v,
 	enum db_status st;
 	int found = 0;
 
-	st = sqlset_run(&sd->set, S_LAST, args, 2, cols, 2, &found, err, errlen);
+	st = run(sd, S_LAST, args, 2, cols, 2, &found, err, errlen);
 	if (st == DB_SCHEMA && sd->set.db->last_errno == ER_NO_SUCH_TABLE)
 		errf(err, errlen, "no table " SCHED_TABLE " (apply "
 		    "sql/004_schedules.sql)");
