@@ -56,8 +56,12 @@
  * shows up to three hours of wall-clock slots that are not due yet. */
 #define SCHED_MAX_STEPS (SCHED_MAX_SLOTS + 3 * 60 + 10)
 /* How long a runner waits for another's schedule row before skipping
- * the schedule in this run. */
-#define SCHED_LOCK_WAIT "5"
+ * the schedule in this run: the session's lock wait while it enqueues
+ * schedules, the one before put back after (MariaDB's SET STATEMENT
+ * would say it in one statement, MySQL has none). */
+#define SCHED_LOCK_WAIT "SET @jobrun_lock_wait = @@innodb_lock_wait_timeout," \
+	" innodb_lock_wait_timeout = 5"
+#define SCHED_LOCK_WAIT_END "SET innodb_lock_wait_timeout = @jobrun_lock_wait"
 
 enum sched_stmt {
 	S_NOW, S_LOCK, S_LAST, S_LOCAL, S_UTC, S_PAYLOAD, S_SAVE, S_COUNT
@@ -71,9 +75,9 @@ static const char *const texts[S_COUNT] = {
 	[S_NOW] = "SELECT UNIX_TIMESTAMP()",
 	/* Makes sure the row exists, and locks it either way: (table,
 	 * name, where a new schedule starts). */
-	[S_LOCK] = "SET STATEMENT innodb_lock_wait_timeout = " SCHED_LOCK_WAIT
-	    " FOR INSERT INTO " SCHED_TABLE " (job_table, name, last_slot_utc,"
-	    " last_slot, updated_at) VALUES (?, ?, ?, NULL, NOW())"
+	[S_LOCK] = "INSERT INTO " SCHED_TABLE " (job_table, name,"
+	    " last_slot_utc, last_slot, updated_at)"
+	    " VALUES (?, ?, ?, NULL, NOW())"
 	    " ON DUPLICATE KEY UPDATE name = name",
 	[S_LAST] = "SELECT last_slot_utc, last_slot FROM " SCHED_TABLE
 	    " WHERE job_table = ? AND name = ?",
@@ -338,6 +342,9 @@ sched_enqueue_due(const struct cfg *cfg, struct db *db, struct queue *q,
 		return DB_OK;
 	sqlset_open(&sd.set, db, q, texts, S_COUNT);
 	st = sd_now(&sd, cause, sizeof cause);
+	if (st == DB_OK)
+		st = sqlset_plain(&sd.set, SCHED_LOCK_WAIT, cause,
+		    sizeof cause);
 	for (i = 0; st == DB_OK && i < cfg->nschedules; i++) {
 		const struct cfg_schedule *s = &cfg->schedules[i];
 
@@ -354,6 +361,9 @@ sched_enqueue_due(const struct cfg *cfg, struct db *db, struct queue *q,
 			    cause);
 	}
 	if (st != DB_OK && i == 0)
+		errf(err, errlen, "enqueue schedules: %s", cause);
+	if (st == DB_OK && (st = sqlset_plain(&sd.set, SCHED_LOCK_WAIT_END,
+	    cause, sizeof cause)) != DB_OK)
 		errf(err, errlen, "enqueue schedules: %s", cause);
 	sqlset_close(&sd.set);
 	return st;
@@ -448,6 +458,9 @@ sched_view(const struct cfg *cfg, struct db *db, struct queue *q,
 	memset(out, 0, cfg->nschedules * sizeof *out);
 	sqlset_open(&sd.set, db, q, texts, S_COUNT);
 	st = sd_now(&sd, cause, sizeof cause);
+	if (st == DB_OK)
+		st = sqlset_plain(&sd.set, SCHED_LOCK_WAIT, cause,
+		    sizeof cause);
 	for (i = 0; st == DB_OK && i < cfg->nschedules; i++) {
 		out[i].s = &cfg->schedules[i];
 		st = view_one(&sd, table, &out[i], cause, sizeof cause);
