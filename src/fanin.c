@@ -36,6 +36,11 @@
 #include "util.h"
 
 #define FANIN_RETRIES 5
+/* The sweep's lock wait, the session's before put back after. */
+#define FANIN_LOCK_WAIT "SET @jobrun_lock_wait = @@innodb_lock_wait_timeout," \
+	" innodb_lock_wait_timeout = 5"
+#define FANIN_LOCK_WAIT_END \
+	"SET innodb_lock_wait_timeout = @jobrun_lock_wait"
 
 static const char *const texts[FI_COUNT_STMTS] = {
 	/* Prepared, never run: the tables exist. */
@@ -197,7 +202,12 @@ in_transaction(struct fanin *fi, enum db_status (*body)(struct fanin *,
 	enum db_status st = DB_CONFLICT;
 	int tries;
 
-	for (tries = 0; st == DB_CONFLICT && tries < FANIN_RETRIES; tries++) {
+	/* A deadlock rolled the whole transaction back: run it again.  A
+	 * lock wait that timed out is another runner holding the fan-in
+	 * for as long: not again. */
+	for (tries = 0; st == DB_CONFLICT && tries < FANIN_RETRIES &&
+	    (tries == 0 || fi->set.db->last_errno != ER_LOCK_WAIT_TIMEOUT);
+	    tries++) {
 		*fired = 0;
 		st = sqlset_plain(&fi->set, "START TRANSACTION", err, errlen);
 		if (st == DB_OK)
@@ -345,8 +355,23 @@ fanin_sweep(struct fanin *fi, char *err, size_t errlen)
 		free(col);
 		col = NULL;
 	}
-	for (i = 0; st == DB_OK && i < n; i++)
+	/* A fan-in whose row another holds is skipped after a short wait
+	 * (a stalled runner must not hold up every run's start); the next
+	 * run settles it. */
+	if (st == DB_OK && n > 0)
+		st = sqlset_plain(&fi->set, FANIN_LOCK_WAIT, cause,
+		    sizeof cause);
+	for (i = 0; st == DB_OK && i < n; i++) {
 		st = fanin_settle(fi, ids[i], &fired, cause, sizeof cause);
+		if (st == DB_CONFLICT) {
+			log_msg(fi->lg, LV_WARN, "fan-in %llu: skipped in this "
+			    "run: %s", (unsigned long long)ids[i], cause);
+			st = DB_OK;
+		}
+	}
+	if (st == DB_OK && n > 0)
+		st = sqlset_plain(&fi->set, FANIN_LOCK_WAIT_END, cause,
+		    sizeof cause);
 	if (st != DB_OK)
 		errf(err, errlen, "settle fan-ins: %s", cause);
 	free(ids);

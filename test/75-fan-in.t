@@ -6,13 +6,13 @@
 # for good: exactly one callback, with the right counts, enqueued by the
 # runner that finished the last chunk.
 # Two runners finishing the last two chunks at the same moment: one
-# callback.  A runner killed between a chunk's mark and the fan-in's count
-# (the chunk's row finished, nothing counted): the next run's sweep fires
-# it.  Runners SIGKILLed at random while they drain: one callback, the
+# callback.  A runner SIGKILLed between a chunk's mark and the fan-in's
+# count (the chunk's row finished, nothing counted): the next run's sweep
+# fires it.  Runners SIGKILLed at random while they drain: one callback, the
 # right counts.
 . "${0%/*}/lib.sh"
 
-plan 38
+plan 39
 
 chunks=2000
 chaos=300
@@ -176,15 +176,33 @@ kill:then                                         2          3" \
 run jobrun status --json
 is "$(jpy 'd["fan_ins"]' <<<"$out")" '[{"key": "kill:then", "done": 2, "total": 3}]' \
     "status --json: the same under \"fan_ins\""
-# The third chunk's mark committed, and its runner was killed before it
-# counted it: the row is finished, the fan-in does not know.
-sql "UPDATE polling_jobs SET status = 'failed', attempts = 1,
-    finished_at = NOW(), last_error = 'exit 65' WHERE business_key = 'kill:3-3'"
-is "$(count "business_key = 'kill:then'")" 0 "no callback yet"
+# The third chunk's runner is SIGKILLed after its mark committed and
+# before it counted the chunk: a client holds the fan-in's row, so the
+# runner's count waits behind it (or has not begun) when the kill comes.
+# (Its sweep at start waits 5 s for the row, then skips the fan-in.)
+mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot -N -B --unbuffered "$DB" -e "
+    START TRANSACTION;
+    SELECT id FROM jobrun_fan_ins WHERE then_key = 'kill:then' FOR UPDATE;
+    SELECT CONCAT('held by ', CONNECTION_ID()); DO SLEEP(60); COMMIT" \
+    >"$T/holder" 2>&1 &
+holder=$!
+defer "kill $holder"
+wait_for 20 file_has "$T/holder" '^held by [0-9]+$' ||
+    bail_out "the fan-in's row was not held"
+jobrun_bg -q --max=1
+wait_for 30 job_is kill:3-3 "status = 'success'"
+kill -9 "$bg_pid"
+wait "$bg" 2>/dev/null
+sql "KILL $(sed -n 's/^held by //p' "$T/holder")"
+wait "$holder" 2>/dev/null
+is "$(count "business_key = 'kill:3-3' AND status = 'success'")/$(count "business_key = 'kill:then'")" \
+    "1/0" "the killed runner's chunk is marked, and no callback exists"
+is "$(sql "SELECT succeeded + failed FROM jobrun_fan_ins
+    WHERE then_key = 'kill:then'")" 2 "the fan-in did not count it"
 run jobrun -q
 is "$rc" 0 "the next run exits 0"
 is "$(payload kill:then)" \
-    '{"key_prefix": "kill", "total": 3, "succeeded": 2, "failed": 1}' \
+    '{"key_prefix": "kill", "total": 3, "succeeded": 3, "failed": 0}' \
     "its sweep found the fan-in complete and enqueued the callback once"
 
 # --- a list of keys on stdin ----------------------------------------------------------
