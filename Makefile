@@ -46,7 +46,8 @@ DEFS       = -DJOBRUN_VERSION='"$(VERSION)"' \
              -DCFG_DEFAULT_PATH='"$(SYSCONFDIR)/jobrun.conf"'
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) $(PKG_CFLAGS) $(DEFS) $(CFLAGS)
 
-SRC  = admin argv backoff check cli command config db enqueue exec handler \
+SRC  = admin argv backoff check cli command config cron db enqueue exec \
+       fanin handler schedule sqlset \
        http inspect libcurl log main metrics noop queue queue_admin queue_info \
        policy rawjson report runner queue_report dash dash_html replace \
        utf8 util watchdog commands $(SRC_$(MARIADB))
@@ -129,9 +130,10 @@ FUZZ_CC      = clang
 FUZZ_SECONDS = 25
 FUZZ_FLAGS   = -g -O1 -fsanitize=fuzzer,address,undefined \
                -fno-sanitize-recover=all
-FUZZ_CONFIG_SRC = src/config.c src/handler.c src/exec.c src/http.c src/rawjson.c \
+FUZZ_CONFIG_SRC = src/config.c src/cron.c src/cli.c src/handler.c src/exec.c src/http.c src/rawjson.c \
                   src/libcurl.c src/noop.c src/argv.c src/util.c src/utf8.c
 FUZZ_ARGV_SRC   = src/argv.c src/util.c
+FUZZ_CRON_SRC   = src/cron.c src/util.c
 
 build/fuzz/fuzz_config: test/fuzz/fuzz_config.c $(FUZZ_CONFIG_SRC) | deps-check
 	@mkdir -p $(@D)
@@ -143,12 +145,19 @@ build/fuzz/fuzz_argv: test/fuzz/fuzz_argv.c $(FUZZ_ARGV_SRC)
 	$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Isrc \
 	  $(FUZZ_FLAGS) -o $@ $< $(FUZZ_ARGV_SRC)
 
-fuzz: build/fuzz/fuzz_config build/fuzz/fuzz_argv
-	@mkdir -p build/fuzz/config build/fuzz/argv
+build/fuzz/fuzz_cron: test/fuzz/fuzz_cron.c $(FUZZ_CRON_SRC)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Isrc \
+	  $(FUZZ_FLAGS) -o $@ $< $(FUZZ_CRON_SRC)
+
+fuzz: build/fuzz/fuzz_config build/fuzz/fuzz_argv build/fuzz/fuzz_cron
+	@mkdir -p build/fuzz/config build/fuzz/argv build/fuzz/cron
 	build/fuzz/fuzz_config -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
 	  -print_final_stats=1 build/fuzz/config test/fuzz/corpus/config
 	build/fuzz/fuzz_argv -max_total_time=$(FUZZ_SECONDS) -max_len=1024 \
 	  -print_final_stats=1 build/fuzz/argv test/fuzz/corpus/argv
+	build/fuzz/fuzz_cron -max_total_time=$(FUZZ_SECONDS) -max_len=300 \
+	  -print_final_stats=1 build/fuzz/cron test/fuzz/corpus/cron
 
 fuzz-long:
 	$(MAKE) fuzz FUZZ_SECONDS=600

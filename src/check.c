@@ -18,8 +18,10 @@
 #include <sysexits.h>
 
 #include "command.h"
+#include "fanin.h"
 #include "libcurl.h"
 #include "report.h"
+#include "schedule.h"
 #include "util.h"
 
 enum level { OK, ADVICE, PROBLEM };
@@ -303,6 +305,49 @@ check_libcurl(const struct ctx *c, struct report *r)
 	note(r, OK, NULL, "libcurl loads, for the http type(s)");
 }
 
+/* Schedules need sql/004's table and zones the server knows: what stops
+ * a run before it claims is a problem here. */
+static void
+check_schedules(struct ctx *c, struct report *r)
+{
+	struct sched_view *v;
+	char err[1024];
+	enum db_status st;
+
+	if (c->cfg.nschedules == 0)
+		return;
+	v = xcalloc(c->cfg.nschedules, sizeof *v);
+	st = sched_view(&c->cfg, &c->db, c->q, v, err,
+	    sizeof err);
+	if (st == DB_OK)
+		note(r, OK, NULL, "%zu schedule(s): table " SCHED_TABLE
+		    " present, every time zone known", c->cfg.nschedules);
+	else
+		note(r, PROBLEM, "apply sql/004_schedules.sql, load the time "
+		    "zone tables (mariadb-tzinfo-to-sql)", "%s", err);
+	free(v);
+}
+
+/* Fan-in is opt-in (enqueue --then refuses to start without its
+ * tables): their presence is said, their absence is no advice. */
+static void
+check_fan_in(struct ctx *c, struct report *r)
+{
+	struct fanin_view *v = NULL;
+	struct fanin fi;
+	char err[1024];
+	size_t n = 0;
+
+	fanin_open(&fi, &c->db, c->q, &c->lg);
+	if (fanin_list(&fi, &v, &n, err, sizeof err) != DB_OK)
+		note(r, PROBLEM, "apply sql/006_fan_in.sql", "%s", err);
+	else if (fi.active)
+		note(r, OK, NULL, "fan-in is on (tables " FANIN_TABLE ", "
+		    FANIN_JOBS_TABLE "), %zu open", n);
+	fanin_list_free(v, n);
+	fanin_close(&fi);
+}
+
 static void
 on_setting(void *arg, const char *name, const char *value)
 {
@@ -358,6 +403,10 @@ cmd_check(struct ctx *c)
 	st = check_server(c, &r, server, err, sizeof err);
 	if (st == DB_OK)
 		st = check_table(c, &r, &usable, err, sizeof err);
+	if (st == DB_OK) {
+		check_schedules(c, &r);
+		check_fan_in(c, &r);
+	}
 	for (i = 0; i < c->cfg.ntypes; i++)
 		types[i] = c->cfg.types[i].name;
 	if (st == DB_OK && usable && c->cfg.ntypes > 0)

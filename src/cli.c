@@ -25,7 +25,7 @@ enum opt_id {
 	OPT_KEY_PREFIX, OPT_RANGE, OPT_CHUNK, OPT_PAYLOAD_TEMPLATE,
 	OPT_STATUS, OPT_LIMIT, OPT_BEFORE_ID, OPT_FAILED, OPT_FORCE,
 	OPT_OLDER_THAN, OPT_DRY_RUN, OPT_SINGLE, OPT_LOG, OPT_METRICS_FILE,
-	OPT_INCLUDE_CANCELLED, OPT_HTML,
+	OPT_INCLUDE_CANCELLED, OPT_HTML, OPT_AGAIN, OPT_THEN, OPT_KEYS_FROM,
 };
 
 struct opt {
@@ -75,6 +75,10 @@ static const struct opt opts[] = {
 	  CO_OLDER_THAN },
 	{ { "dry-run", no_argument, NULL, OPT_DRY_RUN }, CO_DRY_RUN },
 	{ { "html", required_argument, NULL, OPT_HTML }, CO_HTML },
+	{ { "again", no_argument, NULL, OPT_AGAIN }, CO_AGAIN },
+	{ { "then", required_argument, NULL, OPT_THEN }, CO_THEN },
+	{ { "keys-from", required_argument, NULL, OPT_KEYS_FROM },
+	  CO_KEYS_FROM },
 };
 
 #define NOPTS (sizeof opts / sizeof opts[0])
@@ -232,6 +236,9 @@ apply(struct cli *cli, int id, const char *arg, char *err, size_t errlen)
 	case OPT_STATUS: cli->status = arg; return 0;
 	case OPT_FAILED: cli->failed = 1; return 0;
 	case OPT_FORCE: cli->force = 1; return 0;
+	case OPT_AGAIN: cli->again = 1; return 0;
+	case OPT_THEN: cli->then_type = arg; return 0;
+	case OPT_KEYS_FROM: cli->keys_from = arg; return 0;
 	case OPT_DRY_RUN: cli->dry_run = 1; return 0;
 	case OPT_INCLUDE_CANCELLED: cli->include_cancelled = 1; return 0;
 	case OPT_SINGLE: cli->single = 1; return 0;

@@ -19,7 +19,7 @@ enum cli_option {
 	CO_MAX_ATTEMPTS, CO_KEY_PREFIX, CO_RANGE, CO_CHUNK,
 	CO_PAYLOAD_TEMPLATE, CO_STATUS, CO_LIMIT, CO_BEFORE_ID, CO_FAILED,
 	CO_FORCE, CO_INCLUDE_CANCELLED, CO_OLDER_THAN, CO_DRY_RUN,
-	CO_HTML,
+	CO_HTML, CO_AGAIN, CO_THEN, CO_KEYS_FROM,
 	CO_COUNT
 };
 
@@ -51,6 +51,9 @@ struct cli {
 	int has_older_than;
 	int failed;			/* retry --failed */
 	int force;			/* retry --force */
+	int again;			/* enqueue --again */
+	const char *then_type;		/* enqueue --then */
+	const char *keys_from;		/* enqueue --keys-from, "-": stdin */
 	int dry_run;			/* purge, retry --failed --dry-run */
 	int include_cancelled;		/* retry --failed --include-cancelled */
 	int single;			/* run --single */

@@ -174,11 +174,30 @@ write_metrics(struct ctx *c, const struct run_stats *stats, int status,
 {
 	const char *path = c->set.metrics_file;
 	struct queue_backlog backlog = { NULL, 0 };
+	struct sched_view *sched = NULL;
+	struct metrics_extra extra = { NULL, 0, NULL, 0, 0 };
+	struct fanin fi;
 	const char **known;
 	char err[1024];
 
 	if (path == NULL)
 		return;
+	fanin_open(&fi, &c->db, c->q, &c->lg);
+	if (db_ok && fanin_list(&fi, (struct fanin_view **)&extra.fanin,
+	    &extra.nfanin, err, sizeof err) != DB_OK)
+		log_msg(&c->lg, LV_WARN, "metrics without the fan-ins: %s",
+		    err);
+	extra.fanin_active = fi.active;
+	if (db_ok && c->cfg.nschedules > 0) {
+		sched = xcalloc(c->cfg.nschedules, sizeof *sched);
+		if (sched_view(&c->cfg, &c->db, c->q, sched, err,
+		    sizeof err) != DB_OK) {
+			log_msg(&c->lg, LV_WARN, "metrics without the "
+			    "schedules: %s", err);
+			free(sched);
+			sched = NULL;
+		}
+	}
 	known = cmd_type_names(c);
 	/* The backlog of every type, whatever this run was limited to. */
 	if (db_ok && queue_backlog(c->q, known, c->cfg.ntypes, NULL, 0,
@@ -189,9 +208,14 @@ write_metrics(struct ctx *c, const struct run_stats *stats, int status,
 	}
 	/* Not fatal (the jobs were handled) but never silent, not even
 	 * under -q: stale metrics are how monitoring would notice. */
-	if (metrics_write(path, stats, status, db_ok ? &backlog : NULL, err,
-	    sizeof err) != 0)
+	extra.sched = sched;
+	extra.nsched = sched != NULL ? c->cfg.nschedules : 0;
+	if (metrics_write(path, stats, status, db_ok ? &backlog : NULL,
+	    &extra, err, sizeof err) != 0)
 		log_msg(&c->lg, LV_ERROR, "%s", err);
+	free(sched);
+	fanin_list_free((struct fanin_view *)extra.fanin, extra.nfanin);
+	fanin_close(&fi);
 	queue_backlog_free(&backlog);
 	free(known);
 }

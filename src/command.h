@@ -96,5 +96,6 @@ int cmd_purge_check(const struct cli *cli, char *err, size_t errlen);
 int cmd_check(struct ctx *c);
 int cmd_report(struct ctx *c);
 int cmd_report_check(const struct cli *cli, char *err, size_t errlen);
+int cmd_schedules(struct ctx *c);
 
 #endif

@@ -25,14 +25,16 @@ static const struct command commands[] = {
 	{ "enqueue", cmd_enqueue,
 	  O(TYPE) | O(KEY) | O(PAYLOAD) | O(PAYLOAD_FILE) | O(DELAY) | O(AT) |
 	  O(MAX_ATTEMPTS) | O(KEY_PREFIX) | O(RANGE) | O(CHUNK) |
-	  O(PAYLOAD_TEMPLATE),
+	  O(PAYLOAD_TEMPLATE) | O(AGAIN) | O(THEN) | O(KEYS_FROM),
 	  cmd_enqueue_check,
 	  "enqueue --type=NAME --key=KEY [--payload=JSON |\n"
 	  "              --payload-file=FILE | -] [--delay=SECONDS | "
 	  "--at=DATETIME]\n"
-	  "              [--max-attempts=N]\n"
+	  "              [--max-attempts=N] [--again]\n"
 	  "       jobrun enqueue --type=NAME --key-prefix=P --range=FROM-TO\n"
-	  "              --chunk=N [--payload-template=JSON]\n" },
+	  "              --chunk=N [--payload-template=JSON] [--then=NAME]\n"
+	  "       jobrun enqueue --type=NAME --key-prefix=P --keys-from=FILE|-\n"
+	  "              [--payload-template=JSON] [--then=NAME]\n" },
 	{ "status", cmd_status, O(TYPE), NULL,
 	  "status [--type=NAME]\n" },
 	{ "list", cmd_list, O(TYPE) | O(STATUS) | O(LIMIT) | O(BEFORE_ID),
@@ -55,6 +57,8 @@ static const struct command commands[] = {
 	  "              [--type=NAME] [--dry-run]\n" },
 	{ "check", cmd_check, 0, NULL,
 	  "check\n" },
+	{ "schedules", cmd_schedules, 0, NULL,
+	  "schedules\n" },
 	{ "report", cmd_report, O(HTML), cmd_report_check,
 	  "report --html=FILE | --json\n" },
 };

@@ -28,10 +28,17 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "cli.h"
 #include "config.h"
 #include "util.h"
 
 #define CFG_MAX_BYTES (1024 * 1024)
+
+/* The keys of a [schedule.NAME] section, in the order of the example
+ * file. */
+static const char *const sched_keys[] = { "type", "cron", "payload",
+	"time_zone", "catch_up" };
+#define SCHED_NKEYS (sizeof sched_keys / sizeof sched_keys[0])
 
 /* A key of a [type.NAME] section, kept until the handler kind is known. */
 struct entry {
@@ -111,6 +118,7 @@ struct parser {
 	int given[NKEYS];	/* the line each key was given at, or 0 */
 	struct pending_type *types;
 	size_t ntypes;
+	int (*sched_given)[SCHED_NKEYS];	/* per schedule, per key */
 	char *err;
 	size_t errlen;
 	int failed;
@@ -156,6 +164,8 @@ fail(struct parser *p, int line, const char *section, const char *key,
 }
 
 static struct pending_type *find_pending(struct parser *p, const char *name);
+static int schedule_key(struct parser *p, const char *section,
+    const char *key, const char *value);
 static int valid_chars(const char *s, const char *extra);
 
 /* Track section headers ourselves: inih truncates their names and does not
@@ -421,6 +431,112 @@ type_key(struct parser *p, const char *section, const char *key,
 	return 1;
 }
 
+static struct cfg_schedule *
+find_schedule(struct parser *p, const char *name)
+{
+	struct cfg *cfg = p->cfg;
+	size_t i;
+
+	for (i = 0; i < cfg->nschedules; i++)
+		if (strcmp(cfg->schedules[i].name, name) == 0)
+			return &cfg->schedules[i];
+	cfg->schedules = xrealloc(cfg->schedules, (cfg->nschedules + 1) *
+	    sizeof *cfg->schedules);
+	p->sched_given = xrealloc(p->sched_given, (cfg->nschedules + 1) *
+	    sizeof *p->sched_given);
+	memset(p->sched_given[cfg->nschedules], 0, sizeof *p->sched_given);
+	cfg->schedules[cfg->nschedules] = (struct cfg_schedule){
+	    .name = xstrdup(name), .line = p->line };
+	return &cfg->schedules[cfg->nschedules++];
+}
+
+/* A value of [schedule.NAME] into s: 1, or 0 after fail(). */
+static int
+set_schedule(struct parser *p, struct cfg_schedule *s, const char *section,
+    size_t k, const char *value)
+{
+	char msg[512];
+
+	switch (k) {
+	case 0:
+		if (strlen(value) < 1 || strlen(value) > CFG_TYPE_MAX ||
+		    !valid_chars(value, "_.:-"))
+			return fail(p, p->line, section, sched_keys[k],
+			    "not a type name (1..%d letters, digits, _ . : "
+			    "or -): \"%s\"", CFG_TYPE_MAX, value);
+		s->type = xstrdup(value);
+		return 1;
+	case 1:
+		if (cron_parse(value, &s->cron, msg, sizeof msg) != 0)
+			return fail(p, p->line, section, sched_keys[k], "%s",
+			    msg);
+		s->cron_text = xstrdup(value);
+		return 1;
+	case 2:
+		/* The server judges it, as it judges enqueue's. */
+		s->payload = value[0] != '\0' ? xstrdup(value) : NULL;
+		return 1;
+	case 3:
+		if (check_time_zone(value, msg, sizeof msg) != 0)
+			return fail(p, p->line, section, sched_keys[k], "%s",
+			    msg);
+		s->time_zone = value[0] != '\0' ? xstrdup(value) : NULL;
+		return 1;
+	default:
+		if (cli_duration(value, &s->catch_up) != 0)
+			return fail(p, p->line, section, sched_keys[k],
+			    "not a duration such as 3600, 90m, 12h, 30d or 2w "
+			    "(at most 10 years): \"%s\"", value);
+		return 1;
+	}
+}
+
+static int
+schedule_key(struct parser *p, const char *section, const char *key,
+    const char *value)
+{
+	const char *name = section + strlen("schedule.");
+	struct cfg_schedule *s;
+	int *given;
+	size_t k;
+
+	/* The name goes into business keys "NAME@YYYY-MM-DDTHH:MM". */
+	if (strlen(name) < 1 || strlen(name) > CFG_TYPE_MAX ||
+	    !valid_chars(name, "_.:-"))
+		return fail(p, p->line, section, NULL,
+		    "not a schedule name (1..%d letters, digits, _ . : or -)",
+		    CFG_TYPE_MAX);
+	for (k = 0; k < SCHED_NKEYS; k++)
+		if (strcmp(sched_keys[k], key) == 0)
+			break;
+	if (k == SCHED_NKEYS)
+		return fail(p, p->line, section, key, "unknown key (known: "
+		    "type, cron, payload, time_zone, catch_up)");
+	s = find_schedule(p, name);
+	given = &p->sched_given[s - p->cfg->schedules][k];
+	if (*given != 0)
+		return fail_twice(p, p->line, section, key, *given,
+		    continuation(p));
+	*given = p->line;
+	return set_schedule(p, s, section, k, value);
+}
+
+/* A schedule needs a type and a cron expression. */
+static int
+finish_schedule(struct parser *p, const struct cfg_schedule *s)
+{
+	char section[CFG_TYPE_MAX + 16];
+
+	snprintf(section, sizeof section, "schedule.%s", s->name);
+	if (s->type == NULL)
+		return fail(p, s->line, section, "type", "missing: the type "
+		    "of the jobs it enqueues");
+	if (s->cron_text == NULL)
+		return fail(p, s->line, section, "cron", "missing: when it "
+		    "runs, e.g. \"0 3 * * *\" or @daily");
+	return 1;
+}
+
 /* The sections the table has rows for, then type.NAME. */
 static int
 unknown_section(struct parser *p, const char *section)
@@ -433,7 +549,7 @@ unknown_section(struct parser *p, const char *section)
 			n += (size_t)snprintf(known + n, sizeof known - n,
 			    "%s, ", keys[i].section);
 	return fail(p, p->line, section, NULL, "unknown section (known: "
-	    "%stype.NAME)", known);
+	    "%stype.NAME, schedule.NAME)", known);
 }
 
 static int
@@ -452,6 +568,8 @@ on_key(void *user, const char *inih_section, const char *key,
 		rc = fixed_section_key(p, section, key, value);
 	else if (strncmp(section, "type.", 5) == 0)
 		rc = type_key(p, section, key, value);
+	else if (strncmp(section, "schedule.", 9) == 0)
+		rc = schedule_key(p, section, key, value);
 	else if (section[0] == '\0')
 		return fail(p, p->line, NULL, key,
 		    "key outside any section");
@@ -575,12 +693,15 @@ cfg_parse(struct cfg *cfg, const char *path, const char *text, char *err,
 			finish_type(&p, &p.types[i], &cfg->types[i]);
 		}
 	}
+	for (i = 0; i < cfg->nschedules && !p.failed; i++)
+		finish_schedule(&p, &cfg->schedules[i]);
 	if (!p.failed)
 		check_whole(&p);
 	/* For the error messages of cfg_load, which reads the file. */
 	cfg->db.password_file_line =
 	    p.given[find_key("database", "password_file") - keys];
 	free_pending(&p);
+	free(p.sched_given);
 	if (p.failed) {
 		cfg_free(cfg);
 		return -1;
@@ -710,6 +831,14 @@ cfg_free(struct cfg *cfg)
 		free(cfg->types[i].name);
 	}
 	free(cfg->types);
+	for (i = 0; i < cfg->nschedules; i++) {
+		free(cfg->schedules[i].name);
+		free(cfg->schedules[i].type);
+		free(cfg->schedules[i].cron_text);
+		free(cfg->schedules[i].payload);
+		free(cfg->schedules[i].time_zone);
+	}
+	free(cfg->schedules);
 	for (i = 0; i < NKEYS; i++) {
 		char **field = field_of(cfg, &keys[i]);
 

@@ -1,12 +1,13 @@
 /*
- * config.h - the configuration file: [database], [run] and one [type.NAME]
- * section per job type.
+ * config.h - the configuration file: [database], [run], one [type.NAME]
+ * section per job type and one [schedule.NAME] per recurring job.
  */
 #ifndef JOBRUN_CONFIG_H
 #define JOBRUN_CONFIG_H
 
 #include <stddef.h>
 
+#include "cron.h"
 #include "handler.h"
 
 /* CFG_DEFAULT_PATH, like JOBRUN_VERSION, comes from the Makefile (-D). */
@@ -57,6 +58,19 @@ struct cfg_type {
 	void *handler;		/* the kind's state, from kind->create */
 };
 
+/* One [schedule.NAME] section: a job of type enqueued at every slot of
+ * cron, in time_zone (schedule.c). */
+struct cfg_schedule {
+	char *name;
+	char *type;
+	char *cron_text;	/* as written, for people */
+	struct cron cron;
+	char *payload;		/* a JSON object's text, or NULL for {} */
+	char *time_zone;	/* or NULL: the session's */
+	unsigned long catch_up;	/* seconds back a missed slot still runs */
+	int line;		/* of the section's first key */
+};
+
 struct cfg {
 	char *path;
 	char warning[256];	/* for the operator, e.g. a readable secret */
@@ -64,6 +78,8 @@ struct cfg {
 	struct cfg_run run;
 	struct cfg_type *types;
 	size_t ntypes;
+	struct cfg_schedule *schedules;
+	size_t nschedules;
 };
 
 /* How the value of a [database] or [run] key is read into its field. */

@@ -15,8 +15,10 @@
 #include <sysexits.h>
 
 #include "command.h"
+#include "fanin.h"
 #include "rawjson.h"
 #include "report.h"
+#include "schedule.h"
 #include "utf8.h"
 #include "util.h"
 
@@ -114,7 +116,8 @@ print_status_text(const struct ctx *c, const struct queue_backlog *b)
 }
 
 static void
-print_status_json(const struct ctx *c, const struct queue_backlog *b)
+print_status_json(const struct ctx *c, const struct queue_backlog *b,
+    json_t *schedules, json_t *fan_ins)
 {
 	json_t *types = json_array(), *unhandled = json_array();
 	const char *handler;
@@ -139,8 +142,62 @@ print_status_json(const struct ctx *c, const struct queue_backlog *b)
 			json_array_append_new(unhandled,
 			    json_string(t->type));
 	}
-	report_json(json_pack("{s:o,s:o}", "types", types, "unhandled",
-	    unhandled));
+	report_json(json_pack("{s:o,s:o,s:o*,s:o*}", "types", types,
+	    "unhandled", unhandled, "schedules", schedules, "fan_ins",
+	    fan_ins));
+}
+
+/* The schedules' part of status: their latest slot and lag. */
+static void
+print_schedules_text(const struct sched_view *v, size_t n)
+{
+	size_t i;
+
+	printf("\n%-24s %-16s %8s\n", "SCHEDULE", "LAST SLOT", "LAG");
+	for (i = 0; i < n; i++)
+		printf("%-24s %-16s %7lds\n", v[i].s->name,
+		    v[i].last[0] != '\0' ? v[i].last : "-", v[i].lag);
+}
+
+static json_t *
+schedules_json(const struct sched_view *v, size_t n)
+{
+	json_t *list = json_array();
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		json_array_append_new(list, json_pack("{s:s,s:o,s:I}",
+		    "name", v[i].s->name, "last_slot", v[i].last[0] != '\0' ?
+		    json_string(v[i].last) : json_null(),
+		    "lag_seconds", (json_int_t)v[i].lag));
+	return list;
+}
+
+static void
+print_fanins_text(const struct fanin_view *v, size_t n)
+{
+	size_t i;
+
+	if (n == 0)
+		return;
+	printf("\n%-40s %10s %10s\n", "FAN-IN", "DONE", "TOTAL");
+	for (i = 0; i < n; i++)
+		printf("%-40s %10llu %10llu\n", v[i].key,
+		    (unsigned long long)v[i].done,
+		    (unsigned long long)v[i].total);
+}
+
+static json_t *
+fanins_json(const struct fanin_view *v, size_t n)
+{
+	json_t *list = json_array();
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		json_array_append_new(list, json_pack("{s:s,s:I,s:I}", "key",
+		    v[i].key, "done", (json_int_t)v[i].done, "total",
+		    (json_int_t)v[i].total));
+	return list;
 }
 
 int
@@ -148,19 +205,38 @@ cmd_status(struct ctx *c)
 {
 	struct queue_backlog b;
 	const char **known = cmd_type_names(c);
+	struct sched_view *v = xcalloc(c->cfg.nschedules + 1, sizeof *v);
+	size_t nsched = c->cli.type == NULL ? c->cfg.nschedules : 0;
+	struct fanin_view *fv = NULL;
+	size_t nfv = 0;
+	struct fanin fi;
 	char err[1024];
 	enum db_status st;
 
 	st = queue_backlog(c->q, known, c->cfg.ntypes, c->cli.type, 1, &b,
 	    err, sizeof err);
+	if (st == DB_OK && nsched > 0)
+		st = sched_view(&c->cfg, &c->db, c->q, v, err,
+		    sizeof err);
+	fanin_open(&fi, &c->db, c->q, &c->lg);
+	if (st == DB_OK && c->cli.type == NULL)
+		st = fanin_list(&fi, &fv, &nfv, err, sizeof err);
 	if (st != DB_OK)
 		cmd_db_error(c, st, err);
 	else if (c->cli.json)
-		print_status_json(c, &b);
-	else
+		print_status_json(c, &b, nsched > 0 ? schedules_json(v, nsched) :
+		    NULL, fi.active ? fanins_json(fv, nfv) : NULL);
+	else {
 		print_status_text(c, &b);
+		if (nsched > 0)
+			print_schedules_text(v, nsched);
+		print_fanins_text(fv, nfv);
+	}
+	fanin_list_free(fv, nfv);
+	fanin_close(&fi);
 	queue_backlog_free(&b);
 	free(known);
+	free(v);
 	return cmd_exit_for(st);
 }
 

@@ -131,11 +131,55 @@ queue_figures(FILE *f, const struct queue_backlog *q)
 		    NULL, q->rows[i].lag > 0 ? (double)q->rows[i].lag : 0);
 }
 
+static void
+schedule_figures(FILE *f, const struct sched_view *v, size_t n)
+{
+	size_t i;
+
+	header(f, "jobrun_schedule_last_slot_timestamp_seconds", "The latest "
+	    "slot enqueued, by schedule (Unix time; 0: none yet).");
+	for (i = 0; i < n; i++) {
+		fprintf(f, "jobrun_schedule_last_slot_timestamp_seconds"
+		    "{schedule=\"");
+		put_label(f, v[i].s->name);
+		fprintf(f, "\"} %lld\n", (long long)v[i].last_utc);
+	}
+	header(f, "jobrun_schedule_lag_seconds", "How long the latest due "
+	    "slot has waited to be enqueued, by schedule (0: enqueued).");
+	for (i = 0; i < n; i++) {
+		fprintf(f, "jobrun_schedule_lag_seconds{schedule=\"");
+		put_label(f, v[i].s->name);
+		fprintf(f, "\"} %ld\n", v[i].lag);
+	}
+}
+
+static void
+fanin_figures(FILE *f, const struct fanin_view *v, size_t n)
+{
+	size_t i;
+
+	header(f, "jobrun_fan_in_done", "Members of an open fan-in that have "
+	    "finished, by the key of the job it enqueues.");
+	for (i = 0; i < n; i++) {
+		fprintf(f, "jobrun_fan_in_done{fan_in=\"");
+		put_label(f, v[i].key);
+		fprintf(f, "\"} %llu\n", (unsigned long long)v[i].done);
+	}
+	header(f, "jobrun_fan_in_total", "Members of an open fan-in, by the "
+	    "key of the job it enqueues.");
+	for (i = 0; i < n; i++) {
+		fprintf(f, "jobrun_fan_in_total{fan_in=\"");
+		put_label(f, v[i].key);
+		fprintf(f, "\"} %llu\n", (unsigned long long)v[i].total);
+	}
+}
+
 /* What metrics_write puts in the file. */
 struct figures {
 	const struct run_stats *stats;
 	int exit_status;
 	const struct queue_backlog *queue;
+	const struct metrics_extra *extra;
 	double now, last;
 };
 
@@ -159,15 +203,20 @@ write_figures(FILE *f, void *arg)
 	}
 	if (m->queue != NULL)
 		queue_figures(f, m->queue);
+	if (m->extra != NULL && m->extra->sched != NULL &&
+	    m->extra->nsched > 0)
+		schedule_figures(f, m->extra->sched, m->extra->nsched);
+	if (m->extra != NULL && m->extra->fanin_active)
+		fanin_figures(f, m->extra->fanin, m->extra->nfanin);
 }
 
 int
 metrics_write(const char *path, const struct run_stats *stats,
-    int exit_status, const struct queue_backlog *queue, char *err,
-    size_t errlen)
+    int exit_status, const struct queue_backlog *queue,
+    const struct metrics_extra *extra, char *err, size_t errlen)
 {
-	struct figures m = { stats, exit_status, queue, (double)time(NULL),
-	    previous_success(path) };
+	struct figures m = { stats, exit_status, queue, extra,
+	    (double)time(NULL), previous_success(path) };
 
 	/* 0644: node_exporter runs as another user. */
 	return replace_file(path, "metrics", 0644, write_figures, &m, err,

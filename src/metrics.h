@@ -9,14 +9,27 @@
 
 #include "queue.h"
 #include "runner.h"
+#include "fanin.h"
+#include "schedule.h"
+
+/* What a run adds to the metrics besides its own figures: the schedules'
+ * latest slot and lag, and the open fan-ins' progress. */
+struct metrics_extra {
+	const struct sched_view *sched;
+	size_t nsched;
+	const struct fanin_view *fanin;	/* when the fan-in tables exist */
+	size_t nfanin;
+	int fanin_active;
+};
 
 /* Write path atomically (a temporary file renamed over it): this run's
  * counts by type and outcome, its duration and exit status, when a run
  * last ended well, and, when queue is not NULL, the backlog and lag by
- * type.  -1 with err on failure. */
+ * type, and, when extra is not NULL, the schedules and open fan-ins.
+ * -1 with err on failure. */
 int metrics_write(const char *path, const struct run_stats *stats,
                   int exit_status, const struct queue_backlog *queue,
-                  char *err,
+                  const struct metrics_extra *extra, char *err,
                   size_t errlen);
 
 #endif

@@ -134,6 +134,24 @@
 	" IFNULL(CAST(? AS DATETIME), NOW() + INTERVAL ? SECOND), NOW(), NOW())"
 #define CHUNK_PAYLOAD "JSON_SET(?, '$.from', ?, '$.to', ?)"
 
+/* enqueue --again: a finished job with the key starts over, as a new
+ * job would, with the new payload and time; any other is left as it is.
+ * The status is assigned last: ON DUPLICATE KEY UPDATE assigns left to
+ * right, and every IF before it must still see the old status. */
+#define FINISHED "status IN ('success', 'failed')"
+#define AGAIN_SET " payload = IF(" FINISHED ", VALUES(payload), payload)," \
+	" attempts = IF(" FINISHED ", 0, attempts)," \
+	" max_attempts = IF(" FINISHED ", VALUES(max_attempts), max_attempts)," \
+	" next_run_at = IF(" FINISHED ", VALUES(next_run_at), next_run_at)," \
+	" last_error = IF(" FINISHED ", NULL, last_error)," \
+	" finished_at = IF(" FINISHED ", NULL, finished_at)," \
+	" locked_by = IF(" FINISHED ", NULL, locked_by)," \
+	" locked_until = IF(" FINISHED ", NULL, locked_until)," \
+	" updated_at = IF(" FINISHED ", NOW(), updated_at),"
+#define AGAIN_RESUMABLE " checkpoint = IF(" FINISHED ", NULL, checkpoint)," \
+	" snoozes = IF(" FINISHED ", 0, snoozes),"
+#define AGAIN_END " status = IF(" FINISHED ", 'pending', status)"
+
 /* (token, seconds, seconds) */
 #define CLAIM_SET " SET status = 'processing'," LOCK_SET "," \
 	" attempts = attempts + 1, updated_at = NOW()," \
@@ -263,6 +281,13 @@ static const char *const templates[Q_COUNT] = {
 	    /* Changes nothing on a duplicate, so affected rows is 0 and
 	     * LAST_INSERT_ID is the existing job's id. */
 	    " ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)",
+	/* Changed rows: 1 inserted, 2 re-armed, 0 left as it was. */
+	[Q_ENQUEUE_AGAIN] = INSERT_JOBS JOB_ROW("?")
+	    " ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)," AGAIN_SET
+	    AGAIN_END,
+	[Q_ENQUEUE_AGAIN_RESUMABLE] = INSERT_JOBS JOB_ROW("?")
+	    " ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)," AGAIN_SET
+	    AGAIN_RESUMABLE AGAIN_END,
 	[Q_VALID_AT] =
 	    "SELECT CAST(? AS DATETIME) IS NOT NULL",
 	/* Each takes the text once: a payload may be nearly
@@ -432,6 +457,8 @@ static const char *const purposes[Q_COUNT] = {
 	[Q_RELEASE] = "put job back",
 	[Q_GET_LOCK] = "take the --single lock",
 	[Q_ENQUEUE] = "enqueue job",
+	[Q_ENQUEUE_AGAIN] = "enqueue job again",
+	[Q_ENQUEUE_AGAIN_RESUMABLE] = "enqueue job again",
 	[Q_VALID_AT] = "check --at",
 	[Q_VALID_JSON] = "check the payload",
 	[Q_JSON_OBJECT] = "check the payload",
@@ -1594,6 +1621,50 @@ queue_enqueue(struct queue *q, const char *type, const char *key,
 	status_args[0] = DB_NUM(*id);
 	st = queue_stmt_one(q, Q_JOB_STATUS, status_args, 1, status, 1, &found, err,
 	    errlen);
+	if (st == DB_OK && !found) {
+		errf(err, errlen, "read job status in %s: job %llu vanished",
+		    q->table, (unsigned long long)*id);
+		return DB_ERROR;
+	}
+	return st;
+}
+
+enum db_status
+queue_enqueue_again(struct queue *q, const char *type, const char *key,
+    const char *payload, size_t payload_len, const struct queue_when *when,
+    unsigned long max_attempts, uint64_t *id, enum queue_again *outcome,
+    char **status, char *err, size_t errlen)
+{
+	struct db_arg args[] = { DB_STR(key), DB_STR(type),
+	    DB_STRN(payload, payload_len),
+	    max_attempts ? DB_NUM(max_attempts) : DB_STR(NULL),
+	    DB_STR(when->at), DB_NUM(when->delay) };
+	/* A re-armed job must not resume an earlier run's checkpoint. */
+	enum queue_stmt which = queue_resumable(q) ?
+	    Q_ENQUEUE_AGAIN_RESUMABLE : Q_ENQUEUE_AGAIN;
+	struct db_arg status_args[1];
+	enum db_status st;
+	uint64_t changed;
+	int found;
+
+	*status = NULL;
+	if (when->at != NULL && (st = check_at(q, when->at, err, errlen)) !=
+	    DB_OK)
+		return st;
+	st = queue_stmt_run(q, which, args, 6, err, errlen);
+	if (st != DB_OK)
+		return st;
+	changed = queue_stmt_changed(q, which);
+	*id = (uint64_t)mysql_stmt_insert_id(q->stmt[which]);
+	*outcome = changed == 1 ? QUEUE_CREATED : changed == 2 ?
+	    QUEUE_REARMED : QUEUE_LEFT;
+	if (*outcome != QUEUE_LEFT) {
+		*status = xstrdup("pending");
+		return DB_OK;
+	}
+	status_args[0] = DB_NUM(*id);
+	st = queue_stmt_one(q, Q_JOB_STATUS, status_args, 1, status, 1, &found,
+	    err, errlen);
 	if (st == DB_OK && !found) {
 		errf(err, errlen, "read job status in %s: job %llu vanished",
 		    q->table, (unsigned long long)*id);

@@ -201,6 +201,27 @@ enum db_status queue_enqueue(struct queue *q, const char *type,
                              int *created, char **status, char *err,
                              size_t errlen);
 
+/* What enqueue --again did. */
+enum queue_again {
+	QUEUE_CREATED,		/* no job had the key: a new one */
+	QUEUE_REARMED,		/* a finished one (success or failed) is pending
+				 * again, attempts 0, with the new payload and
+				 * time */
+	QUEUE_LEFT		/* one in another status, left as it was */
+};
+
+/* The same as queue_enqueue, but a finished job with the key is put back
+ * to pending as a new job would be (in the same one statement, so of
+ * several callers at once exactly one re-arms it); *status is the job's
+ * status now. */
+enum db_status queue_enqueue_again(struct queue *q, const char *type,
+                                   const char *key, const char *payload,
+                                   size_t payload_len,
+                                   const struct queue_when *when,
+                                   unsigned long max_attempts, uint64_t *id,
+                                   enum queue_again *outcome, char **status,
+                                   char *err, size_t errlen);
+
 /* One chunk of a fan-out: its key and its range. */
 struct queue_new_job {
 	const char *key;

@@ -27,8 +27,10 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "fanin.h"
 #include "policy.h"
 #include "runner.h"
+#include "schedule.h"
 #include "util.h"
 #include "watchdog.h"
 
@@ -91,6 +93,7 @@ struct cycle {
 	 * the statements that end the run. */
 	int64_t ext_retry_at;
 	_Atomic int waiting;	/* slots waiting for the connection */
+	struct fanin *fanin;	/* fan-in work on the connection */
 	enum db_status st;	/* the first database error: the run ends */
 	char err[1024];
 	/* What slots have ready for the connection (--jobs above 1): each
@@ -610,8 +613,11 @@ one_job(struct cycle *cy, size_t slot, struct job *job, const char *token)
 		st = mark(cy->cfg, &h, res, ms, cy->stats, err, sizeof err);
 		if (st != DB_OK)
 			run_failed(cy, st, err);
-		else
+		else {
 			cy->ext_retry_at = 0;
+			/* fan-in hook: the outcome is committed. */
+			fanin_after_finish(cy->fanin, job->id);
+		}
 		connection_give(cy);
 	}
 	free(res);
@@ -846,6 +852,8 @@ serve(struct cycle *cy, struct request *group)
 			if (!r->owned)
 				policy_lost(&r->v);
 			tell(r->h, &r->v, r->ms, cy->stats);
+			/* fan-in hook: the outcome is committed. */
+			fanin_after_finish(cy->fanin, r->h->job->id);
 		}
 	/* The claims are committed: a job that cannot be read now is left
 	 * to recovery, as with a claim whose run failed after it. */
@@ -1066,6 +1074,8 @@ run_cycle(const struct cfg *cfg, struct db *db, struct queue *q,
 	struct cycle *cy = xcalloc(1, sizeof *cy);
 	const char **types;
 	size_t ntypes = 0, i;
+	uint64_t scheduled = 0;
+	struct fanin fanin;
 	enum db_status st;
 
 	memset(stats, 0, sizeof *stats);
@@ -1101,6 +1111,16 @@ run_cycle(const struct cfg *cfg, struct db *db, struct queue *q,
 	if (st == DB_OK && stats->recovered > 0)
 		log_msg(lg, LV_WARN, "recovered %llu job(s) whose runner's "
 		    "lock expired", (unsigned long long)stats->recovered);
+	/* Due slots of [schedule.NAME] become jobs before the first claim,
+	 * so this run can already take them (schedule.c). */
+	if (st == DB_OK)
+		st = sched_enqueue_due(cfg, db, q, lg, &scheduled, err,
+		    errlen);
+	/* fan-in hook: fan-ins a killed runner left complete fire now. */
+	fanin_open(&fanin, db, q, lg);
+	cy->fanin = &fanin;
+	if (st == DB_OK)
+		st = fanin_sweep(&fanin, err, errlen);
 	if (st == DB_OK) {
 		run_slots(cy, opts->jobs > 0 ? opts->jobs : 1);
 		if ((st = cy->st) != DB_OK)
@@ -1119,6 +1139,7 @@ run_cycle(const struct cfg *cfg, struct db *db, struct queue *q,
 	pthread_cond_destroy(&cy->served);
 	free(types);
 	secrets_free(&cy->secrets);
+	fanin_close(&fanin);
 	free(cy);
 	stats->elapsed_ms = now_ms() - start;
 	return st;

@@ -171,7 +171,7 @@ complete_line() {
 
 is "$(complete_words jobrun st)" "status " "completion: jobrun st -> status"
 is "$(complete_words jobrun '')" \
-    "cancel check enqueue list purge report retry run show status " \
+    "cancel check enqueue list purge report retry run schedules show status " \
     "completion: jobrun <TAB> -> the ten commands"
 is "$(complete_words jobrun list --status =)" \
     "failed pending processing success " \
@@ -194,13 +194,13 @@ is "$(complete_words jobrun list --st) $(complete_words jobrun --log =)" \
 # Every option jobrun --help shows is offered, and jobrun takes each option
 # the completion offers for a command with that command.
 help_opts=$(jobrun_raw --help | grep -o -- '--[a-z][a-z-]*' | sort -u)
-offered=$(for c in run enqueue status list show retry cancel purge check report; do
+offered=$(for c in run enqueue status list show retry cancel purge check schedules report; do
 	complete_words jobrun "$c" --
 done | tr ' ' '\n' | sed 's/=$//' | sort -u)
 is "$(comm -23 <(printf '%s\n' "$help_opts") <(printf '%s\n' "$offered") | tr '\n' ' ')" "" \
     "completion: offers every option of jobrun --help"
 refused=
-for c in run enqueue status list show retry cancel purge check report; do
+for c in run enqueue status list show retry cancel purge check schedules report; do
 	args=()
 	for o in $(complete_words jobrun "$c" --); do
 		case $o in

@@ -95,6 +95,8 @@ parse_err(const char *text, const char *want)
 	/* A failed parse leaves nothing behind. */
 	assert_null(cfg.types);
 	assert_int_equal(cfg.ntypes, 0);
+	assert_null(cfg.schedules);
+	assert_int_equal(cfg.nschedules, 0);
 	assert_null(cfg.path);
 }
 
@@ -302,10 +304,10 @@ test_unknown_section(void **state)
 	(void)state;
 	parse_err(DB "[databse]\nport = 1\n",
 	    "test.conf:4: [databse]: unknown section "
-	    "(known: database, run, type.NAME)");
+	    "(known: database, run, type.NAME, schedule.NAME)");
 	parse_err(DB "[types.x]\nhandler = noop\n",
 	    "test.conf:4: [types.x]: unknown section "
-	    "(known: database, run, type.NAME)");
+	    "(known: database, run, type.NAME, schedule.NAME)");
 }
 
 static void
@@ -1348,6 +1350,64 @@ test_small_error_buffer(void **state)
 	assert_string_equal(err, "test.conf:2: [n");
 }
 
+/* [schedule.NAME]: every key read, the defaults, and each error with
+ * its file, line and key. */
+static void
+test_schedules(void **state)
+{
+	const struct cfg_schedule *s;
+	struct cfg cfg;
+
+	(void)state;
+	parse_ok(&cfg, DB "[schedule.nightly]\ntype = report\n"
+	    "cron = 30 2 * * *\npayload = {\"x\": 1}\n"
+	    "time_zone = Europe/Berlin\ncatch_up = 2h\n"
+	    "[schedule.tick]\ncron = @hourly\ntype = t\n");
+	assert_int_equal(cfg.nschedules, 2);
+	s = &cfg.schedules[0];
+	assert_string_equal(s->name, "nightly");
+	assert_string_equal(s->type, "report");
+	assert_string_equal(s->cron_text, "30 2 * * *");
+	assert_int_equal(s->cron.hours, 1 << 2);
+	assert_string_equal(s->payload, "{\"x\": 1}");
+	assert_string_equal(s->time_zone, "Europe/Berlin");
+	assert_int_equal(s->catch_up, 7200);
+	s = &cfg.schedules[1];
+	assert_null(s->payload);
+	assert_null(s->time_zone);
+	assert_int_equal(s->catch_up, 0);
+	cfg_free(&cfg);
+
+	parse_err(DB "[schedule.a]\ncron = @daily\n",
+	    "test.conf:4: [schedule.a] type: missing: the type of the jobs it "
+	    "enqueues");
+	parse_err(DB "[schedule.a]\ntype = t\n",
+	    "test.conf:4: [schedule.a] cron: missing: when it runs, e.g. "
+	    "\"0 3 * * *\" or @daily");
+	parse_err(DB "[schedule.a]\ntype = t\ncron = */0 * * * *\n",
+	    "test.conf:5: [schedule.a] cron: minute: not 0..59, a list, a "
+	    "range or a step of 1 or more: \"*/0\"");
+	parse_err(DB "[schedule.a]\ntype = t\ncron = @daily\ncron = @daily\n",
+	    "test.conf:6: [schedule.a] cron: given twice: already given at "
+	    "line 5");
+	parse_err(DB "[schedule.a]\ntype = t\ncron = @daily\ncatch_up = 1y\n",
+	    "test.conf:6: [schedule.a] catch_up: not a duration such as 3600, "
+	    "90m, 12h, 30d or 2w (at most 10 years): \"1y\"");
+	parse_err(DB "[schedule.a]\ntype = t\ncron = @daily\nhandler = x\n",
+	    "test.conf:6: [schedule.a] handler: unknown key (known: type, "
+	    "cron, payload, time_zone, catch_up)");
+	parse_err(DB "[schedule.a]\ntype = a b\ncron = @daily\n",
+	    "test.conf:4: [schedule.a] type: not a type name (1..64 letters, "
+	    "digits, _ . : or -): \"a b\"");
+	parse_err(DB "[schedule.a@b]\ntype = t\ncron = @daily\n",
+	    "test.conf:4: [schedule.a@b]: not a schedule name (1..64 "
+	    "letters, digits, _ . : or -)");
+	parse_err(DB "[schedule.a]\ntype = t\ncron = @daily\n"
+	    "time_zone = Europe/Berlin'\n",
+	    "test.conf:6: [schedule.a] time_zone: not a time zone (e.g. "
+	    "+00:00 or Europe/Berlin): \"Europe/Berlin'\"");
+}
+
 int
 main(void)
 {
@@ -1360,6 +1420,7 @@ main(void)
 		cmocka_unit_test(test_empty_values_mean_default),
 		cmocka_unit_test(test_find_type),
 		cmocka_unit_test(test_unknown_section),
+		cmocka_unit_test(test_schedules),
 		cmocka_unit_test(test_unknown_key),
 		cmocka_unit_test(test_unknown_run_key),
 		cmocka_unit_test(test_every_range_both_ends),

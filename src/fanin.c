@@ -1,0 +1,536 @@
+/*
+ * fanin.c - fan-in: after every job of a fan-out has finished, one job of
+ * another type, once, with the counts of those that succeeded and failed.
+ *
+ * The fan-in is a row of jobrun_fan_ins (sql/006_fan_in.sql) with its
+ * number of members, and each member a row of jobrun_fan_in_jobs.  When a
+ * runner has committed a job's outcome it calls fanin_after_finish: in
+ * one transaction that first locks the fan-in's row, the member's outcome
+ * is recorded (once: only while it is still NULL), the fan-in's count
+ * goes up, and when the count reaches the total, the fan-in is marked
+ * fired and its callback enqueued.  The lock makes runners that finish
+ * the last two jobs at the same moment take turns, and the one that comes
+ * second sees the other's count; the callback's business key is UNIQUE,
+ * and "fired" is set in the same transaction that inserts it, so it can
+ * exist once even if a purge later deletes it.
+ *
+ * A runner can die between a job's mark and this transaction (SIGKILL,
+ * a lost connection), or a member may have finished before it became a
+ * member (a chunk that existed already, or that a runner took before
+ * enqueue added its member row).  So fanin_settle recounts a fan-in from
+ * the table: members whose job has finished get their outcome, the counts
+ * are taken from the members, and a complete fan-in fires.  enqueue
+ * settles its fan-in when it has added every member, and every run
+ * settles every open fan-in of its table when it starts (the sweep).
+ *
+ * Every transaction locks the fan-in's row before any member row, so two
+ * of them never wait for each other in a cycle; a deadlock or lock wait
+ * all the same runs the whole transaction again.
+ */
+#include <mysqld_error.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fanin.h"
+#include "util.h"
+
+#define FANIN_RETRIES 5
+/* The sweep's lock wait, the session's before put back after. */
+#define FANIN_LOCK_WAIT "SET @jobrun_lock_wait = @@innodb_lock_wait_timeout," \
+	" innodb_lock_wait_timeout = 5"
+#define FANIN_LOCK_WAIT_END \
+	"SET innodb_lock_wait_timeout = @jobrun_lock_wait"
+
+static const char *const texts[FI_COUNT_STMTS] = {
+	/* Prepared, never run: the tables exist. */
+	[FI_PROBE] = "SELECT m.job_id FROM " FANIN_JOBS_TABLE " AS m JOIN "
+	    FANIN_TABLE " AS f ON f.id = m.fan_in_id WHERE FALSE",
+	[FI_MEMBER_OF] = "SELECT fan_in_id FROM " FANIN_JOBS_TABLE
+	    " WHERE job_id = ?",
+	[FI_LOCK] = "SELECT total, succeeded, failed, then_type, then_key,"
+	    " then_payload FROM " FANIN_TABLE " WHERE id = ?"
+	    " AND fired_at IS NULL FOR UPDATE",
+	[FI_JOB_STATUS] = "SELECT status FROM %1$s WHERE id = ?",
+	/* (outcome, job, fan-in) */
+	[FI_SET_OUTCOME] = "UPDATE " FANIN_JOBS_TABLE " SET outcome = ?"
+	    " WHERE job_id = ? AND fan_in_id = ? AND outcome IS NULL",
+	/* (succeeded, failed, fan-in) */
+	[FI_COUNT] = "UPDATE " FANIN_TABLE " SET succeeded = succeeded + ?,"
+	    " failed = failed + ? WHERE id = ?",
+	[FI_FIRE] = "UPDATE " FANIN_TABLE " SET fired_at = NOW()"
+	    " WHERE id = ? AND fired_at IS NULL",
+	/* The callback's payload: the fan-in's object with the counts set
+	 * by the server.  (payload, total, succeeded, failed) */
+	[FI_PAYLOAD] = "SELECT JSON_SET(IFNULL(?, '{}'), '$.total', ?,"
+	    " '$.succeeded', ?, '$.failed', ?)",
+	/* (table, most members left) */
+	[FI_OPEN] = "SELECT id FROM " FANIN_TABLE " WHERE job_table = ?"
+	    " AND fired_at IS NULL AND total <= succeeded + failed + ?",
+	/* Members whose job finished without the hook counting it, each
+	 * outcome apart so that the counts go up by the rows changed. */
+	[FI_SETTLE_SUCCESS] = "UPDATE " FANIN_JOBS_TABLE " AS m JOIN %1$s AS j"
+	    " ON j.id = m.job_id SET m.outcome = 'success'"
+	    " WHERE m.fan_in_id = ? AND m.outcome IS NULL"
+	    " AND j.status = 'success'",
+	[FI_SETTLE_FAILED] = "UPDATE " FANIN_JOBS_TABLE " AS m JOIN %1$s AS j"
+	    " ON j.id = m.job_id SET m.outcome = 'failed'"
+	    " WHERE m.fan_in_id = ? AND m.outcome IS NULL"
+	    " AND j.status = 'failed'",
+	/* (table, type, key, payload, total) */
+	[FI_CREATE] = "INSERT INTO " FANIN_TABLE " (job_table, then_type,"
+	    " then_key, then_payload, total, created_at)"
+	    " VALUES (?, ?, ?, ?, ?, NOW())"
+	    " ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)",
+	[FI_OPEN_LIST] = "SELECT then_key, succeeded + failed, total FROM "
+	    FANIN_TABLE " WHERE job_table = ? AND fired_at IS NULL ORDER BY id",
+	[FI_ANY_OPEN] = "SELECT 1 FROM " FANIN_TABLE " WHERE job_table = ?"
+	    " AND fired_at IS NULL LIMIT 1",
+};
+
+void
+fanin_open(struct fanin *fi, struct db *db, struct queue *q,
+    const struct log *lg)
+{
+	memset(fi, 0, sizeof *fi);
+	sqlset_open(&fi->set, db, q, texts, FI_COUNT_STMTS);
+	fi->lg = lg;
+}
+
+void
+fanin_close(struct fanin *fi)
+{
+	sqlset_close(&fi->set);
+}
+
+static enum db_status
+fail_with(enum db_status st, char *err, size_t errlen, const char *cause)
+{
+	errf(err, errlen, "%s", cause);
+	return st;
+}
+
+static enum db_status
+run(struct fanin *fi, enum fanin_stmt w, const struct db_arg *args,
+    unsigned nargs, char **cols, unsigned ncols, int *found, char *err,
+    size_t errlen)
+{
+	return sqlset_run(&fi->set, w, args, nargs, cols, ncols, found, err,
+	    errlen);
+}
+
+static uint64_t
+changed(const struct fanin *fi, enum fanin_stmt w)
+{
+	return sqlset_changed(&fi->set, w);
+}
+
+static uint64_t
+number(const char *s)
+{
+	return s != NULL ? strtoull(s, NULL, 10) : 0;
+}
+
+static void
+free_cols(char **cols, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		free(cols[i]);
+		cols[i] = NULL;
+	}
+}
+
+/* The fan-in's row, locked, while it is open: cols[0..5] as FI_LOCK. */
+enum { L_TOTAL, L_SUCCEEDED, L_FAILED, L_TYPE, L_KEY, L_PAYLOAD, L_COLS };
+
+/* Mark the locked fan-in (cols) fired and enqueue its callback, in the
+ * caller's transaction. */
+static enum db_status
+fire(struct fanin *fi, uint64_t id, char **cols, int *fired, char *err,
+    size_t errlen)
+{
+	struct db_arg fire_args[1] = { DB_NUM(id) };
+	struct db_arg args[4] = { DB_STR(cols[L_PAYLOAD]),
+	    DB_NUM(number(cols[L_TOTAL])), DB_NUM(number(cols[L_SUCCEEDED])),
+	    DB_NUM(number(cols[L_FAILED])) };
+	struct queue_when when = { NULL, 0 };
+	char *payload = NULL, *status = NULL;
+	enum db_status st;
+	uint64_t job = 0;
+	int found = 0, created = 0;
+
+	st = run(fi, FI_FIRE, fire_args, 1, NULL, 0, NULL, err, errlen);
+	if (st != DB_OK || changed(fi, FI_FIRE) == 0)
+		return st;
+	st = run(fi, FI_PAYLOAD, args, 4, &payload, 1, &found, err, errlen);
+	if (st == DB_OK && (!found || payload == NULL))
+		st = fail_with(DB_BAD_INPUT, err, errlen, "the fan-in's "
+		    "payload is not a JSON object");
+	if (st == DB_OK)
+		st = queue_enqueue(fi->set.q, cols[L_TYPE], cols[L_KEY],
+		    payload, strlen(payload), &when, 0, &job, &created,
+		    &status, err, errlen);
+	if (st == DB_OK) {
+		*fired = 1;
+		log_msg(fi->lg, LV_INFO, "fan-in %s: %s of %s finished (%s "
+		    "failed): job %llu %s", cols[L_KEY], cols[L_TOTAL],
+		    cols[L_TOTAL], cols[L_FAILED], (unsigned long long)job,
+		    created ? "enqueued" : "existed already");
+	}
+	free(payload);
+	free(status);
+	return st;
+}
+
+static int
+complete(char **cols)
+{
+	return number(cols[L_SUCCEEDED]) + number(cols[L_FAILED]) >=
+	    number(cols[L_TOTAL]);
+}
+
+/* One transaction: body, then COMMIT, or ROLLBACK and again after a
+ * deadlock or lock wait. */
+static enum db_status
+in_transaction(struct fanin *fi, enum db_status (*body)(struct fanin *,
+    uint64_t, uint64_t, int *, char *, size_t), uint64_t a, uint64_t b,
+    int *fired, char *err, size_t errlen)
+{
+	enum db_status st = DB_CONFLICT;
+	int tries;
+
+	/* A deadlock rolled the whole transaction back: run it again.  A
+	 * lock wait that timed out is another runner holding the fan-in
+	 * for as long: not again. */
+	for (tries = 0; st == DB_CONFLICT && tries < FANIN_RETRIES &&
+	    (tries == 0 || fi->set.db->last_errno != ER_LOCK_WAIT_TIMEOUT);
+	    tries++) {
+		*fired = 0;
+		/* queue_begin: no statement of the queue's is run again on
+		 * its own inside the transaction. */
+		st = queue_begin(fi->set.q, err, errlen);
+		if (st == DB_OK)
+			st = body(fi, a, b, fired, err, errlen);
+		if (st == DB_OK)
+			st = queue_commit(fi->set.q, err, errlen);
+		if (st != DB_OK)
+			queue_rollback(fi->set.q);
+	}
+	return st;
+}
+
+/* The hook's transaction for job in fan-in id. */
+static enum db_status
+count_job(struct fanin *fi, uint64_t id, uint64_t job, int *fired,
+    char *err, size_t errlen)
+{
+	struct db_arg lock[1] = { DB_NUM(id) };
+	struct db_arg status_args[1] = { DB_NUM(job) };
+	struct db_arg set[3], count[3];
+	char *cols[L_COLS] = { NULL }, *status = NULL;
+	enum db_status st;
+	int found = 0, ok;
+
+	st = run(fi, FI_LOCK, lock, 1, cols, L_COLS, &found, err, errlen);
+	if (st != DB_OK || !found)
+		goto out;
+	st = run(fi, FI_JOB_STATUS, status_args, 1, &status, 1, &found, err,
+	    errlen);
+	if (st != DB_OK || !found || status == NULL ||
+	    (strcmp(status, "success") != 0 && strcmp(status, "failed") != 0))
+		goto out;
+	ok = strcmp(status, "success") == 0;
+	set[0] = DB_STR(ok ? "success" : "failed");
+	set[1] = DB_NUM(job);
+	set[2] = DB_NUM(id);
+	st = run(fi, FI_SET_OUTCOME, set, 3, NULL, 0, NULL, err, errlen);
+	if (st != DB_OK)
+		goto out;
+	if (changed(fi, FI_SET_OUTCOME) == 1) {
+		count[0] = DB_NUM(ok);
+		count[1] = DB_NUM(!ok);
+		count[2] = DB_NUM(id);
+		st = run(fi, FI_COUNT, count, 3, NULL, 0, NULL, err, errlen);
+		if (st != DB_OK)
+			goto out;
+		free_cols(cols, L_COLS);
+		st = run(fi, FI_LOCK, lock, 1, cols, L_COLS, &found, err,
+		    errlen);
+	}
+	if (st == DB_OK && found && complete(cols))
+		st = fire(fi, id, cols, fired, err, errlen);
+out:
+	free_cols(cols, L_COLS);
+	free(status);
+	return st;
+}
+
+/* settle's transaction for fan-in id. */
+static enum db_status
+settle(struct fanin *fi, uint64_t id, uint64_t unused, int *fired,
+    char *err, size_t errlen)
+{
+	struct db_arg one[1] = { DB_NUM(id) }, count[3];
+	char *cols[L_COLS] = { NULL };
+	uint64_t ok = 0, failed = 0;
+	enum db_status st;
+	int found = 0;
+
+	(void)unused;
+	st = run(fi, FI_LOCK, one, 1, cols, L_COLS, &found, err, errlen);
+	if (st != DB_OK || !found)
+		goto out;
+	st = run(fi, FI_SETTLE_SUCCESS, one, 1, NULL, 0, NULL, err, errlen);
+	if (st == DB_OK) {
+		ok = changed(fi, FI_SETTLE_SUCCESS);
+		st = run(fi, FI_SETTLE_FAILED, one, 1, NULL, 0, NULL, err,
+		    errlen);
+	}
+	if (st == DB_OK)
+		failed = changed(fi, FI_SETTLE_FAILED);
+	if (st == DB_OK && ok + failed > 0) {
+		count[0] = DB_NUM(ok);
+		count[1] = DB_NUM(failed);
+		count[2] = DB_NUM(id);
+		st = run(fi, FI_COUNT, count, 3, NULL, 0, NULL, err, errlen);
+		free_cols(cols, L_COLS);
+		if (st == DB_OK)
+			st = run(fi, FI_LOCK, one, 1, cols, L_COLS, &found,
+			    err, errlen);
+	}
+	if (st == DB_OK && found && complete(cols))
+		st = fire(fi, id, cols, fired, err, errlen);
+out:
+	free_cols(cols, L_COLS);
+	return st;
+}
+
+enum db_status
+fanin_settle(struct fanin *fi, uint64_t id, int *fired, char *err,
+    size_t errlen)
+{
+	return in_transaction(fi, settle, id, 0, fired, err, errlen);
+}
+
+/* Whether the tables exist: preparing a statement on both says. */
+static enum db_status
+probe(struct fanin *fi, char *err, size_t errlen)
+{
+	enum db_status st;
+
+	if (fi->set.stmt[FI_PROBE] == NULL)
+		st = sqlset_prepare(&fi->set, texts[FI_PROBE],
+		    &fi->set.stmt[FI_PROBE], err, errlen);
+	else
+		st = DB_OK;
+	fi->active = st == DB_OK;
+	if (st == DB_SCHEMA && fi->set.db->last_errno == ER_NO_SUCH_TABLE)
+		return DB_OK;
+	return st;
+}
+
+enum db_status
+fanin_sweep(struct fanin *fi, char *err, size_t errlen)
+{
+	struct db_arg args[2] = { DB_STR(queue_name(fi->set.q)),
+	    DB_NUM(FANIN_SWEEP_LEFT) };
+	uint64_t *ids = NULL;
+	size_t n = 0, i;
+	char *col = NULL, cause[768];
+	enum db_status st;
+	int rc, fired;
+
+	if ((st = probe(fi, err, errlen)) != DB_OK || !fi->active)
+		return st;
+	st = run(fi, FI_OPEN, args, 2, NULL, 0, NULL, cause, sizeof cause);
+	while (st == DB_OK && (rc = sqlset_fetch(&fi->set, FI_OPEN, &col, 1,
+	    cause, sizeof cause)) != 0) {
+		if (rc < 0) {
+			st = DB_ERROR;
+			break;
+		}
+		ids = xrealloc(ids, (n + 1) * sizeof *ids);
+		ids[n++] = number(col);
+		free(col);
+		col = NULL;
+	}
+	/* A fan-in whose row another holds is skipped after a short wait
+	 * (a stalled runner must not hold up every run's start); the next
+	 * run settles it. */
+	if (st == DB_OK && n > 0)
+		st = sqlset_plain(&fi->set, FANIN_LOCK_WAIT, cause,
+		    sizeof cause);
+	for (i = 0; st == DB_OK && i < n; i++) {
+		st = fanin_settle(fi, ids[i], &fired, cause, sizeof cause);
+		if (st == DB_CONFLICT) {
+			log_msg(fi->lg, LV_WARN, "fan-in %llu: skipped in this "
+			    "run: %s", (unsigned long long)ids[i], cause);
+			st = DB_OK;
+		}
+	}
+	if (st == DB_OK && n > 0)
+		st = sqlset_plain(&fi->set, FANIN_LOCK_WAIT_END, cause,
+		    sizeof cause);
+	if (st != DB_OK)
+		errf(err, errlen, "settle fan-ins: %s", cause);
+	free(ids);
+	return st;
+}
+
+/* Whether a fan-in of the table is open, asked at most once a second: a
+ * run that finishes jobs while none is open pays one query a second,
+ * not one a job.  A fan-in made meanwhile counts its members' outcomes
+ * when enqueue settles it, and the next run's sweep counts any this run
+ * missed. */
+static int
+any_open(struct fanin *fi)
+{
+	struct db_arg args[1] = { DB_STR(queue_name(fi->set.q)) };
+	int64_t now = now_ms();
+	char err[512], *col = NULL;
+	int found = 0;
+
+	if (fi->open_checked != 0 && now - fi->open_checked < 1000)
+		return fi->open;
+	fi->open_checked = now;
+	if (run(fi, FI_ANY_OPEN, args, 1, &col, 1, &found, err, sizeof err) !=
+	    DB_OK)
+		found = 1;	/* the hook's own statements will say */
+	free(col);
+	return fi->open = found;
+}
+
+void
+fanin_after_finish(struct fanin *fi, uint64_t job_id)
+{
+	struct db_arg args[1] = { DB_NUM(job_id) };
+	char err[768], *col = NULL;
+	uint64_t ids[16];
+	size_t n = 0, i;
+	enum db_status st;
+	int rc, fired;
+
+	if (fi == NULL || !fi->active || !any_open(fi))
+		return;
+	st = run(fi, FI_MEMBER_OF, args, 1, NULL, 0, NULL, err, sizeof err);
+	while (st == DB_OK && (rc = sqlset_fetch(&fi->set, FI_MEMBER_OF, &col,
+	    1, err, sizeof err)) != 0) {
+		if (rc < 0) {
+			st = DB_ERROR;
+			break;
+		}
+		/* More fan-ins than that for one job: the sweep counts the
+		 * rest. */
+		if (n < sizeof ids / sizeof ids[0])
+			ids[n++] = number(col);
+		free(col);
+		col = NULL;
+	}
+	for (i = 0; st == DB_OK && i < n; i++)
+		st = in_transaction(fi, count_job, ids[i], job_id, &fired, err,
+		    sizeof err);
+	if (st != DB_OK)
+		log_msg(fi->lg, LV_WARN, "fan-in of job %llu: %s (the next "
+		    "run counts it)", (unsigned long long)job_id, err);
+}
+
+enum db_status
+fanin_create(struct fanin *fi, const char *then_type, const char *then_key,
+    const char *payload, uint64_t total, uint64_t *id, char *err,
+    size_t errlen)
+{
+	struct db_arg args[5] = { DB_STR(queue_name(fi->set.q)),
+	    DB_STR(then_type), DB_STR(then_key), DB_STR(payload),
+	    DB_NUM(total) };
+	enum db_status st;
+
+	if ((st = probe(fi, err, errlen)) != DB_OK)
+		return st;
+	if (!fi->active)
+		return fail_with(DB_SCHEMA, err, errlen, "enqueue --then: "
+		    "no tables " FANIN_TABLE " and " FANIN_JOBS_TABLE
+		    " (apply sql/006_fan_in.sql)");
+	st = run(fi, FI_CREATE, args, 5, NULL, 0, NULL, err, errlen);
+	if (st == DB_OK)
+		*id = (uint64_t)mysql_stmt_insert_id(fi->set.stmt[FI_CREATE]);
+	return st;
+}
+
+enum db_status
+fanin_add_members(struct fanin *fi, uint64_t id, const char *const *keys,
+    size_t n, char *err, size_t errlen)
+{
+	static const char head[] = "INSERT INTO " FANIN_JOBS_TABLE
+	    " (job_id, fan_in_id) SELECT id, ? FROM %1$s WHERE business_key"
+	    " IN (", tail[] = ") ON DUPLICATE KEY UPDATE job_id = job_id";
+	struct db_arg *args;
+	MYSQL_STMT *stmt = NULL;
+	enum db_status st;
+	size_t i, len;
+	char *sql;
+
+	if (n == 0)
+		return DB_OK;
+	len = sizeof head + 3 * n + sizeof tail;
+	sql = xmalloc(len);
+	snprintf(sql, len, "%s", head);
+	for (i = 0; i < n; i++)
+		strcat(sql, i == 0 ? "?" : ", ?");
+	strcat(sql, tail);
+	args = xcalloc(n + 1, sizeof *args);
+	args[0] = DB_NUM(id);
+	for (i = 0; i < n; i++)
+		args[i + 1] = DB_STR(keys[i]);
+	st = sqlset_prepare(&fi->set, sql, &stmt, err, errlen);
+	if (st == DB_OK)
+		st = db_execute(fi->set.db, stmt, args, (unsigned)(n + 1), err,
+		    errlen);
+	if (stmt != NULL)
+		mysql_stmt_close(stmt);
+	free(args);
+	free(sql);
+	return st;
+}
+
+enum db_status
+fanin_list(struct fanin *fi, struct fanin_view **out, size_t *n, char *err,
+    size_t errlen)
+{
+	struct db_arg args[1] = { DB_STR(queue_name(fi->set.q)) };
+	char *cols[3] = { NULL, NULL, NULL };
+	enum db_status st;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if ((st = probe(fi, err, errlen)) != DB_OK || !fi->active)
+		return st;
+	st = run(fi, FI_OPEN_LIST, args, 1, NULL, 0, NULL, err, errlen);
+	while (st == DB_OK && (rc = sqlset_fetch(&fi->set, FI_OPEN_LIST, cols,
+	    3, err, errlen)) != 0) {
+		if (rc < 0) {
+			st = DB_ERROR;
+			break;
+		}
+		*out = xrealloc(*out, (*n + 1) * sizeof **out);
+		(*out)[*n] = (struct fanin_view){ .key = cols[0],
+		    .done = number(cols[1]), .total = number(cols[2]) };
+		(*n)++;
+		free(cols[1]);
+		free(cols[2]);
+		cols[0] = cols[1] = cols[2] = NULL;
+	}
+	return st;
+}
+
+void
+fanin_list_free(struct fanin_view *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(v[i].key);
+	free(v);
+}

@@ -1,0 +1,88 @@
+/*
+ * fanin.h - fan-in: one job of a type, once, after every job of a
+ * fan-out has finished (enqueue --then).
+ */
+#ifndef JOBRUN_FANIN_H
+#define JOBRUN_FANIN_H
+
+#include <stdint.h>
+
+#include "db.h"
+#include "log.h"
+#include "queue.h"
+#include "sqlset.h"
+
+/* The tables of sql/006_fan_in.sql. */
+#define FANIN_TABLE "jobrun_fan_ins"
+#define FANIN_JOBS_TABLE "jobrun_fan_in_jobs"
+
+enum fanin_stmt {
+	FI_PROBE, FI_MEMBER_OF, FI_LOCK, FI_JOB_STATUS, FI_SET_OUTCOME,
+	FI_COUNT, FI_FIRE, FI_PAYLOAD, FI_OPEN, FI_SETTLE_SUCCESS,
+	FI_SETTLE_FAILED, FI_CREATE, FI_OPEN_LIST, FI_ANY_OPEN,
+	FI_COUNT_STMTS
+};
+
+/* A run's (or a command's) fan-in statements on the queue's connection. */
+struct fanin {
+	struct sqlset set;
+	const struct log *lg;
+	int active;		/* the tables exist */
+	int open;		/* a fan-in of the table is open */
+	int64_t open_checked;	/* now_ms() that was asked, or 0 */
+};
+
+/* Open fan-in work for q's table on db (q's connection); close it once
+ * (a zeroed struct fanin may be closed too). */
+void fanin_open(struct fanin *fi, struct db *db, struct queue *q,
+                const struct log *lg);
+void fanin_close(struct fanin *fi);
+
+/* The sweep settles only fan-ins with at most this many members left:
+ * settling reads each member not yet counted. */
+#define FANIN_SWEEP_LEFT 1000
+
+/* A run's start: whether the tables exist (fi->active), and every open
+ * fan-in with at most FANIN_SWEEP_LEFT members left is settled (the
+ * sweep: a runner killed between a job's mark and its fan-in
+ * bookkeeping, or before the callback, leaves a member uncounted or its
+ * fan-in complete but unfired). */
+enum db_status fanin_sweep(struct fanin *fi, char *err, size_t errlen);
+
+/* After the outcome of job_id is committed: count it in its fan-ins
+ * and, when it was the last, enqueue their callbacks.  While no fan-in
+ * of the table is open (asked again at most once a second) it does
+ * nothing.  Errors are logged,
+ * not returned: the job's outcome is written, and the next sweep counts
+ * what this could not. */
+void fanin_after_finish(struct fanin *fi, uint64_t job_id);
+
+/* enqueue --then: the fan-in that enqueues then_type as then_key
+ * (payload: a JSON object the counts are added to) once total members
+ * have finished; an existing one with that key is reused.  *id is it. */
+enum db_status fanin_create(struct fanin *fi, const char *then_type,
+                            const char *then_key, const char *payload,
+                            uint64_t total, uint64_t *id, char *err,
+                            size_t errlen);
+
+/* The jobs with keys[0..n-1] become members of fan-in id (again: no-op). */
+enum db_status fanin_add_members(struct fanin *fi, uint64_t id,
+                                 const char *const *keys, size_t n,
+                                 char *err, size_t errlen);
+
+/* Count what the hooks did not (members already finished when they were
+ * added), and fire fan-in id when complete; *fired says whether this
+ * call enqueued its callback. */
+enum db_status fanin_settle(struct fanin *fi, uint64_t id, int *fired,
+                            char *err, size_t errlen);
+
+/* The open fan-ins of the table, for status and metrics. */
+struct fanin_view {
+	char *key;		/* then_key */
+	uint64_t done, total;
+};
+enum db_status fanin_list(struct fanin *fi, struct fanin_view **out,
+                          size_t *n, char *err, size_t errlen);
+void fanin_list_free(struct fanin_view *v, size_t n);
+
+#endif
