@@ -46,9 +46,10 @@ DEFS       = -DJOBRUN_VERSION='"$(VERSION)"' \
              -DCFG_DEFAULT_PATH='"$(SYSCONFDIR)/jobrun.conf"'
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) $(PKG_CFLAGS) $(DEFS) $(CFLAGS)
 
-SRC  = admin argv backoff check cli command config db enqueue exec handler \
+SRC  = admin argv backoff check cli command config db enqueue exec flow \
+       handler \
        http inspect libcurl log main metrics noop queue queue_admin queue_info \
-       policy rawjson report runner \
+       pause policy rawjson report runner \
        utf8 util watchdog commands $(SRC_$(MARIADB))
 OBJ  = $(SRC:%=build/%.o)
 AOBJ = $(SRC:%=build/asan/%.o)

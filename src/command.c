@@ -231,8 +231,15 @@ cmd_run(struct ctx *c)
 			return status;
 		opts.single_lock = single;
 	}
+	/* flow control hook: the control table, when there is one */
+	st = flow_open(c->q, &c->cfg, 1, &opts.flow, err, sizeof err);
+	if (st != DB_OK) {
+		cmd_db_error(c, st, err);
+		return cmd_exit_for(st);
+	}
 	st = run_cycle(&c->cfg, &c->db, c->q, &opts, &c->lg, &stats, err,
 	    sizeof err);
+	flow_close(opts.flow);
 	if (st != DB_OK) {
 		cmd_db_error(c, st, err);
 		if (jobs_in_hand(&stats) == 1)

@@ -94,5 +94,8 @@ int cmd_cancel_check(const struct cli *cli, char *err, size_t errlen);
 int cmd_purge(struct ctx *c);
 int cmd_purge_check(const struct cli *cli, char *err, size_t errlen);
 int cmd_check(struct ctx *c);
+int cmd_pause(struct ctx *c);
+int cmd_resume(struct ctx *c);
+int cmd_pause_check(const struct cli *cli, char *err, size_t errlen);
 
 #endif

@@ -55,6 +55,10 @@ static const struct command commands[] = {
 	  "              [--type=NAME] [--dry-run]\n" },
 	{ "check", cmd_check, 0, NULL,
 	  "check\n" },
+	{ "pause", cmd_pause, 0, cmd_pause_check,
+	  "pause TYPE\n" },
+	{ "resume", cmd_resume, 0, cmd_pause_check,
+	  "resume TYPE\n" },
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

@@ -560,7 +560,7 @@ attempt(struct queue *q, enum queue_stmt which, const struct db_arg *args,
 		st = db_execute(q->db, q->stmt[which], args, nargs, cause,
 		    len);
 		if (st != DB_CONFLICT || tries >= QUEUE_CONFLICT_RETRIES ||
-		    q->no_retry)
+		    q->no_retry || q->in_txn /* flow control hook */)
 			break;
 		/* Each statement is its own transaction and a deadlock rolled
 		 * it back whole, so running it again is safe; the random
@@ -661,7 +661,9 @@ queue_stmt_run(struct queue *q, enum queue_stmt which,
 	if (st == DB_OK)
 		st = attempt(q, which, args, nargs, cause, sizeof cause);
 	if (st == DB_UNREACHABLE && db_connection_lost(q->db->last_errno)) {
-		if (q->db->timed_out) {
+		if (q->in_txn) {
+			/* flow control hook: flow.c reconnects */
+		} else if (q->db->timed_out) {
 			forget_statements(q);
 			db_close(q->db);
 		} else {
@@ -971,7 +973,8 @@ queue_claim(struct queue *q, const char *const *types, size_t ntypes,
 				st = queue_stmt_run(q, which, args, n, err, errlen);
 			}
 		}
-		if (st != DB_CONFLICT || tries >= QUEUE_CLAIM_RETRIES)
+		if (st != DB_CONFLICT || tries >= QUEUE_CLAIM_RETRIES ||
+		    q->in_txn /* flow control hook */)
 			break;
 		q->counters.conflicts++;
 		q->spread = 1;

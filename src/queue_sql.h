@@ -71,6 +71,10 @@ struct queue {
 	uint64_t random;	/* state of the pauses' and spread's generator */
 	int no_retry;		/* a statement meets a conflict once */
 	int spread;		/* a claim has met a conflict in this run */
+	/* flow control hook: inside flow.c's claim transaction, where a
+	 * deadlock or a lost connection ends the transaction and flow.c
+	 * starts it over: no statement is run again on its own. */
+	int in_txn;
 	struct queue_cursor cursor;
 };
 

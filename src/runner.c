@@ -515,26 +515,37 @@ claim_next(struct cycle *cy, struct job *job, char *token, size_t tokenlen)
 	enum db_status st;
 	char err[1024];
 	int claimed = 0;
+	int64_t wait_ms = 0;
 
-	if (connection_take(cy, 0) != 0)
-		return 0;
-	if (may_claim(cy)) {
-		snprintf(token, tokenlen, "%s:%llu", cy->prefix,
-		    (unsigned long long)cy->stats->claimed + 1);
-		st = queue_claim(cy->q, cy->types, cy->ntypes,
-		    cy->cfg->run.lock_seconds, token, job, &claimed, err,
-		    sizeof err);
-		if (st != DB_OK)
-			run_failed(cy, st, err);
-		else {
-			cy->ext_retry_at = 0;
-			if (!claimed)
-				cy->drained = 1;
-			else
-				cy->stats->claimed++;
+	do {
+		if (connection_take(cy, 0) != 0)
+			return 0;
+		wait_ms = 0;
+		if (may_claim(cy)) {
+			snprintf(token, tokenlen, "%s:%llu", cy->prefix,
+			    (unsigned long long)cy->stats->claimed + 1);
+			/* flow control hook: caps, rates and pauses */
+			st = cy->opts->flow != NULL ? flow_claim(cy->opts->flow,
+			    cy->types, cy->ntypes, cy->cfg->run.lock_seconds,
+			    token, job, &claimed, &wait_ms, err, sizeof err) :
+			    queue_claim(cy->q, cy->types, cy->ntypes,
+			    cy->cfg->run.lock_seconds, token, job, &claimed, err,
+			    sizeof err);
+			if (st != DB_OK)
+				run_failed(cy, st, err);
+			else {
+				cy->ext_retry_at = 0;
+				if (!claimed && wait_ms == 0)
+					cy->drained = 1;
+				else if (claimed)
+					cy->stats->claimed++;
+			}
 		}
-	}
-	connection_give(cy);
+		connection_give(cy);
+		/* flow control hook: a held-back type with due jobs is tried
+		 * again later in the run */
+	} while (!claimed && wait_ms > 0 && flow_wait(wait_ms, cy->deadline,
+	    run_stop_requested));
 	return claimed;
 }
 
