@@ -8,7 +8,7 @@
 --              no run starts a job of a paused type
 -- tokens       the rate limit's bucket: starts saved up, refilled at the
 --              type's rate by the server's clock
--- refilled_at  when the bucket was last refilled (UNIX_TIMESTAMP(6))
+-- refilled_at  when the bucket was last refilled (Unix time, in microseconds)
 -- claims       jobs claimed through the row (a count for people; writing
 --              it is what makes concurrent claims of a capped type on two
 --              Galera nodes conflict, so one of them is run again)
@@ -26,7 +26,7 @@ CREATE TABLE polling_jobs_flow (
   type VARBINARY(64) NOT NULL COMMENT 'job type, byte for byte',
   paused TINYINT UNSIGNED NOT NULL DEFAULT 0,
   tokens DOUBLE NOT NULL DEFAULT 0 COMMENT 'rate limit: starts left',
-  refilled_at DECIMAL(20,6) NOT NULL DEFAULT 0 COMMENT 'UNIX_TIMESTAMP(6)',
+  refilled_at DECIMAL(20,6) NOT NULL DEFAULT 0 COMMENT 'Unix time',
   claims BIGINT UNSIGNED NOT NULL DEFAULT 0,
   updated_at DATETIME NOT NULL,
   PRIMARY KEY (type)

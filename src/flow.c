@@ -13,7 +13,7 @@
  *
  * A claim of a capped or rated type runs in one transaction: lock the
  * type's control row (SELECT ... FOR UPDATE), count its processing rows,
- * refill and read its bucket (by the server's clock, UNIX_TIMESTAMP(6)),
+ * refill and read its bucket (by the server's clock, NOW_EPOCH below),
  * claim only among the types that have room, and write the claimed type's
  * row (tokens, claims + 1) before COMMIT.  The row lock serialises the
  * claimers of that type on one server, and under READ COMMITTED (db.c)
@@ -57,6 +57,13 @@ enum flow_stmt {
 	F_N
 };
 
+/* The server's clock in Unix seconds and microseconds, whatever the
+ * session's time zone: UNIX_TIMESTAMP(NOW(6)) would go through the zone
+ * (and be an hour off when a local time is ambiguous), and
+ * UNIX_TIMESTAMP(6) reads 6 as a date (NULL).  Both parts are of the
+ * statement's one start time, and no zone moves the microseconds. */
+#define NOW_EPOCH "UNIX_TIMESTAMP() + MICROSECOND(NOW(6)) / 1000000"
+
 /* %1$s the control table, %2$s the job table, both quoted. */
 static const char *const templates[F_N] = {
 	[F_PROBE] = "SELECT type, paused, tokens, refilled_at, claims,"
@@ -66,7 +73,7 @@ static const char *const templates[F_N] = {
 	[F_ENSURE] = "INSERT INTO %1$s (type, paused, tokens, refilled_at,"
 	    " claims, updated_at) VALUES (?, 0, 0, 0, 0, NOW())"
 	    " ON DUPLICATE KEY UPDATE type = type",
-	[F_LOCK] = "SELECT paused, tokens, refilled_at, UNIX_TIMESTAMP(6)"
+	[F_LOCK] = "SELECT paused, tokens, refilled_at, " NOW_EPOCH
 	    " FROM %1$s WHERE type = ? FOR UPDATE",
 	/* Covered by idx_type_status (type, status): no row is read. */
 	[F_COUNT] = "SELECT COUNT(*) FROM %2$s FORCE INDEX (idx_type_status)"
@@ -86,8 +93,8 @@ static const char *const templates[F_N] = {
 	    " claims, updated_at) VALUES (?, ?, 0, 0, 0, NOW())"
 	    " ON DUPLICATE KEY UPDATE paused = VALUES(paused),"
 	    " updated_at = NOW()",
-	[F_ROWS] = "SELECT type, paused, tokens, refilled_at,"
-	    " UNIX_TIMESTAMP(6) FROM %1$s ORDER BY type",
+	[F_ROWS] = "SELECT type, paused, tokens, refilled_at, " NOW_EPOCH
+	    " FROM %1$s ORDER BY type",
 };
 
 static const char *const purposes[F_N] = {

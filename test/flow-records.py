@@ -9,6 +9,7 @@ wrote ("start TIME KEY" / "end TIME KEY", Unix time in seconds).
   first FILE          the first start's time
   after FILE TIME     how many starts came after TIME
   last-after FILE TIME  seconds from TIME to the last start after it (0)
+  span FILE           seconds from the first start to the last
   rate FILE           starts per second from the first start to the last
   busy FILE N         the handlers' total run time over N times the span
                       from the first start to the last end (how near the
@@ -65,6 +66,8 @@ def main():
         late = [t - float(sys.argv[3]) for t in starts
                 if t > float(sys.argv[3])]
         print('%.3f' % (max(late) if late else 0))
+    elif what == 'span':
+        print('%.3f' % (starts[-1] - starts[0]))
     elif what == 'rate':
         print('%.3f' % ((len(starts) - 1) / (starts[-1] - starts[0])))
     elif what == 'busy':
