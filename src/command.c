@@ -170,10 +170,11 @@ take_single_lock(struct ctx *c, const char *type, char *name, size_t namelen)
  * jobs were handled. */
 static void
 write_metrics(struct ctx *c, const struct run_stats *stats, int status,
-    int db_ok)
+    int db_ok, struct flow *flow)
 {
 	const char *path = c->set.metrics_file;
 	struct queue_backlog backlog = { NULL, 0 };
+	struct flow_states states = { NULL, 0 };
 	const char **known;
 	char err[1024];
 
@@ -187,12 +188,20 @@ write_metrics(struct ctx *c, const struct run_stats *stats, int status,
 		    err);
 		db_ok = 0;
 	}
+	/* flow control hook: the state of caps, rates and pauses */
+	if (db_ok && flow != NULL && flow_read(flow, NULL, &states, err,
+	    sizeof err) != DB_OK) {
+		log_msg(&c->lg, LV_WARN, "metrics without flow control: %s",
+		    err);
+		flow = NULL;
+	}
 	/* Not fatal (the jobs were handled) but never silent, not even
 	 * under -q: stale metrics are how monitoring would notice. */
-	if (metrics_write(path, stats, status, db_ok ? &backlog : NULL, err,
-	    sizeof err) != 0)
+	if (metrics_write(path, stats, status, db_ok ? &backlog : NULL,
+	    db_ok && flow != NULL ? &states : NULL, err, sizeof err) != 0)
 		log_msg(&c->lg, LV_ERROR, "%s", err);
 	queue_backlog_free(&backlog);
+	flow_states_free(&states);
 	free(known);
 }
 
@@ -239,7 +248,6 @@ cmd_run(struct ctx *c)
 	}
 	st = run_cycle(&c->cfg, &c->db, c->q, &opts, &c->lg, &stats, err,
 	    sizeof err);
-	flow_close(opts.flow);
 	if (st != DB_OK) {
 		cmd_db_error(c, st, err);
 		if (jobs_in_hand(&stats) == 1)
@@ -276,7 +284,8 @@ cmd_run(struct ctx *c)
 	if (c->cli.json)
 		report_run_json(stdout, &stats, status == EX_OK,
 		    st != DB_OK ? err : NULL);
-	write_metrics(c, &stats, status, st == DB_OK);
+	write_metrics(c, &stats, status, st == DB_OK, opts.flow);
+	flow_close(opts.flow);
 	run_stats_free(&stats);
 	return status;
 }

@@ -53,7 +53,7 @@
 
 enum flow_stmt {
 	F_PROBE, F_PAUSED, F_ENSURE, F_LOCK, F_COUNT, F_TAKE, F_DUE,
-	F_BEGIN, F_COMMIT, F_ROLLBACK, F_SET_PAUSE, F_ROWS,
+	F_BEGIN, F_COMMIT, F_ROLLBACK, F_SET_PAUSE, F_ROWS, F_SHAPE,
 	F_N
 };
 
@@ -95,6 +95,13 @@ static const char *const templates[F_N] = {
 	    " updated_at = NOW()",
 	[F_ROWS] = "SELECT type, paused, tokens, refilled_at, " NOW_EPOCH
 	    " FROM %1$s ORDER BY type",
+	/* (name, name): the primary key's columns, the type column's. */
+	[F_SHAPE] = "SELECT (SELECT GROUP_CONCAT(COLUMN_NAME ORDER BY"
+	    " SEQ_IN_INDEX) FROM information_schema.STATISTICS"
+	    " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?"
+	    " AND INDEX_NAME = 'PRIMARY'), (SELECT COLUMN_TYPE"
+	    " FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE()"
+	    " AND TABLE_NAME = ? AND COLUMN_NAME = 'type')",
 };
 
 static const char *const purposes[F_N] = {
@@ -110,6 +117,7 @@ static const char *const purposes[F_N] = {
 	[F_ROLLBACK] = "roll the claim back",
 	[F_SET_PAUSE] = "set a type's pause flag",
 	[F_ROWS] = "read the control table",
+	[F_SHAPE] = "read the control table's indexes",
 };
 
 /* One type of the run's claims, as the control row had it this claim. */
@@ -134,6 +142,12 @@ struct flow {
 	struct flow_type *types;
 	size_t ntypes;
 };
+
+const char *
+flow_unit(unsigned long period)
+{
+	return period == 3600 ? "h" : period == 60 ? "min" : "s";
+}
 
 const char *
 flow_table(const struct flow *f)
@@ -697,6 +711,21 @@ flow_set_paused(struct flow *f, const char *type, int paused, char *err,
 	struct db_arg args[] = { DB_STR(type), DB_NUM(paused != 0) };
 
 	return run(f, F_SET_PAUSE, args, 2, err, errlen);
+}
+
+enum db_status
+flow_shape(struct flow *f, char **primary, char **type_column, char *err,
+    size_t errlen)
+{
+	struct db_arg args[] = { DB_STR(f->name), DB_STR(f->name) };
+	char *cols[2] = { NULL, NULL };
+	enum db_status st;
+	int found;
+
+	st = one(f, F_SHAPE, args, 2, cols, 2, &found, err, errlen);
+	*primary = cols[0];
+	*type_column = cols[1];
+	return st;
 }
 
 static struct flow_state *

@@ -69,6 +69,14 @@ enum db_status flow_read(struct flow *f, const char *only,
                          struct flow_states *out, char *err, size_t errlen);
 void flow_states_free(struct flow_states *s);
 
+/* For check: the control table's primary key columns ("type") and the
+ * type column's SQL type ("varbinary(64)"), malloc'ed, NULL if none. */
+enum db_status flow_shape(struct flow *f, char **primary,
+                          char **type_column, char *err, size_t errlen);
+
+/* "s", "min" or "h": the unit a rate with period seconds is written in. */
+const char *flow_unit(unsigned long period);
+
 /* The control table's name (unquoted). */
 const char *flow_table(const struct flow *f);
 

@@ -134,10 +134,48 @@ queue_figures(FILE *f, const struct queue_backlog *q)
 		    NULL, q->rows[i].lag > 0 ? (double)q->rows[i].lag : 0);
 }
 
+/* Flow control (src/flow.c): what holds each type back now. */
+static void
+flow_figures(FILE *f, const struct flow_states *s)
+{
+	size_t i;
+
+	header(f, "jobrun_flow_paused", "1 when the type is paused (jobrun "
+	    "pause), by type.");
+	for (i = 0; i < s->n; i++)
+		by_type(f, "jobrun_flow_paused", s->rows[i].type, NULL, NULL,
+		    s->rows[i].paused);
+	header(f, "jobrun_flow_concurrency", "The type's concurrency cap in "
+	    "this host's configuration, by type.");
+	for (i = 0; i < s->n; i++)
+		if (s->rows[i].concurrency)
+			by_type(f, "jobrun_flow_concurrency", s->rows[i].type,
+			    NULL, NULL, (double)s->rows[i].concurrency);
+	header(f, "jobrun_flow_in_use", "Places of the cap in use: the "
+	    "type's jobs in processing, by capped type.");
+	for (i = 0; i < s->n; i++)
+		if (s->rows[i].concurrency)
+			by_type(f, "jobrun_flow_in_use", s->rows[i].type,
+			    NULL, NULL, (double)s->rows[i].in_use);
+	header(f, "jobrun_flow_rate_tokens", "Starts the rate limit allows "
+	    "now (its bucket), by rated type.");
+	for (i = 0; i < s->n; i++)
+		if (s->rows[i].rate)
+			by_type(f, "jobrun_flow_rate_tokens", s->rows[i].type,
+			    NULL, NULL, s->rows[i].tokens);
+	header(f, "jobrun_flow_throttled", "1 when the type's cap is full or "
+	    "its rate allows no start now, by limited type.");
+	for (i = 0; i < s->n; i++)
+		if (s->rows[i].concurrency || s->rows[i].rate)
+			by_type(f, "jobrun_flow_throttled", s->rows[i].type,
+			    NULL, NULL, s->rows[i].full ||
+			    s->rows[i].throttled);
+}
+
 int
 metrics_write(const char *path, const struct run_stats *stats,
-    int exit_status, const struct queue_backlog *queue, char *err,
-    size_t errlen)
+    int exit_status, const struct queue_backlog *queue,
+    const struct flow_states *flow, char *err, size_t errlen)
 {
 	char tmp[4096];
 	double now = (double)time(NULL), last = previous_success(path);
@@ -172,6 +210,8 @@ metrics_write(const char *path, const struct run_stats *stats,
 	}
 	if (queue != NULL)
 		queue_figures(f, queue);
+	if (flow != NULL)
+		flow_figures(f, flow);
 	if (fflush(f) != 0 || ferror(f) || fsync(fd) != 0) {
 		errf(err, errlen, "write metrics %s: %s", tmp, strerror(errno));
 		fclose(f);

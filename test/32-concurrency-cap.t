@@ -7,7 +7,7 @@
 # configuration error that names the migration.
 . "${0%/*}/lib.sh"
 
-plan 19
+plan 23
 setup_db
 
 # Sizes: the handler sleeps 200 ms; under ASan and valgrind every start
@@ -57,6 +57,12 @@ is "$rc" 78 "concurrency without the control table: configuration error (78)"
 like "$err" "\\[type\\.capped\\] concurrency needs the control table polling_jobs_flow \\(apply sql/003_flow\\.sql\\)" \
     "the message names the key, the table and the migration"
 is "$(count "status = 'pending' AND attempts = 0")" 3 "no job was touched"
+run jobrun check
+like "$out" "
+problem +$CONF: \\[type\\.capped\\] concurrency needs the control table polling_jobs_flow \\(apply sql/003_flow\\.sql\\)[^
+]*
+ +fix: sql/003_flow\\.sql
+" "check: the missing control table is a problem, the migration its fix"
 
 sql "$(cat "$TOP/sql/003_flow.sql")" || bail_out "cannot apply sql/003_flow.sql"
 
@@ -115,6 +121,17 @@ three_held() {
 wait_for 30 three_held ||
     bail_out "runner A's handlers did not start"
 is "$(count "status = 'processing'")" 3 "runner A (--jobs=4) holds exactly the 3 slots"
+run jobrun status
+like "$out" "
+capped +full +3 +3 +- +- +-$" "status: capped is full, 3 in use of 3"
+run jobrun status --json
+is "$(jpy '[(f["type"], f["in_use"], f["concurrency"], f["full"]) for f in d["flow"]]' <<<"$out")" \
+    '[["capped", 3, 3, true]]' "status --json: in_use 3, concurrency 3, full"
+run jobrun --metrics-file="$T/metrics" --max-seconds=1
+is "$(grep -E '^jobrun_flow_(in_use|concurrency|throttled)' "$T/metrics")" \
+'jobrun_flow_concurrency{type="capped"} 3
+jobrun_flow_in_use{type="capped"} 3
+jobrun_flow_throttled{type="capped"} 1' "the metrics file: the cap, its places in use, held back"
 kill -9 "$a_pid"
 wait "$a" 2>/dev/null
 for p in $(cat "$T/pids"); do kill -9 -- "-$p" 2>/dev/null; done

@@ -7,7 +7,7 @@
 # a configuration error that names the migration.
 . "${0%/*}/lib.sh"
 
-plan 22
+plan 26
 setup_db
 
 jobs=60
@@ -105,6 +105,25 @@ is "$rc/$(count "type = 'work' AND status = 'pending'")" "0/$left" \
 is "$(count "type = 'other' AND status = 'success'")" 1 "other types still run"
 run jobrun --type=work
 is "$rc/$(records starts)" "0/$started" "nor does a run of --type=work"
+
+# --- what status, check and the metrics file say ------------------------------------
+
+run jobrun status
+like "$out" "
+Flow control \\(polling_jobs_flow; limits from ${CONF//./\\.}\\):
+TYPE +HELD BACK +IN USE +CAP +RATE +BURST +STARTS
+work +paused +0 +- +- +- +-$" "status: a section on flow control shows work paused"
+run jobrun status --json --type=work
+is "$(jpy 'd["flow"]' <<<"$out")" \
+    '[{"type": "work", "paused": true, "in_use": 0, "concurrency": null, "rate": null, "full": false, "throttled": false}]' \
+    "status --json: flow has work, paused"
+run jobrun check
+like "$out" "
+ok +control table polling_jobs_flow: primary key \\(type\\), 1 paused type\\(s\\)
+" "check: the control table, its key, and the paused type"
+run jobrun --metrics-file="$T/metrics"
+is "$(grep '^jobrun_flow_paused' "$T/metrics")" 'jobrun_flow_paused{type="work"} 1' \
+    "the metrics file says work is paused"
 
 # --- resume ---------------------------------------------------------------------------
 
