@@ -35,7 +35,6 @@
  * table), so every run stops starting jobs of a paused type within one
  * claim.  Types without limits keep the plain autocommit claim.
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -482,7 +481,7 @@ judge(struct flow *f, struct flow_type *t, int *room, char *err,
 		if (t->tokens < 1) {
 			need = (1 - t->tokens) / per_s * 1000;
 			t->held = 1;
-			t->wait_ms = (int64_t)ceil(need) + 1;
+			t->wait_ms = (int64_t)need + 1;	/* at least ceil */
 			goto out;
 		}
 	}
@@ -515,6 +514,37 @@ take(struct flow *f, const struct flow_type *t, char *err, size_t errlen)
 	snprintf(tokens, sizeof tokens, "%.6f", left);
 	snprintf(now, sizeof now, "%.6f", t->now);
 	return run(f, F_TAKE, args, 3, err, errlen);
+}
+
+/* Whether the server's last reply says our transaction is still open.
+ * On Galera a replicated write can roll a local transaction back while
+ * it waits between two statements, and a prepared statement sent after
+ * that may run on its own, in autocommit, without an error. */
+static int
+in_transaction(const struct flow *f)
+{
+	return f->q->db->conn != NULL &&
+	    (f->q->db->conn->server_status & SERVER_STATUS_IN_TRANS) != 0;
+}
+
+/* A claim that committed on its own, outside our transaction (so with no
+ * cap or bucket judged): give the job back, its attempt not spent, before
+ * any handler sees it, and have the transaction run again. */
+static enum db_status
+undo_lone_claim(struct flow *f, const char *token, struct job *job,
+    char *err, size_t errlen)
+{
+	enum db_status st;
+	int owned;
+
+	f->in_txn = 0;
+	st = queue_release(f->q, job, token, &owned, err, errlen);
+	f->in_txn = 1;
+	if (st != DB_OK)
+		return st;
+	errf(err, errlen, "claim a job: the transaction was rolled back "
+	    "under it");
+	return DB_CONFLICT;
 }
 
 /* One try of the claim's transaction over the limited, unpaused types. */
@@ -551,10 +581,20 @@ claim_limited_once(struct flow *f, unsigned long lock_seconds,
 		    claimed, err, errlen);
 		f->q->in_txn = 0;
 	}
+	/* The claim's own reply and the read after it came back outside the
+	 * transaction: the claim stands alone.  Give it back. */
+	if (st == DB_OK && *claimed && !in_transaction(f))
+		st = undo_lone_claim(f, token, job, err, errlen);
 	if (st == DB_OK && *claimed) {
 		t = find(f, job->type);
 		if (t != NULL && t->limits != NULL)
 			st = take(f, t, err, errlen);
+	}
+	/* Rolled back after the claim: the claim went with it. */
+	if (st == DB_OK && *claimed && !in_transaction(f)) {
+		errf(err, errlen, "claim a job: the transaction was rolled "
+		    "back under it");
+		st = DB_CONFLICT;
 	}
 	if (st == DB_OK)
 		st = run(f, F_COMMIT, NULL, 0, err, errlen);
@@ -595,6 +635,7 @@ claim_limited(struct flow *f, unsigned long lock_seconds, const char *token,
 		    db_connection_lost(f->q->db->last_errno) &&
 		    !f->q->db->timed_out && tries == 0)))
 			return st;
+		f->q->counters.conflicts++;	/* -v reports them */
 		if (st == DB_CONFLICT) {
 			ms = poll_ms() / 4 << (tries < 4 ? tries : 4);
 			ts.tv_sec = ms / 1000;
@@ -662,7 +703,11 @@ flow_claim(struct flow *f, const char *const *types, size_t ntypes,
 	*claimed = 0;
 	*wait_ms = 0;
 	set_types(f, types, ntypes);
-	st = read_paused(f, err, errlen);
+	/* A limited type's flag is read under its row lock anyway. */
+	for (i = 0; i < f->ntypes; i++)
+		nplain += f->types[i].limits == NULL;
+	st = nplain > 0 ? read_paused(f, err, errlen) : DB_OK;
+	nplain = 0;
 	for (i = 0; st == DB_OK && i < f->ntypes; i++) {
 		if (f->types[i].paused)
 			continue;

@@ -749,7 +749,10 @@ read_job(struct queue *q, uint64_t id, const char *token, struct job *job,
 		if (rc == 0)
 			errf(err, errlen, "read the claimed job %llu in %s: "
 			    "row vanished", (unsigned long long)id, q->table);
-		return DB_ERROR;
+		/* flow control hook: inside flow.c's transaction, Galera
+		 * rolled the claim back under us (a replicated write won):
+		 * flow.c runs the transaction again. */
+		return rc == 0 && q->in_txn ? DB_CONFLICT : DB_ERROR;
 	}
 	db_done(q->stmt[which]);
 	if (cols[4] != NULL)
