@@ -116,7 +116,10 @@ is "$rc/$(count "status = 'success' AND attempts = 1")" 0/10 \
     "a run with --jobs=10 ran the 10 jobs"
 span=$(records span)
 diag "the 10 starts took $span s (5 / $rate = $(echo "5 / $rate" | bc -l | cut -c1-4), 9 / $rate without the burst)"
-ok "after the burst the rate holds: the 10 starts took >= 0.9 x 5 / $rate s ($span)" \
-    between_dec "$span" "$(echo "0.9 * 5 / $rate" | bc -l)" 1000
+# Claims 1..10 are at least 5 / R s apart; the handlers' own start times
+# may differ from their claims' by a fork, so one start's worth (1 / R)
+# is allowed.
+ok "after the burst the rate holds: the 10 starts took >= 4 / $rate s ($span)" \
+    between_dec "$span" "$(echo "4 / $rate" | bc -l)" 1000
 ok "the burst saved 5 starts: they took less than 9 / $rate s ($span)" \
     between_dec "$span" 0 "$(echo "9 / $rate" | bc -l)"
