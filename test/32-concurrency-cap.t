@@ -7,7 +7,7 @@
 # configuration error that names the migration.
 . "${0%/*}/lib.sh"
 
-plan 24
+plan 26
 setup_db
 
 # Sizes: the handler sleeps 200 ms; under ASan and valgrind every start
@@ -169,6 +169,44 @@ PY
 }
 is "$(restarted_early)" "" "each of the dead runner's jobs started again only after its own lock expired"
 is "$(records overlap)" 3 "afterwards at no instant did more than 3 run"
+
+# --- the connection killed while a slot waits for the cap ------------------------
+
+# concurrency = 1, --jobs=2: one slot runs a handler the test holds, the
+# other polls the full cap, a transaction every 20-40 ms; the session is
+# KILLed under them.  The run makes the connection again, its flow
+# statements with it, and both jobs run once.
+write_config <<EOF2
+[run]
+lock_seconds = 30
+
+[type.capped]
+handler = exec
+command = $HANDLERS/wait-for-file $T/started $T/go
+concurrency = 1
+EOF2
+enqueue 2
+rm -f "$T/started" "$T/go"
+jobrun_bg --jobs=2 -v --json >"$T/out" 2>"$T/err"
+wait_for 30 test -e "$T/started" || bail_out "the handler did not start"
+conn=$(sql "SELECT id FROM information_schema.PROCESSLIST
+    WHERE db = '$DB' AND id <> CONNECTION_ID() AND user = 'root'" | head -n 1)
+sql "KILL $conn"
+# The waiting slot's next try, not the handler's mark, meets the dead
+# session: the test lets the handler go only once the run has a new one.
+reconnected() {
+	local now
+	now=$(sql "SELECT id FROM information_schema.PROCESSLIST
+	    WHERE db = '$DB' AND id <> CONNECTION_ID() AND user = 'root'" |
+	    head -n 1)
+	[ -n "$now" ] && [ "$now" != "$conn" ]
+}
+wait_for 30 reconnected || diag "the run did not connect again"
+touch "$T/go"
+wait "$bg"
+is "$?/$(count "status = 'success' AND attempts = 1")" 0/2 \
+    "the session KILLed while a slot waited for the cap: exit 0, both jobs once"
+like "$(cat "$T/err")" 'made again 1 time\(s\)' "-v says the connection was made again"
 
 # --- the plain claim is untouched ---------------------------------------------------
 
