@@ -243,10 +243,16 @@ run(struct flow *f, enum flow_stmt which, const struct db_arg *args,
 		    && !db->timed_out && !again) {
 			again = 1;
 			st = reconnect(f, cause, sizeof cause);
-		} else if (st != DB_CONFLICT)
+		} else if (st != DB_CONFLICT) {
 			break;
-		else
+		} else {
+			/* As queue.c: a short pause, doubled each time, so
+			 * that two writers do not collide again in step. */
+			struct timespec ts = { 0, 2000000L << tries };
+
+			nanosleep(&ts, NULL);
 			st = DB_OK;
+		}
 	}
 	if (st != DB_OK)
 		errf(err, errlen, "%s in %s: %s", purposes[which], f->table,
