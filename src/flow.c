@@ -31,9 +31,10 @@
  * slots of a runner that died come back once its locks expire, without
  * waiting for the next run's start.
  *
- * Pause is read before every claim (one primary-key range read of a tiny
- * table), so every run stops starting jobs of a paused type within one
- * claim.  Types without limits keep the plain autocommit claim.
+ * Pause is read before every claim (one read of a table of a row per
+ * type), so every run stops starting jobs of a paused type within one
+ * claim; a limited type's flag is read again under its row lock.  Types
+ * without limits keep the plain autocommit claim.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -43,6 +43,9 @@ enqueue() {	# enqueue N: N due jobs c1..cN of type capped
 count() {
 	sql "SELECT COUNT(*) FROM polling_jobs WHERE $1"
 }
+calc() {	# calc EXPR: EXPR's value, as Python computes it (3 decimals)
+	python3 -c 'import sys; print("%.3f" % eval(sys.argv[1]))' "$1"
+}
 records() {	# records WHAT [ARG]: test/flow-records.py over $T/rec
 	python3 "$TOP/test/flow-records.py" "$1" "$T/rec" "${@:2}"
 }
@@ -101,7 +104,7 @@ is "$(count "status = 'success' AND attempts = 1")" "$jobs" \
 is "$(records starts)" "$jobs" "each handler started once"
 is "$(records overlap)" 3 "at no instant did more than 3 handlers run (3 did)"
 busy=$(records busy 3)
-diag "the cap in use $busy of the time: $(records rate) starts/s (3 / $secs s = $(echo "3 / $secs" | bc))"
+diag "the cap in use $busy of the time: $(records rate) starts/s (3 / $secs s = $(calc "3 / $secs"))"
 ok "the drain ran near the cap: handlers ran 3 at a time for >= $near of it ($busy)" \
     at_least "$busy" "$near"
 is "$(sql "SELECT claims FROM polling_jobs_flow WHERE type = 'capped'")" "$jobs" \
