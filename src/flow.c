@@ -437,6 +437,26 @@ read_paused(struct flow *f, char *err, size_t errlen)
 	return rc < 0 ? DB_ERROR : DB_OK;
 }
 
+double
+flow_bucket(const struct cfg_flow *l, double tokens, double refilled_at,
+    double now, int64_t *wait_ms)
+{
+	double per_s;
+
+	*wait_ms = 0;
+	if (!l->rate)
+		return tokens;
+	per_s = (double)l->rate / (double)l->period;
+	/* A clock that went back refills nothing. */
+	if (now > refilled_at)
+		tokens += (now - refilled_at) * per_s;
+	if (tokens > (double)l->burst)
+		tokens = (double)l->burst;
+	if (tokens < 1)	/* whole ms, rounded up: never early */
+		*wait_ms = (int64_t)((1 - tokens) / per_s * 1000) + 1;
+	return tokens;
+}
+
 /* A poll interval for a full type: FLOW_POLL_MS plus as much at random. */
 static int64_t
 poll_ms(void)
@@ -458,7 +478,6 @@ judge(struct flow *f, struct flow_type *t, int *room, char *err,
 	const struct cfg_flow *l = t->limits;
 	char *cols[4] = { NULL };
 	enum db_status st;
-	double per_s, need;
 	int found;
 
 	*room = 0;
@@ -476,21 +495,12 @@ judge(struct flow *f, struct flow_type *t, int *room, char *err,
 		t->paused = 1;
 		goto out;
 	}
-	t->tokens = number(cols[1]);
 	t->now = number(cols[3]);
-	if (l->rate) {
-		per_s = (double)l->rate / (double)l->period;
-		/* A clock that went back refills nothing. */
-		if (t->now > number(cols[2]))
-			t->tokens += (t->now - number(cols[2])) * per_s;
-		if (t->tokens > (double)l->burst)
-			t->tokens = (double)l->burst;
-		if (t->tokens < 1) {
-			need = (1 - t->tokens) / per_s * 1000;
-			t->held = 1;
-			t->wait_ms = (int64_t)need + 1;	/* at least ceil */
-			goto out;
-		}
+	t->tokens = flow_bucket(l, number(cols[1]), number(cols[2]), t->now,
+	    &t->wait_ms);
+	if (l->rate && t->wait_ms > 0) {
+		t->held = 1;
+		goto out;
 	}
 	if (l->concurrency) {
 		free_cols(cols, 4);
@@ -815,8 +825,6 @@ fill_state(struct flow *f, struct flow_state *s, char *err, size_t errlen)
 	s->in_use = queue_number(col);
 	free(col);
 	s->full = s->concurrency && s->in_use >= s->concurrency;
-	if (s->tokens > (double)s->burst)
-		s->tokens = (double)s->burst;
 	s->throttled = s->rate && s->tokens < 1;
 	return st;
 }
@@ -829,6 +837,7 @@ flow_read(struct flow *f, const char *only, struct flow_states *out,
 	struct flow_state *s;
 	char *cols[5] = { NULL };
 	enum db_status st;
+	int64_t wait;
 	size_t i;
 	int rc;
 
@@ -841,12 +850,9 @@ flow_read(struct flow *f, const char *only, struct flow_states *out,
 			s = state_of(out, cols[0]);
 			s->paused = number(cols[1]) != 0;
 			t = cfg_find_type(f->cfg, cols[0]);
-			s->tokens = number(cols[2]);
-			if (t != NULL && t->flow.rate && number(cols[4]) >
-			    number(cols[3]))
-				s->tokens += (number(cols[4]) -
-				    number(cols[3])) * (double)t->flow.rate /
-				    (double)t->flow.period;
+			s->tokens = t == NULL ? number(cols[2]) :
+			    flow_bucket(&t->flow, number(cols[2]),
+			    number(cols[3]), number(cols[4]), &wait);
 		}
 		free_cols(cols, 5);
 	}

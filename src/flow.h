@@ -38,6 +38,13 @@ enum db_status flow_claim(struct flow *f, const char *const *types,
                           const char *token, struct job *job, int *claimed,
                           int64_t *wait_ms, char *err, size_t errlen);
 
+/* The token bucket of a rate limit, a pure function: tokens saved at
+ * refilled_at, refilled at l's rate to now (server seconds) and capped at
+ * its burst.  *wait_ms is 0 when a start is allowed now, else how long
+ * until one is (never too early).  Without a rate, tokens as they are. */
+double flow_bucket(const struct cfg_flow *l, double tokens,
+                   double refilled_at, double now, int64_t *wait_ms);
+
 /* Sleep wait_ms, or until deadline (now_ms()) or stop() says so,
  * whichever is first; 1 when the run may claim again. */
 int flow_wait(int64_t wait_ms, int64_t deadline, int (*stop)(void));
