@@ -508,44 +508,55 @@ may_claim(const struct cycle *cy)
 
 /* Claim the run's next job for a slot: 1 with job and token filled in,
  * 0 when the run claims no more (its budget spent, a signal, nothing
- * due, a database error). */
+ * due, a database error) or, with *wait_ms > 0, none now (flow control
+ * held every due type back). */
 static int
-claim_next(struct cycle *cy, struct job *job, char *token, size_t tokenlen)
+claim_once(struct cycle *cy, struct job *job, char *token, size_t tokenlen,
+    int64_t *wait_ms)
 {
 	enum db_status st;
 	char err[1024];
 	int claimed = 0;
-	int64_t wait_ms = 0;
 
-	do {
-		if (connection_take(cy, 0) != 0)
-			return 0;
-		wait_ms = 0;
-		if (may_claim(cy)) {
-			snprintf(token, tokenlen, "%s:%llu", cy->prefix,
-			    (unsigned long long)cy->stats->claimed + 1);
-			/* flow control hook: caps, rates and pauses */
-			st = cy->opts->flow != NULL ? flow_claim(cy->opts->flow,
-			    cy->types, cy->ntypes, cy->cfg->run.lock_seconds,
-			    token, job, &claimed, &wait_ms, err, sizeof err) :
-			    queue_claim(cy->q, cy->types, cy->ntypes,
-			    cy->cfg->run.lock_seconds, token, job, &claimed, err,
-			    sizeof err);
-			if (st != DB_OK)
-				run_failed(cy, st, err);
-			else {
-				cy->ext_retry_at = 0;
-				if (!claimed && wait_ms == 0)
-					cy->drained = 1;
-				else if (claimed)
-					cy->stats->claimed++;
-			}
+	*wait_ms = 0;
+	if (connection_take(cy, 0) != 0)
+		return 0;
+	if (may_claim(cy)) {
+		snprintf(token, tokenlen, "%s:%llu", cy->prefix,
+		    (unsigned long long)cy->stats->claimed + 1);
+		st = cy->opts->flow != NULL ?	/* flow control hook */
+		    flow_claim(cy->opts->flow, cy->types, cy->ntypes,
+		    cy->cfg->run.lock_seconds, token, job, &claimed, wait_ms,
+		    err, sizeof err) :
+		    queue_claim(cy->q, cy->types, cy->ntypes,
+		    cy->cfg->run.lock_seconds, token, job, &claimed, err,
+		    sizeof err);
+		if (st != DB_OK)
+			run_failed(cy, st, err);
+		else {
+			cy->ext_retry_at = 0;
+			if (!claimed && *wait_ms == 0)	/* flow control hook */
+				cy->drained = 1;
+			else if (claimed)
+				cy->stats->claimed++;
 		}
-		connection_give(cy);
-		/* flow control hook: a held-back type with due jobs is tried
-		 * again later in the run */
-	} while (!claimed && wait_ms > 0 && flow_wait(wait_ms, cy->deadline,
-	    run_stop_requested));
+	}
+	connection_give(cy);
+	return claimed;
+}
+
+/* flow control hook: a type held back by its cap or rate while it has
+ * due jobs is tried again later in the run, not taken for drained. */
+static int
+claim_next(struct cycle *cy, struct job *job, char *token, size_t tokenlen)
+{
+	int64_t wait_ms;
+	int claimed;
+
+	while (!(claimed = claim_once(cy, job, token, tokenlen, &wait_ms)) &&
+	    wait_ms > 0 && flow_wait(wait_ms, cy->deadline,
+	    run_stop_requested))
+		;
 	return claimed;
 }
 

@@ -9,8 +9,8 @@
 #include <stdint.h>
 
 #include "config.h"
-#include "flow.h"
 #include "db.h"
+#include "flow.h"
 #include "log.h"
 #include "queue.h"
 
