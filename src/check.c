@@ -310,7 +310,7 @@ check_flow(struct ctx *c, struct report *r, char *err, size_t errlen)
 	enum db_status st;
 	size_t i, paused = 0;
 
-	st = flow_open(c->q, &c->cfg, 0, &f, err, errlen);
+	st = flow_open(c->q, &c->cfg, &f, err, errlen);
 	if (st == DB_SCHEMA) {
 		note(r, PROBLEM, FLOW_MIGRATION, "%s", err);
 		return DB_OK;

@@ -317,7 +317,7 @@ limited(const struct cfg *cfg, const char **key)
 }
 
 enum db_status
-flow_open(struct queue *q, const struct cfg *cfg, int ensure, struct flow **out,
+flow_open(struct queue *q, const struct cfg *cfg, struct flow **out,
     char *err, size_t errlen)
 {
 	struct flow *f = xcalloc(1, sizeof *f);
@@ -325,8 +325,6 @@ flow_open(struct queue *q, const struct cfg *cfg, int ensure, struct flow **out,
 	enum db_status st = DB_SCHEMA;
 	char cause[512] = "name too long";
 	struct queue_counters c;
-	struct db_arg arg;
-	size_t i;
 	int n;
 
 	*out = NULL;
@@ -354,15 +352,6 @@ flow_open(struct queue *q, const struct cfg *cfg, int ensure, struct flow **out,
 	if (st != DB_OK) {
 		errf(err, errlen, "%s in %s: %s", purposes[F_PROBE], f->name,
 		    cause);
-		flow_close(f);
-		return st;
-	}
-	for (i = 0; ensure && st == DB_OK && i < cfg->ntypes; i++)
-		if (cfg->types[i].flow.concurrency || cfg->types[i].flow.rate) {
-			arg = DB_STR(cfg->types[i].name);
-			st = run(f, F_ENSURE, &arg, 1, err, errlen);
-		}
-	if (st != DB_OK) {
 		flow_close(f);
 		return st;
 	}

@@ -18,12 +18,11 @@
 struct flow;
 
 /* The control table next to q's job table, for the types of cfg: probed
- * once.  *f is NULL when the table is missing and no type sets
- * concurrency, rate or burst (a run then claims as before).  Missing while
- * a type needs it is DB_SCHEMA with err naming the key and the migration.
- * With ensure, the rows of the types that have limits are made (the claim
- * locks them). */
-enum db_status flow_open(struct queue *q, const struct cfg *cfg, int ensure,
+ * once (one statement prepared).  *f is NULL when the table is missing and
+ * no type sets concurrency or rate (a run then claims as before).  Missing
+ * while a type needs it is DB_SCHEMA with err naming the key and the
+ * migration.  A limited type's row is made by its first claim. */
+enum db_status flow_open(struct queue *q, const struct cfg *cfg,
                          struct flow **f, char *err, size_t errlen);
 void flow_close(struct flow *f);
 

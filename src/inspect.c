@@ -245,7 +245,7 @@ cmd_status(struct ctx *c)
 	    err, sizeof err);
 	/* flow control hook: shown when the control table exists */
 	if (st == DB_OK &&
-	    (st = flow_open(c->q, &c->cfg, 0, &f, err, sizeof err)) ==
+	    (st = flow_open(c->q, &c->cfg, &f, err, sizeof err)) ==
 	    DB_SCHEMA) {
 		/* The backlog is still worth showing. */
 		log_msg(&c->lg, LV_WARN, "%s", err);

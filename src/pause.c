@@ -34,7 +34,7 @@ set_paused(struct ctx *c, int paused)
 	enum db_status st;
 	char err[1024];
 
-	st = flow_open(c->q, &c->cfg, 0, &f, err, sizeof err);
+	st = flow_open(c->q, &c->cfg, &f, err, sizeof err);
 	if (st == DB_OK && f == NULL) {
 		log_msg(&c->lg, LV_ERROR, "%s %s: the control table %s%s is "
 		    "missing (apply %s)", c->cli.command, type,
