@@ -248,6 +248,13 @@ cmd_run(struct ctx *c)
 	}
 	st = run_cycle(&c->cfg, &c->db, c->q, &opts, &c->lg, &stats, err,
 	    sizeof err);
+	/* flow control hook: what a full cap's recovery gave back counts */
+	if (flow_recovered(opts.flow) > 0) {
+		stats.recovered += flow_recovered(opts.flow);
+		log_msg(&c->lg, LV_WARN, "recovered %llu job(s) whose runner's "
+		    "lock expired while a concurrency cap was full",
+		    (unsigned long long)flow_recovered(opts.flow));
+	}
 	if (st != DB_OK) {
 		cmd_db_error(c, st, err);
 		if (jobs_in_hand(&stats) == 1)

@@ -139,9 +139,16 @@ struct flow {
 	uint64_t reconnects;	/* the queue's count they were prepared at */
 	int in_txn;
 	int64_t recover_at;	/* no recovery for a full type before */
+	uint64_t recovered;	/* jobs it gave back in this run */
 	struct flow_type *types;
 	size_t ntypes;
 };
+
+uint64_t
+flow_recovered(const struct flow *f)
+{
+	return f != NULL ? f->recovered : 0;
+}
 
 const char *
 flow_unit(unsigned long period)
@@ -688,6 +695,7 @@ held_wait(struct flow *f, int64_t *wait_ms, char *err, size_t errlen)
 			f->recover_at = now_ms() + FLOW_RECOVER_MS;
 			st = queue_recover(f->q, f->cfg->run.recover_limit,
 			    &recovered, err, errlen);
+			f->recovered += recovered;
 			if (st == DB_OK && recovered > 0)
 				t->wait_ms = 0;
 		}

@@ -44,6 +44,10 @@ enum db_status flow_claim(struct flow *f, const char *const *types,
 double flow_bucket(const struct cfg_flow *l, double tokens,
                    double refilled_at, double now, int64_t *wait_ms);
 
+/* Jobs whose runner's lock expired that a run gave back while a cap was
+ * full (after its start's recovery); 0 for NULL. */
+uint64_t flow_recovered(const struct flow *f);
+
 /* Sleep wait_ms, or until deadline (now_ms()) or stop() says so,
  * whichever is first; 1 when the run may claim again. */
 int flow_wait(int64_t wait_ms, int64_t deadline, int (*stop)(void));

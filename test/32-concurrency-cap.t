@@ -7,7 +7,7 @@
 # configuration error that names the migration.
 . "${0%/*}/lib.sh"
 
-plan 26
+plan 27
 setup_db
 
 # Sizes: the handler sleeps 200 ms; under ASan and valgrind every start
@@ -152,6 +152,8 @@ t0=$(date +%s.%N)
 jobrun_bg --jobs=4 -v >/dev/null 2>"$T/err"
 wait "$bg"
 is "$?" 0 "runner B ended well"
+like "$(cat "$T/err")" "9 claimed, 9 succeeded, 0 retried, 0 failed, 0 lost, 0 snoozed, 3 recovered in" \
+    "B's summary counts the 3 jobs it recovered (at its start or while the cap was full)"
 is "$(count "status = 'success'")" 9 "runner B ran all 9 jobs, the dead runner's 3 included"
 is "$(count "status = 'success' AND attempts = 2")" 3 \
     "the dead runner's 3 jobs count its attempt and B's: 2"
