@@ -23,7 +23,16 @@
  * nodes that both counted room for the same type, one loses certification
  * (1213) and its whole transaction is run again.  A deadlock or conflict
  * anywhere rolls the whole transaction back (the claim with it, so no
- * attempt is spent), and flow_claim starts it again.
+ * attempt is spent), and flow_claim starts it again.  Galera may also roll
+ * the transaction back between two statements, after which a prepared
+ * statement runs on its own in autocommit: a claim whose reply says no
+ * transaction is open is given back before any handler sees it.  A type's
+ * row is made by its first claim, inside the transaction.
+ *
+ * Two statements here read the job table (the count, and whether a held
+ * type has due jobs); they are flow control's, kept beside the rest of it
+ * rather than among queue.c's, which reaches flow.c only through the
+ * in_txn hooks marked "flow control hook".
  *
  * A job in processing whose lock expired still holds its slot: its runner
  * may only be slow, and the cap must hold.  Recovery gives the slot back;
