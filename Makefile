@@ -47,9 +47,9 @@ DEFS       = -DJOBRUN_VERSION='"$(VERSION)"' \
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) $(PKG_CFLAGS) $(DEFS) $(CFLAGS)
 
 SRC  = admin argv backoff check cli command config cron db enqueue exec \
-       fanin handler schedule sqlset \
+       fanin flow handler schedule sqlset \
        http inspect libcurl log main metrics noop queue queue_admin queue_info \
-       policy rawjson report runner queue_report dash dash_html replace \
+       pause policy rawjson report runner queue_report dash dash_html replace \
        utf8 util watchdog commands $(SRC_$(MARIADB))
 OBJ  = $(SRC:%=build/%.o)
 AOBJ = $(SRC:%=build/asan/%.o)
@@ -179,7 +179,8 @@ integration-asan: build/asan/jobrun
 # ThreadSanitizer: a data race is reported on stderr and exits 66, which
 # fails the test that met it.
 TSAN_TESTS = test/27-jobs.t test/60-signals.t test/61-frozen-server.t \
-             test/14-timeout.t test/23-lock-renewal.t test/65-chaos.t
+             test/14-timeout.t test/23-lock-renewal.t test/65-chaos.t \
+             test/32-concurrency-cap.t test/33-rate-limit.t
 integration-tsan: build/tsan/jobrun
 	TSAN_OPTIONS=exitcode=66 JOBRUN_TEST_DEB= \
 	  JOBRUN=$(CURDIR)/build/tsan/jobrun test/run -j2 $(TSAN_TESTS)

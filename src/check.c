@@ -19,6 +19,7 @@
 
 #include "command.h"
 #include "fanin.h"
+#include "flow.h"
 #include "libcurl.h"
 #include "report.h"
 #include "schedule.h"
@@ -348,6 +349,58 @@ check_fan_in(struct ctx *c, struct report *r)
 	fanin_close(&fi);
 }
 
+/* The control table of flow control (sql/003_flow.sql): needed by a
+ * type with a limit, optional otherwise; its primary key is what the
+ * claim locks, and its type column must compare bytes. */
+static enum db_status
+check_flow(struct ctx *c, struct report *r, char *err, size_t errlen)
+{
+	struct flow_states fs = { NULL, 0 };
+	char *primary = NULL, *column = NULL;
+	struct flow *f = NULL;
+	enum db_status st;
+	size_t i, paused = 0;
+
+	st = flow_open(c->q, &c->cfg, &f, err, errlen);
+	if (st == DB_SCHEMA) {
+		note(r, PROBLEM, FLOW_MIGRATION, "%s", err);
+		return DB_OK;
+	}
+	if (st != DB_OK)
+		return st;
+	if (f == NULL) {
+		note(r, OK, NULL, "flow control (concurrency, rate, pause) is "
+		    "off: no control table %s%s (%s adds it)",
+		    queue_name(c->q), FLOW_SUFFIX, FLOW_MIGRATION);
+		return DB_OK;
+	}
+	st = flow_shape(f, &primary, &column, err, errlen);
+	if (st == DB_OK)
+		st = flow_read(f, NULL, &fs, err, errlen);
+	if (st == DB_OK && (primary == NULL || strcmp(primary, "type") != 0))
+		note(r, PROBLEM, "drop the table and create it as in "
+		    FLOW_MIGRATION, "control table %s: primary key on (%s), "
+		    "expected (type)", flow_table(f),
+		    primary != NULL ? primary : "nothing");
+	else if (st == DB_OK && (column == NULL ||
+	    strncmp(column, "varbinary", 9) != 0))
+		note(r, PROBLEM, "drop the table and create it as in "
+		    FLOW_MIGRATION, "control table %s: column type is %s, "
+		    "expected varbinary (types compare byte for byte)",
+		    flow_table(f), column != NULL ? column : "missing");
+	else if (st == DB_OK) {
+		for (i = 0; i < fs.n; i++)
+			paused += fs.rows[i].paused != 0;
+		note(r, OK, NULL, "control table %s: primary key (type), "
+		    "%zu paused type(s)", flow_table(f), paused);
+	}
+	free(primary);
+	free(column);
+	flow_states_free(&fs);
+	flow_close(f);
+	return st;
+}
+
 static void
 on_setting(void *arg, const char *name, const char *value)
 {
@@ -407,6 +460,8 @@ cmd_check(struct ctx *c)
 		check_schedules(c, &r);
 		check_fan_in(c, &r);
 	}
+	if (st == DB_OK && usable)
+		st = check_flow(c, &r, err, sizeof err);
 	for (i = 0; i < c->cfg.ntypes; i++)
 		types[i] = c->cfg.types[i].name;
 	if (st == DB_OK && usable && c->cfg.ntypes > 0)

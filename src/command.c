@@ -170,13 +170,14 @@ take_single_lock(struct ctx *c, const char *type, char *name, size_t namelen)
  * jobs were handled. */
 static void
 write_metrics(struct ctx *c, const struct run_stats *stats, int status,
-    int db_ok)
+    int db_ok, struct flow *flow)
 {
 	const char *path = c->set.metrics_file;
 	struct queue_backlog backlog = { NULL, 0 };
 	struct sched_view *sched = NULL;
-	struct metrics_extra extra = { NULL, 0, NULL, 0, 0 };
+	struct metrics_extra extra = { NULL, 0, NULL, 0, 0, NULL };
 	struct fanin fi;
+	struct flow_states states = { NULL, 0 };
 	const char **known;
 	char err[1024];
 
@@ -206,10 +207,18 @@ write_metrics(struct ctx *c, const struct run_stats *stats, int status,
 		    err);
 		db_ok = 0;
 	}
+	/* flow control hook: the state of caps, rates and pauses */
+	if (db_ok && flow != NULL && flow_read(flow, NULL, &states, err,
+	    sizeof err) != DB_OK) {
+		log_msg(&c->lg, LV_WARN, "metrics without flow control: %s",
+		    err);
+		flow = NULL;
+	}
 	/* Not fatal (the jobs were handled) but never silent, not even
 	 * under -q: stale metrics are how monitoring would notice. */
 	extra.sched = sched;
 	extra.nsched = sched != NULL ? c->cfg.nschedules : 0;
+	extra.flow = db_ok && flow != NULL ? &states : NULL;
 	if (metrics_write(path, stats, status, db_ok ? &backlog : NULL,
 	    &extra, err, sizeof err) != 0)
 		log_msg(&c->lg, LV_ERROR, "%s", err);
@@ -217,6 +226,7 @@ write_metrics(struct ctx *c, const struct run_stats *stats, int status,
 	fanin_list_free((struct fanin_view *)extra.fanin, extra.nfanin);
 	fanin_close(&fi);
 	queue_backlog_free(&backlog);
+	flow_states_free(&states);
 	free(known);
 }
 
@@ -255,8 +265,21 @@ cmd_run(struct ctx *c)
 			return status;
 		opts.single_lock = single;
 	}
+	/* flow control hook: the control table, when there is one */
+	st = flow_open(c->q, &c->cfg, &opts.flow, err, sizeof err);
+	if (st != DB_OK) {
+		cmd_db_error(c, st, err);
+		return cmd_exit_for(st);
+	}
 	st = run_cycle(&c->cfg, &c->db, c->q, &opts, &c->lg, &stats, err,
 	    sizeof err);
+	/* flow control hook: what a full cap's recovery gave back counts */
+	if (flow_recovered(opts.flow) > 0) {
+		stats.recovered += flow_recovered(opts.flow);
+		log_msg(&c->lg, LV_WARN, "recovered %llu job(s) whose runner's "
+		    "lock expired while a concurrency cap was full",
+		    (unsigned long long)flow_recovered(opts.flow));
+	}
 	if (st != DB_OK) {
 		cmd_db_error(c, st, err);
 		if (jobs_in_hand(&stats) == 1)
@@ -293,7 +316,8 @@ cmd_run(struct ctx *c)
 	if (c->cli.json)
 		report_run_json(stdout, &stats, status == EX_OK,
 		    st != DB_OK ? err : NULL);
-	write_metrics(c, &stats, status, st == DB_OK);
+	write_metrics(c, &stats, status, st == DB_OK, opts.flow);
+	flow_close(opts.flow);
 	run_stats_free(&stats);
 	return status;
 }

@@ -97,5 +97,8 @@ int cmd_check(struct ctx *c);
 int cmd_report(struct ctx *c);
 int cmd_report_check(const struct cli *cli, char *err, size_t errlen);
 int cmd_schedules(struct ctx *c);
+int cmd_pause(struct ctx *c);
+int cmd_resume(struct ctx *c);
+int cmd_pause_check(const struct cli *cli, char *err, size_t errlen);
 
 #endif

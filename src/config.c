@@ -590,11 +590,74 @@ is_repeatable(const struct handler_kind *kind, const char *key)
 	return 0;
 }
 
+/* The longest cap and rate a type may have: far beyond what one table
+ * can serve, small enough that no arithmetic on them overflows. */
+#define FLOW_MAX 1000000UL
+
+/* The periods a rate may be counted in. */
+static const struct {
+	const char *unit;
+	unsigned long seconds;
+} periods[] = { { "s", 1 }, { "min", 60 }, { "h", 3600 } };
+
+int
+cfg_parse_rate(const char *value, unsigned long *rate, unsigned long *period)
+{
+	char num[32];
+	const char *slash = strchr(value, '/');
+	size_t i, n;
+
+	if (slash == NULL || (n = (size_t)(slash - value)) == 0 ||
+	    n >= sizeof num)
+		return -1;
+	memcpy(num, value, n);
+	num[n] = '\0';
+	if (parse_ulong(num, 1, FLOW_MAX, rate) != 0)
+		return -1;
+	for (i = 0; i < sizeof periods / sizeof periods[0]; i++)
+		if (strcmp(slash + 1, periods[i].unit) == 0) {
+			*period = periods[i].seconds;
+			return 0;
+		}
+	return -1;
+}
+
+/* The flow control keys every kind of type takes (src/flow.c applies
+ * them): 1 when key is not one, 0 when set, -1 with msg. */
+static int
+flow_key(struct cfg_flow *f, const char *key, const char *value, char *msg,
+    size_t msglen)
+{
+	if (strcmp(key, "concurrency") == 0) {
+		if (parse_ulong(value, 1, FLOW_MAX, &f->concurrency) == 0)
+			return 0;
+		snprintf(msg, msglen, "not a number of jobs in 1..%lu",
+		    FLOW_MAX);
+		return -1;
+	}
+	if (strcmp(key, "rate") == 0) {
+		if (cfg_parse_rate(value, &f->rate, &f->period) == 0)
+			return 0;
+		snprintf(msg, msglen, "not a rate: N/s, N/min or N/h with N "
+		    "in 1..%lu", FLOW_MAX);
+		return -1;
+	}
+	if (strcmp(key, "burst") == 0) {
+		if (parse_ulong(value, 1, FLOW_MAX, &f->burst) == 0)
+			return 0;
+		snprintf(msg, msglen, "not a number of starts in 1..%lu",
+		    FLOW_MAX);
+		return -1;
+	}
+	return 1;
+}
+
 /* Hand a collected [type.NAME] section to its handler kind. */
 static int
 finish_type(struct parser *p, struct pending_type *t, struct cfg_type *out)
 {
 	char section[CFG_TYPE_MAX + 8], msg[256], names[128];
+	int rc, burst_line = 0;
 	size_t i, j;
 
 	snprintf(section, sizeof section, "type.%s", t->name);
@@ -612,10 +675,17 @@ finish_type(struct parser *p, struct pending_type *t, struct cfg_type *out)
 			    !is_repeatable(t->kind, e->key))
 				return fail_twice(p, e->line, section, e->key,
 				    t->entries[j].line, e->continued);
-		if (t->kind->set(out->handler, e->key, e->value, msg,
-		    sizeof msg) != 0)
+		rc = flow_key(&out->flow, e->key, e->value, msg, sizeof msg);
+		if (rc < 0 || (rc > 0 && t->kind->set(out->handler, e->key,
+		    e->value, msg, sizeof msg) != 0))
 			return fail(p, e->line, section, e->key, "%s", msg);
+		if (strcmp(e->key, "burst") == 0)
+			burst_line = e->line;
 	}
+	if (burst_line != 0 && out->flow.rate == 0)
+		return fail(p, burst_line, section, "burst", "without rate");
+	if (out->flow.rate != 0 && out->flow.burst == 0)
+		out->flow.burst = 1;
 	if (t->kind->ready(out->handler, msg, sizeof msg) != 0)
 		return fail(p, t->handler_line, section, NULL, "%s", msg);
 	return 1;

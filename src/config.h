@@ -51,11 +51,21 @@ struct cfg_run {
 	char *metrics_file;	/* Prometheus textfile, or NULL */
 };
 
+/* Flow control of one type (src/flow.c), across every runner on every
+ * host: 0 for a limit not set. */
+struct cfg_flow {
+	unsigned long concurrency;	/* jobs in processing at once */
+	unsigned long rate;		/* handler starts per period */
+	unsigned long period;		/* seconds: 1, 60 or 3600 */
+	unsigned long burst;		/* starts saved up, at most */
+};
+
 /* One [type.NAME] section: the handler that runs jobs of that type. */
 struct cfg_type {
 	char *name;
 	const struct handler_kind *kind;
 	void *handler;		/* the kind's state, from kind->create */
+	struct cfg_flow flow;	/* concurrency, rate, burst */
 };
 
 /* One [schedule.NAME] section: a job of type enqueued at every slot of
@@ -124,6 +134,11 @@ void cfg_free(struct cfg *cfg);
 
 /* yes/no, true/false, on/off, 1/0 (any case) into *out; -1 otherwise. */
 int cfg_bool(const char *value, int *out);
+
+/* "R/s", "R/min" or "R/h" into R and the period's seconds; -1 when value
+ * is none of those. */
+int cfg_parse_rate(const char *value, unsigned long *rate,
+                   unsigned long *period);
 
 /* The [type.NAME] section for name, or NULL. */
 const struct cfg_type *cfg_find_type(const struct cfg *cfg, const char *name);

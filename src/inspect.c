@@ -16,6 +16,7 @@
 
 #include "command.h"
 #include "fanin.h"
+#include "flow.h"
 #include "rawjson.h"
 #include "report.h"
 #include "schedule.h"
@@ -117,7 +118,7 @@ print_status_text(const struct ctx *c, const struct queue_backlog *b)
 
 static void
 print_status_json(const struct ctx *c, const struct queue_backlog *b,
-    json_t *schedules, json_t *fan_ins)
+    json_t *schedules, json_t *fan_ins, json_t *flow)
 {
 	json_t *types = json_array(), *unhandled = json_array();
 	const char *handler;
@@ -142,9 +143,11 @@ print_status_json(const struct ctx *c, const struct queue_backlog *b,
 			json_array_append_new(unhandled,
 			    json_string(t->type));
 	}
-	report_json(json_pack("{s:o,s:o,s:o*,s:o*}", "types", types,
+	/* "flow" only with the control table: documents of tables without
+	 * it keep their keys. */
+	report_json(json_pack("{s:o,s:o,s:o*,s:o*,s:o*}", "types", types,
 	    "unhandled", unhandled, "schedules", schedules, "fan_ins",
-	    fan_ins));
+	    fan_ins, "flow", flow));
 }
 
 /* The schedules' part of status: their latest slot and lag. */
@@ -200,16 +203,89 @@ fanins_json(const struct fanin_view *v, size_t n)
 	return list;
 }
 
+/* What holds a type back now, in a word or two. */
+static const char *
+flow_word(const struct flow_state *s)
+{
+	if (s->paused)
+		return "paused";
+	if (s->full && s->throttled)
+		return "full,throttled";
+	return s->full ? "full" : s->throttled ? "throttled" : "-";
+}
+
+/* Flow control: caps in use, rates, pauses (after the backlog). */
+static void
+print_flow_text(const struct ctx *c, const struct flow *f,
+    const struct flow_states *fs)
+{
+	char cap[32], rate[48], burst[32], tokens[32], *type;
+	size_t i;
+
+	if (fs->n == 0)
+		return;
+	printf("\nFlow control (%s; limits from %s):\n", flow_table(f),
+	    c->cfg.path);
+	printf("%-24s %-15s %6s %6s %12s %6s %8s\n", "TYPE", "HELD BACK",
+	    "IN USE", "CAP", "RATE", "BURST", "STARTS");
+	for (i = 0; i < fs->n; i++) {
+		const struct flow_state *s = &fs->rows[i];
+
+		snprintf(cap, sizeof cap, s->concurrency ? "%lu" : "-",
+		    s->concurrency);
+		if (s->rate) {
+			snprintf(rate, sizeof rate, "%lu/%s", s->rate,
+			    flow_unit(s->period));
+			snprintf(tokens, sizeof tokens, "%.1f", s->tokens);
+			snprintf(burst, sizeof burst, "%lu", s->burst);
+		} else {
+			snprintf(rate, sizeof rate, "-");
+			snprintf(burst, sizeof burst, "-");
+			snprintf(tokens, sizeof tokens, "-");
+		}
+		type = utf8_escape_dup(s->type, 0);
+		printf("%-24s %-15s %6lu %6s %12s %6s %8s\n", type,
+		    flow_word(s), s->in_use, cap, rate, burst, tokens);
+		free(type);
+	}
+}
+
+static json_t *
+flow_json(const struct flow_states *fs)
+{
+	json_t *rows = json_array(), *rate;
+	size_t i;
+
+	for (i = 0; i < fs->n; i++) {
+		const struct flow_state *s = &fs->rows[i];
+
+		rate = s->rate ? json_pack("{s:I,s:s,s:I,s:f}", "count",
+		    (json_int_t)s->rate, "per", flow_unit(s->period), "burst",
+		    (json_int_t)s->burst, "tokens", s->tokens) : json_null();
+		json_array_append_new(rows, json_pack(
+		    "{s:s,s:b,s:I,s:o,s:o,s:b,s:b}",
+		    "type", s->type, "paused", s->paused,
+		    "in_use", (json_int_t)s->in_use,
+		    "concurrency", s->concurrency ?
+		    json_integer((json_int_t)s->concurrency) : json_null(),
+		    "rate", rate, "full", s->full,
+		    "throttled", s->throttled));
+	}
+	return rows;
+}
+
 int
 cmd_status(struct ctx *c)
 {
 	struct queue_backlog b;
+	struct flow_states fs = { NULL, 0 };
 	const char **known = cmd_type_names(c);
 	struct sched_view *v = xcalloc(c->cfg.nschedules + 1, sizeof *v);
 	size_t nsched = c->cli.type == NULL ? c->cfg.nschedules : 0;
 	struct fanin_view *fv = NULL;
 	size_t nfv = 0;
 	struct fanin fi;
+	struct flow *f = NULL;
 	char err[1024];
 	enum db_status st;
 
@@ -221,19 +297,34 @@ cmd_status(struct ctx *c)
 	fanin_open(&fi, &c->db, c->q, &c->lg);
 	if (st == DB_OK && c->cli.type == NULL)
 		st = fanin_list(&fi, &fv, &nfv, err, sizeof err);
+	/* flow control hook: shown when the control table exists */
+	if (st == DB_OK &&
+	    (st = flow_open(c->q, &c->cfg, &f, err, sizeof err)) ==
+	    DB_SCHEMA) {
+		/* The backlog is still worth showing. */
+		log_msg(&c->lg, LV_WARN, "%s", err);
+		st = DB_OK;
+	}
+	if (st == DB_OK && f != NULL)
+		st = flow_read(f, c->cli.type, &fs, err, sizeof err);
 	if (st != DB_OK)
 		cmd_db_error(c, st, err);
 	else if (c->cli.json)
 		print_status_json(c, &b, nsched > 0 ? schedules_json(v, nsched) :
-		    NULL, fi.active ? fanins_json(fv, nfv) : NULL);
+		    NULL, fi.active ? fanins_json(fv, nfv) : NULL,
+		    f != NULL ? flow_json(&fs) : NULL);
 	else {
 		print_status_text(c, &b);
 		if (nsched > 0)
 			print_schedules_text(v, nsched);
 		print_fanins_text(fv, nfv);
+		if (f != NULL)
+			print_flow_text(c, f, &fs);
 	}
 	fanin_list_free(fv, nfv);
 	fanin_close(&fi);
+	flow_states_free(&fs);
+	flow_close(f);
 	queue_backlog_free(&b);
 	free(known);
 	free(v);

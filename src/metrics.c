@@ -131,6 +131,44 @@ queue_figures(FILE *f, const struct queue_backlog *q)
 		    NULL, q->rows[i].lag > 0 ? (double)q->rows[i].lag : 0);
 }
 
+/* Flow control (src/flow.c): what holds each type back now. */
+static void
+flow_figures(FILE *f, const struct flow_states *s)
+{
+	size_t i;
+
+	header(f, "jobrun_flow_paused", "1 when the type is paused (jobrun "
+	    "pause), by type.");
+	for (i = 0; i < s->n; i++)
+		by_type(f, "jobrun_flow_paused", s->rows[i].type, NULL, NULL,
+		    s->rows[i].paused);
+	header(f, "jobrun_flow_concurrency", "The type's concurrency cap in "
+	    "this host's configuration, by type.");
+	for (i = 0; i < s->n; i++)
+		if (s->rows[i].concurrency)
+			by_type(f, "jobrun_flow_concurrency", s->rows[i].type,
+			    NULL, NULL, (double)s->rows[i].concurrency);
+	header(f, "jobrun_flow_in_use", "Places of the cap in use: the "
+	    "type's jobs in processing, by capped type.");
+	for (i = 0; i < s->n; i++)
+		if (s->rows[i].concurrency)
+			by_type(f, "jobrun_flow_in_use", s->rows[i].type,
+			    NULL, NULL, (double)s->rows[i].in_use);
+	header(f, "jobrun_flow_rate_tokens", "Starts the rate limit allows "
+	    "now (its bucket), by rated type.");
+	for (i = 0; i < s->n; i++)
+		if (s->rows[i].rate)
+			by_type(f, "jobrun_flow_rate_tokens", s->rows[i].type,
+			    NULL, NULL, s->rows[i].tokens);
+	header(f, "jobrun_flow_throttled", "1 when the type's cap is full or "
+	    "its rate allows no start now, by limited type.");
+	for (i = 0; i < s->n; i++)
+		if (s->rows[i].concurrency || s->rows[i].rate)
+			by_type(f, "jobrun_flow_throttled", s->rows[i].type,
+			    NULL, NULL, s->rows[i].full ||
+			    s->rows[i].throttled);
+}
+
 static void
 schedule_figures(FILE *f, const struct sched_view *v, size_t n)
 {
@@ -208,6 +246,8 @@ write_figures(FILE *f, void *arg)
 		schedule_figures(f, m->extra->sched, m->extra->nsched);
 	if (m->extra != NULL && m->extra->fanin_active)
 		fanin_figures(f, m->extra->fanin, m->extra->nfanin);
+	if (m->extra != NULL && m->extra->flow != NULL)
+		flow_figures(f, m->extra->flow);
 }
 
 int

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 
+#include "flow.h"
 #include "queue.h"
 #include "runner.h"
 #include "fanin.h"
@@ -20,13 +21,14 @@ struct metrics_extra {
 	const struct fanin_view *fanin;	/* when the fan-in tables exist */
 	size_t nfanin;
 	int fanin_active;
+	const struct flow_states *flow;	/* with the control table */
 };
 
 /* Write path atomically (a temporary file renamed over it): this run's
  * counts by type and outcome, its duration and exit status, when a run
  * last ended well, and, when queue is not NULL, the backlog and lag by
- * type, and, when extra is not NULL, the schedules and open fan-ins.
- * -1 with err on failure. */
+ * type, and, when extra is not NULL, the schedules, open fan-ins and
+ * flow control state by type.  -1 with err on failure. */
 int metrics_write(const char *path, const struct run_stats *stats,
                   int exit_status, const struct queue_backlog *queue,
                   const struct metrics_extra *extra, char *err,

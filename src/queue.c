@@ -737,7 +737,9 @@ queue_stmt_run(struct queue *q, enum queue_stmt which,
 	if (st == DB_OK)
 		st = attempt(q, which, args, nargs, cause, sizeof cause);
 	if (st == DB_UNREACHABLE && db_connection_lost(q->db->last_errno)) {
-		if (q->db->timed_out) {
+		if (q->in_trx) {
+			/* flow control hook: flow.c reconnects */
+		} else if (q->db->timed_out) {
 			forget_statements(q);
 			db_close(q->db);
 		} else if (q->in_trx) {
@@ -889,7 +891,10 @@ read_job(struct queue *q, uint64_t id, const char *token, struct job *job,
 		if (rc == 0)
 			errf(err, errlen, "read the claimed job %llu in %s: "
 			    "row vanished", (unsigned long long)id, q->table);
-		return DB_ERROR;
+		/* Inside a transaction (flow.c's), Galera rolled the claim
+		 * back under us (a replicated write won): the transaction is
+		 * run again. */
+		return rc == 0 && q->in_trx ? DB_CONFLICT : DB_ERROR;
 	}
 	db_done(q->stmt[which]);
 	fill_job(job, id, cols, lens, ncols, which == Q_READ_RESUMABLE, at,
@@ -1195,7 +1200,8 @@ claim_row(struct queue *q, const char *const *types, size_t ntypes,
 				st = queue_stmt_run(q, which, args, n, err, errlen);
 			}
 		}
-		if (st != DB_CONFLICT || tries >= QUEUE_CLAIM_RETRIES)
+		if (st != DB_CONFLICT || tries >= QUEUE_CLAIM_RETRIES ||
+		    q->in_trx /* flow control hook */)
 			break;
 		q->counters.conflicts++;
 		q->spread = 1;

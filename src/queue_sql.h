@@ -84,7 +84,8 @@ struct queue {
 	int no_retry;		/* a statement meets a conflict once */
 	int spread;		/* a claim has met a conflict in this run */
 	struct queue_cursor cursor;
-	/* A transaction of several statements is open (queue_begin): a
+	/* A transaction of several statements is open (queue_begin, or
+	 * flow.c's claim transaction): a
 	 * deadlock or a lost connection ends it whole, so no statement in
 	 * it is run again on its own; trx_lost says the connection was lost
 	 * (and made again) before the COMMIT, so its caller may run the

@@ -552,22 +552,53 @@ claim_one(struct cycle *cy, struct job *job, char *token, size_t tokenlen,
 
 /* Claim the run's next job for a slot: 1 with job and token filled in,
  * 0 when the run claims no more (its budget spent, a signal, nothing
- * due, a database error). */
+ * due, a database error) or, with *wait_ms > 0, none now (flow control
+ * held every due type back). */
 static int
-claim_next(struct cycle *cy, struct job *job, char *token, size_t tokenlen)
+claim_once(struct cycle *cy, struct job *job, char *token, size_t tokenlen,
+    int64_t *wait_ms)
 {
-	enum db_status st;
+	enum db_status st = DB_OK;
 	char err[1024];
 	int claimed = 0;
 
+	*wait_ms = 0;
 	if (connection_take(cy, 0) != 0)
 		return 0;
-	st = claim_one(cy, job, token, tokenlen, &claimed, err, sizeof err);
+	if (cy->opts->flow != NULL && may_claim(cy)) {
+		/* flow control hook: caps, rates and pauses */
+		snprintf(token, tokenlen, "%s:%llu", cy->prefix,
+		    (unsigned long long)cy->stats->claimed + 1);
+		st = flow_claim(cy->opts->flow, cy->types, cy->ntypes,
+		    cy->cfg->run.lock_seconds, token, job, &claimed, wait_ms,
+		    err, sizeof err);
+		if (st == DB_OK && claimed)
+			cy->stats->claimed++;
+		else if (st == DB_OK && *wait_ms == 0)
+			cy->drained = 1;
+	} else if (cy->opts->flow == NULL)
+		st = claim_one(cy, job, token, tokenlen, &claimed, err,
+		    sizeof err);
 	if (st != DB_OK)
 		run_failed(cy, st, err);
 	else
 		cy->ext_retry_at = 0;
 	connection_give(cy);
+	return claimed;
+}
+
+/* flow control hook: a type held back by its cap or rate while it has
+ * due jobs is tried again later in the run, not taken for drained. */
+static int
+claim_next(struct cycle *cy, struct job *job, char *token, size_t tokenlen)
+{
+	int64_t wait_ms;
+	int claimed;
+
+	while (!(claimed = claim_once(cy, job, token, tokenlen, &wait_ms)) &&
+	    wait_ms > 0 && flow_wait(wait_ms, cy->deadline,
+	    run_stop_requested))
+		;
 	return claimed;
 }
 
@@ -963,6 +994,18 @@ run_slot(struct cycle *cy, size_t slot)
 	}
 }
 
+/* A slot of the run: alone, or with flow control (whose claims are
+ * transactions of their own, judged type by type), each claim and each
+ * outcome its own statement; else shared commits with the other slots. */
+static void
+run_any_slot(struct cycle *cy, size_t slot)
+{
+	if (cy->opts->jobs <= 1 || cy->opts->flow != NULL)
+		run_slot(cy, slot);
+	else
+		run_slot_grouped(cy, slot);
+}
+
 struct slot_thread {
 	pthread_t thread;
 	struct cycle *cy;
@@ -974,7 +1017,7 @@ slot_main(void *arg)
 {
 	struct slot_thread *t = arg;
 
-	run_slot_grouped(t->cy, t->slot);
+	run_any_slot(t->cy, t->slot);
 	return NULL;
 }
 
@@ -1021,10 +1064,7 @@ run_slots(struct cycle *cy, size_t n)
 	struct slot_thread *t = xcalloc(n, sizeof *t);
 	size_t started = start_slots(cy, t, n), i;
 
-	if (n == 1)
-		run_slot(cy, 0);
-	else
-		run_slot_grouped(cy, 0);
+	run_any_slot(cy, 0);
 	for (i = 1; i < started; i++)
 		pthread_join(t[i].thread, NULL);
 	free(t);

@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "db.h"
+#include "flow.h"
 #include "log.h"
 #include "queue.h"
 
@@ -20,6 +21,7 @@ struct run_opts {
 	unsigned long max_seconds;	/* stop claiming after this long */
 	unsigned long jobs;		/* handlers at once (0: one) */
 	const char *single_lock;	/* the --single lock held, or NULL */
+	struct flow *flow;	/* flow control hook (flow.h), or NULL */
 };
 
 /* Outcomes of one type's jobs in this run. */

@@ -12,7 +12,7 @@
 # Debian package builds, installs, runs and is removed.
 . "${0%/*}/lib.sh"
 
-plan 64
+plan 65
 setup_db
 
 # man pages where man(1) finds them, for Documentation=man:... in the units
@@ -171,8 +171,8 @@ complete_line() {
 
 is "$(complete_words jobrun st)" "status " "completion: jobrun st -> status"
 is "$(complete_words jobrun '')" \
-    "cancel check enqueue list purge report retry run schedules show status " \
-    "completion: jobrun <TAB> -> the ten commands"
+    "cancel check enqueue list pause purge report resume retry run schedules show status " \
+    "completion: jobrun <TAB> -> the thirteen commands"
 is "$(complete_words jobrun list --status =)" \
     "failed pending processing success " \
     "completion: jobrun list --status= -> the four statuses"
@@ -186,6 +186,8 @@ is "$(complete_words jobrun "--config" = "$T/types.conf" --type =)" \
 is "$(JOBRUN_CONFIG=$T/types.conf complete_words jobrun status --type '')" \
     "eu:orders-v2.1 order_sync smoke " \
     "completion: --type NAME from \$JOBRUN_CONFIG"
+is "$(JOBRUN_CONFIG=$T/types.conf complete_words jobrun pause o)" \
+    "order_sync " "completion: jobrun pause's operand is a type name"
 is "$(complete_line "jobrun -c $T/types.conf run --type=eu:")" "orders-v2.1 " \
     "completion: a type name with ':' (a word break) completes after it"
 is "$(complete_words jobrun list --st) $(complete_words jobrun --log =)" \

@@ -14,6 +14,8 @@
 #  4. --single takes GET_LOCK, which is node-local on Galera: a second
 #     --single runner on node 1 skips, one on node 2 runs alongside; the
 #     row claims stay exclusive (the two ran different jobs).
+#  5. Flow control: concurrency = 3 and rate = 10/s hold with two runners
+#     (one --jobs=4) on each node, from the handlers' own records.
 #
 # The cluster: GALERA_DIR names one started by `test/galera/cluster start`
 # (make galera-check does that); without it this file starts its own in a
@@ -22,6 +24,7 @@
 # can run mariadbd.
 #
 # Environment: GALERA_DIR, GALERA_TEST_JOBS (3000), GALERA_CHAOS_JOBS (1000),
+# GALERA_FLOW_JOBS (45),
 # JOBRUN (the binary, default ./jobrun).
 
 here=$(cd "${0%/*}" && pwd)
@@ -52,7 +55,7 @@ fi
 
 jobs=${GALERA_TEST_JOBS:-3000}
 chaos_jobs=${GALERA_CHAOS_JOBS:-1000}
-plan 38
+plan 44
 
 # sqln N STATEMENTS: sql on node N, after it has applied every write the
 # cluster committed before (a causal read: wsrep_sync_wait)
@@ -389,3 +392,63 @@ wait "$first"
 is "$(jget claimed <"$T/single1")" 1 "--single: the runner on node 1 ran its job"
 is "$(sort -u "$T/slow-ids" | wc -l) $(wc -l <"$T/slow-ids")" "2 2" \
     "--single: the two ran different jobs, once each (row claims stay exclusive)"
+
+# --- 5. a concurrency cap and a rate across the three nodes ------------------
+
+# Two runners on each node, one of them with --jobs=4, drain a type with
+# concurrency = 3 whose handler records its start and end: at no instant
+# do more than 3 run anywhere.  Then a rate of 10/s the same way: no
+# second holds more than 10 + 1 starts.  The control rows' writes are
+# certified, so claimers on two nodes that both saw room conflict and one
+# claims again; no runner may give up on that.
+mariadb --no-defaults -S "${SOCK[1]}" -uroot "$DB" <"$TOP/sql/003_flow.sql" ||
+    bail_out "cannot load sql/003_flow.sql"
+flow_jobs=${GALERA_FLOW_JOBS:-45}
+flow_drain() {	# flow_drain KEY=VALUE: the six runners over a type with it
+	node_configs <<EOF2
+[run]
+batch_size = 100000
+max_seconds = 120
+lock_seconds = 60
+
+[type.flow]
+handler = exec
+command = $HANDLERS/flow-record $T/rec $2
+$1
+EOF2
+	sql "DELETE FROM polling_jobs;
+	     INSERT INTO polling_jobs (business_key, type, next_run_at,
+	        created_at, updated_at)
+	     SELECT CONCAT('f:', seq), 'flow', NOW(), NOW(), NOW()
+	     FROM seq_1_to_$flow_jobs"
+	rm -f "$T/rec"
+	sqln 3 "SELECT 1" >/dev/null
+	local n p failed=0 pids=()
+	for n in 1 2 3; do
+		"$JOBRUN" --config="$T/node$n.conf" --jobs=4 2>>"$T/flow-err" &
+		pids+=($!)
+		"$JOBRUN" --config="$T/node$n.conf" 2>>"$T/flow-err" &
+		pids+=($!)
+	done
+	for p in "${pids[@]}"; do
+		wait "$p" || failed=$((failed + 1))
+	done
+	return "$failed"
+}
+records() {
+	python3 "$TOP/test/flow-records.py" "$1" "$T/rec" "${@:2}"
+}
+: >"$T/flow-err"
+flow_drain "concurrency = 3" 0.2
+is "$?/$(cat "$T/flow-err")" "0/" "cap: the six runners on three nodes ended well, silent"
+is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE status = 'success'
+    AND attempts = 1")" "$flow_jobs" "cap: every job succeeded at its first attempt"
+is "$(records overlap)" 3 "cap: at no instant did more than 3 run across the nodes"
+diag "cap: $(records rate) starts/s (3 / 0.2 s = 15); the cap in use $(records busy 3) of the time"
+flow_drain "rate = 10/s" 0
+is "$?/$(cat "$T/flow-err")" "0/" "rate: the six runners ended well, silent"
+is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE status = 'success'
+    AND attempts = 1")" "$flow_jobs" "rate: every job succeeded at its first attempt"
+most=$(records window 1)
+diag "rate: at most $most starts in a second, $(records rate) a second on average"
+ok "rate: no second held more than 10 + 1 starts ($most)" test "$most" -le 11

@@ -1408,6 +1408,51 @@ test_schedules(void **state)
 	    "+00:00 or Europe/Berlin): \"Europe/Berlin'\"");
 }
 
+/* concurrency, rate and burst: for every handler, read into the type's
+ * limits; rates in three units; burst only with rate. */
+static void
+test_flow_keys(void **state)
+{
+	struct cfg cfg;
+	const struct cfg_type *t;
+	unsigned long rate = 0, period = 0;
+
+	(void)state;
+	parse_ok(&cfg, DB "[type.a]\nhandler = noop\nconcurrency = 3\n"
+	    "rate = 20/min\nburst = 5\n[type.b]\nhandler = noop\n"
+	    "rate = 7/s\n");
+	t = cfg_find_type(&cfg, "a");
+	assert_int_equal(t->flow.concurrency, 3);
+	assert_int_equal(t->flow.rate, 20);
+	assert_int_equal(t->flow.period, 60);
+	assert_int_equal(t->flow.burst, 5);
+	t = cfg_find_type(&cfg, "b");
+	assert_int_equal(t->flow.concurrency, 0);
+	assert_int_equal(t->flow.burst, 1);	/* the default */
+	cfg_free(&cfg);
+	assert_int_equal(cfg_parse_rate("1/h", &rate, &period), 0);
+	assert_int_equal(rate, 1);
+	assert_int_equal(period, 3600);
+	assert_int_equal(cfg_parse_rate("1000000/s", &rate, &period), 0);
+	assert_int_equal(cfg_parse_rate("1000001/s", &rate, &period), -1);
+	assert_int_equal(cfg_parse_rate("0/s", &rate, &period), -1);
+	assert_int_equal(cfg_parse_rate("20", &rate, &period), -1);
+	assert_int_equal(cfg_parse_rate("/s", &rate, &period), -1);
+	assert_int_equal(cfg_parse_rate("20/d", &rate, &period), -1);
+	assert_int_equal(cfg_parse_rate("20/s ", &rate, &period), -1);
+	parse_err(DB "[type.a]\nhandler = noop\nrate = 20/d\n",
+	    "test.conf:5: [type.a] rate: not a rate: N/s, N/min or N/h with "
+	    "N in 1..1000000");
+	parse_err(DB "[type.a]\nhandler = noop\nconcurrency = 0\n",
+	    "test.conf:5: [type.a] concurrency: not a number of jobs in "
+	    "1..1000000");
+	parse_err(DB "[type.a]\nhandler = noop\nburst = 2\n",
+	    "test.conf:5: [type.a] burst: without rate");
+	parse_err(DB "[type.a]\nhandler = noop\nrate = 1/s\nrate = 2/s\n",
+	    "test.conf:6: [type.a] rate: given twice: already given at "
+	    "line 5");
+}
+
 int
 main(void)
 {
@@ -1457,6 +1502,7 @@ main(void)
 		cmocka_unit_test(test_load_error_names_file),
 		cmocka_unit_test(test_load_nul_byte),
 		cmocka_unit_test(test_small_error_buffer),
+		cmocka_unit_test(test_flow_keys),
 	};
 
 	return cmocka_run_group_tests_name("config", tests, group_setup,

@@ -1,0 +1,887 @@
+/*
+ * flow.c - flow control: concurrency caps, rate limits, pause and resume,
+ * kept in the database so that every runner on every host sees one state.
+ *
+ * The control table (sql/003_flow.sql, the job table's name + "_flow")
+ * has a row per type: its pause flag, its rate limit's token bucket and a
+ * count of claims made through it.  Nothing in it is a slot: the slots of
+ * a capped type ARE its jobs in processing, counted through
+ * idx_type_status when a claim is about to be made.  A slot is therefore
+ * taken by the claim's own UPDATE, renewed with the job's lock, freed by
+ * its mark and by recovery, and cannot leak or be freed twice: there is
+ * nothing to free.  A heartbeat changes no status and counts nothing.
+ *
+ * A claim of a capped or rated type runs in one transaction: lock the
+ * type's control row (SELECT ... FOR UPDATE), count its processing rows,
+ * refill and read its bucket (by the server's clock, NOW_EPOCH below),
+ * claim only among the types that have room, and write the claimed type's
+ * row (tokens, claims + 1) before COMMIT.  The row lock serialises the
+ * claimers of that type on one server, and under READ COMMITTED (db.c)
+ * each count is a new read made after the lock was granted, so it sees
+ * every claim committed before.  On Galera a row lock is local to its
+ * node, but the write of the row is certified: of two claimers on two
+ * nodes that both counted room for the same type, one loses certification
+ * (1213) and its whole transaction is run again.  A deadlock or conflict
+ * anywhere rolls the whole transaction back (the claim with it, so no
+ * attempt is spent), and flow_claim starts it again.  Galera may also roll
+ * the transaction back between two statements, after which a prepared
+ * statement runs on its own in autocommit: a claim whose reply says no
+ * transaction is open is given back before any handler sees it.  A type's
+ * row is made by its first claim, inside the transaction.
+ *
+ * Two statements here read the job table (the count, and whether a held
+ * type has due jobs); they are flow control's, kept beside the rest of it
+ * rather than among queue.c's, which knows flow.c's transaction only as
+ * a transaction (queue's in_trx: no statement run again on its own).
+ *
+ * A job in processing whose lock expired still holds its slot: its runner
+ * may only be slow, and the cap must hold.  Recovery gives the slot back;
+ * a run that finds a type full runs it (at most once a second), so the
+ * slots of a runner that died come back once its locks expire, without
+ * waiting for the next run's start.
+ *
+ * Pause is read before every claim (one read of a table of a row per
+ * type), so every run stops starting jobs of a paused type within one
+ * claim; a limited type's flag is read again under its row lock.  Types
+ * without limits keep the plain autocommit claim.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "flow.h"
+#include "queue_sql.h"
+#include "util.h"
+
+/* A full type is polled this often (ms, plus up to as much again at
+ * random, so runners do not poll in step). */
+#define FLOW_POLL_MS 20
+/* A full type's expired locks are recovered at most this often. */
+#define FLOW_RECOVER_MS 1000
+
+enum flow_stmt {
+	F_PROBE, F_PAUSED, F_ENSURE, F_LOCK, F_COUNT, F_TAKE, F_DUE,
+	F_BEGIN, F_COMMIT, F_ROLLBACK, F_SET_PAUSE, F_ROWS, F_SHAPE,
+	F_N
+};
+
+/* The server's clock in Unix seconds and microseconds, whatever the
+ * session's time zone: UNIX_TIMESTAMP(NOW(6)) would go through the zone
+ * (and be an hour off when a local time is ambiguous), and
+ * UNIX_TIMESTAMP(6) reads 6 as a date (NULL).  Both parts are of the
+ * statement's one start time, and no zone moves the microseconds. */
+#define NOW_EPOCH "UNIX_TIMESTAMP() + MICROSECOND(NOW(6)) / 1000000"
+
+/* %1$s the control table, %2$s the job table, both quoted. */
+static const char *const templates[F_N] = {
+	[F_PROBE] = "SELECT type, paused, tokens, refilled_at, claims,"
+	    " updated_at FROM %1$s WHERE FALSE",
+	[F_PAUSED] = "SELECT type FROM %1$s WHERE paused <> 0",
+	/* Changes nothing when the row is there (affected rows 0). */
+	[F_ENSURE] = "INSERT INTO %1$s (type, paused, tokens, refilled_at,"
+	    " claims, updated_at) VALUES (?, 0, 0, 0, 0, NOW())"
+	    " ON DUPLICATE KEY UPDATE type = type",
+	[F_LOCK] = "SELECT paused, tokens, refilled_at, " NOW_EPOCH
+	    " FROM %1$s WHERE type = ? FOR UPDATE",
+	/* Covered by idx_type_status (type, status): no row is read. */
+	[F_COUNT] = "SELECT COUNT(*) FROM %2$s FORCE INDEX (idx_type_status)"
+	    " WHERE type = ? AND CAST(type AS BINARY) = CAST(? AS BINARY)"
+	    " AND status = 'processing'",
+	/* (tokens, refilled_at, type): the claimed type's row is written,
+	 * which is what makes two claimers on two Galera nodes conflict. */
+	[F_TAKE] = "UPDATE %1$s SET tokens = ?, refilled_at = ?,"
+	    " claims = claims + 1, updated_at = NOW() WHERE type = ?",
+	[F_DUE] = "SELECT 1 FROM %2$s WHERE status = 'pending'"
+	    " AND type = ? AND CAST(type AS BINARY) = CAST(? AS BINARY)"
+	    " AND next_run_at <= NOW() LIMIT 1",
+	[F_BEGIN] = "START TRANSACTION",
+	[F_COMMIT] = "COMMIT",
+	[F_ROLLBACK] = "ROLLBACK",
+	[F_SET_PAUSE] = "INSERT INTO %1$s (type, paused, tokens, refilled_at,"
+	    " claims, updated_at) VALUES (?, ?, 0, 0, 0, NOW())"
+	    " ON DUPLICATE KEY UPDATE paused = VALUES(paused),"
+	    " updated_at = NOW()",
+	[F_ROWS] = "SELECT type, paused, tokens, refilled_at, " NOW_EPOCH
+	    " FROM %1$s ORDER BY type",
+	/* (name, name): the primary key's columns, the type column's. */
+	[F_SHAPE] = "SELECT (SELECT GROUP_CONCAT(COLUMN_NAME ORDER BY"
+	    " SEQ_IN_INDEX) FROM information_schema.STATISTICS"
+	    " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?"
+	    " AND INDEX_NAME = 'PRIMARY'), (SELECT COLUMN_TYPE"
+	    " FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE()"
+	    " AND TABLE_NAME = ? AND COLUMN_NAME = 'type')",
+};
+
+static const char *const purposes[F_N] = {
+	[F_PROBE] = "check the control table",
+	[F_PAUSED] = "read paused types",
+	[F_ENSURE] = "add a type's control row",
+	[F_LOCK] = "lock a type's control row",
+	[F_COUNT] = "count jobs in processing",
+	[F_TAKE] = "count a start",
+	[F_DUE] = "look for due jobs",
+	[F_BEGIN] = "start the claim's transaction",
+	[F_COMMIT] = "commit the claim",
+	[F_ROLLBACK] = "roll the claim back",
+	[F_SET_PAUSE] = "set a type's pause flag",
+	[F_ROWS] = "read the control table",
+	[F_SHAPE] = "read the control table's indexes",
+};
+
+/* One type of the run's claims, as the control row had it this claim. */
+struct flow_type {
+	const char *name;
+	const struct cfg_flow *limits;	/* NULL: none here */
+	int paused;
+	int held;		/* full or out of starts this claim */
+	int64_t wait_ms;	/* when it may have room again */
+	double tokens, now;	/* the bucket, refilled to now */
+};
+
+struct flow {
+	struct queue *q;
+	const struct cfg *cfg;
+	char name[CFG_NAME_MAX + 1];
+	char table[2 * CFG_NAME_MAX + 8];
+	MYSQL_STMT *stmt[F_N];
+	uint64_t reconnects;	/* the queue's count they were prepared at */
+	int in_txn;
+	int64_t recover_at;	/* no recovery for a full type before */
+	uint64_t recovered;	/* jobs it gave back in this run */
+	struct flow_type *types;
+	size_t ntypes;
+};
+
+uint64_t
+flow_recovered(const struct flow *f)
+{
+	return f != NULL ? f->recovered : 0;
+}
+
+const char *
+flow_unit(unsigned long period)
+{
+	return period == 3600 ? "h" : period == 60 ? "min" : "s";
+}
+
+const char *
+flow_table(const struct flow *f)
+{
+	return f->name;
+}
+
+static void
+forget(struct flow *f)
+{
+	int i;
+
+	for (i = 0; i < F_N; i++)
+		if (f->stmt[i] != NULL)
+			mysql_stmt_close(f->stmt[i]);
+	memset(f->stmt, 0, sizeof f->stmt);
+}
+
+void
+flow_close(struct flow *f)
+{
+	if (f == NULL)
+		return;
+	forget(f);
+	free(f->types);
+	free(f);
+}
+
+static enum db_status
+prepare(struct flow *f, enum flow_stmt which, char *cause, size_t len)
+{
+	struct queue_counters c;
+	enum db_status st;
+	char *sql;
+	int n;
+
+	/* Statements die with their connection: the queue made a new one. */
+	queue_counters(f->q, &c);
+	if (c.reconnects != f->reconnects) {
+		forget(f);
+		f->reconnects = c.reconnects;
+	}
+	if (f->stmt[which] != NULL)
+		return DB_OK;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+	n = snprintf(NULL, 0, templates[which], f->table, queue_quoted(f->q));
+	sql = xmalloc((size_t)n + 1);
+	snprintf(sql, (size_t)n + 1, templates[which], f->table,
+	    queue_quoted(f->q));
+#pragma GCC diagnostic pop
+	st = db_prepare(f->q->db, sql, &f->stmt[which], cause, len);
+	free(sql);
+	return st;
+}
+
+/* Have the queue make the connection again (it owns the reconnection: its
+ * statements, the --single lock, the counters). */
+static enum db_status
+reconnect(struct flow *f, char *cause, size_t len)
+{
+	enum db_status st;
+
+	db_close(f->q->db);
+	st = queue_stmt_run(f->q, Q_MAX_PACKET, NULL, 0, cause, len);
+	if (st == DB_OK)
+		db_done(f->q->stmt[Q_MAX_PACKET]);
+	return st;
+}
+
+/* Run which.  Outside a transaction a deadlock is run again and a lost
+ * connection made again once, as queue.c does; inside one, either ends
+ * the transaction, and the caller starts it over. */
+static enum db_status
+run(struct flow *f, enum flow_stmt which, const struct db_arg *args,
+    unsigned nargs, char *err, size_t errlen)
+{
+	struct db *db = f->q->db;
+	enum db_status st = DB_OK;
+	char cause[512];
+	unsigned tries;
+	int again = 0;
+
+	if (db->conn == NULL && !f->in_txn)
+		st = reconnect(f, cause, sizeof cause);
+	for (tries = 0; st == DB_OK; tries++) {
+		st = prepare(f, which, cause, sizeof cause);
+		if (st == DB_OK)
+			st = db_execute(db, f->stmt[which], args, nargs,
+			    cause, sizeof cause);
+		if (f->in_txn || tries >= QUEUE_CONFLICT_RETRIES)
+			break;
+		if (st == DB_UNREACHABLE && db_connection_lost(db->last_errno)
+		    && !db->timed_out && !again) {
+			again = 1;
+			st = reconnect(f, cause, sizeof cause);
+		} else if (st != DB_CONFLICT) {
+			break;
+		} else {
+			/* As queue.c: a short pause, doubled each time, so
+			 * that two writers do not collide again in step. */
+			struct timespec ts = { 0, 2000000L << tries };
+
+			nanosleep(&ts, NULL);
+			st = DB_OK;
+		}
+	}
+	if (st != DB_OK)
+		errf(err, errlen, "%s in %s: %s", purposes[which], f->table,
+		    cause);
+	return st;
+}
+
+/* Run which and read its one row of ncols columns (malloc'ed). */
+static enum db_status
+one(struct flow *f, enum flow_stmt which, const struct db_arg *args,
+    unsigned nargs, char **cols, unsigned ncols, int *found, char *err,
+    size_t errlen)
+{
+	enum db_status st;
+	int rc;
+
+	*found = 0;
+	if ((st = run(f, which, args, nargs, err, errlen)) != DB_OK)
+		return st;
+	rc = db_fetch(f->stmt[which], cols, ncols, err, errlen);
+	if (rc < 0)
+		return DB_ERROR;
+	if (rc == 1)
+		db_done(f->stmt[which]);
+	*found = rc == 1;
+	return DB_OK;
+}
+
+static void
+free_cols(char **cols, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		free(cols[i]);
+		cols[i] = NULL;
+	}
+}
+
+static double
+number(const char *s)
+{
+	return s != NULL ? strtod(s, NULL) : 0;
+}
+
+/* --- set-up --------------------------------------------------------------- */
+
+/* The first type of cfg with a limit, and the key that sets it. */
+static const char *
+limited(const struct cfg *cfg, const char **key)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->ntypes; i++) {
+		*key = cfg->types[i].flow.concurrency ? "concurrency" :
+		    cfg->types[i].flow.rate ? "rate" : NULL;
+		if (*key != NULL)
+			return cfg->types[i].name;
+	}
+	return NULL;
+}
+
+enum db_status
+flow_open(struct queue *q, const struct cfg *cfg, struct flow **out,
+    char *err, size_t errlen)
+{
+	struct flow *f = xcalloc(1, sizeof *f);
+	const char *type, *key = NULL;
+	enum db_status st = DB_SCHEMA;
+	char cause[512] = "name too long";
+	struct queue_counters c;
+	int n;
+
+	*out = NULL;
+	f->q = q;
+	f->cfg = cfg;
+	queue_counters(q, &c);
+	f->reconnects = c.reconnects;
+	n = snprintf(f->name, sizeof f->name, "%s" FLOW_SUFFIX, queue_name(q));
+	if (n > 0 && (size_t)n < sizeof f->name) {
+		db_quote_ident(f->name, f->table, sizeof f->table);
+		st = prepare(f, F_PROBE, cause, sizeof cause);
+	}
+	type = limited(cfg, &key);
+	if (st == DB_SCHEMA && type == NULL) {
+		flow_close(f);	/* no table, no limit: the plain claim */
+		return DB_OK;
+	}
+	if (st == DB_SCHEMA) {
+		errf(err, errlen, "%s: [type.%s] %s needs the control table "
+		    "%s%s (apply %s): %s", cfg->path, type, key, queue_name(q),
+		    FLOW_SUFFIX, FLOW_MIGRATION, cause);
+		flow_close(f);
+		return st;
+	}
+	if (st != DB_OK) {
+		errf(err, errlen, "%s in %s: %s", purposes[F_PROBE], f->name,
+		    cause);
+		flow_close(f);
+		return st;
+	}
+	*out = f;
+	return DB_OK;
+}
+
+/* --- the claim ------------------------------------------------------------ */
+
+/* Byte order, so that every claimer locks several control rows in one
+ * order and no two deadlock on them. */
+static int
+by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct flow_type *)a)->name,
+	    ((const struct flow_type *)b)->name);
+}
+
+/* The run's types, once, with their limits; reset for a claim. */
+static void
+set_types(struct flow *f, const char *const *types, size_t ntypes)
+{
+	const struct cfg_type *t;
+	size_t i;
+
+	if (f->types == NULL || f->ntypes != ntypes) {
+		free(f->types);
+		f->types = xcalloc(ntypes, sizeof *f->types);
+		f->ntypes = ntypes;
+		for (i = 0; i < ntypes; i++) {
+			t = cfg_find_type(f->cfg, types[i]);
+			f->types[i].name = types[i];
+			if (t != NULL && (t->flow.concurrency || t->flow.rate))
+				f->types[i].limits = &t->flow;
+		}
+		qsort(f->types, ntypes, sizeof *f->types, by_name);
+	}
+	for (i = 0; i < ntypes; i++) {
+		f->types[i].paused = f->types[i].held = 0;
+		f->types[i].wait_ms = 0;
+	}
+}
+
+static struct flow_type *
+find(struct flow *f, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < f->ntypes; i++)
+		if (strcmp(f->types[i].name, name) == 0)
+			return &f->types[i];
+	return NULL;
+}
+
+/* Which of the run's types are paused now. */
+static enum db_status
+read_paused(struct flow *f, char *err, size_t errlen)
+{
+	struct flow_type *t;
+	enum db_status st;
+	char *col = NULL;
+	int rc;
+
+	if ((st = run(f, F_PAUSED, NULL, 0, err, errlen)) != DB_OK)
+		return st;
+	while ((rc = db_fetch(f->stmt[F_PAUSED], &col, 1, err, errlen)) == 1) {
+		if (col != NULL && (t = find(f, col)) != NULL)
+			t->paused = 1;
+		free(col);
+		col = NULL;
+	}
+	return rc < 0 ? DB_ERROR : DB_OK;
+}
+
+double
+flow_bucket(const struct cfg_flow *l, double tokens, double refilled_at,
+    double now, int64_t *wait_ms)
+{
+	double per_s;
+
+	*wait_ms = 0;
+	if (!l->rate)
+		return tokens;
+	per_s = (double)l->rate / (double)l->period;
+	/* A clock that went back refills nothing. */
+	if (now > refilled_at)
+		tokens += (now - refilled_at) * per_s;
+	if (tokens > (double)l->burst)
+		tokens = (double)l->burst;
+	if (tokens < 1)	/* whole ms, rounded up: never early */
+		*wait_ms = (int64_t)((1 - tokens) / per_s * 1000) + 1;
+	return tokens;
+}
+
+/* A poll interval for a full type: FLOW_POLL_MS plus as much at random. */
+static int64_t
+poll_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return FLOW_POLL_MS + (int64_t)((unsigned long)ts.tv_nsec %
+	    (FLOW_POLL_MS + 1));
+}
+
+/* Lock t's control row and judge whether it has room now; *room 0 holds
+ * it back (t->wait_ms says for how long). */
+static enum db_status
+judge(struct flow *f, struct flow_type *t, int *room, char *err,
+    size_t errlen)
+{
+	struct db_arg args[] = { DB_STR(t->name), DB_STR(t->name) };
+	const struct cfg_flow *l = t->limits;
+	char *cols[4] = { NULL };
+	enum db_status st;
+	int found;
+
+	*room = 0;
+	st = one(f, F_LOCK, args, 1, cols, 4, &found, err, errlen);
+	if (st == DB_OK && !found) {
+		/* Deleted under us: make it again, and lock it. */
+		st = run(f, F_ENSURE, args, 1, err, errlen);
+		if (st == DB_OK)
+			st = one(f, F_LOCK, args, 1, cols, 4, &found, err,
+			    errlen);
+	}
+	if (st != DB_OK || !found)
+		goto out;
+	if (number(cols[0]) != 0) {
+		t->paused = 1;
+		goto out;
+	}
+	t->now = number(cols[3]);
+	t->tokens = flow_bucket(l, number(cols[1]), number(cols[2]), t->now,
+	    &t->wait_ms);
+	if (l->rate && t->wait_ms > 0) {
+		t->held = 1;
+		goto out;
+	}
+	if (l->concurrency) {
+		free_cols(cols, 4);
+		st = one(f, F_COUNT, args, 2, cols, 1, &found, err, errlen);
+		if (st != DB_OK)
+			goto out;
+		if (queue_number(cols[0]) >= l->concurrency) {
+			t->held = 1;
+			t->wait_ms = poll_ms();
+			goto out;
+		}
+	}
+	*room = 1;
+out:
+	free_cols(cols, 4);
+	return st;
+}
+
+/* Count the start in the claimed type's row (its bucket less one). */
+static enum db_status
+take(struct flow *f, const struct flow_type *t, char *err, size_t errlen)
+{
+	char tokens[64], now[64];
+	double left = t->limits->rate ? t->tokens - 1 : 0;
+	struct db_arg args[] = { DB_STR(tokens), DB_STR(now),
+	    DB_STR(t->name) };
+
+	snprintf(tokens, sizeof tokens, "%.6f", left);
+	snprintf(now, sizeof now, "%.6f", t->now);
+	return run(f, F_TAKE, args, 3, err, errlen);
+}
+
+/* Whether the server's last reply says our transaction is still open.
+ * On Galera a replicated write can roll a local transaction back while
+ * it waits between two statements, and a prepared statement sent after
+ * that may run on its own, in autocommit, without an error. */
+static int
+in_transaction(const struct flow *f)
+{
+	return f->q->db->conn != NULL &&
+	    (f->q->db->conn->server_status & SERVER_STATUS_IN_TRANS) != 0;
+}
+
+/* A claim that committed on its own, outside our transaction (so with no
+ * cap or bucket judged): give the job back, its attempt not spent, before
+ * any handler sees it, and have the transaction run again. */
+static enum db_status
+undo_lone_claim(struct flow *f, const char *token, struct job *job,
+    char *err, size_t errlen)
+{
+	enum db_status st;
+	int owned;
+
+	f->in_txn = 0;
+	st = queue_release(f->q, job, token, &owned, err, errlen);
+	f->in_txn = 1;
+	if (st != DB_OK)
+		return st;
+	errf(err, errlen, "claim a job: the transaction was rolled back "
+	    "under it");
+	return DB_CONFLICT;
+}
+
+/* One try of the claim's transaction over the limited, unpaused types. */
+static enum db_status
+claim_limited_once(struct flow *f, unsigned long lock_seconds,
+    const char *token, struct job *job, int *claimed, char *err,
+    size_t errlen)
+{
+	const char **room = xcalloc(f->ntypes, sizeof *room);
+	struct flow_type *t;
+	enum db_status st;
+	size_t i, n = 0;
+	int ok;
+
+	*claimed = 0;
+	st = run(f, F_BEGIN, NULL, 0, err, errlen);
+	if (st != DB_OK) {
+		free(room);
+		return st;
+	}
+	f->in_txn = 1;
+	for (i = 0; st == DB_OK && i < f->ntypes; i++) {
+		t = &f->types[i];
+		t->held = 0;
+		if (t->limits == NULL || t->paused)
+			continue;
+		st = judge(f, t, &ok, err, errlen);
+		if (st == DB_OK && ok)
+			room[n++] = t->name;
+	}
+	if (st == DB_OK && n > 0) {
+		f->q->in_trx = 1;	/* one statement each, no retry */
+		st = queue_claim(f->q, room, n, lock_seconds, token, job,
+		    claimed, err, errlen);
+		f->q->in_trx = 0;
+	}
+	/* The claim's own reply and the read after it came back outside the
+	 * transaction: the claim stands alone.  Give it back. */
+	if (st == DB_OK && *claimed && !in_transaction(f))
+		st = undo_lone_claim(f, token, job, err, errlen);
+	if (st == DB_OK && *claimed) {
+		t = find(f, job->type);
+		if (t != NULL && t->limits != NULL)
+			st = take(f, t, err, errlen);
+	}
+	/* Rolled back after the claim: the claim went with it. */
+	if (st == DB_OK && *claimed && !in_transaction(f)) {
+		errf(err, errlen, "claim a job: the transaction was rolled "
+		    "back under it");
+		st = DB_CONFLICT;
+	}
+	if (st == DB_OK)
+		st = run(f, F_COMMIT, NULL, 0, err, errlen);
+	if (st != DB_OK) {
+		char ignored[512];
+
+		/* Whatever happened, nothing of it stays: the claim is
+		 * rolled back with the rest (or died with the connection). */
+		if (f->q->db->conn != NULL && f->q->db->timed_out)
+			db_close(f->q->db);	/* as queue.c drops it */
+		else if (f->q->db->conn != NULL)
+			run(f, F_ROLLBACK, NULL, 0, ignored, sizeof ignored);
+		if (*claimed)
+			queue_job_free(job);
+		*claimed = 0;
+	}
+	f->in_txn = 0;
+	free(room);
+	return st;
+}
+
+/* The transaction, run again after a deadlock, a lost certification or a
+ * lost connection (a fresh one is made outside the transaction). */
+static enum db_status
+claim_limited(struct flow *f, unsigned long lock_seconds, const char *token,
+    struct job *job, int *claimed, char *err, size_t errlen)
+{
+	struct timespec ts;
+	enum db_status st;
+	unsigned tries;
+	long ms;
+
+	for (tries = 0;; tries++) {
+		st = claim_limited_once(f, lock_seconds, token, job, claimed,
+		    err, errlen);
+		if (tries >= QUEUE_CLAIM_RETRIES || !(st == DB_CONFLICT ||
+		    (st == DB_UNREACHABLE &&
+		    db_connection_lost(f->q->db->last_errno) &&
+		    !f->q->db->timed_out && tries == 0)))
+			return st;
+		f->q->counters.conflicts++;	/* -v reports them */
+		if (st == DB_CONFLICT) {
+			ms = poll_ms() / 4 << (tries < 4 ? tries : 4);
+			ts.tv_sec = ms / 1000;
+			ts.tv_nsec = (ms % 1000) * 1000000L;
+			nanosleep(&ts, NULL);
+		}
+	}
+}
+
+/* Whether a held-back type has a due job: else there is nothing to wait
+ * for. */
+static enum db_status
+due(struct flow *f, const struct flow_type *t, int *any, char *err,
+    size_t errlen)
+{
+	struct db_arg args[] = { DB_STR(t->name), DB_STR(t->name) };
+	char *col = NULL;
+	enum db_status st;
+
+	st = one(f, F_DUE, args, 2, &col, 1, any, err, errlen);
+	free(col);
+	return st;
+}
+
+/* The shortest wait among the held types that have due jobs; a full type
+ * first has its expired locks recovered (at most once a second). */
+static enum db_status
+held_wait(struct flow *f, int64_t *wait_ms, char *err, size_t errlen)
+{
+	enum db_status st = DB_OK;
+	struct flow_type *t;
+	uint64_t recovered;
+	size_t i;
+	int any;
+
+	*wait_ms = 0;
+	for (i = 0; st == DB_OK && i < f->ntypes; i++) {
+		t = &f->types[i];
+		if (!t->held || t->paused)
+			continue;
+		if ((st = due(f, t, &any, err, errlen)) != DB_OK || !any)
+			continue;
+		if (t->limits->concurrency && now_ms() >= f->recover_at) {
+			f->recover_at = now_ms() + FLOW_RECOVER_MS;
+			st = queue_recover(f->q, f->cfg->run.recover_limit,
+			    &recovered, err, errlen);
+			f->recovered += recovered;
+			if (st == DB_OK && recovered > 0)
+				t->wait_ms = 0;
+		}
+		if (*wait_ms == 0 || t->wait_ms < *wait_ms)
+			*wait_ms = t->wait_ms > 0 ? t->wait_ms : 1;
+	}
+	return st;
+}
+
+enum db_status
+flow_claim(struct flow *f, const char *const *types, size_t ntypes,
+    unsigned long lock_seconds, const char *token, struct job *job,
+    int *claimed, int64_t *wait_ms, char *err, size_t errlen)
+{
+	const char **plain = xcalloc(ntypes, sizeof *plain);
+	enum db_status st;
+	size_t i, nplain = 0, nlimited = 0;
+
+	*claimed = 0;
+	*wait_ms = 0;
+	set_types(f, types, ntypes);
+	/* A limited type's flag is read under its row lock anyway. */
+	for (i = 0; i < f->ntypes; i++)
+		nplain += f->types[i].limits == NULL;
+	st = nplain > 0 ? read_paused(f, err, errlen) : DB_OK;
+	nplain = 0;
+	for (i = 0; st == DB_OK && i < f->ntypes; i++) {
+		if (f->types[i].paused)
+			continue;
+		if (f->types[i].limits != NULL)
+			nlimited++;
+		else
+			plain[nplain++] = f->types[i].name;
+	}
+	if (st == DB_OK && nlimited > 0)
+		st = claim_limited(f, lock_seconds, token, job, claimed, err,
+		    errlen);
+	if (st == DB_OK && !*claimed && nplain > 0)
+		st = queue_claim(f->q, plain, nplain, lock_seconds, token, job,
+		    claimed, err, errlen);
+	if (st == DB_OK && !*claimed && nlimited > 0)
+		st = held_wait(f, wait_ms, err, errlen);
+	free(plain);
+	return st;
+}
+
+int
+flow_wait(int64_t wait_ms, int64_t deadline, int (*stop)(void))
+{
+	int64_t now = now_ms(), until = now + wait_ms, step;
+	struct timespec ts;
+
+	if (until > deadline)
+		until = deadline;
+	/* In short steps: a slot thread blocks signals, and must see a
+	 * stop within a tenth of a second however long the rate says. */
+	while ((now = now_ms()) < until && !stop()) {
+		step = until - now < 100 ? until - now : 100;
+		ts.tv_sec = 0;
+		ts.tv_nsec = (long)step * 1000000L;
+		nanosleep(&ts, NULL);
+	}
+	return now_ms() < deadline && !stop();
+}
+
+/* --- operators ------------------------------------------------------------ */
+
+enum db_status
+flow_set_paused(struct flow *f, const char *type, int paused, char *err,
+    size_t errlen)
+{
+	struct db_arg args[] = { DB_STR(type), DB_NUM(paused != 0) };
+
+	return run(f, F_SET_PAUSE, args, 2, err, errlen);
+}
+
+enum db_status
+flow_shape(struct flow *f, char **primary, char **type_column, char *err,
+    size_t errlen)
+{
+	struct db_arg args[] = { DB_STR(f->name), DB_STR(f->name) };
+	char *cols[2] = { NULL, NULL };
+	enum db_status st;
+	int found;
+
+	st = one(f, F_SHAPE, args, 2, cols, 2, &found, err, errlen);
+	*primary = cols[0];
+	*type_column = cols[1];
+	return st;
+}
+
+static struct flow_state *
+state_of(struct flow_states *s, const char *type)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		if (strcmp(s->rows[i].type, type) == 0)
+			return &s->rows[i];
+	s->rows = xrealloc(s->rows, (s->n + 1) * sizeof *s->rows);
+	memset(&s->rows[s->n], 0, sizeof s->rows[s->n]);
+	s->rows[s->n].type = xstrdup(type);
+	return &s->rows[s->n++];
+}
+
+/* The limits this host's config sets, the bucket as it is now, and the
+ * jobs in processing. */
+static enum db_status
+fill_state(struct flow *f, struct flow_state *s, char *err, size_t errlen)
+{
+	const struct cfg_type *t = cfg_find_type(f->cfg, s->type);
+	struct db_arg args[] = { DB_STR(s->type), DB_STR(s->type) };
+	char *col = NULL;
+	enum db_status st;
+	int found;
+
+	if (t != NULL) {
+		s->concurrency = t->flow.concurrency;
+		s->rate = t->flow.rate;
+		s->period = t->flow.period;
+		s->burst = t->flow.burst;
+	}
+	st = one(f, F_COUNT, args, 2, &col, 1, &found, err, errlen);
+	s->in_use = queue_number(col);
+	free(col);
+	s->full = s->concurrency && s->in_use >= s->concurrency;
+	s->throttled = s->rate && s->tokens < 1;
+	return st;
+}
+
+enum db_status
+flow_read(struct flow *f, const char *only, struct flow_states *out,
+    char *err, size_t errlen)
+{
+	const struct cfg_type *t;
+	struct flow_state *s;
+	char *cols[5] = { NULL };
+	enum db_status st;
+	int64_t wait;
+	size_t i;
+	int rc;
+
+	memset(out, 0, sizeof *out);
+	if ((st = run(f, F_ROWS, NULL, 0, err, errlen)) != DB_OK)
+		return st;
+	while ((rc = db_fetch(f->stmt[F_ROWS], cols, 5, err, errlen)) == 1) {
+		if (cols[0] != NULL && (only == NULL ||
+		    strcmp(only, cols[0]) == 0)) {
+			s = state_of(out, cols[0]);
+			s->paused = number(cols[1]) != 0;
+			t = cfg_find_type(f->cfg, cols[0]);
+			s->tokens = t == NULL ? number(cols[2]) :
+			    flow_bucket(&t->flow, number(cols[2]),
+			    number(cols[3]), number(cols[4]), &wait);
+		}
+		free_cols(cols, 5);
+	}
+	if (rc < 0)
+		return DB_ERROR;
+	for (i = 0; i < f->cfg->ntypes; i++) {
+		t = &f->cfg->types[i];
+		if ((t->flow.concurrency || t->flow.rate) && (only == NULL ||
+		    strcmp(only, t->name) == 0))
+			state_of(out, t->name);
+	}
+	for (i = 0; st == DB_OK && i < out->n; i++)
+		st = fill_state(f, &out->rows[i], err, errlen);
+	return st;
+}
+
+void
+flow_states_free(struct flow_states *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		free(s->rows[i].type);
+	free(s->rows);
+	memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,93 @@
+/*
+ * flow.h - flow control across runs and hosts: concurrency caps, rate
+ * limits, pause and resume (sql/003_flow.sql's control table).
+ */
+#ifndef JOBRUN_FLOW_H
+#define JOBRUN_FLOW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "queue.h"
+
+#define FLOW_MIGRATION "sql/003_flow.sql"
+/* The control table is the job table's name with this after it. */
+#define FLOW_SUFFIX "_flow"
+
+struct flow;
+
+/* The control table next to q's job table, for the types of cfg: probed
+ * once (one statement prepared).  *f is NULL when the table is missing and
+ * no type sets concurrency or rate (a run then claims as before).  Missing
+ * while a type needs it is DB_SCHEMA with err naming the key and the
+ * migration.  A limited type's row is made by its first claim. */
+enum db_status flow_open(struct queue *q, const struct cfg *cfg,
+                         struct flow **f, char *err, size_t errlen);
+void flow_close(struct flow *f);
+
+/* Claim as queue_claim does, among types, but only a type that is not
+ * paused, is below its cap and has a start left in its rate: a capped or
+ * rated type is claimed inside one transaction that locks its control
+ * row, so that the count, the bucket and the claim commit together.
+ * When nothing was claimed but a held-back type has due jobs, *wait_ms
+ * says how long to wait before trying again (0: nothing to wait for). */
+enum db_status flow_claim(struct flow *f, const char *const *types,
+                          size_t ntypes, unsigned long lock_seconds,
+                          const char *token, struct job *job, int *claimed,
+                          int64_t *wait_ms, char *err, size_t errlen);
+
+/* The token bucket of a rate limit, a pure function: tokens saved at
+ * refilled_at, refilled at l's rate to now (server seconds) and capped at
+ * its burst.  *wait_ms is 0 when a start is allowed now, else how long
+ * until one is (never too early).  Without a rate, tokens as they are. */
+double flow_bucket(const struct cfg_flow *l, double tokens,
+                   double refilled_at, double now, int64_t *wait_ms);
+
+/* Jobs whose runner's lock expired that a run gave back while a cap was
+ * full (after its start's recovery); 0 for NULL. */
+uint64_t flow_recovered(const struct flow *f);
+
+/* Sleep wait_ms, or until deadline (now_ms()) or stop() says so,
+ * whichever is first; 1 when the run may claim again. */
+int flow_wait(int64_t wait_ms, int64_t deadline, int (*stop)(void));
+
+/* jobrun pause / resume: set type's flag for every run on every host. */
+enum db_status flow_set_paused(struct flow *f, const char *type, int paused,
+                               char *err, size_t errlen);
+
+/* The control state of one type, as status shows it. */
+struct flow_state {
+	char *type;
+	int paused;
+	unsigned long concurrency;	/* this host's config; 0: none */
+	unsigned long rate, period, burst;
+	double tokens;			/* starts left now (rated types) */
+	unsigned long in_use;		/* jobs in processing */
+	int throttled;			/* rated, no start left now */
+	int full;			/* capped, every slot in use */
+};
+
+struct flow_states {
+	struct flow_state *rows;
+	size_t n;
+};
+
+/* Every type with a control row or a limit in cfg (or only `only`), with
+ * in_use read from the job table. */
+enum db_status flow_read(struct flow *f, const char *only,
+                         struct flow_states *out, char *err, size_t errlen);
+void flow_states_free(struct flow_states *s);
+
+/* For check: the control table's primary key columns ("type") and the
+ * type column's SQL type ("varbinary(64)"), malloc'ed, NULL if none. */
+enum db_status flow_shape(struct flow *f, char **primary,
+                          char **type_column, char *err, size_t errlen);
+
+/* "s", "min" or "h": the unit a rate with period seconds is written in. */
+const char *flow_unit(unsigned long period);
+
+/* The control table's name (unquoted). */
+const char *flow_table(const struct flow *f);
+
+#endif
