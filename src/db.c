@@ -541,8 +541,8 @@ db_query(struct db *db, const char *sql, char *err, size_t errlen)
 	return db_classify(db->last_errno);
 }
 
-static void
-free_cols(char **cols, unsigned n)
+void
+db_free_cols(char **cols, unsigned n)
 {
 	unsigned i;
 
@@ -600,18 +600,18 @@ db_fetch_len(MYSQL_STMT *stmt, char **cols, size_t *lens, unsigned ncols,
 	}
 	if (mysql_stmt_bind_result(stmt, bind) != 0) {
 		stmt_failure(stmt, "bind result", err, errlen);
-		free_cols(cols, ncols);
+		db_free_cols(cols, ncols);
 		return -1;
 	}
 	rc = mysql_stmt_fetch(stmt);
 	if (rc == MYSQL_NO_DATA) {
-		free_cols(cols, ncols);
+		db_free_cols(cols, ncols);
 		mysql_stmt_free_result(stmt);
 		return 0;
 	}
 	if (rc == 1) {
 		stmt_failure(stmt, "fetch", err, errlen);
-		free_cols(cols, ncols);
+		db_free_cols(cols, ncols);
 		return -1;
 	}
 	for (i = 0; i < ncols; i++) {
@@ -630,7 +630,7 @@ db_fetch_len(MYSQL_STMT *stmt, char **cols, size_t *lens, unsigned ncols,
 			if (mysql_stmt_fetch_column(stmt, &bind[i], i, 0)) {
 				stmt_failure(stmt, "fetch column", err,
 				    errlen);
-				free_cols(cols, ncols);
+				db_free_cols(cols, ncols);
 				return -1;
 			}
 		}

@@ -108,6 +108,9 @@ int db_fetch(MYSQL_STMT *stmt, char **cols, unsigned ncols, char *err,
 int db_fetch_len(MYSQL_STMT *stmt, char **cols, size_t *lens, unsigned ncols,
                  char *err, size_t errlen);
 
+/* Free n columns as db_fetch gives them, and set them to NULL. */
+void db_free_cols(char **cols, unsigned n);
+
 /* Release what is left of a result. */
 void db_done(MYSQL_STMT *stmt);
 

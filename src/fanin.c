@@ -131,17 +131,6 @@ number(const char *s)
 	return s != NULL ? strtoull(s, NULL, 10) : 0;
 }
 
-static void
-free_cols(char **cols, unsigned n)
-{
-	unsigned i;
-
-	for (i = 0; i < n; i++) {
-		free(cols[i]);
-		cols[i] = NULL;
-	}
-}
-
 /* The fan-in's row, locked, while it is open: cols[0..5] as FI_LOCK. */
 enum { L_TOTAL, L_SUCCEEDED, L_FAILED, L_TYPE, L_KEY, L_PAYLOAD, L_COLS };
 
@@ -255,14 +244,14 @@ count_job(struct fanin *fi, uint64_t id, uint64_t job, int *fired,
 		st = run(fi, FI_COUNT, count, 3, NULL, 0, NULL, err, errlen);
 		if (st != DB_OK)
 			goto out;
-		free_cols(cols, L_COLS);
+		db_free_cols(cols, L_COLS);
 		st = run(fi, FI_LOCK, lock, 1, cols, L_COLS, &found, err,
 		    errlen);
 	}
 	if (st == DB_OK && found && complete(cols))
 		st = fire(fi, id, cols, fired, err, errlen);
 out:
-	free_cols(cols, L_COLS);
+	db_free_cols(cols, L_COLS);
 	free(status);
 	return st;
 }
@@ -295,7 +284,7 @@ settle(struct fanin *fi, uint64_t id, uint64_t unused, int *fired,
 		count[1] = DB_NUM(failed);
 		count[2] = DB_NUM(id);
 		st = run(fi, FI_COUNT, count, 3, NULL, 0, NULL, err, errlen);
-		free_cols(cols, L_COLS);
+		db_free_cols(cols, L_COLS);
 		if (st == DB_OK)
 			st = run(fi, FI_LOCK, one, 1, cols, L_COLS, &found,
 			    err, errlen);
@@ -303,7 +292,7 @@ settle(struct fanin *fi, uint64_t id, uint64_t unused, int *fired,
 	if (st == DB_OK && found && complete(cols))
 		st = fire(fi, id, cols, fired, err, errlen);
 out:
-	free_cols(cols, L_COLS);
+	db_free_cols(cols, L_COLS);
 	return st;
 }
 

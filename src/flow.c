@@ -298,17 +298,6 @@ one(struct flow *f, enum flow_stmt which, const struct db_arg *args,
 	return DB_OK;
 }
 
-static void
-free_cols(char **cols, unsigned n)
-{
-	unsigned i;
-
-	for (i = 0; i < n; i++) {
-		free(cols[i]);
-		cols[i] = NULL;
-	}
-}
-
 static double
 number(const char *s)
 {
@@ -508,7 +497,7 @@ judge(struct flow *f, struct flow_type *t, int *room, char *err,
 		goto out;
 	}
 	if (l->concurrency) {
-		free_cols(cols, 4);
+		db_free_cols(cols, 4);
 		st = one(f, F_COUNT, args, 2, cols, 1, &found, err, errlen);
 		if (st != DB_OK)
 			goto out;
@@ -520,7 +509,7 @@ judge(struct flow *f, struct flow_type *t, int *room, char *err,
 	}
 	*room = 1;
 out:
-	free_cols(cols, 4);
+	db_free_cols(cols, 4);
 	return st;
 }
 
@@ -860,7 +849,7 @@ flow_read(struct flow *f, const char *only, struct flow_states *out,
 			    flow_bucket(&t->flow, number(cols[2]),
 			    number(cols[3]), number(cols[4]), &wait);
 		}
-		free_cols(cols, 5);
+		db_free_cols(cols, 5);
 	}
 	if (rc < 0)
 		return DB_ERROR;

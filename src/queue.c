@@ -792,39 +792,32 @@ queue_job_free(struct job *job)
 	memset(job, 0, sizeof *job);
 }
 
-int
-queue_resumable(struct queue *q)
+/* What the table supports, known by preparing a statement that needs
+ * it, once: *probed says it was tried, *has the answer. */
+static int
+supports(struct queue *q, enum queue_stmt which, int *probed, int *has)
 {
 	char cause[512];
 
-	if (!q->caps.checkpoint_probed) {
-		q->caps.checkpoint = prepare(q, Q_READ_RESUMABLE, cause,
-		    sizeof cause) == DB_OK;
-		q->caps.checkpoint_probed = 1;
+	if (!*probed) {
+		*has = prepare(q, which, cause, sizeof cause) == DB_OK;
+		*probed = 1;
 	}
-	return q->caps.checkpoint;
+	return *has;
+}
+
+int
+queue_resumable(struct queue *q)
+{
+	return supports(q, Q_READ_RESUMABLE, &q->caps.checkpoint_probed,
+	    &q->caps.checkpoint);
 }
 
 int
 queue_finished_index(struct queue *q)
 {
-	char cause[512];
-
-	if (!q->caps.finished_index_probed) {
-		q->caps.finished_index = prepare(q, Q_REPORT_HOURS, cause,
-		    sizeof cause) == DB_OK;
-		q->caps.finished_index_probed = 1;
-	}
-	return q->caps.finished_index;
-}
-
-static void
-free_row(char **cols, unsigned n)
-{
-	unsigned i;
-
-	for (i = 0; i < n; i++)
-		free(cols[i]);
+	return supports(q, Q_REPORT_HOURS, &q->caps.finished_index_probed,
+	    &q->caps.finished_index);
 }
 
 /* A claimed row's columns (READ's, and checkpoint and snoozes when
@@ -965,7 +958,7 @@ queue_read_claimed(struct queue *q, const uint64_t *ids,
 		    i++)
 			;
 		if (i == n) {
-			free_row(cols, ncols);
+			db_free_cols(cols, ncols);
 			continue;
 		}
 		fill_job(jobs[i], id, cols, lens, ncols,
@@ -1008,14 +1001,8 @@ queue_mark_success_many(struct queue *q, const uint64_t *ids,
 static int
 type_index_usable(struct queue *q)
 {
-	char cause[512];
-
-	if (!q->caps.type_index_probed) {
-		q->caps.type_index = prepare(q, Q_CLAIM_TYPE, cause,
-		    sizeof cause) == DB_OK;
-		q->caps.type_index_probed = 1;
-	}
-	return q->caps.type_index;
+	return supports(q, Q_CLAIM_TYPE, &q->caps.type_index_probed,
+	    &q->caps.type_index);
 }
 
 /* The claim statement for ntypes types; a prepared one for another
@@ -1785,7 +1772,7 @@ queue_stmt_walk(struct queue *q, enum queue_stmt which,
 		if (rc <= 0)
 			break;
 		stop = fn(arg, cols, lens);
-		free_row(cols, ncols);
+		db_free_cols(cols, ncols);
 	}
 	if (stop)
 		db_done(q->stmt[which]);

@@ -25,15 +25,6 @@ const char *const queue_column_names[QC_COUNT] = {
 	"last_error", "created_at", "updated_at", "finished_at",
 };
 
-static void
-free_row(char **cols, unsigned n)
-{
-	unsigned i;
-
-	for (i = 0; i < n; i++)
-		free(cols[i]);
-}
-
 /* --- the backlog -------------------------------------------------------- */
 
 static struct queue_backlog_row *
@@ -162,7 +153,7 @@ success_estimate(struct queue *q, const char *type, unsigned long *rows,
 		return DB_ERROR;
 	if (rc == 1) {
 		*rows = queue_number(cols[at]);
-		free_row(cols, ncols);
+		db_free_cols(cols, ncols);
 		db_done(stmt);
 	}
 	return DB_OK;
@@ -504,7 +495,7 @@ queue_explain_claim(struct queue *q, const char *const *types, size_t ntypes,
 			cols[key] = NULL;
 			if (cols[nrows] != NULL)
 				parse_ulong(cols[nrows], 0, ULONG_MAX, rows);
-			free_row(cols, ncols);
+			db_free_cols(cols, ncols);
 			db_done(stmt);
 		}
 	}
