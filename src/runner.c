@@ -100,7 +100,6 @@ struct cycle {
 	 * waits for whichever slot gets it first to serve them all, in one
 	 * transaction.  pending_mu guards the list alone. */
 	pthread_mutex_t pending_mu;
-	pthread_cond_t served;	/* a group was served, or no one serves */
 	int serving;		/* a slot serves the pending requests */
 	unsigned group_conflicts;	/* transactions rolled back by one */
 	struct request *pending, **pending_tail;
@@ -669,8 +668,8 @@ struct request {
 	struct job *job;		/* where to claim the next job */
 	char *token;			/* its token, QUEUE_TOKEN_MAX + 1 bytes */
 	int claimed;
-	int done;			/* served (read under the connection's
-					 * mutex) */
+	pthread_cond_t wake;		/* served, or its turn to serve */
+	int done;			/* served (pending_mu) */
 };
 
 /* Up to GROUP_MAX of the pending requests, oldest first (pending_mu
@@ -899,10 +898,13 @@ serve(struct cycle *cy, struct request *group)
 }
 
 /* Hand r to the connection and wait until it is served.  The first
- * slot to find no one serving serves every request pending, its own
- * among them, group by group, with the connection; the others wait to
- * be told theirs was (a slot that waited for the connection itself to
- * learn that would wait behind the next group's statements). */
+ * slot to find no one serving serves every request pending up to its
+ * own, group by group, with the connection, and then wakes the oldest
+ * request left to serve the rest; the others wait to be told theirs was
+ * served, each woken alone (a slot that waited for the connection itself
+ * to learn that would wait behind the next group's statements, and
+ * waking every slot for every group keeps two CPUs busy with slots that
+ * only go back to sleep). */
 static void
 submit(struct cycle *cy, struct request *r)
 {
@@ -916,7 +918,7 @@ submit(struct cycle *cy, struct request *r)
 	cy->pending_tail = &r->next;
 	while (!r->done) {
 		if (cy->serving) {
-			pthread_cond_wait(&cy->served, &cy->pending_mu);
+			pthread_cond_wait(&r->wake, &cy->pending_mu);
 			continue;
 		}
 		cy->serving = 1;
@@ -932,14 +934,17 @@ submit(struct cycle *cy, struct request *r)
 			if (ours)
 				serve(cy, group);
 			pthread_mutex_lock(&cy->pending_mu);
-			for (g = group; g != NULL; g = g->next)
+			for (g = group; g != NULL; g = g->next) {
 				g->done = 1;
-			pthread_cond_broadcast(&cy->served);
+				pthread_cond_signal(&g->wake);
+			}
 		}
 		if (ours)
 			connection_give(cy);
+		/* The oldest request waiting is the next to serve. */
 		cy->serving = 0;
-		pthread_cond_broadcast(&cy->served);
+		if (cy->pending != NULL)
+			pthread_cond_signal(&cy->pending->wake);
 	}
 	pthread_mutex_unlock(&cy->pending_mu);
 }
@@ -956,6 +961,7 @@ run_slot_grouped(struct cycle *cy, size_t slot)
 	struct in_hand h;
 	int cur = 0;
 
+	pthread_cond_init(&r->wake, NULL);
 	memset(jobs, 0, sizeof jobs);
 	for (;;) {
 		/* The job in hand is marked from jobs[cur ^ 1] while the
@@ -974,6 +980,7 @@ run_slot_grouped(struct cycle *cy, size_t slot)
 		r->h = &h;
 		cur ^= 1;
 	}
+	pthread_cond_destroy(&r->wake);
 	free(r);
 	free(res);
 }
@@ -1135,7 +1142,6 @@ run_cycle(const struct cfg *cfg, struct db *db, struct queue *q,
 	    (int64_t)opts->max_seconds * 1000 };
 	pthread_mutex_init(&cy->mu, NULL);
 	pthread_mutex_init(&cy->pending_mu, NULL);
-	pthread_cond_init(&cy->served, NULL);
 	cy->pending_tail = &cy->pending;
 	make_token_prefix(cy->prefix, sizeof cy->prefix);
 	warn_types(cfg, types, ntypes, lg);
@@ -1176,7 +1182,6 @@ run_cycle(const struct cfg *cfg, struct db *db, struct queue *q,
 		watchdog_stop(&cy->watchdog);
 	pthread_mutex_destroy(&cy->mu);
 	pthread_mutex_destroy(&cy->pending_mu);
-	pthread_cond_destroy(&cy->served);
 	free(types);
 	secrets_free(&cy->secrets);
 	fanin_close(&fanin);
