@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fanin.h"
@@ -101,6 +102,9 @@ struct cycle {
 	 * transaction.  pending_mu guards the list alone. */
 	pthread_mutex_t pending_mu;
 	int serving;		/* a slot serves the pending requests */
+	size_t npending;	/* requests in pending */
+	size_t returning;	/* slots given a job, not back with its verdict */
+	pthread_cond_t gather;	/* a request joined pending */
 	unsigned group_conflicts;	/* transactions rolled back by one */
 	struct request *pending, **pending_tail;
 };
@@ -681,7 +685,8 @@ cut_pending(struct cycle *cy)
 	size_t n;
 
 	group = last = cy->pending;
-	for (n = 1; last != NULL && last->next != NULL && n < GROUP_MAX; n++)
+	n = last != NULL;
+	for (; last != NULL && last->next != NULL && n < GROUP_MAX; n++)
 		last = last->next;
 	if (last != NULL) {
 		cy->pending = last->next;
@@ -689,7 +694,31 @@ cut_pending(struct cycle *cy)
 		if (cy->pending == NULL)
 			cy->pending_tail = &cy->pending;
 	}
+	cy->npending -= n;
 	return group;
+}
+
+/* Before a group is cut (pending_mu held): slots that were given a job
+ * and are about to come back with its verdict (a handler that took no
+ * time) are waited for, at most GATHER_US, less than a statement's round
+ * trip, so that they share this commit rather than start the next. */
+#define GATHER_US 100
+
+static void
+gather(struct cycle *cy)
+{
+	struct timespec until;
+	int64_t ns;
+
+	if (cy->returning == 0 || cy->npending >= GROUP_MAX)
+		return;
+	clock_gettime(CLOCK_REALTIME, &until);
+	ns = until.tv_nsec + GATHER_US * 1000L;
+	until.tv_sec += ns / 1000000000L;
+	until.tv_nsec = ns % 1000000000L;
+	while (cy->returning > 0 && cy->npending < GROUP_MAX &&
+	    pthread_cond_timedwait(&cy->gather, &cy->pending_mu, &until) == 0)
+		;
 }
 
 /* The group's marks.  Success, the common verdict, is written for all
@@ -912,10 +941,15 @@ submit(struct cycle *cy, struct request *r)
 	int ours;
 
 	r->next = NULL;
-	r->claimed = r->done = 0;
 	pthread_mutex_lock(&cy->pending_mu);
+	if (r->claimed)
+		cy->returning--;
+	r->claimed = r->done = 0;
 	*cy->pending_tail = r;
 	cy->pending_tail = &r->next;
+	cy->npending++;
+	if (cy->serving)
+		pthread_cond_signal(&cy->gather);
 	while (!r->done) {
 		if (cy->serving) {
 			pthread_cond_wait(&r->wake, &cy->pending_mu);
@@ -929,6 +963,7 @@ submit(struct cycle *cy, struct request *r)
 		ours = connection_take(cy, 0) == 0;
 		pthread_mutex_lock(&cy->pending_mu);
 		while (!r->done) {
+			gather(cy);
 			group = cut_pending(cy);
 			pthread_mutex_unlock(&cy->pending_mu);
 			if (ours)
@@ -936,6 +971,7 @@ submit(struct cycle *cy, struct request *r)
 			pthread_mutex_lock(&cy->pending_mu);
 			for (g = group; g != NULL; g = g->next) {
 				g->done = 1;
+				cy->returning += g->claimed != 0;
 				pthread_cond_signal(&g->wake);
 			}
 		}
@@ -1142,6 +1178,7 @@ run_cycle(const struct cfg *cfg, struct db *db, struct queue *q,
 	    (int64_t)opts->max_seconds * 1000 };
 	pthread_mutex_init(&cy->mu, NULL);
 	pthread_mutex_init(&cy->pending_mu, NULL);
+	pthread_cond_init(&cy->gather, NULL);
 	cy->pending_tail = &cy->pending;
 	make_token_prefix(cy->prefix, sizeof cy->prefix);
 	warn_types(cfg, types, ntypes, lg);
@@ -1182,6 +1219,7 @@ run_cycle(const struct cfg *cfg, struct db *db, struct queue *q,
 		watchdog_stop(&cy->watchdog);
 	pthread_mutex_destroy(&cy->mu);
 	pthread_mutex_destroy(&cy->pending_mu);
+	pthread_cond_destroy(&cy->gather);
 	free(types);
 	secrets_free(&cy->secrets);
 	fanin_close(&fanin);
