@@ -146,20 +146,53 @@ for p in $(cat "$T/pids"); do kill -9 -- "-$p" 2>/dev/null; done
 sql "SELECT business_key, CAST(SUBSTRING_INDEX(locked_by, '@', -1) AS UNSIGNED)
      FROM polling_jobs WHERE status = 'processing'" >"$T/ends"
 expiry=$(sort -n -k2 "$T/ends" | head -n 1 | cut -f2)
+# lock_ended END: the server's clock is past the lock end END (Unix s)
+lock_ended() {
+	[ "$(sql "SELECT UNIX_TIMESTAMP() > $1")" = 1 ]
+}
 mv "$T/rec" "$T/rec.a"
 cap_config 0.2
+# A run ends once nothing is due: when A's last lock outlives B's drain
+# (A renewed its three locks at different moments, and under valgrind
+# they end seconds apart), that job is still A's when B is done, and is
+# left to the next run, as cron would start it.  Runs follow B, each once
+# the earliest lock still held has expired, until none is left (at most
+# three, one per lock).
+runs=0
 t0=$(date +%s.%N)
-jobrun_bg --jobs=4 -v >/dev/null 2>"$T/err"
-wait "$bg"
-is "$?" 0 "runner B ended well"
-like "$(cat "$T/err")" "9 claimed, 9 succeeded, 0 retried, 0 failed, 0 lost, 0 snoozed, 3 recovered in" \
-    "B's summary counts the 3 jobs it recovered (at its start or while the cap was full)"
-is "$(count "status = 'success'")" 9 "runner B ran all 9 jobs, the dead runner's 3 included"
+: >"$T/err"
+while [ "$runs" -lt 4 ]; do
+	jobrun_bg --jobs=4 -v >/dev/null 2>>"$T/err"
+	wait "$bg"
+	echo "$?" >>"$T/rcs"
+	runs=$((runs + 1))
+	[ "$(count "status = 'processing'")" = 0 ] && break
+	left=$(sql "SELECT MIN(CAST(SUBSTRING_INDEX(locked_by, '@', -1) AS UNSIGNED))
+	    FROM polling_jobs WHERE status = 'processing'")
+	diag "run $runs ended with a lock of the dead runner held until $left"
+	wait_for 30 lock_ended "$left" || break
+done
+is "$(sort -u "$T/rcs")" 0 "runner B (and the $((runs - 1)) run(s) after it) ended well"
+totals=$(python3 - "$T/err" <<'PY'
+import re, sys
+keys = ('claimed', 'succeeded', 'recovered')
+sums = dict.fromkeys(keys, 0)
+for line in open(sys.argv[1]):
+    m = re.search(r'(\d+) claimed, (\d+) succeeded, .* (\d+) recovered in', line)
+    if m:
+        for k, v in zip(keys, m.groups()):
+            sums[k] += int(v)
+print(' '.join('%d %s' % (sums[k], k) for k in keys))
+PY
+)
+is "$totals" "9 claimed 9 succeeded 3 recovered" \
+    "the runs' summaries count 9 jobs claimed and run, the dead runner's 3 recovered"
+is "$(count "status = 'success'")" 9 "all 9 jobs ran, the dead runner's 3 included"
 is "$(count "status = 'success' AND attempts = 2")" 3 \
-    "the dead runner's 3 jobs count its attempt and B's: 2"
+    "the dead runner's 3 jobs count its attempt and the new one: 2"
 first=$(records first)
-diag "runner B started $t0, A's first lock ended at $expiry (Unix s), B's first handler $first"
-ok "no handler of B started before a lock of the dead runner expired (first start $first, first expiry $((expiry + 1)))" \
+diag "runner B started $t0, A's first lock ended at $expiry (Unix s), the first new handler $first"
+ok "no handler started before a lock of the dead runner expired (first start $first, first expiry $((expiry + 1)))" \
     at_least "$first" $((expiry + 1))
 # restarted_early: a job of A's that B started before its own lock expired
 restarted_early() {
@@ -173,7 +206,8 @@ for l in open(sys.argv[2]):
 PY
 }
 is "$(restarted_early)" "" "each of the dead runner's jobs started again only after its own lock expired"
-is "$(records overlap)" 3 "afterwards at no instant did more than 3 run"
+ok "afterwards at no instant did more than 3 run ($(records overlap))" \
+    test "$(records overlap)" -le 3
 
 # --- the connection killed while a slot waits for the cap ------------------------
 
