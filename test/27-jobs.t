@@ -68,6 +68,9 @@ trace_count() {
 started_n() {
 	[ "$(trace_count started)" = "$1" ]
 }
+traced_n() {	# traced_n WHAT N: N handlers traced WHAT
+	[ "$(trace_count "$1")" = "$2" ]
+}
 count() {
 	sql "SELECT COUNT(*) FROM polling_jobs WHERE $1"
 }
@@ -115,7 +118,7 @@ signal TERM
 signal INT
 wait "$bg"
 is "$?" 130 "a second signal: exit 130"
-ok "every handler got SIGTERM" wait_for 10 test "$(trace_count term)" = 8
+ok "every handler got SIGTERM" wait_for 10 traced_n term 8
 is "$(trace_count done)" 0 "and none ran to the end"
 is "$(count "status = 'pending' AND attempts = 0 AND locked_by IS NULL AND next_run_at <= NOW()")" 16 \
     "all sixteen are pending, due, unlocked, no attempt spent"

@@ -139,7 +139,10 @@ jobrun_bg -q --max=1 >/dev/null 2>&1
 b1=$bg
 jobrun_bg -q --max=1 >/dev/null 2>&1
 b2=$bg
-wait_for 30 test "$(count "type = 'pair' AND status = 'processing'")" = 2
+pair_held() {
+	[ "$(count "type = 'pair' AND status = 'processing'")" = 2 ]
+}
+wait_for 30 pair_held
 is "$(count "type = 'pair' AND status = 'processing'")" 2 \
     "two runners hold the two chunks"
 : >"$T/go"
