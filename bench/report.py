@@ -1126,8 +1126,10 @@ def main():
         p("The slots share one connection.  With --jobs above 1 what they "
           "have ready at the same moment goes in one transaction (src/"
           "runner.c, serve): the finished jobs' success marks in one fenced "
-          "UPDATE, one claim per slot, COMMIT, then the claimed jobs read "
-          "by one SELECT; --jobs=1 keeps its three statements and two "
+          "UPDATE, one claim per slot (past the cursor, all of them in one "
+          "round trip: one bulk execution of the claim UPDATE ... LIMIT 1, "
+          "a token for each slot, and the jobs taken read back by token), "
+          "COMMIT; --jobs=1 keeps its three statements and two "
           "commits per job.  A claim is committed before its handler "
           "starts, and a mark waits for the claims of the slots served "
           "with it, for no running job.", "")

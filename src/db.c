@@ -518,6 +518,96 @@ db_execute(struct db *db, MYSQL_STMT *stmt, const struct db_arg *args,
 	return st;
 }
 
+int
+db_bulk_supported(const struct db *db)
+{
+	unsigned long ext = 0;
+
+	if (db->conn == NULL || (db->conn->server_capabilities & CLIENT_MYSQL))
+		return 0;
+	mariadb_get_infov(db->conn,
+	    MARIADB_CONNECTION_EXTENDED_SERVER_CAPABILITIES, &ext);
+	return (ext & (MARIADB_CLIENT_STMT_BULK_OPERATIONS >> 32)) != 0;
+}
+
+/* Bulk arguments are bound column by column: each parameter's buffer is
+ * an array of nrows values (of pointers, for strings). */
+struct bulk_column {
+	const char **strs;
+	unsigned long *lens;
+	unsigned long long *nums;
+};
+
+enum db_status
+db_execute_bulk(struct db *db, MYSQL_STMT *stmt, const struct db_arg *args,
+    unsigned nargs, unsigned nrows, char *err, size_t errlen)
+{
+	MYSQL_BIND *bind = xcalloc(nargs, sizeof *bind);
+	struct bulk_column *col = xcalloc(nargs, sizeof *col);
+	unsigned int size = nrows, none = 0;
+	enum db_status st = DB_OK;
+	const struct db_arg *a;
+	unsigned i, r;
+	int64_t start;
+
+	if (nargs != mysql_stmt_param_count(stmt) || nrows == 0) {
+		errf(err, errlen, "execute: %u arguments for %lu parameters",
+		    nargs, mysql_stmt_param_count(stmt));
+		st = DB_ERROR;
+	}
+	for (i = 0; i < nargs && st == DB_OK; i++) {
+		col[i].strs = xcalloc(nrows, sizeof *col[i].strs);
+		col[i].lens = xcalloc(nrows, sizeof *col[i].lens);
+		col[i].nums = xcalloc(nrows, sizeof *col[i].nums);
+		for (r = 0; r < nrows; r++) {
+			a = &args[(size_t)r * nargs + i];
+			if (a->is_str && a->str == NULL) {
+				errf(err, errlen, "execute: a NULL in a bulk "
+				    "execution");
+				st = DB_ERROR;
+				break;
+			}
+			col[i].strs[r] = a->str;
+			col[i].lens[r] = !a->is_str ? 0 : a->len != DB_STRLEN ?
+			    a->len : strlen(a->str);
+			col[i].nums[r] = a->num;
+		}
+		if (args[i].is_str) {
+			bind[i].buffer_type = MYSQL_TYPE_STRING;
+			bind[i].buffer = (void *)col[i].strs;
+			bind[i].length = col[i].lens;
+		} else {
+			bind[i].buffer_type = MYSQL_TYPE_LONGLONG;
+			bind[i].buffer = col[i].nums;
+			bind[i].is_unsigned = 1;
+		}
+	}
+	if (st == DB_OK) {
+		start = now_ms();
+		busy(db);
+		if (mysql_stmt_attr_set(stmt, STMT_ATTR_ARRAY_SIZE, &size) ||
+		    mysql_stmt_bind_param(stmt, bind) != 0)
+			st = stmt_failure(stmt, "bind", err, errlen);
+		else if (mysql_stmt_execute(stmt) != 0)
+			st = stmt_failure(stmt, "execute", err, errlen);
+		idle(db, start, st != DB_OK ? mysql_stmt_errno(stmt) : 0);
+		if (st != DB_OK) {
+			db->last_errno = mysql_stmt_errno(stmt);
+			explain_timeout(db, err, errlen);
+		}
+		/* The statement's next executions are single again. */
+		mysql_stmt_attr_set(stmt, STMT_ATTR_ARRAY_SIZE, &none);
+	}
+	for (i = 0; i < nargs; i++) {
+		free(col[i].strs);
+		free(col[i].lens);
+		free(col[i].nums);
+	}
+	free(col);
+	free(bind);
+	return st;
+}
+
 enum db_status
 db_query(struct db *db, const char *sql, char *err, size_t errlen)
 {

@@ -92,6 +92,15 @@ enum db_status db_execute(struct db *db, MYSQL_STMT *stmt,
                           const struct db_arg *args, unsigned nargs,
                           char *err, size_t errlen);
 
+/* Execute a write once for each of nrows rows of nargs arguments (args
+ * row after row) in one round trip: MariaDB's bulk execution, which
+ * db_bulk_supported says the server has.  No argument may be NULL.
+ * Affected rows are the sum over the rows. */
+enum db_status db_execute_bulk(struct db *db, MYSQL_STMT *stmt,
+                               const struct db_arg *args, unsigned nargs,
+                               unsigned nrows, char *err, size_t errlen);
+int db_bulk_supported(const struct db *db);
+
 /* Run sql, a statement without arguments or result (START TRANSACTION,
  * COMMIT, ROLLBACK), as its text; err says what failed. */
 enum db_status db_query(struct db *db, const char *sql, char *err,

@@ -238,6 +238,15 @@ static const char *const templates[Q_COUNT] = {
 	[Q_READ_MANY_RESUMABLE] = READ ", checkpoint, snoozes FROM %1$s"
 	    FENCE_MANY,
 	[Q_SUCCESS_MANY] = "UPDATE %1$s" SUCCESS_SET FENCE_MANY,
+	/* The jobs a bulk claim took past the cursor (time, time, id), by
+	 * token: in idx_pick's 'processing' range past the cursor, where
+	 * the claims left them (a claim does not move next_run_at). */
+	[Q_READ_TOKENS] = READ ", " TOKEN " FROM %1$s FORCE INDEX (idx_pick)"
+	    " WHERE status = 'processing'" PAST_CURSOR " AND " TOKEN
+	    " IN " GROUP_LIST,
+	[Q_READ_TOKENS_RESUMABLE] = READ ", checkpoint, snoozes, " TOKEN
+	    " FROM %1$s FORCE INDEX (idx_pick) WHERE status = 'processing'"
+	    PAST_CURSOR " AND " TOKEN " IN " GROUP_LIST,
 	[Q_RETRY] =
 	    "UPDATE %1$s SET status = 'pending',"
 	    " next_run_at = NOW() + INTERVAL ? SECOND, last_error = ?,"
@@ -445,6 +454,8 @@ static const char *const purposes[Q_COUNT] = {
 	[Q_READ_MANY] = "read the claimed jobs",
 	[Q_READ_MANY_RESUMABLE] = "read the claimed jobs",
 	[Q_SUCCESS_MANY] = "mark jobs success",
+	[Q_READ_TOKENS] = "read the claimed jobs",
+	[Q_READ_TOKENS_RESUMABLE] = "read the claimed jobs",
 	[Q_CHECKPOINT] = "save a checkpoint",
 	[Q_CHECKPOINT_CHECK] = "save a checkpoint",
 	[Q_SNOOZE] = "put the job off",
@@ -1249,6 +1260,121 @@ queue_claim_id(struct queue *q, const char *const *types, size_t ntypes,
 {
 	return claim_row(q, types, ntypes, lock_seconds, token, id, err,
 	    errlen);
+}
+
+/* Read the jobs a bulk claim took, by their tokens, into the matching
+ * jobs; *found is how many.  The cursor moves to the last of them in
+ * the claim's order. */
+static enum db_status
+read_tokens(struct queue *q, const char *const *tokens,
+    struct job *const *jobs, size_t n, size_t *found, char *err,
+    size_t errlen)
+{
+	struct queue_cursor *c = &q->cursor;
+	enum queue_stmt which = queue_resumable(q) ? Q_READ_TOKENS_RESUMABLE :
+	    Q_READ_TOKENS;
+	unsigned ncols = which == Q_READ_TOKENS ? 8 : 10;
+	struct db_arg args[3 + QUEUE_GROUP_MAX];
+	char *cols[11] = { NULL }, at[sizeof c->at], last_at[sizeof c->at];
+	size_t lens[11] = { 0 }, i;
+	uint64_t id, last_id = 0;
+	enum db_status st;
+	int rc;
+
+	*found = 0;
+	args[0] = DB_STR(c->at);
+	args[1] = DB_STR(c->at);
+	args[2] = DB_NUM(c->id);
+	for (i = 0; i < QUEUE_GROUP_MAX; i++)
+		args[3 + i] = DB_STR(tokens[i < n ? i : 0]);
+	st = queue_stmt_run(q, which, args, 3 + QUEUE_GROUP_MAX, err, errlen);
+	while (st == DB_OK && (rc = db_fetch_len(q->stmt[which], cols, lens,
+	    ncols + 1, err, errlen)) != 0) {
+		if (rc < 0)
+			return DB_ERROR;
+		for (i = 0; i < n && (cols[ncols] == NULL ||
+		    strcmp(tokens[i], cols[ncols]) != 0 ||
+		    jobs[i]->type != NULL); i++)
+			;
+		free(cols[ncols]);
+		cols[ncols] = NULL;
+		if (i == n) {
+			db_free_cols(cols, ncols);
+			continue;
+		}
+		id = queue_number(cols[0]);
+		fill_job(jobs[i], id, cols, lens, ncols,
+		    which == Q_READ_TOKENS_RESUMABLE, at, sizeof at);
+		(*found)++;
+		if (at[0] != '\0' && (last_id == 0 || strcmp(at, last_at) > 0 ||
+		    (strcmp(at, last_at) == 0 && id > last_id))) {
+			memcpy(last_at, at, sizeof last_at);
+			last_id = id;
+		}
+	}
+	if (st == DB_OK && last_id != 0) {
+		memcpy(c->at, last_at, sizeof c->at);
+		c->id = last_id;
+	}
+	return st;
+}
+
+enum db_status
+queue_claim_bulk(struct queue *q, const char *const *types, size_t ntypes,
+    unsigned long lock_seconds, const char *const *tokens,
+    struct job *const *jobs, size_t n, size_t *claimed, char *err,
+    size_t errlen)
+{
+	struct queue_cursor *c = &q->cursor;
+	enum queue_stmt which, spread, after;
+	struct db_arg *one, *rows;
+	enum db_status st;
+	size_t i, found;
+	unsigned nargs;
+
+	*claimed = 0;
+	if (n < 2 || n > QUEUE_GROUP_MAX || ntypes == 0 || !q->in_trx ||
+	    q->spread || !db_bulk_supported(q->db))
+		return DB_OK;
+	which = queue_claim_stmt(q, ntypes, &spread);
+	after = which == Q_CLAIM_TYPE ? Q_CLAIM_TYPE_AFTER : Q_CLAIM_AFTER;
+	if (!c->set || c->claim != which ||
+	    c->types != types_hash(types, ntypes) ||
+	    now_ms() - c->head_ms >= QUEUE_CURSOR_MS)
+		return DB_OK;
+	if ((st = prepare(q, after, err, errlen)) != DB_OK)
+		return st;
+	one = queue_claim_args(which, types, ntypes, lock_seconds, tokens[0],
+	    &nargs);
+	one[nargs] = DB_STR(c->at);
+	one[nargs + 1] = DB_STR(c->at);
+	one[nargs + 2] = DB_NUM(c->id);
+	nargs += 3;
+	rows = xcalloc(n * nargs, sizeof *rows);
+	for (i = 0; i < n; i++) {
+		memcpy(&rows[i * nargs], one, nargs * sizeof *one);
+		rows[i * nargs] = DB_STR(tokens[i]);
+	}
+	st = db_execute_bulk(q->db, q->stmt[after], rows, nargs,
+	    (unsigned)n, err, errlen);
+	free(rows);
+	free(one);
+	if (st != DB_OK) {
+		if (st == DB_CONFLICT)
+			q->counters.conflicts++;	/* run again whole */
+		return st;
+	}
+	if (queue_stmt_changed(q, after) == 0)
+		return DB_OK;
+	st = read_tokens(q, tokens, jobs, n, &found, err, errlen);
+	if (st == DB_OK && found != queue_stmt_changed(q, after)) {
+		errf(err, errlen, "read the claimed jobs in %s: %zu rows "
+		    "claimed, %zu found", q->table,
+		    (size_t)queue_stmt_changed(q, after), found);
+		st = DB_ERROR;
+	}
+	*claimed = found;
+	return st;
 }
 
 /* Run a fenced write; *owned says whether it found the job still ours. */

@@ -146,6 +146,20 @@ enum db_status queue_claim_id(struct queue *q, const char *const *types,
                               const char *token, uint64_t *id, char *err,
                               size_t errlen);
 
+/* A group's claims in one round trip (in a transaction): the claim past
+ * the cursor run for each of tokens[0..n-1] (2..QUEUE_GROUP_MAX) by
+ * MariaDB's bulk execution, each still one UPDATE ... LIMIT 1 taking one
+ * job, and the jobs taken read into *jobs[i] (zeroed before) by their
+ * tokens, the cursor moved past them.  *claimed is how many were taken
+ * (jobs[i]->id set); 0 also when the bulk claim does not apply (no
+ * cursor, a spread claim, a server without bulk execution): the caller
+ * claims the rest one by one, with queue_claim_id. */
+enum db_status queue_claim_bulk(struct queue *q, const char *const *types,
+                                size_t ntypes, unsigned long lock_seconds,
+                                const char *const *tokens,
+                                struct job *const *jobs, size_t n,
+                                size_t *claimed, char *err, size_t errlen);
+
 /* Read back n (1..QUEUE_GROUP_MAX) jobs claimed with queue_claim_id, ids[i]
  * with tokens[i] into *jobs[i] (zeroed before), in one statement. */
 enum db_status queue_read_claimed(struct queue *q, const uint64_t *ids,

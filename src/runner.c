@@ -84,6 +84,7 @@ struct cycle {
 	const struct run_opts *opts;
 	int64_t deadline;	/* now_ms() the time budget ends */
 	char prefix[64];	/* of every claim token of the run */
+	uint64_t tokens_made;	/* grouped claims' tokens: PREFIX:N, N from 1 */
 	pthread_mutex_t mu;
 	int drained;		/* a claim found nothing due */
 	/* After a lock extension failed, none is tried before this (now_ms;
@@ -672,6 +673,7 @@ struct request {
 	struct job *job;		/* where to claim the next job */
 	char *token;			/* its token, QUEUE_TOKEN_MAX + 1 bytes */
 	int claimed;
+	int read;			/* the job claimed was read already */
 	pthread_cond_t wake;		/* served, or its turn to serve */
 	int done;			/* served (pending_mu) */
 };
@@ -781,6 +783,48 @@ enum group_mode { SHARED, EACH, SOLO };
  * statements loses more often than it saves. */
 #define GROUP_CONFLICTS_MAX 3
 
+static void
+new_token(struct cycle *cy, struct request *r)
+{
+	snprintf(r->token, QUEUE_TOKEN_MAX + 1, "%s:%llu", cy->prefix,
+	    (unsigned long long)++cy->tokens_made);
+}
+
+/* The group's claims in one round trip (queue_claim_bulk), as many as
+ * the batch budget allows; the slots it finds no job for are claimed one
+ * by one after it. */
+static enum db_status
+group_claim_bulk(struct cycle *cy, struct request *group, char *err,
+    size_t errlen)
+{
+	struct request *r, *take[GROUP_MAX];
+	const char *tokens[GROUP_MAX];
+	struct job *jobs[GROUP_MAX];
+	size_t n = 0, i, claimed;
+	uint64_t left;
+	enum db_status st;
+
+	if (!may_claim(cy))
+		return DB_OK;
+	left = cy->opts->batch_size - cy->stats->claimed;
+	for (r = group; r != NULL && n < GROUP_MAX && n < left; r = r->next) {
+		new_token(cy, r);
+		take[n] = r;
+		tokens[n] = r->token;
+		jobs[n++] = r->job;
+	}
+	st = queue_claim_bulk(cy->q, cy->types, cy->ntypes,
+	    cy->cfg->run.lock_seconds, tokens, jobs, n, &claimed, err, errlen);
+	/* Jobs read are flagged even when the group failed after all, so
+	 * that group_undo frees them. */
+	for (i = 0; i < n; i++)
+		if (take[i]->job->id != 0) {
+			take[i]->claimed = take[i]->read = 1;
+			cy->stats->claimed++;
+		}
+	return st;
+}
+
 /* Run a group's statements: the marks, then a claim for each slot that
  * may have another job; in one transaction (*trx) when there is more
  * than one write, but SOLO.  The marks go first: a mark waits for the
@@ -801,10 +845,13 @@ group_try(struct cycle *cy, struct request *group, enum group_mode mode,
 	if (*trx && (st = queue_begin(cy->q, err, errlen)) != DB_OK)
 		return st;
 	st = group_marks(cy, group, mode != SHARED, split, err, errlen);
+	if (st == DB_OK && *trx)
+		st = group_claim_bulk(cy, group, err, errlen);
 	for (r = group; r != NULL && st == DB_OK && may_claim(cy);
 	    r = r->next) {
-		snprintf(r->token, QUEUE_TOKEN_MAX + 1, "%s:%llu", cy->prefix,
-		    (unsigned long long)cy->stats->claimed + 1);
+		if (r->claimed)
+			continue;
+		new_token(cy, r);
 		st = queue_claim_id(cy->q, cy->types, cy->ntypes,
 		    cy->cfg->run.lock_seconds, r->token, &id, err, errlen);
 		if (st == DB_OK && id == 0)
@@ -831,7 +878,7 @@ group_read(struct cycle *cy, struct request *group, char *err, size_t errlen)
 	size_t n = 0;
 
 	for (r = group; r != NULL; r = r->next)
-		if (r->claimed) {
+		if (r->claimed && !r->read) {
 			ids[n] = r->job->id;
 			r->job->id = 0;
 			tokens[n] = r->token;
@@ -851,10 +898,10 @@ group_undo(struct cycle *cy, struct request *group, uint64_t claimed,
 
 	queue_rollback(cy->q);
 	for (r = group; r != NULL; r = r->next)
-		if (r->claimed) {
+		if (r->claimed || r->read) {
 			queue_job_free(r->job);
 			memset(r->job, 0, sizeof *r->job);
-			r->claimed = 0;
+			r->claimed = r->read = 0;
 		}
 	cy->stats->claimed = claimed;
 	cy->drained = drained;
@@ -944,7 +991,7 @@ submit(struct cycle *cy, struct request *r)
 	pthread_mutex_lock(&cy->pending_mu);
 	if (r->claimed)
 		cy->returning--;
-	r->claimed = r->done = 0;
+	r->claimed = r->read = r->done = 0;
 	*cy->pending_tail = r;
 	cy->pending_tail = &r->next;
 	cy->npending++;

@@ -8,7 +8,7 @@
 . "${0%/*}/lib.sh"
 
 finished=${JOBRUN_TEST_FINISHED:-1000000}
-plan 8
+plan 11
 # Its own server: the Handler_read_* counters are global, and another test
 # file's statements would count in them.
 use_own_server
@@ -65,3 +65,26 @@ before=$(reads)
 run jobrun --json
 after=$(reads)
 between $((after - before)) 0 50 "an empty run reads at most 50 rows: $((after - before))"
+
+# --jobs=16: the claims past the cursor go in one bulk execution and the
+# jobs they took are read back by token from idx_pick's 'processing'
+# range past the cursor: still a handful of rows per job beside the
+# finished ones, and fewer statements than jobs (a claim statement per
+# job, the rest aside, would be one per job).
+questions() {
+	sql "SHOW GLOBAL STATUS LIKE 'Questions'" | cut -f2
+}
+jobs=480
+sql "INSERT INTO polling_jobs (business_key, type, next_run_at, created_at,
+        updated_at)
+     SELECT CONCAT('many:', seq), 'work', NOW(), NOW(), NOW()
+     FROM seq_1_to_$jobs"
+before=$(reads) q0=$(questions)
+run jobrun --jobs=16 --max=1000 --json
+after=$(reads) q1=$(questions)
+is "$rc/$(jget succeeded <<<"$out")" "0/$jobs" "--jobs=16 ran the $jobs jobs"
+per_job=$(( (after - before) / jobs ))
+diag "--jobs=16: $per_job rows read and $(( (q1 - q0) * 100 / jobs ))/100 statements per job"
+between "$per_job" 1 10 "--jobs=16: a job reads at most 10 rows, not the finished ones"
+ok "--jobs=16: fewer statements than jobs ($((q1 - q0)) for $jobs)" \
+    test $((q1 - q0)) -lt "$jobs"
