@@ -748,7 +748,7 @@ queue_stmt_run(struct queue *q, enum queue_stmt which,
 	if (st == DB_OK)
 		st = attempt(q, which, args, nargs, cause, sizeof cause);
 	if (st == DB_UNREACHABLE && db_connection_lost(q->db->last_errno)) {
-		if (q->in_trx) {
+		if (q->in_trx && !q->own_trx) {
 			/* flow control hook: flow.c reconnects */
 		} else if (q->db->timed_out) {
 			forget_statements(q);
@@ -1542,7 +1542,7 @@ queue_begin(struct queue *q, char *err, size_t errlen)
 	st = trx_statement(q, "START TRANSACTION", "start a transaction", err,
 	    errlen);
 	if (st == DB_OK) {
-		q->in_trx = 1;
+		q->in_trx = q->own_trx = 1;
 		q->trx_cursor = q->cursor;
 	}
 	return st;
@@ -1556,7 +1556,7 @@ queue_commit(struct queue *q, char *err, size_t errlen)
 	st = trx_statement(q, "COMMIT", "commit the claims and outcomes", err,
 	    errlen);
 	if (st == DB_OK)
-		q->in_trx = 0;
+		q->in_trx = q->own_trx = 0;
 	else if (st == DB_CONFLICT)
 		q->counters.conflicts++;	/* Galera: run again whole */
 	return st;
@@ -1574,7 +1574,7 @@ queue_rollback(struct queue *q)
 		return;
 	if (q->db->conn != NULL && !q->trx_lost)
 		(void)db_query(q->db, "ROLLBACK", err, sizeof err);
-	q->in_trx = 0;
+	q->in_trx = q->own_trx = 0;
 	q->cursor = q->trx_cursor;
 }
 

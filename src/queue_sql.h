@@ -91,8 +91,9 @@ struct queue {
 	 * it is run again on its own; trx_lost says the connection was lost
 	 * (and made again) before the COMMIT, so its caller may run the
 	 * whole transaction again; the cursor goes back to trx_cursor when
-	 * it is rolled back. */
-	int in_trx, trx_lost;
+	 * it is rolled back.  own_trx: the transaction is queue_begin's
+	 * (flow.c makes the connection again itself). */
+	int in_trx, trx_lost, own_trx;
 	struct queue_cursor trx_cursor;
 };
 

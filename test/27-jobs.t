@@ -9,7 +9,7 @@
 . "${0%/*}/lib.sh"
 . "${0%/*}/http-lib.sh"
 
-plan 65
+plan 69
 setup_db
 
 # --- the option and the setting ---------------------------------------------
@@ -193,6 +193,41 @@ is "$(sql "SELECT GROUP_CONCAT(business_key ORDER BY id) FROM polling_jobs WHERE
 is "$(sql "SELECT status, locked_by FROM polling_jobs WHERE business_key = 'w3'")" \
     "processing	other-runner" "the stolen job is still the other runner's"
 diag "$(grep -c 'was no longer ours: each is written alone' "$T/err") group(s) split"
+
+# The connection killed inside a group's transaction: a second
+# connection holds w1's row, so the group's success write waits for it,
+# and the run's session is KILLed there.  The run makes the connection
+# again and writes the whole group again on it: eight success, exit 0.
+work_config 60
+enqueue 8
+jobrun_bg --jobs=8 --json -v >"$T/out" 2>"$T/err"
+wait_for 30 started_n 8
+other_start
+other_send "BEGIN; SELECT 'locked', id FROM polling_jobs WHERE business_key = 'w1' FOR UPDATE;"
+wait_for 30 file_has "$T/other.out" '^locked'
+touch "$T/go"
+# As above, a precondition: under valgrind the marks may go alone.
+waiting=
+if wait_for 30 our_lock_wait; then
+	waiting=$(sql "SELECT t.trx_mysql_thread_id
+	    FROM information_schema.innodb_trx t
+	    JOIN information_schema.processlist p ON p.id = t.trx_mysql_thread_id
+	    WHERE t.trx_state = 'LOCK WAIT' AND p.db = DATABASE()")
+	sql "KILL $waiting"
+fi
+other_send "COMMIT;"
+other_end
+wait "$bg"
+is "$?" 0 "the session killed inside a group's transaction: exit 0"
+is "$(count "status = 'success' AND attempts = 1")" 8 \
+    "all eight success, each at its first attempt"
+is "$(trace_count done)" 8 "each handler ran once"
+if [ -n "$waiting" ]; then
+	like "$(cat "$T/err")" 'made again 1 time\(s\)' \
+	    "-v says the connection was made again"
+else
+	pass "the marks did not wait for the row (valgrind): no session killed"
+fi
 
 # One slot's handler overruns its timeout: it alone is killed and retried.
 work_config 60
