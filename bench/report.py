@@ -1032,6 +1032,7 @@ def main():
                 "commits": f(f"slots.{label}.commits", 0) / n,
                 "fsyncs": f(f"slots.{label}.fsyncs", 0) / n,
                 "stmts": f(f"slots.{label}.statements", 0) / n,
+                "reqs": f(f"slots.{label}.requests", 0) / n,
                 "cpu": f(f"slots.{label}.server_cpu_ms", 0) * 1000 / n,
                 "jobs": f(f"slots.{label}.jobs")}
     sl = {k: slot(k) for k in ("exec1", "exec16", "exec64", "http1", "http16",
@@ -1058,8 +1059,11 @@ def main():
           "jobs (the rate is what counts).  Per job: durable commits are "
           "the server's Innodb_data_fsyncs over the run (every commit that "
           "wrote is flushed and synced here; the few flushes of data pages "
-          "count too); statements are what the client sent "
-          "(Com_stmt_execute + Com_begin + Com_commit + Com_rollback); "
+          "count too); statements are what the server ran "
+          "(Com_stmt_execute + Com_begin + Com_commit + Com_rollback; a "
+          "bulk execution counts once per row), round trips what the "
+          "client sent (Questions: a bulk execution is one; "
+          "bench/memwatch.py's few reads count too); "
           "Handler_commit, which also counts each statement's own commit "
           "inside a transaction and each read, is given for comparison.  "
           "Server CPU is mariadbd's "
@@ -1076,16 +1080,18 @@ def main():
             if v:
                 rows.append([name, fmt(v["n"]), fmt(v["jps"], 1),
                              fmt(v["fsyncs"], 2), fmt(v["stmts"], 2),
+                             fmt(v["reqs"], 2),
                              fmt(v["commits"], 2), fmt(v["cpu"]),
                              fmt(v["peak"])])
         if floor_jps:
             rows.append(["floor loop (no jobrun)", fmt(fn), fmt(floor_jps, 1),
                          fmt(f(f"{fk}.fsyncs", 0) / fn, 2),
                          fmt(f(f"{fk}.statements", 0) / fn, 2),
+                         fmt(f(f"{fk}.requests", 0) / fn, 2),
                          fmt(f(f"{fk}.commits", 0) / fn, 2),
                          fmt(f(f"{fk}.server_cpu_ms", 0) * 1000 / fn), ""])
         table(["", "jobs", "jobs/s", "durable commits/job", "statements/job",
-               "Handler_commit/job", "server CPU µs/job",
+               "round trips/job", "Handler_commit/job", "server CPU µs/job",
                "peak RSS kB"], rows)
         if len(pairs) > 1:
             p(f"--jobs=16 noop and the floor loop in {len(pairs)} rounds "
@@ -1116,8 +1122,9 @@ def main():
                             f"round(s): {fmt(sl['noop16']['jps'])} / "
                             f"{fmt(floor_jps)} jobs/s; "
                             f"{fmt(sl['noop16']['fsyncs'], 2)} durable "
-                            f"commits and {fmt(sl['noop16']['stmts'], 2)} "
-                            "statements per job)",
+                            f"commits, {fmt(sl['noop16']['stmts'], 2)} "
+                            f"statements and {fmt(sl['noop16']['reqs'], 2)} "
+                            "round trips per job)",
                             r >= 3))
         if sl["exec64"] and sl["exec64"]["peak"]:
             pk = sl["exec64"]["peak"]
