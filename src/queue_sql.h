@@ -17,7 +17,7 @@ enum queue_stmt {
 	Q_READ_TOKENS, Q_READ_TOKENS_RESUMABLE,
 	Q_OWNER, Q_CLAIMED_ID, Q_RELEASE, Q_CHECKPOINT, Q_CHECKPOINT_CHECK,
 	Q_SNOOZE,
-	Q_GET_LOCK, Q_READ_REPLY, Q_MAX_PACKET, Q_SCHEMA,
+	Q_GET_LOCK, Q_READ_REPLY, Q_MAX_PACKET, Q_WSREP, Q_SCHEMA,
 	/* adding jobs */
 	Q_ENQUEUE, Q_ENQUEUE_AGAIN, Q_ENQUEUE_AGAIN_RESUMABLE, Q_VALID_AT,
 	Q_VALID_JSON, Q_JSON_OBJECT, Q_JOB_STATUS,
@@ -43,6 +43,7 @@ struct queue_caps {
 	int type_index_probed, type_index;	/* sql/001_type_pick.sql */
 	int checkpoint_probed, checkpoint;	/* sql/002_checkpoint.sql */
 	int finished_index_probed, finished_index; /* sql/005_finished.sql */
+	int galera_probed, galera;		/* wsrep_on (not the table's) */
 };
 
 /* A claim this long after the last one from the head of the range is
