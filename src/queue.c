@@ -637,16 +637,17 @@ pause_after_conflict(struct queue *q, unsigned attempt)
 /* Prepare (if need be) and execute once, running it again after a
  * deadlock. */
 static enum db_status
-attempt(struct queue *q, enum queue_stmt which, const struct db_arg *args,
-    unsigned nargs, char *cause, size_t len)
+attempt_rows(struct queue *q, enum queue_stmt which, const struct db_arg *args,
+    unsigned nargs, unsigned nrows, char *cause, size_t len)
 {
 	enum db_status st;
 	unsigned tries;
 
 	st = prepare(q, which, cause, len);
 	for (tries = 0; st == DB_OK; tries++) {
-		st = db_execute(q->db, q->stmt[which], args, nargs, cause,
-		    len);
+		st = nrows > 0 ? db_execute_bulk(q->db, q->stmt[which], args,
+		    nargs, nrows, cause, len) : db_execute(q->db,
+		    q->stmt[which], args, nargs, cause, len);
 		if (st == DB_CONFLICT && q->in_trx && !q->no_retry)
 			q->counters.conflicts++;	/* run again whole */
 		if (st != DB_CONFLICT || tries >= QUEUE_CONFLICT_RETRIES ||
@@ -660,6 +661,13 @@ attempt(struct queue *q, enum queue_stmt which, const struct db_arg *args,
 		st = DB_OK;
 	}
 	return st;
+}
+
+static enum db_status
+attempt(struct queue *q, enum queue_stmt which, const struct db_arg *args,
+    unsigned nargs, char *cause, size_t len)
+{
+	return attempt_rows(q, which, args, nargs, 0, cause, len);
 }
 
 /* The --single lock died with the old connection: take it again, or
@@ -738,18 +746,22 @@ reconnect(struct queue *q, size_t size, char *cause, size_t len)
  * read_timeout is not asked again by this statement (the run must end
  * in bounded time); the connection is dropped, and the next statement
  * tries a new one.  Errors read "<purpose> in <table>: <cause>". */
-enum db_status
-queue_stmt_run(struct queue *q, enum queue_stmt which,
-    const struct db_arg *args, unsigned nargs, char *err, size_t errlen)
+/* queue_stmt_run, for nrows rows of arguments at once when nrows > 0
+ * (a bulk execution, made only inside a transaction). */
+static enum db_status
+stmt_run_rows(struct queue *q, enum queue_stmt which,
+    const struct db_arg *args, unsigned nargs, unsigned nrows, char *err,
+    size_t errlen)
 {
-	size_t size = db_args_size(args, nargs);
+	size_t size = db_args_size(args, nargs * (nrows > 0 ? nrows : 1));
 	char cause[512], more[512];
 	enum db_status st = DB_OK;
 
 	if (q->db->conn == NULL)
 		st = reconnect(q, 0, cause, sizeof cause);
 	if (st == DB_OK)
-		st = attempt(q, which, args, nargs, cause, sizeof cause);
+		st = attempt_rows(q, which, args, nargs, nrows, cause,
+		    sizeof cause);
 	if (st == DB_UNREACHABLE && db_connection_lost(q->db->last_errno)) {
 		if (q->in_trx && !q->own_trx) {
 			/* flow control hook: flow.c reconnects */
@@ -772,6 +784,13 @@ queue_stmt_run(struct queue *q, enum queue_stmt which,
 		errf(err, errlen, "%s in %s: %s", purposes[which], q->table,
 		    cause);
 	return st;
+}
+
+enum db_status
+queue_stmt_run(struct queue *q, enum queue_stmt which,
+    const struct db_arg *args, unsigned nargs, char *err, size_t errlen)
+{
+	return stmt_run_rows(q, which, args, nargs, 0, err, errlen);
 }
 
 uint64_t
@@ -1371,8 +1390,6 @@ queue_claim_bulk(struct queue *q, const char *const *types, size_t ntypes,
 	    c->types != types_hash(types, ntypes) ||
 	    now_ms() - c->head_ms >= QUEUE_CURSOR_MS)
 		return DB_OK;
-	if ((st = prepare(q, after, err, errlen)) != DB_OK)
-		return st;
 	one = queue_claim_args(which, types, ntypes, lock_seconds, tokens[0],
 	    &nargs);
 	one[nargs] = DB_STR(c->at);
@@ -1384,15 +1401,13 @@ queue_claim_bulk(struct queue *q, const char *const *types, size_t ntypes,
 		memcpy(&rows[i * nargs], one, nargs * sizeof *one);
 		rows[i * nargs] = DB_STR(tokens[i]);
 	}
-	st = db_execute_bulk(q->db, q->stmt[after], rows, nargs,
-	    (unsigned)n, err, errlen);
+	/* In the transaction: a conflict or a lost connection is its
+	 * caller's to run again whole (attempt_rows and stmt_run_rows). */
+	st = stmt_run_rows(q, after, rows, nargs, (unsigned)n, err, errlen);
 	free(rows);
 	free(one);
-	if (st != DB_OK) {
-		if (st == DB_CONFLICT)
-			q->counters.conflicts++;	/* run again whole */
+	if (st != DB_OK)
 		return st;
-	}
 	if (queue_stmt_changed(q, after) == 0)
 		return DB_OK;
 	st = read_tokens(q, tokens, jobs, n, &found, err, errlen);
