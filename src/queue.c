@@ -1411,11 +1411,11 @@ queue_claim_bulk(struct queue *q, const char *const *types, size_t ntypes,
 	if (queue_stmt_changed(q, after) == 0)
 		return DB_OK;
 	st = read_tokens(q, tokens, jobs, n, &found, err, errlen);
-	/* Fewer jobs under their tokens than the bulk took: on Galera a
-	 * transaction aborted under the bulk (a replicated write won) has
-	 * left nothing of it, and the read ran outside it.  Whatever it
-	 * was, nothing is committed yet: a conflict, the group rolled back
-	 * and written again one statement at a time. */
+	/* Fewer jobs under their tokens than the bulk took (seen on Galera,
+	 * before bulk claims were left out there: a transaction aborted
+	 * under the bulk, the read run outside it).  Nothing is committed
+	 * yet: a conflict, the group rolled back and written again one
+	 * statement at a time. */
 	if (st == DB_OK && found != queue_stmt_changed(q, after)) {
 		errf(err, errlen, "read the claimed jobs in %s: %zu rows "
 		    "claimed, %zu found", q->table,
