@@ -123,24 +123,28 @@ reply_free(struct reply *reply)
 	memset(reply, 0, sizeof *reply);
 }
 
+/* "<what>: <detail>" in res->message.  Both parts may hold bytes from
+ * outside (a status line, a reply's text, a server's error), so each is
+ * redacted, made valid UTF-8 and only then counted, and every cut is
+ * bounded by bytes as well as characters: the buffer's size never rests
+ * on what the text claims to be. */
 static void
 compose(struct result *res, enum outcome outcome, const char *what,
     const char *detail, size_t detail_len, int keep_tail)
 {
 	char *copy, *clean_what;
-	size_t what_len, what_chars, room, start, n;
+	size_t what_len, what_chars, room, room_bytes, start, n;
 
 	res->outcome = outcome;
 	res->retry_after = -1;
-	/* what is ours (ASCII or already clean), but cut it too; it may
-	 * quote a server's answer, so it is redacted as well. */
 	clean_what = secrets_redact(res->secrets, what, strlen(what),
 	    &what_len);
-	what = clean_what;
-	what_len = utf8_prefix(what, what_len, LAST_ERROR_CHARS);
-	memcpy(res->message, what, what_len);
+	utf8_sanitize(clean_what, what_len);
+	what_len = utf8_head(clean_what, what_len, LAST_ERROR_CHARS,
+	    sizeof res->message - 1);
+	memcpy(res->message, clean_what, what_len);
 	res->message[what_len] = '\0';
-	what_chars = utf8_count(what, what_len);
+	what_chars = utf8_count(clean_what, what_len);
 	free(clean_what);
 
 	/* Skip trailing newlines: output usually ends in one. */
@@ -148,7 +152,8 @@ compose(struct result *res, enum outcome outcome, const char *what,
 	    detail[detail_len - 1] == '\r'))
 		detail_len--;
 	if (detail == NULL || detail_len == 0 ||
-	    what_chars + 2 >= LAST_ERROR_CHARS)
+	    what_chars + 2 >= LAST_ERROR_CHARS ||
+	    what_len + 2 >= sizeof res->message - 1)
 		return;
 
 	/* Secrets go before the cut, which could otherwise leave half of
@@ -156,12 +161,13 @@ compose(struct result *res, enum outcome outcome, const char *what,
 	copy = secrets_redact(res->secrets, detail, detail_len, &detail_len);
 	utf8_sanitize(copy, detail_len);
 	room = LAST_ERROR_CHARS - what_chars - 2;
+	room_bytes = sizeof res->message - 1 - what_len - 2;
 	if (keep_tail) {
-		start = utf8_suffix(copy, detail_len, room);
+		start = utf8_tail(copy, detail_len, room, room_bytes);
 		n = detail_len - start;
 	} else {
 		start = 0;
-		n = utf8_prefix(copy, detail_len, room);
+		n = utf8_head(copy, detail_len, room, room_bytes);
 	}
 	memcpy(res->message + what_len, ": ", 2);
 	memcpy(res->message + what_len + 2, copy + start, n);

@@ -135,6 +135,34 @@ utf8_suffix(const char *s, size_t len, size_t n)
 	return 0;
 }
 
+size_t
+utf8_head(const char *s, size_t len, size_t chars, size_t bytes)
+{
+	size_t n = utf8_prefix(s, len, chars);
+
+	/* Counting characters alone trusts the text: a run of continuation
+	 * bytes counts as nothing and would lift the byte bound. */
+	if (n > bytes) {
+		n = bytes;
+		while (n > 0 && !starts_char((unsigned char)s[n]))
+			n--;
+	}
+	return n;
+}
+
+size_t
+utf8_tail(const char *s, size_t len, size_t chars, size_t bytes)
+{
+	size_t start = utf8_suffix(s, len, chars);
+
+	if (len - start > bytes) {
+		start = len - bytes;
+		while (start < len && !starts_char((unsigned char)s[start]))
+			start++;
+	}
+	return start;
+}
+
 /* The escape of the character of n bytes at p (n 0: a byte that starts
  * none), made in esc, or NULL when it is written as it is. */
 static const char *

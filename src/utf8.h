@@ -23,6 +23,15 @@ size_t utf8_prefix(const char *s, size_t len, size_t n);
 /* Byte offset where the last n characters of well-formed UTF-8 s begin. */
 size_t utf8_suffix(const char *s, size_t len, size_t n);
 
+/* Byte length of the longest head of s (len bytes) that holds at most
+ * chars characters and at most bytes bytes and ends on a character
+ * boundary.  Both bounds hold whatever s holds, valid or not. */
+size_t utf8_head(const char *s, size_t len, size_t chars, size_t bytes);
+
+/* Byte offset of the longest tail of s with at most chars characters and
+ * at most bytes bytes that starts on a character boundary. */
+size_t utf8_tail(const char *s, size_t len, size_t chars, size_t bytes);
+
 /* utf8_escape flags. */
 #define UTF8_ESC_QUOTED 1	/* also " and \ as \" and \\: a quoted value */
 #define UTF8_ESC_KEEP_NL 2	/* line feeds as they are: a block of lines */

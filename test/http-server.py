@@ -17,6 +17,11 @@ case of a test file:
   /repeat/CODE              CODE with the body HEAD + FILL x TIMES + TAIL,
                             from ?head= &fill= &times= &tail= (for bodies
                             too long for a URL)
+  /raw/CODE                 CODE with the reason phrase ?reason_hex=HEX
+                            (any bytes, as hex) x ?reason_times= (1) and
+                            the body HEAD_HEX +
+                            FILL_HEX x TIMES (?head_hex= &fill_hex= &times=):
+                            bytes no well-behaved server would send
   /echo-headers             500 with a debug page that shows the request's
                             headers as they came ("Name: value" lines) and
                             the bearer token of Authorization alone, after
@@ -91,6 +96,10 @@ class Handler(BaseHTTPRequestHandler):
         if has_body:
             self.wfile.write(body)
 
+    def answer_raw(self, code, reason, body):
+        self.wfile.write(b"HTTP/1.1 %d %s\r\nContent-Length: %d\r\n\r\n" % (
+            code, reason, len(body)) + body)
+
     def handle_any(self):
         body = self.read_body()
         self.log_request_json(body)
@@ -122,6 +131,11 @@ class Handler(BaseHTTPRequestHandler):
                 self.answer(int(parts[1]), (q.get("head", "") +
                             q.get("fill", "") * int(q.get("times", "0")) +
                             q.get("tail", "")).encode())
+            elif parts[0] == "raw" and len(parts) == 2:
+                self.answer_raw(int(parts[1]), bytes.fromhex(q.get("reason_hex", "")) *
+                                int(q.get("reason_times", "1")),
+                                bytes.fromhex(q.get("head_hex", "")) +
+                                bytes.fromhex(q.get("fill_hex", "")) * int(q.get("times", "0")))
             elif url.path == "/echo-headers":
                 self.answer(500, self.debug_page(body, q))
             else:

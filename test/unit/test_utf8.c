@@ -467,6 +467,72 @@ test_result_long_what(void **state)
 	message_chars(&res);
 }
 
+/* utf8_head and utf8_tail hold the byte bound whatever the text holds:
+ * continuation bytes count as no character, so a cut by characters alone
+ * would take them all. */
+static void
+test_head_tail_bytes(void **state)
+{
+	static const char s[] = "a" ZH EMOJI "b" WEN;
+	char cont[300];
+	size_t len = sizeof s - 1;
+
+	(void)state;
+	assert_int_equal(utf8_head(s, len, 6, len), len);
+	assert_int_equal(utf8_head(s, len, 6, 7), 4);	/* not into 😀 */
+	assert_int_equal(utf8_head(s, len, 6, 8), 8);
+	assert_int_equal(utf8_head(s, len, 2, 100), 4);
+	assert_int_equal(utf8_head(s, len, 6, 0), 0);
+	assert_int_equal(utf8_tail(s, len, 6, len), 0);
+	assert_int_equal(utf8_tail(s, len, 6, 4), 8);	/* b文 */
+	assert_int_equal(utf8_tail(s, len, 6, 3), 9);
+	assert_int_equal(utf8_tail(s, len, 6, 2), len);
+	assert_int_equal(utf8_tail(s, len, 1, 100), 9);
+	memset(cont, 0x80, sizeof cont);
+	assert_true(utf8_head(cont, sizeof cont, 10, 100) <= 100);
+	assert_true(sizeof cont - utf8_tail(cont, sizeof cont, 10, 100) <=
+	    100);
+}
+
+/* The heap overflow of issue 29: a status line whose reason phrase is
+ * continuation bytes counted as no characters, so the body was given far
+ * more room than the buffer has. */
+static void
+test_result_what_of_continuation_bytes(void **state)
+{
+	char what[200], body[4000];
+	struct result res = { 0 };
+	size_t i;
+
+	(void)state;
+	memcpy(what, "HTTP 500 ", 9);
+	memset(what + 9, 0x80, 123);
+	what[132] = '\0';
+	for (i = 0; i < 1000; i++)
+		memcpy(body + 4 * i, EMOJI, 4);
+	result_set_head(&res, OUTCOME_RETRY, what, body, sizeof body);
+	assert_int_equal(message_chars(&res), 1000);
+	assert_memory_equal(res.message, "HTTP 500 ???", 12);
+	result_set(&res, OUTCOME_RETRY, what, body, sizeof body);
+	assert_int_equal(message_chars(&res), 1000);
+}
+
+/* A what of invalid bytes (a Latin-1 reason phrase, a cut that split a
+ * character) comes out valid: the server refuses anything else. */
+static void
+test_result_what_invalid(void **state)
+{
+	struct result res = { 0 };
+
+	(void)state;
+	result_set(&res, OUTCOME_RETRY, "HTTP 500 Erreur de serveur \xe9",
+	    NULL, 0);
+	assert_string_equal(res.message, "HTTP 500 Erreur de serveur ?");
+	result_set(&res, OUTCOME_RETRY, "cut " ZH "\xE4\xB8", "x", 1);
+	assert_string_equal(res.message, "cut " ZH "??: x");
+	message_chars(&res);
+}
+
 int
 main(void)
 {
@@ -493,6 +559,9 @@ main(void)
 		cmocka_unit_test(test_result_long_emoji),
 		cmocka_unit_test(test_result_long_invalid_bytes),
 		cmocka_unit_test(test_result_long_what),
+		cmocka_unit_test(test_head_tail_bytes),
+		cmocka_unit_test(test_result_what_of_continuation_bytes),
+		cmocka_unit_test(test_result_what_invalid),
 	};
 
 	return cmocka_run_group_tests_name("utf8", tests, NULL, NULL);
