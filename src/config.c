@@ -887,6 +887,12 @@ cfg_load(struct cfg *cfg, const char *path, char *err, size_t errlen)
 		free(cfg->db.password);
 		cfg->db.password = xstrdup(env);
 	}
+	/* libmariadb would read MYSQL_PWD by itself when we give it no
+	 * password; taken here, it is ours to redact and to keep from the
+	 * handlers' environment, like JOBRUN_DB_PASSWORD. */
+	env = getenv("MYSQL_PWD");
+	if (env != NULL && cfg->db.password == NULL)
+		cfg->db.password = xstrdup(env);
 	return 0;
 }
 

@@ -94,6 +94,7 @@ struct child {
 	const char *input;
 	size_t input_len, input_off;
 	int exited, status;
+	int status_lost;	/* reaped by someone else: status unknown */
 	struct tail tail;
 };
 
@@ -209,7 +210,7 @@ build_env(const struct job *job)
 	static const char *const drop[] = {
 		"JOB_ID=", "JOB_TYPE=", "JOB_BUSINESS_KEY=", "JOB_ATTEMPT=",
 		"JOB_MAX_ATTEMPTS=", "JOB_IDEMPOTENCY_KEY=",
-		"JOBRUN_DB_PASSWORD=", "JOBRUN_CHECKPOINT_FD=",
+		"JOBRUN_DB_PASSWORD=", "MYSQL_PWD=", "JOBRUN_CHECKPOINT_FD=",
 		"JOBRUN_CHECKPOINT=",
 	};
 	size_t n = 0, i, k, j;
@@ -510,8 +511,12 @@ reap(struct child *c, int flags)
 	do
 		r = waitpid(c->pid, &c->status, flags);
 	while (r < 0 && errno == EINTR);
+	/* ECHILD: the child is gone and its status with it (SIGCHLD
+	 * ignored reaps children in the kernel; main resets it, but be
+	 * sure).  An unknown status is never a success. */
 	if (r == c->pid || (r < 0 && errno == ECHILD)) {
 		c->exited = 1;
+		c->status_lost = r < 0;
 		close_fd(&c->pid_fd);
 	}
 }
@@ -645,6 +650,9 @@ describe(const struct child *c, enum stop_reason stop, unsigned long timeout,
 		outcome = OUTCOME_ABANDONED;
 	} else if (stop == STOP_TIMEOUT)
 		snprintf(what, sizeof what, "timed out after %lu s", timeout);
+	else if (c->status_lost)
+		snprintf(what, sizeof what, "exit status unknown: the handler "
+		    "was reaped by another (is SIGCHLD ignored?)");
 	else if (WIFSIGNALED(c->status))
 		snprintf(what, sizeof what, "killed by signal %d (%s)",
 		    WTERMSIG(c->status), strsignal(WTERMSIG(c->status)));

@@ -52,19 +52,29 @@ install_signals(void)
 	signal(SIGUSR1, SIG_IGN);
 	signal(SIGUSR2, SIG_IGN);
 	signal(SIGALRM, SIG_IGN);
+	/* Ignored SIGCHLD survives exec, and some supervisors and scripts
+	 * leave it so: the kernel would then reap our handlers itself and
+	 * their exit statuses would be lost. */
+	signal(SIGCHLD, SIG_DFL);
 }
 
-/* The password in our environment, once copied: gone from environ and
- * from the block /proc/<pid>/environ shows. */
+/* The passwords in our environment, once copied: gone from environ and
+ * from the block /proc/<pid>/environ shows.  MYSQL_PWD is libmariadb's
+ * own variable: used or not, it is a password no handler may see. */
 static void
 drop_password_env(void)
 {
-	char *v = getenv("JOBRUN_DB_PASSWORD");
+	static const char *const names[] = { "JOBRUN_DB_PASSWORD",
+	    "MYSQL_PWD" };
+	size_t i;
+	char *v;
 
-	if (v == NULL)
-		return;
-	explicit_bzero(v, strlen(v));
-	unsetenv("JOBRUN_DB_PASSWORD");
+	for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+		if ((v = getenv(names[i])) == NULL)
+			continue;
+		explicit_bzero(v, strlen(v));
+		unsetenv(names[i]);
+	}
 }
 
 /* A full disk or a closed pipe on stdout is an error, not silence. */

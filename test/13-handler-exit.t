@@ -1,9 +1,12 @@
 #!/bin/bash
 # What a handler's exit means: 65 fails the job at once, 75 retries it,
 # any other status or a signal retries with backoff; last_error says which.
+# The same holds when jobrun is started with SIGCHLD ignored (a
+# disposition that survives exec): at b888798 the kernel then reaped the
+# handlers, waitpid said ECHILD, and every one was recorded as a success.
 . "${0%/*}/lib.sh"
 
-plan 22
+plan 26
 setup_db
 write_config <<EOF2
 [type.perm]
@@ -100,3 +103,22 @@ is "$(field "$n" status)/$(field "$n" attempts)" pending/1 "a program that is no
 is "$(field "$n" last_error | status127)" \
     "exit status 127: jobrun: cannot execute handler: $T/not-executable: Permission denied" \
     "a program that is not executable: exit status 127, permission denied"
+
+# --- started with SIGCHLD ignored ---------------------------------------------------
+for t in perm crash killed; do
+	jobrun enqueue --type="$t" --key="ign-$t" >/dev/null
+done
+ignoring_sigchld() {
+	"${JOBRUN_TIMEOUT[@]}" python3 -c 'import os, signal, sys
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+os.execv(sys.argv[1], sys.argv[1:])' "$@"
+}
+run ignoring_sigchld "$JOBRUN" --config="$CONF"
+is "$rc" 1 "started with SIGCHLD ignored: exit 1 (jobs failed), not 0"
+is "$(field "$(job_id ign-perm)" status)/$(field "$(job_id ign-perm)" last_error)" \
+    "failed/exit 65 (permanent failure): bad request: no such customer" \
+    "SIGCHLD ignored: exit 65 still fails the job"
+is "$(field "$(job_id ign-crash)" status)/$(field "$(job_id ign-crash)" last_error)" \
+    "pending/exit status 3: oops" "SIGCHLD ignored: exit 3 still retries it"
+is "$(field "$(job_id ign-killed)" status)/$(field "$(job_id ign-killed)" last_error)" \
+    "pending/killed by signal 9 (Killed): dying" "SIGCHLD ignored: a signal still retries it"

@@ -9,7 +9,7 @@
 # lets another user reach the server's socket, and adds a database user.
 . "${0%/*}/lib.sh"
 
-plan 9
+plan 13
 use_own_server
 setup_db
 secret='pw-59-Vq7s'
@@ -78,6 +78,36 @@ else
 	is "$(seen k1)" unreadable \
 	    "as another user: the handler cannot open jobrun's environ"
 fi
+
+# --- MYSQL_PWD, libmariadb's own variable ----------------------------------------
+# Taken as the password when the configuration gives none, then wiped and
+# removed like JOBRUN_DB_PASSWORD: no handler sees it, and a handler that
+# prints it has it redacted.  (At b888798 libmariadb read it, and every
+# exec handler inherited it.)
+cat >"$T/envdump" <<'EOF3'
+#!/bin/sh
+env >"$1/$JOB_ID.env"
+echo "connecting with $2"
+exit 3
+EOF3
+chmod 0755 "$T/envdump"
+cat >>"$CONF" <<EOF2
+
+[type.envdump]
+handler = exec
+command = $T/envdump $T/seen $secret
+EOF2
+MYSQL_PWD=$secret jobrun enqueue --type=envdump --key=m1 >/dev/null
+run env MYSQL_PWD="$secret" bash -c 'jobrun --type=envdump'
+is "$rc" 1 "the password in MYSQL_PWD alone: jobrun connects (the job is retried: exit 1)"
+m1=$(sql "SELECT id FROM polling_jobs WHERE business_key = 'm1'")
+is "$(grep -c '^MYSQL_PWD=' "$T/seen/$m1.env")" 0 \
+    "MYSQL_PWD is not in the handler's environment"
+is "$(grep -c -- "$secret" "$T/seen/$m1.env")" 0 \
+    "nor is the password anywhere in it"
+is "$(sql "SELECT last_error FROM polling_jobs WHERE id = $m1")" \
+    "exit status 3: connecting with [redacted]" \
+    "the password from MYSQL_PWD is redacted from last_error"
 
 # --- as an unprivileged user, as in production ------------------------------------
 
