@@ -47,7 +47,7 @@ DEFS       = -DJOBRUN_VERSION='"$(VERSION)"' \
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) $(PKG_CFLAGS) $(DEFS) $(CFLAGS)
 
 SRC  = admin argv backoff check cli command config cron db enqueue exec \
-       fanin flow handler schedule sqlset \
+       fanin flow handler schedule sqlset http_reply lines \
        http inspect libcurl log main metrics noop queue queue_admin queue_info \
        pause policy rawjson report runner queue_report dash dash_html replace \
        utf8 util watchdog commands $(SRC_$(MARIADB))
@@ -124,14 +124,20 @@ build/test/tls-client-noload: test/tls/client.c src/libssl.c | deps-check
 tls-check: jobrun build/test/tls-client build/test/tls-client-noload
 	test/tls/check build/test
 
-# Fuzzing (libFuzzer, clang): the configuration parser and the command
-# splitter, seeded from test/fuzz/corpus; new inputs go to build/fuzz.
+# Fuzzing (libFuzzer, clang): the configuration parser, the command
+# splitter, cron expressions, and the readers of bytes from outside (an
+# http reply into last_error, a handler's checkpoint lines), seeded from
+# test/fuzz/corpus; new inputs go to build/fuzz.
 FUZZ_CC      = clang
 FUZZ_SECONDS = 25
 FUZZ_FLAGS   = -g -O1 -fsanitize=fuzzer,address,undefined \
                -fno-sanitize-recover=all
-FUZZ_CONFIG_SRC = src/config.c src/cron.c src/cli.c src/handler.c src/exec.c src/http.c src/rawjson.c \
+FUZZ_CONFIG_SRC = src/config.c src/cron.c src/cli.c src/handler.c src/exec.c src/http.c src/http_reply.c src/lines.c src/rawjson.c \
                   src/libcurl.c src/noop.c src/argv.c src/util.c src/utf8.c
+FUZZ_HANDLER_SRC = src/handler.c src/exec.c src/http.c src/http_reply.c \
+                   src/lines.c src/rawjson.c src/libcurl.c src/noop.c \
+                   src/argv.c src/config.c src/cron.c src/cli.c src/util.c \
+                   src/utf8.c
 FUZZ_ARGV_SRC   = src/argv.c src/util.c
 FUZZ_CRON_SRC   = src/cron.c src/util.c
 
@@ -139,6 +145,19 @@ build/fuzz/fuzz_config: test/fuzz/fuzz_config.c $(FUZZ_CONFIG_SRC) | deps-check
 	@mkdir -p $(@D)
 	$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(PKG_CFLAGS) \
 	  $(DEFS) -Isrc $(FUZZ_FLAGS) -o $@ $< $(FUZZ_CONFIG_SRC) $(PKG_LIBS)
+
+# The readers of bytes from outside: an http reply (status line, headers,
+# body, a 202's JSON) into last_error, and a handler's checkpoint lines.
+build/fuzz/fuzz_reply: test/fuzz/fuzz_reply.c $(FUZZ_HANDLER_SRC) | deps-check
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(PKG_CFLAGS) \
+	  $(DEFS) -Isrc $(FUZZ_FLAGS) -o $@ $< $(FUZZ_HANDLER_SRC) \
+	  $(PKG_LIBS) $(shell pkg-config --libs libcurl)
+
+build/fuzz/fuzz_lines: test/fuzz/fuzz_lines.c $(FUZZ_HANDLER_SRC) | deps-check
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(PKG_CFLAGS) \
+	  $(DEFS) -Isrc $(FUZZ_FLAGS) -o $@ $< $(FUZZ_HANDLER_SRC) $(PKG_LIBS)
 
 build/fuzz/fuzz_argv: test/fuzz/fuzz_argv.c $(FUZZ_ARGV_SRC)
 	@mkdir -p $(@D)
@@ -150,14 +169,20 @@ build/fuzz/fuzz_cron: test/fuzz/fuzz_cron.c $(FUZZ_CRON_SRC)
 	$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Isrc \
 	  $(FUZZ_FLAGS) -o $@ $< $(FUZZ_CRON_SRC)
 
-fuzz: build/fuzz/fuzz_config build/fuzz/fuzz_argv build/fuzz/fuzz_cron
-	@mkdir -p build/fuzz/config build/fuzz/argv build/fuzz/cron
+fuzz: build/fuzz/fuzz_config build/fuzz/fuzz_argv build/fuzz/fuzz_cron \
+      build/fuzz/fuzz_reply build/fuzz/fuzz_lines
+	@mkdir -p build/fuzz/config build/fuzz/argv build/fuzz/cron \
+	  build/fuzz/reply build/fuzz/lines
 	build/fuzz/fuzz_config -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
 	  -print_final_stats=1 build/fuzz/config test/fuzz/corpus/config
 	build/fuzz/fuzz_argv -max_total_time=$(FUZZ_SECONDS) -max_len=1024 \
 	  -print_final_stats=1 build/fuzz/argv test/fuzz/corpus/argv
 	build/fuzz/fuzz_cron -max_total_time=$(FUZZ_SECONDS) -max_len=300 \
 	  -print_final_stats=1 build/fuzz/cron test/fuzz/corpus/cron
+	build/fuzz/fuzz_reply -max_total_time=$(FUZZ_SECONDS) -max_len=8192 \
+	  -print_final_stats=1 build/fuzz/reply test/fuzz/corpus/reply
+	build/fuzz/fuzz_lines -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+	  -print_final_stats=1 build/fuzz/lines test/fuzz/corpus/lines
 
 fuzz-long:
 	$(MAKE) fuzz FUZZ_SECONDS=600

@@ -43,6 +43,7 @@
 
 #include "argv.h"
 #include "handler.h"
+#include "lines.h"
 #include "http.h"
 #include "util.h"
 #include "watchdog.h"
@@ -83,9 +84,8 @@ struct child {
 	int out_fd;		/* read end of stdout+stderr, or -1 */
 	int pid_fd;		/* pidfd of the handler, or -1 */
 	int cp_fd;		/* our end of the checkpoint socket (fd 3), or -1 */
-	char *cp_line;		/* the checkpoint line being read */
-	size_t cp_len;
-	int cp_overflow;	/* the current line is over CHECKPOINT_MAX */
+	struct line_reader cp_lines;	/* fd 3's lines */
+	const struct handler_watch *cp_watch;	/* where they are stored */
 	int cp_lost;		/* storing one found the lock lost */
 	char cp_refused[512];	/* why the first refused checkpoint was */
 	char *ack;		/* answers not yet written to the handler */
@@ -432,23 +432,21 @@ flush_answers(struct child *c)
  * answer.  A refusal is the handler's mistake and goes into its output,
  * where last_error will show it; the job's row is not touched. */
 static void
-checkpoint_line(struct child *c, const struct handler_watch *w)
+checkpoint_line(void *arg, const char *line, size_t len, int overflow)
 {
+	struct child *c = arg;
+	const struct handler_watch *w = c->cp_watch;
 	char err[512], ack[600];
-	size_t len = c->cp_len;
 	int rc;
 
-	/* The line as written, less its end: "\n" or "\r\n". */
-	if (len > 0 && c->cp_line[len - 1] == '\r' && !c->cp_overflow)
-		len--;
 	if (w == NULL)
 		rc = 0;
-	else if (len == 0 && !c->cp_overflow)
+	else if (len == 0 && !overflow)
 		rc = errf(err, sizeof err, "an empty line");
 	else
 		/* Over the limit, the runner refuses it by its length
 		 * alone, and says so where the operator looks. */
-		rc = w->checkpoint(w->arg, c->cp_line, c->cp_overflow ?
+		rc = w->checkpoint(w->arg, line, overflow ?
 		    CHECKPOINT_MAX + 1 : len, err, sizeof err);
 	if (rc == 0)
 		answer(c, "ok");
@@ -463,8 +461,6 @@ checkpoint_line(struct child *c, const struct handler_watch *w)
 		snprintf(c->cp_refused, sizeof c->cp_refused, "%s", err);
 	else if (rc > 0)
 		c->cp_lost = 1;
-	c->cp_len = 0;
-	c->cp_overflow = 0;
 	flush_answers(c);
 }
 
@@ -472,8 +468,9 @@ static void
 drain_checkpoints(struct child *c, const struct handler_watch *w)
 {
 	char buf[8192];
-	ssize_t n, i;
+	ssize_t n;
 
+	c->cp_watch = w;
 	for (;;) {
 		n = read(c->cp_fd, buf, sizeof buf);
 		if (n < 0 && errno == EINTR)
@@ -482,22 +479,12 @@ drain_checkpoints(struct child *c, const struct handler_watch *w)
 			return;
 		/* A reset is the handler going with answers unread. */
 		if (n <= 0) {
-			if (c->cp_len > 0 || c->cp_overflow)
-				checkpoint_line(c, w);	/* no final newline */
+			line_reader_end(&c->cp_lines, checkpoint_line, c);
 			close_fd(&c->cp_fd);
 			return;
 		}
-		for (i = 0; i < n; i++) {
-			if (buf[i] == '\n') {
-				checkpoint_line(c, w);
-				continue;
-			}
-			if (c->cp_len == CHECKPOINT_MAX) {
-				c->cp_overflow = 1;
-				continue;
-			}
-			c->cp_line[c->cp_len++] = buf[i];
-		}
+		line_reader_feed(&c->cp_lines, buf, (size_t)n,
+		    checkpoint_line, c);
 	}
 }
 
@@ -697,7 +684,7 @@ exec_run(void *state, const struct job *job, const struct handler_watch *w,
 	enum stop_reason stop;
 
 	c->in_fd = c->out_fd = c->pid_fd = c->cp_fd = -1;
-	c->cp_line = xmalloc(CHECKPOINT_MAX + 1);
+	line_reader_init(&c->cp_lines, CHECKPOINT_MAX);
 	c->tail.buf = xmalloc(EXEC_TAIL_BYTES);
 	c->input = job->payload;
 	c->input_len = job->payload_len;
@@ -718,7 +705,7 @@ out:
 	close_fd(&c->out_fd);
 	close_fd(&c->pid_fd);
 	close_fd(&c->cp_fd);
-	free(c->cp_line);
+	line_reader_free(&c->cp_lines);
 	free(c->tail.buf);
 	free(c->ack);
 	free(c);

@@ -35,6 +35,7 @@
 #include "config.h"
 #include "handler.h"
 #include "http.h"
+#include "http_reply.h"
 #include "libcurl.h"
 #include "rawjson.h"
 #include "util.h"
@@ -68,16 +69,10 @@ struct http_state {
 	int curl_initialised;
 };
 
-/* What one exchange collects from the response. */
+/* One request's state: the reply it collects, and the watch it ticks. */
 struct exchange {
-	char *body;
-	size_t len, cap;
-	int cut;		/* the body was longer than cap */
-	char status_line[128];
-	char retry_after[128];
-	char date[128];
+	struct http_reply reply;
 	const struct handler_watch *watch;
-	const struct libcurl *lc;
 	int64_t next_tick;
 	int abandoned;
 };
@@ -439,51 +434,18 @@ static size_t
 on_body(char *data, size_t size, size_t nmemb, void *arg)
 {
 	struct exchange *ex = arg;
-	size_t n = size * nmemb, keep = ex->cap - ex->len;
 
-	if (keep > n)
-		keep = n;
-	ex->cut |= keep < n;
-	memcpy(ex->body + ex->len, data, keep);
-	ex->len += keep;
-	return n;
-}
-
-/* Copy a header's value (after "Name:") without surrounding blanks. */
-static void
-header_value(const char *line, size_t len, size_t name_len, char *out,
-    size_t outlen)
-{
-	const char *v = line + name_len, *end = line + len;
-
-	while (v < end && (*v == ' ' || *v == '\t'))
-		v++;
-	while (end > v && isspace((unsigned char)end[-1]))
-		end--;
-	snprintf(out, outlen, "%.*s", (int)(end - v), v);
+	http_reply_body(&ex->reply, data, size * nmemb);
+	return size * nmemb;
 }
 
 static size_t
 on_header(char *line, size_t size, size_t nmemb, void *arg)
 {
 	struct exchange *ex = arg;
-	size_t n = size * nmemb;
 
-	/* A new status line starts a new response (after a 100 Continue):
-	 * forget the headers of the previous one. */
-	if (n > 5 && strncmp(line, "HTTP/", 5) == 0) {
-		const char *sp = memchr(line, ' ', n);
-
-		ex->retry_after[0] = ex->date[0] = '\0';
-		if (sp != NULL)
-			header_value(sp, n - (size_t)(sp - line), 0,
-			    ex->status_line, sizeof ex->status_line);
-	} else if (n > 12 && strncasecmp(line, "Retry-After:", 12) == 0)
-		header_value(line, n, 12, ex->retry_after,
-		    sizeof ex->retry_after);
-	else if (n > 5 && strncasecmp(line, "Date:", 5) == 0)
-		header_value(line, n, 5, ex->date, sizeof ex->date);
-	return n;
+	http_reply_header(&ex->reply, line, size * nmemb);
+	return size * nmemb;
 }
 
 static int
@@ -661,125 +623,6 @@ request_headers(const struct http_state *st, const struct job *job)
 	return h;
 }
 
-/* Seconds the server asked us to wait, or -1.  An HTTP-date is measured
- * against the response's own Date, so our clock does not enter into it. */
-static long
-retry_after_seconds(const struct exchange *ex)
-{
-	unsigned long secs;
-	time_t when, now;
-
-	if (ex->retry_after[0] == '\0')
-		return -1;
-	/* Seconds, however many: the runner caps the delay at backoff_cap,
-	 * and a number too large to read is still "a long time". */
-	if (strspn(ex->retry_after, "0123456789") == strlen(ex->retry_after))
-		return parse_ulong(ex->retry_after, 0, LONG_MAX, &secs) == 0 ?
-		    (long)secs : LONG_MAX;
-	when = ex->lc->getdate(ex->retry_after, NULL);
-	if (when < 0)
-		return -1;
-	now = ex->date[0] != '\0' ? ex->lc->getdate(ex->date, NULL) : -1;
-	if (now < 0)
-		now = time(NULL);
-	return when > now ? (long)(when - now) : 0;
-}
-
-/* "Retry now" taken literally would spend every attempt within a second;
- * a one-second floor keeps a retry a retry. */
-static long
-retry_delay(const struct exchange *ex)
-{
-	long secs = retry_after_seconds(ex);
-
-	return secs == 0 ? 1 : secs;
-}
-
-static int
-worth_retrying(long code)
-{
-	return code == 408 || code == 425 || code == 429 ||
-	    (code >= 500 && code <= 599);
-}
-
-/* A 202 is read by the server's JSON functions, like every JSON jobrun
- * judges.  A body that is not a JSON object (none, text, a page) is an
- * ordinary success.  A JSON object holding "checkpoint" and/or "snooze"
- * says the receiver saved progress (stored like an exec handler's fd 3
- * line) or asks to be called again later, in "snooze" seconds or
- * Retry-After.  A body that looks like an object but cannot be read as
- * one as documented is not a success: the attempt did not finish, and
- * the job is retried with last_error saying why.  Returns whether the
- * 202 was decided here. */
-static int
-progress_reply(const struct exchange *ex, const struct handler_watch *w,
-    struct result *res)
-{
-	struct reply reply = { 0 };
-	char err[512], what[768];
-	size_t skip = 0;
-	unsigned long secs;
-	int rc = 0;
-
-	while (skip < ex->len && strchr(" \t\r\n", ex->body[skip]) != NULL &&
-	    ex->body[skip] != '\0')
-		skip++;
-	/* Cut short, a body that may be an object (nothing but blanks kept,
-	 * or a "{") cannot be read, and must not pass for a success. */
-	if (ex->cut && (skip == ex->len || ex->body[skip] == '{')) {
-		result_set(res, OUTCOME_RETRY, "HTTP 202 with a body longer "
-		    "than max_response: cannot read a checkpoint from it",
-		    NULL, 0);
-		return 1;
-	}
-	if (skip == ex->len || ex->body[skip] != '{')
-		return 0;
-	if (w == NULL || w->read_reply(w->arg, ex->body, ex->len, &reply, err,
-	    sizeof err) != 0) {
-		snprintf(what, sizeof what, "HTTP 202: cannot read the reply: "
-		    "%s", w == NULL ? "no database" : err);
-		result_set(res, OUTCOME_RETRY, what, NULL, 0);
-		return 1;
-	}
-	if (!reply.valid || !reply.object) {
-		result_set_head(res, OUTCOME_RETRY, "HTTP 202 with a body that "
-		    "is not valid JSON (the server's JSON_VALID refuses it)",
-		    ex->body, ex->len);
-		goto out;
-	}
-	if (reply.checkpoint == NULL && reply.snooze == NULL) {
-		reply_free(&reply);
-		return 0;	/* an object that asks nothing: done */
-	}
-	if (reply.snooze != NULL && strspn(reply.snooze, "0123456789") !=
-	    strlen(reply.snooze)) {
-		snprintf(what, sizeof what, "HTTP 202: \"snooze\" must be a "
-		    "whole number of seconds, not %.200s", reply.snooze);
-		result_set(res, OUTCOME_RETRY, what, NULL, 0);
-		goto out;
-	}
-	if (reply.checkpoint != NULL)
-		rc = w->checkpoint(w->arg, reply.checkpoint,
-		    reply.checkpoint_len, err, sizeof err);
-	if (rc > 0)
-		result_set(res, OUTCOME_ABANDONED, "lock lost", NULL, 0);
-	else if (rc < 0) {
-		/* A checkpoint we cannot keep is the receiver's mistake. */
-		snprintf(what, sizeof what, "HTTP 202: checkpoint refused: %s",
-		    err);
-		result_set(res, OUTCOME_RETRY, what, NULL, 0);
-	} else {
-		result_set(res, OUTCOME_SNOOZE, "HTTP 202: not yet", NULL, 0);
-		res->retry_after = retry_after_seconds(ex);
-		if (reply.snooze != NULL)
-			res->retry_after = parse_ulong(reply.snooze, 0,
-			    LONG_MAX, &secs) == 0 ? (long)secs : LONG_MAX;
-	}
-out:
-	reply_free(&reply);
-	return 1;
-}
-
 static void
 http_run(void *state, const struct job *job, const struct handler_watch *w,
     struct result *res)
@@ -816,10 +659,9 @@ http_run(void *state, const struct job *job, const struct handler_watch *w,
 		goto out;
 	}
 	headers = request_headers(st, job);
-	ex.cap = st->max_response;
-	ex.body = xmalloc(ex.cap + 1);
+	ex.reply.cap = st->max_response;
+	ex.reply.body = xmalloc(ex.reply.cap + 1);
 	ex.watch = w;
-	ex.lc = &st->lc;
 	ex.next_tick = now_ms() + HTTP_TICK_MS;
 	configure(st, curl, &ex, body, body_len, headers);
 	st->lc.easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
@@ -839,23 +681,13 @@ http_run(void *state, const struct job *job, const struct handler_watch *w,
 		goto out;
 	}
 	st->lc.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
-	snprintf(what, sizeof what, "HTTP %s", ex.status_line[0] ?
-	    ex.status_line : "(no status line)");
-	if (code == 202 && progress_reply(&ex, w, res))
-		;	/* "saved progress, run me again" or "not yet" */
-	else if (code >= 200 && code <= 299)
-		result_set(res, OUTCOME_SUCCESS, what, NULL, 0);
-	else if (worth_retrying(code)) {
-		result_set_head(res, OUTCOME_RETRY, what, ex.body, ex.len);
-		res->retry_after = retry_delay(&ex);
-	} else
-		result_set_head(res, OUTCOME_FAIL, what, ex.body, ex.len);
+	http_reply_result(&ex.reply, code, w, st->lc.getdate, res);
 out:
 	if (curl != NULL)
 		put_handle(st, curl);
 	st->lc.slist_free_all(headers);
 	free(body);	/* json_dumps uses malloc by default */
-	free(ex.body);
+	free(ex.reply.body);
 }
 
 const struct handler_kind http_kind = {
