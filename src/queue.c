@@ -62,6 +62,7 @@
 #include <unistd.h>
 
 #include "queue_sql.h"
+#include "utf8.h"
 #include "util.h"
 
 #define BATCH_PARAMS 8		/* per row of a multi-row insert */
@@ -1438,6 +1439,38 @@ fenced(struct queue *q, enum queue_stmt which, struct db_arg *args,
 	return st;
 }
 
+/* A fenced write whose args[text] is a message for last_error.  Every
+ * message is valid UTF-8, but a table made in utf8mb3 or latin1 cannot
+ * hold every character, and in strict mode the server refuses the whole
+ * write (1366, or 1977 for a conversion): the job would stay processing
+ * and every run that claimed it would end the same way.  Refused so, the
+ * message is written again with the characters utf8mb3 cannot hold as
+ * '?', and then with every character beyond ASCII so, which every such
+ * character set holds. */
+static enum db_status
+fenced_text(struct queue *q, enum queue_stmt which, struct db_arg *args,
+    unsigned nargs, unsigned text, int *owned, char *err, size_t errlen)
+{
+	static const size_t narrower[] = { 3, 1 };
+	enum db_status st = fenced(q, which, args, nargs, owned, err, errlen);
+	const char *message = args[text].str;
+	size_t len, i;
+	char *narrow;
+
+	if (message == NULL)
+		return st;
+	len = args[text].len == DB_STRLEN ? strlen(message) : args[text].len;
+	for (i = 0; i < 2 && st != DB_OK && (q->db->last_errno == 1366 ||
+	    q->db->last_errno == 1977); i++) {
+		narrow = utf8_narrow(message, len, narrower[i]);
+		args[text] = DB_STR(narrow);
+		st = fenced(q, which, args, nargs, owned, err, errlen);
+		free(narrow);
+	}
+	args[text] = DB_STRN(message, len);
+	return st;
+}
+
 enum db_status
 queue_mark_success(struct queue *q, const struct job *job, const char *token,
     int *owned, char *err, size_t errlen)
@@ -1455,7 +1488,7 @@ queue_mark_retry(struct queue *q, const struct job *job, const char *token,
 	struct db_arg args[] = { DB_NUM(delay), DB_STR(last_error),
 	    DB_NUM(job->id), DB_STR(token) };
 
-	return fenced(q, Q_RETRY, args, 4, owned, err, errlen);
+	return fenced_text(q, Q_RETRY, args, 4, 1, owned, err, errlen);
 }
 
 enum db_status
@@ -1465,7 +1498,7 @@ queue_mark_failed(struct queue *q, const struct job *job, const char *token,
 	struct db_arg args[] = { DB_STR(last_error), DB_NUM(job->id),
 	    DB_STR(token) };
 
-	return fenced(q, Q_FAIL, args, 3, owned, err, errlen);
+	return fenced_text(q, Q_FAIL, args, 3, 0, owned, err, errlen);
 }
 
 enum db_status
@@ -1542,7 +1575,7 @@ queue_snooze(struct queue *q, const struct job *job, const char *token,
 	struct db_arg args[] = { DB_NUM(progress != 0), DB_NUM(delay),
 	    DB_STR(note), DB_NUM(job->id), DB_STR(token) };
 
-	return fenced(q, Q_SNOOZE, args, 5, owned, err, errlen);
+	return fenced_text(q, Q_SNOOZE, args, 5, 2, owned, err, errlen);
 }
 
 enum db_status

@@ -163,6 +163,26 @@ utf8_tail(const char *s, size_t len, size_t chars, size_t bytes)
 	return start;
 }
 
+char *
+utf8_narrow(const char *s, size_t len, size_t max_bytes)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	char *out = xmalloc(len + 1);
+	size_t i = 0, o = 0, n;
+
+	while (i < len) {
+		n = sequence_length(p + i, len - i);
+		if (n > 0 && n <= max_bytes) {
+			memcpy(out + o, s + i, n);
+			o += n;
+		} else
+			out[o++] = '?';
+		i += n > 0 ? n : 1;
+	}
+	out[o] = '\0';
+	return out;
+}
+
 /* The escape of the character of n bytes at p (n 0: a byte that starts
  * none), made in esc, or NULL when it is written as it is. */
 static const char *

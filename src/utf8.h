@@ -32,6 +32,12 @@ size_t utf8_head(const char *s, size_t len, size_t chars, size_t bytes);
  * at most bytes bytes that starts on a character boundary. */
 size_t utf8_tail(const char *s, size_t len, size_t chars, size_t bytes);
 
+/* s (len bytes) with each character of more than max_bytes bytes, each
+ * byte that is not part of well-formed UTF-8 and each NUL as one '?',
+ * malloc'ed and NUL-ended: max_bytes 3 is what utf8mb3 holds (the Basic
+ * Multilingual Plane), 1 what every ASCII-based character set holds. */
+char *utf8_narrow(const char *s, size_t len, size_t max_bytes);
+
 /* utf8_escape flags. */
 #define UTF8_ESC_QUOTED 1	/* also " and \ as \" and \\: a quoted value */
 #define UTF8_ESC_KEEP_NL 2	/* line feeds as they are: a block of lines */

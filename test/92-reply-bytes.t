@@ -10,11 +10,16 @@
 #    the mark is written (not refused by the server in strict mode, which
 #    ended the run with 78 and left the job processing), the byte as '?';
 #  - a 202 whose "snooze" text is cut at 200 bytes inside a character:
-#    the half character is '?', the job retried.
+#    the half character is '?', the job retried;
+#  - a table whose last_error is utf8mb3 or latin1 (an older application's
+#    table): a message it cannot hold is written with those characters as
+#    '?' (first what utf8mb3 cannot hold, then all beyond ASCII), where the
+#    server in strict mode refused the whole mark (exit 78, job left
+#    processing), one slot or several.
 . "${0%/*}/lib.sh"
 . "${0%/*}/http-lib.sh"
 
-plan 14
+plan 22
 setup_db
 start_http_server
 
@@ -31,6 +36,10 @@ max_response = 8000
 [type.latin]
 handler = http
 url = $HTTP_URL/raw/500?reason_hex=$latin&head_hex=$(hex 'try later')
+
+[type.say]
+handler = exec
+command = $HANDLERS/exit-with 3 "emoji $(printf '\xf0\x9f\x98\x80') zh 中文 e é"
 
 [type.snooze]
 handler = http
@@ -78,3 +87,32 @@ is "$(col snooze last_error)" "$want" \
 sql "UPDATE polling_jobs SET next_run_at = NOW() WHERE business_key IN ('latin', 'snooze')"
 run jobrun
 is "$rc" 1 "the same jobs run again, retried again: exit 1, not 78"
+
+# --- a last_error column that cannot hold every character -----------------------
+say_run() {	# KEY [ARG...]: enqueue a say job under KEY, run jobrun ARG...
+	jobrun enqueue --type=say --key="$1" >/dev/null
+	run jobrun --type=say "${@:2}"
+}
+sql "ALTER TABLE polling_jobs MODIFY last_error TEXT CHARACTER SET utf8mb3 NULL"
+say_run mb3
+is "$rc/$(col mb3 status)" 1/pending "last_error in utf8mb3: the job is retried (exit 1, not 78)"
+is "$(col mb3 last_error)" "exit status 3: emoji ? zh 中文 e é" \
+    "utf8mb3: only the character it cannot hold is '?'"
+say_run mb3-slots --jobs=2
+is "$rc/$(col mb3-slots status)" 1/pending "the same with --jobs=2"
+is "$(col mb3-slots last_error)" "exit status 3: emoji ? zh 中文 e é" \
+    "--jobs=2: the same last_error"
+sql "UPDATE polling_jobs SET last_error = NULL"
+sql "ALTER TABLE polling_jobs MODIFY last_error TEXT CHARACTER SET latin1 NULL"
+[ "$(sql "SELECT CHARACTER_SET_NAME FROM information_schema.COLUMNS
+    WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'polling_jobs'
+    AND COLUMN_NAME = 'last_error'")" = latin1 ] ||
+	bail_out "last_error could not be made latin1"
+say_run latin1
+is "$rc/$(col latin1 status)" 1/pending "last_error in latin1: the job is retried (exit 1, not 78)"
+is "$(col latin1 last_error)" "exit status 3: emoji ? zh ?? e ?" \
+    "latin1: every character beyond ASCII is '?'"
+say_run latin1-slots --jobs=2
+is "$rc/$(col latin1-slots status)" 1/pending "the same with --jobs=2"
+is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE status = 'processing'")" 0 \
+    "no job is left processing"

@@ -494,6 +494,28 @@ test_head_tail_bytes(void **state)
 	    100);
 }
 
+/* utf8_narrow keeps what a narrower character set holds. */
+static void
+test_narrow(void **state)
+{
+	static const char s[] = "a" ZH EMOJI "b" E_ACUTE "\xFF";
+	char *n;
+
+	(void)state;
+	n = utf8_narrow(s, sizeof s - 1, 4);
+	assert_string_equal(n, "a" ZH EMOJI "b" E_ACUTE "?");
+	free(n);
+	n = utf8_narrow(s, sizeof s - 1, 3);
+	assert_string_equal(n, "a" ZH "?b" E_ACUTE "?");
+	free(n);
+	n = utf8_narrow(s, sizeof s - 1, 1);
+	assert_string_equal(n, "a??b??");
+	free(n);
+	n = utf8_narrow("x\0y", 3, 1);
+	assert_string_equal(n, "x?y");
+	free(n);
+}
+
 /* The heap overflow of issue 29: a status line whose reason phrase is
  * continuation bytes counted as no characters, so the body was given far
  * more room than the buffer has. */
@@ -560,6 +582,7 @@ main(void)
 		cmocka_unit_test(test_result_long_invalid_bytes),
 		cmocka_unit_test(test_result_long_what),
 		cmocka_unit_test(test_head_tail_bytes),
+		cmocka_unit_test(test_narrow),
 		cmocka_unit_test(test_result_what_of_continuation_bytes),
 		cmocka_unit_test(test_result_what_invalid),
 	};
