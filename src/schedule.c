@@ -31,9 +31,10 @@
  * once, the first time; in both cases its key names the one wall-clock
  * minute.
  *
- * catch_up says how far back (real time) missed slots still run; the
- * latest due slot always runs, so 0 (the default) means "only the most
- * recent missed slot".  A schedule seen for the first time starts at the
+ * catch_up says how far back (real time) missed slots still run, a slot
+ * exactly catch_up old included; the latest due slot always runs, and 0
+ * (the default) means that slot alone, even at the very second of a DST
+ * jump, where the skipped slots share its instant.  A schedule seen for the first time starts at the
  * moment it is seen, less catch_up: adding "@daily" at 14:00 does not run
  * today's midnight slot.
  */
@@ -229,7 +230,11 @@ due_slots(struct sched_db *sd, const struct cfg_schedule *s, int64_t last,
 			return st;
 		if (utc > sd->now)
 			continue;	/* in a fold: not lived yet */
-		if (utc <= last || (*n > 0 && utc < lower))
+		/* catch_up 0 is the latest slot alone, even where a DST
+		 * gap puts skipped slots at its very instant; otherwise a
+		 * slot exactly catch_up old still runs. */
+		if (utc <= last || (*n > 0 && (s->catch_up == 0 ||
+		    utc < lower)))
 			break;
 		out[(*n)++] = (struct slot){ c, utc };
 		if (*n == SCHED_MAX_SLOTS)

@@ -12,7 +12,7 @@
 # themselves are due by the server's own clock.
 . "${0%/*}/lib.sh"
 
-plan 54
+plan 58
 
 use_own_server
 setup_db
@@ -216,6 +216,65 @@ is "$(keys night)" "night@2026-03-29T02:30" \
 run at $((spring + 86400 + 30 * 60 + 10))
 is "$(keys night)" "night@2026-03-29T02:30,night@2026-03-30T02:30" \
     "the next day's 02:30 (00:30 UTC) runs"
+
+# At the jump's very second, as cron starts runs (03:00:00 CEST): catch_up
+# 0 runs the latest slot alone, as 10 s later (at b888798 every skipped
+# slot ran: 02:00, 02:30 and 03:00; 60 jobs for "* 2 * * *"); with
+# catch_up 1h the skipped slots run too.
+sql "DELETE FROM polling_jobs; DELETE FROM jobrun_schedules"
+write_config <<EOF
+[type.tick]
+handler = noop
+[schedule.jhalf]
+type = tick
+cron = 0,30 * * * *
+time_zone = Europe/Berlin
+[schedule.jmin]
+type = tick
+cron = * 2 * * *
+time_zone = Europe/Berlin
+[schedule.jcatch]
+type = tick
+cron = 0,30 * * * *
+time_zone = Europe/Berlin
+catch_up = 1h
+EOF
+run at $((spring - 30))
+run at "$spring"
+is "$(keys jhalf)" "jhalf@2026-03-29T03:00" \
+    "at the jump's second, catch_up 0: 03:00 alone, not the skipped 02:00 and 02:30"
+is "$(keys jmin)" "jmin@2026-03-29T02:59" \
+    "every minute of 02:xx, catch_up 0: one job at the jump, not 60"
+is "$(keys jcatch)" "jcatch@2026-03-29T01:00,jcatch@2026-03-29T01:30,jcatch@2026-03-29T02:00,jcatch@2026-03-29T02:30,jcatch@2026-03-29T03:00" \
+    "catch_up 1h: the skipped slots run at the jump too, once each"
+
+# catch_up's edge: a missed slot exactly catch_up old runs, one a second
+# older does not.
+write_config <<EOF
+[type.tick]
+handler = noop
+[schedule.edge]
+type = tick
+cron = */5 * * * *
+catch_up = 5m
+EOF
+e0=$(epoch '2026-12-01 11:00:00')
+run at $((e0 - 1))
+run at $((e0 + 600))
+is "$(keys edge)" "edge@2026-12-01T10:55,edge@2026-12-01T11:05,edge@2026-12-01T11:10" \
+    "catch_up 5m at 11:10:00: 11:05 (exactly 5 min old) runs, 11:00 does not"
+write_config <<EOF
+[type.tick]
+handler = noop
+[schedule.night]
+type = tick
+cron = 30 2 * * *
+time_zone = Europe/Berlin
+[schedule.half]
+type = tick
+cron = 0,30 * * * *
+time_zone = Europe/Berlin
+EOF
 
 # 2026-10-25: clocks go back from 03:00 CEST to 02:00 CET at 01:00 UTC;
 # 02:00..02:59 happen twice
