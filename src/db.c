@@ -284,29 +284,38 @@ describe_target(struct db *db, const struct cfg_db *cfg)
 #define DB_AUTH_UNVERIFIED \
 	"mysql_native_password,client_ed25519,auth_gssapi_client"
 
-/* TLS as [database] tls asks, and the plugins allowed to log in. */
-static void
+/* TLS as [database] tls asks, and the plugins allowed to log in: NULL,
+ * or the option the client library refused (an older libmariadb, under
+ * make MARIADB=shared, may not know one: then no connection, rather than
+ * one without the protection asked for). */
+static const char *
 set_tls(MYSQL *conn, const struct cfg_db *cfg)
 {
 	my_bool yes = 1, verify = cfg->tls == CFG_TLS_VERIFY;
 
 	/* A unix socket is local: PAM's clear text over it reaches no one
 	 * else, so every plugin stays allowed there. */
-	if (cfg_db_tcp(cfg) && cfg->tls != CFG_TLS_VERIFY)
-		mysql_optionsv(conn, MARIADB_OPT_RESTRICTED_AUTH,
-		    DB_AUTH_UNVERIFIED);
+	if (cfg_db_tcp(cfg) && cfg->tls != CFG_TLS_VERIFY &&
+	    mysql_optionsv(conn, MARIADB_OPT_RESTRICTED_AUTH,
+	    DB_AUTH_UNVERIFIED) != 0)
+		return "MARIADB_OPT_RESTRICTED_AUTH";
 	if (cfg->tls == CFG_TLS_OFF)
-		return;
-	/* Enforced: a server that does not offer TLS is an error, not a
-	 * connection in clear. */
-	mysql_optionsv(conn, MYSQL_OPT_SSL_ENFORCE, &yes);
-	mysql_optionsv(conn, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &verify);
-	if (cfg->tls_ca_file != NULL)
-		mysql_optionsv(conn, MYSQL_OPT_SSL_CA, cfg->tls_ca_file);
-	if (cfg->tls_cert_file != NULL) {
-		mysql_optionsv(conn, MYSQL_OPT_SSL_CERT, cfg->tls_cert_file);
-		mysql_optionsv(conn, MYSQL_OPT_SSL_KEY, cfg->tls_key_file);
-	}
+		return NULL;
+	/* With verification, libmariadb refuses a server that does not
+	 * offer TLS; without, db_connect does, once connected. */
+	if (mysql_optionsv(conn, MYSQL_OPT_SSL_ENFORCE, &yes) != 0)
+		return "MYSQL_OPT_SSL_ENFORCE";
+	if (mysql_optionsv(conn, MYSQL_OPT_SSL_VERIFY_SERVER_CERT,
+	    &verify) != 0)
+		return "MYSQL_OPT_SSL_VERIFY_SERVER_CERT";
+	if (cfg->tls_ca_file != NULL &&
+	    mysql_optionsv(conn, MYSQL_OPT_SSL_CA, cfg->tls_ca_file) != 0)
+		return "MYSQL_OPT_SSL_CA";
+	if (cfg->tls_cert_file != NULL && (mysql_optionsv(conn,
+	    MYSQL_OPT_SSL_CERT, cfg->tls_cert_file) != 0 ||
+	    mysql_optionsv(conn, MYSQL_OPT_SSL_KEY, cfg->tls_key_file) != 0))
+		return "MYSQL_OPT_SSL_CERT";
+	return NULL;
 }
 
 static enum db_status
@@ -371,6 +380,7 @@ db_connect(struct db *db, const struct cfg_db *cfg, char *err, size_t errlen)
 	unsigned int timeout = (unsigned int)cfg->connect_timeout;
 	unsigned int rtimeout = (unsigned int)cfg->read_timeout;
 	unsigned int wtimeout = (unsigned int)cfg->write_timeout;
+	const char *refused;
 	enum db_status st;
 	int64_t start;
 
@@ -395,7 +405,12 @@ db_connect(struct db *db, const struct cfg_db *cfg, char *err, size_t errlen)
 	 * concurrent claims and marks deadlock far more often. */
 	mysql_options(db->conn, MYSQL_INIT_COMMAND,
 	    "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
-	set_tls(db->conn, cfg);
+	if ((refused = set_tls(db->conn, cfg)) != NULL) {
+		errf(err, errlen, "connect to %s: the client library refuses "
+		    "%s, which [database] tls needs", db->where, refused);
+		db_close(db);
+		return DB_ERROR;
+	}
 	start = now_ms();
 	busy(db);
 	if (mysql_real_connect(db->conn, cfg->socket != NULL ? NULL :
