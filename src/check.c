@@ -415,6 +415,33 @@ on_setting(void *arg, const char *name, const char *value)
 		    "certification conflicts (error 1213)");
 }
 
+/* Whether the connection is encrypted, and with what: over TCP in clear,
+ * advice. */
+static void
+check_tls(struct ctx *c, struct report *r, json_t *server)
+{
+	const struct cfg_db *db = &c->cfg.db;
+	char tls[128];
+
+	if (db_tls(&c->db, tls, sizeof tls)) {
+		json_object_set_new(server, "tls", json_string(tls));
+		if (db->tls == CFG_TLS_VERIFY)
+			note(r, OK, NULL, "connection: TLS (%s), the server's "
+			    "certificate and name verified", tls);
+		else
+			note(r, ADVICE, "set [database] tls = verify (see "
+			    "jobrun.conf(5))", "connection: TLS (%s), the "
+			    "server not verified (tls = on)", tls);
+		return;
+	}
+	json_object_set_new(server, "tls", json_null());
+	if (cfg_db_tcp(db))
+		note(r, ADVICE, "set [database] tls = verify (see "
+		    "jobrun.conf(5))", "connection: TCP in clear");
+	else
+		note(r, OK, NULL, "connection: the unix socket, no TLS");
+}
+
 static enum db_status
 check_server(struct ctx *c, struct report *r, json_t *server, char *err,
     size_t errlen)
@@ -430,6 +457,8 @@ check_server(struct ctx *c, struct report *r, json_t *server, char *err,
 		    c->db.where);
 	}
 	free(version);
+	if (st == DB_OK)
+		check_tls(c, r, server);
 	json_object_set_new(server, "settings", r->settings);
 	r->settings = NULL;
 	return st;

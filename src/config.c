@@ -76,6 +76,8 @@ static int check_time_zone(const char *value, char *msg, size_t msglen);
 	{ s, k, CFG_ENUM, FIELD(f, int), 0, 0, names, d, NULL, 0 }
 
 static const char *const log_names[] = { "stderr", "syslog", NULL };
+/* enum cfg_tls, in its order. */
+static const char *const tls_names[] = { "off", "on", "verify", NULL };
 
 /* Every key of [database] and [run], in the order of etc/jobrun.conf. */
 static const struct cfg_key keys[] = {
@@ -92,6 +94,10 @@ static const struct cfg_key keys[] = {
 	NUMBER("database", "read_timeout", db.read_timeout, 1, 3600, "60"),
 	NUMBER("database", "write_timeout", db.write_timeout, 1, 3600, "60"),
 	STRING("database", "time_zone", db.time_zone, NULL, check_time_zone),
+	ENUM("database", "tls", db.tls, tls_names, "off"),
+	STRING("database", "tls_ca_file", db.tls_ca_file, NULL, NULL),
+	STRING("database", "tls_cert_file", db.tls_cert_file, NULL, NULL),
+	STRING("database", "tls_key_file", db.tls_key_file, NULL, NULL),
 
 	NUMBER("run", "max_seconds", run.max_seconds, 1, 86400, "45"),
 	NUMBER("run", "batch_size", run.batch_size, 1, 1000000, "20"),
@@ -718,11 +724,67 @@ set_defaults(struct parser *p)
 			set_key(p, &keys[i], keys[i].def);
 }
 
+int
+cfg_db_tcp(const struct cfg_db *cfg)
+{
+	return cfg->socket == NULL && cfg->host != NULL &&
+	    strcmp(cfg->host, "localhost") != 0;
+}
+
+/* The line row (section, key) was given at, or 0. */
+static int
+given_at(const struct parser *p, const char *section, const char *key)
+{
+	return p->given[find_key(section, key) - keys];
+}
+
+/* The TLS keys of [database] agree with each other and with the target:
+ * a key that would be ignored is an error, as a typo is. */
+static int
+check_tls(struct parser *p)
+{
+	const struct cfg_db *db = &p->cfg->db;
+	const char *const files[][2] = { { "tls_ca_file", db->tls_ca_file },
+	    { "tls_cert_file", db->tls_cert_file },
+	    { "tls_key_file", db->tls_key_file } };
+	size_t i;
+
+	if (db->tls == CFG_TLS_OFF) {
+		for (i = 0; i < sizeof files / sizeof files[0]; i++)
+			if (files[i][1] != NULL)
+				return fail(p, given_at(p, "database",
+				    files[i][0]), "database", files[i][0],
+				    "needs tls = on or verify (tls is off)");
+		return 1;
+	}
+	if (!cfg_db_tcp(db))
+		return fail(p, given_at(p, "database", "tls"), "database",
+		    "tls", "the connection is the unix socket (%s), which "
+		    "TLS does not cover: set host to the server's name or "
+		    "address, or tls = off", db->socket != NULL ?
+		    "socket is set" : "host is localhost or not set");
+	if (db->tls == CFG_TLS_ON && db->tls_ca_file != NULL)
+		return fail(p, given_at(p, "database", "tls_ca_file"),
+		    "database", "tls_ca_file", "a CA is to verify the "
+		    "server with, which tls = on does not do: set tls = "
+		    "verify");
+	if ((db->tls_cert_file == NULL) != (db->tls_key_file == NULL))
+		return fail(p, given_at(p, "database", db->tls_cert_file ?
+		    "tls_cert_file" : "tls_key_file"), "database",
+		    db->tls_cert_file ? "tls_cert_file" : "tls_key_file",
+		    "needs %s too", db->tls_cert_file ? "tls_key_file" :
+		    "tls_cert_file");
+	return 1;
+}
+
 /* Checks that span keys, once everything is read. */
 static int
 check_whole(struct parser *p)
 {
 	struct cfg *cfg = p->cfg;
+
+	if (!check_tls(p))
+		return 0;
 
 	if (cfg->run.backoff_cap < cfg->run.backoff_base)
 		return fail(p, 0, "run", "backoff_cap",

@@ -19,6 +19,13 @@
  * connection of its own. */
 #define CFG_JOBS_MAX 256
 
+/* [database] tls: the rows of tls_names in config.c, in this order. */
+enum cfg_tls {
+	CFG_TLS_OFF,		/* in clear (TCP) or over the unix socket */
+	CFG_TLS_ON,		/* encrypted, the server not verified */
+	CFG_TLS_VERIFY		/* encrypted, certificate and name verified */
+};
+
 /* Where and as whom to connect.  NULL strings mean "not set". */
 struct cfg_db {
 	char *host;
@@ -34,7 +41,16 @@ struct cfg_db {
 	unsigned long read_timeout;	/* a statement's answer, at most */
 	unsigned long write_timeout;
 	char *time_zone;
+	int tls;		/* enum cfg_tls */
+	char *tls_ca_file;	/* or NULL: the system's CAs (verify) */
+	char *tls_cert_file;	/* the client's certificate, or NULL */
+	char *tls_key_file;
 };
+
+/* Whether cfg connects over TCP (host, not localhost, and no socket), as
+ * libmariadb decides: TLS and the refusal of clear-text logins are for
+ * TCP only. */
+int cfg_db_tcp(const struct cfg_db *cfg);
 
 /* The budgets and policies of one run. */
 struct cfg_run {

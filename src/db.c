@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "config.h"
 #include "db.h"
 #include "util.h"
 
@@ -185,6 +186,9 @@ static const struct db_error errors[] = {
 	ROW(CR_SERVER_HANDSHAKE_ERR, DB_UNREACHABLE, NULL),	/* 2012 */
 	ROW(CR_SERVER_LOST, DB_UNREACHABLE, NULL),	/* 2013 */
 	ROW(CR_NET_PACKET_TOO_LARGE, DB_BAD_INPUT, H_PACKET),	/* 2020 */
+	ROW(CR_SSL_CONNECTION_ERROR, DB_UNREACHABLE,
+	    "[database] tls: the server must offer TLS and, for tls = "
+	    "verify, a certificate for host signed by the CA"),	/* 2026 */
 	ROW(CR_SERVER_LOST_EXTENDED, DB_UNREACHABLE, NULL),	/* 2055 */
 	ROW(CR_AUTH_PLUGIN_CANNOT_LOAD, DB_UNREACHABLE,
 	    "the client cannot load the account's authentication "
@@ -202,6 +206,9 @@ static const struct db_error errors[] = {
 	{ ER_CLIENT_INTERACTION_TIMEOUT, "ER_CLIENT_INTERACTION_TIMEOUT (MySQL)",
 	    DB_UNREACHABLE, NULL },	/* 4031 */
 	ROW(ER_ACCOUNT_HAS_BEEN_LOCKED, DB_UNREACHABLE, H_LOCKED),	/* 4151 */
+	ROW(CR_PLUGIN_NOT_ALLOWED, DB_UNREACHABLE,
+	    "that plugin sends the password in clear or under a key the "
+	    "server sends: over TCP, only with tls = verify"),	/* 5010 */
 	ROW(CR_ERR_NET_READ, DB_UNREACHABLE, NULL),	/* 5013 */
 	ROW(CR_ERR_NET_WRITE, DB_UNREACHABLE, NULL),	/* 5014 */
 };
@@ -263,6 +270,52 @@ describe_target(struct db *db, const struct cfg_db *cfg)
 	else
 		snprintf(db->where, sizeof db->where, "%s:%lu", cfg->host,
 		    cfg->port);
+}
+
+/* Over TCP without a verified server, only the authentication plugins
+ * whose exchange never gives the password away to whoever answers: a
+ * challenge and its hash (mysql_native_password), a signature
+ * (client_ed25519), Kerberos (auth_gssapi_client).  Refused:
+ * mysql_clear_password and dialog (PAM), which send it in clear, and
+ * sha256_password and caching_sha2_password, which send it in clear or
+ * encrypted under a public key the server (or a host in the middle)
+ * hands over.  libmariadb matches a plugin's name in this list as a
+ * substring; none of the refused names is one. */
+#define DB_AUTH_UNVERIFIED \
+	"mysql_native_password,client_ed25519,auth_gssapi_client"
+
+/* TLS as [database] tls asks, and the plugins allowed to log in: NULL,
+ * or the option the client library refused (an older libmariadb, under
+ * make MARIADB=shared, may not know one: then no connection, rather than
+ * one without the protection asked for). */
+static const char *
+set_tls(MYSQL *conn, const struct cfg_db *cfg)
+{
+	my_bool yes = 1, verify = cfg->tls == CFG_TLS_VERIFY;
+
+	/* A unix socket is local: PAM's clear text over it reaches no one
+	 * else, so every plugin stays allowed there. */
+	if (cfg_db_tcp(cfg) && cfg->tls != CFG_TLS_VERIFY &&
+	    mysql_optionsv(conn, MARIADB_OPT_RESTRICTED_AUTH,
+	    DB_AUTH_UNVERIFIED) != 0)
+		return "MARIADB_OPT_RESTRICTED_AUTH";
+	if (cfg->tls == CFG_TLS_OFF)
+		return NULL;
+	/* With verification, libmariadb refuses a server that does not
+	 * offer TLS; without, db_connect does, once connected. */
+	if (mysql_optionsv(conn, MYSQL_OPT_SSL_ENFORCE, &yes) != 0)
+		return "MYSQL_OPT_SSL_ENFORCE";
+	if (mysql_optionsv(conn, MYSQL_OPT_SSL_VERIFY_SERVER_CERT,
+	    &verify) != 0)
+		return "MYSQL_OPT_SSL_VERIFY_SERVER_CERT";
+	if (cfg->tls_ca_file != NULL &&
+	    mysql_optionsv(conn, MYSQL_OPT_SSL_CA, cfg->tls_ca_file) != 0)
+		return "MYSQL_OPT_SSL_CA";
+	if (cfg->tls_cert_file != NULL && (mysql_optionsv(conn,
+	    MYSQL_OPT_SSL_CERT, cfg->tls_cert_file) != 0 ||
+	    mysql_optionsv(conn, MYSQL_OPT_SSL_KEY, cfg->tls_key_file) != 0))
+		return "MYSQL_OPT_SSL_CERT";
+	return NULL;
 }
 
 static enum db_status
@@ -327,6 +380,7 @@ db_connect(struct db *db, const struct cfg_db *cfg, char *err, size_t errlen)
 	unsigned int timeout = (unsigned int)cfg->connect_timeout;
 	unsigned int rtimeout = (unsigned int)cfg->read_timeout;
 	unsigned int wtimeout = (unsigned int)cfg->write_timeout;
+	const char *refused;
 	enum db_status st;
 	int64_t start;
 
@@ -351,6 +405,12 @@ db_connect(struct db *db, const struct cfg_db *cfg, char *err, size_t errlen)
 	 * concurrent claims and marks deadlock far more often. */
 	mysql_options(db->conn, MYSQL_INIT_COMMAND,
 	    "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
+	if ((refused = set_tls(db->conn, cfg)) != NULL) {
+		errf(err, errlen, "connect to %s: the client library refuses "
+		    "%s, which [database] tls needs", db->where, refused);
+		db_close(db);
+		return DB_ERROR;
+	}
 	start = now_ms();
 	busy(db);
 	if (mysql_real_connect(db->conn, cfg->socket != NULL ? NULL :
@@ -359,12 +419,28 @@ db_connect(struct db *db, const struct cfg_db *cfg, char *err, size_t errlen)
 		db->last_errno = mysql_errno(db->conn);
 		idle(db, start, 0);
 		st = db_classify(db->last_errno);
-		errf(err, errlen, "connect to %s: %s", db->where,
-		    mysql_error(db->conn));
+		/* libmariadb 3.3's own text names the plugin cut short
+		 * ("'e_password' couldn't be found"). */
+		if (db->last_errno == CR_PLUGIN_NOT_ALLOWED)
+			errf(err, errlen, "connect to %s: refused the "
+			    "authentication plugin the server asked for: not "
+			    "one of %s", db->where, DB_AUTH_UNVERIFIED);
+		else
+			errf(err, errlen, "connect to %s: %s", db->where,
+			    mysql_error(db->conn));
 		db_close(db);
 		return st == DB_OK || st == DB_CONFLICT ? DB_UNREACHABLE : st;
 	}
 	idle(db, start, 0);
+	/* libmariadb refuses a server without TLS only when it verifies:
+	 * with tls = on it would go on in clear. */
+	if (cfg->tls != CFG_TLS_OFF && mysql_get_ssl_cipher(db->conn) == NULL) {
+		db->last_errno = CR_SSL_CONNECTION_ERROR;
+		errf(err, errlen, "connect to %s: TLS is required, but the "
+		    "server does not support it", db->where);
+		db_close(db);
+		return DB_UNREACHABLE;
+	}
 	atomic_store(&db->fd, (int)mysql_get_socket(db->conn));
 	if (cfg->time_zone != NULL) {
 		st = set_time_zone(db, cfg->time_zone, err, errlen);
@@ -374,6 +450,21 @@ db_connect(struct db *db, const struct cfg_db *cfg, char *err, size_t errlen)
 		}
 	}
 	return DB_OK;
+}
+
+int
+db_tls(const struct db *db, char *buf, size_t len)
+{
+	const char *cipher, *version = NULL;
+
+	if (db->conn == NULL ||
+	    (cipher = mysql_get_ssl_cipher(db->conn)) == NULL)
+		return 0;
+	if (mariadb_get_infov(db->conn, MARIADB_CONNECTION_TLS_VERSION,
+	    &version) != 0 || version == NULL)
+		version = "TLS";
+	snprintf(buf, len, "%s, %s", version, cipher);
+	return 1;
 }
 
 void

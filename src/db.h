@@ -50,6 +50,10 @@ enum db_status db_connect(struct db *db, const struct cfg_db *cfg,
 
 void db_close(struct db *db);
 
+/* The connection's TLS as "TLSv1.3, TLS_AES_256_GCM_SHA384" in buf: 1,
+ * or 0 for a connection in clear. */
+int db_tls(const struct db *db, char *buf, size_t len);
+
 /* Whether errnum means the connection is gone (server restarted, killed
  * the session, or closed it after wait_timeout) rather than refused. */
 int db_connection_lost(unsigned int errnum);

@@ -9,8 +9,8 @@
  * none), server_tls= (the server's Ssl_version for the session), library=
  * (libmariadb's TLS library), or error= when the connection failed (exit
  * 1).  tls verifies the server's certificate against CA and its name.
- * jobrun's configuration offers no TLS for the database; this is what a
- * future key would get from the client library.
+ * This is the client library's TLS by itself; jobrun's [database] tls
+ * keys are checked with jobrun (test/tls/check).
  */
 #include <dlfcn.h>
 #include <mysql.h>

@@ -1410,6 +1410,83 @@ test_schedules(void **state)
 
 /* concurrency, rate and burst: for every handler, read into the type's
  * limits; rates in three units; burst only with rate. */
+/* [database] tls and its files: off by default; every combination that
+ * would leave a key unused, or TLS on the unix socket, is an error. */
+static void
+test_tls_keys(void **state)
+{
+	struct cfg cfg;
+
+	(void)state;
+	parse_ok(&cfg, DB);
+	assert_int_equal(cfg.db.tls, CFG_TLS_OFF);
+	assert_null(cfg.db.tls_ca_file);
+	assert_null(cfg.db.tls_cert_file);
+	assert_null(cfg.db.tls_key_file);
+	assert_int_equal(cfg_db_tcp(&cfg.db), 0);
+	cfg_free(&cfg);
+
+	parse_ok(&cfg, DB "host = db.example\ntls = verify\n"
+	    "tls_ca_file = /etc/ssl/db-ca.pem\n"
+	    "tls_cert_file = /etc/jobrun/client.pem\n"
+	    "tls_key_file = /etc/jobrun/client.key\n");
+	assert_int_equal(cfg.db.tls, CFG_TLS_VERIFY);
+	assert_string_equal(cfg.db.tls_ca_file, "/etc/ssl/db-ca.pem");
+	assert_string_equal(cfg.db.tls_cert_file, "/etc/jobrun/client.pem");
+	assert_string_equal(cfg.db.tls_key_file, "/etc/jobrun/client.key");
+	assert_int_equal(cfg_db_tcp(&cfg.db), 1);
+	cfg_free(&cfg);
+
+	/* verify without a CA file: the system's CAs. */
+	parse_ok(&cfg, DB "host = 10.0.0.5\ntls = verify\n");
+	assert_int_equal(cfg.db.tls, CFG_TLS_VERIFY);
+	assert_null(cfg.db.tls_ca_file);
+	cfg_free(&cfg);
+
+	parse_ok(&cfg, DB "host = 10.0.0.5\ntls = on\n");
+	assert_int_equal(cfg.db.tls, CFG_TLS_ON);
+	cfg_free(&cfg);
+
+	/* Empty means unset, as for every string key. */
+	parse_ok(&cfg, DB "tls_ca_file =\ntls = off\n");
+	assert_int_equal(cfg.db.tls, CFG_TLS_OFF);
+	assert_null(cfg.db.tls_ca_file);
+	cfg_free(&cfg);
+
+	parse_ok(&cfg, DB "host = db\nsocket = /run/mysqld/mysqld.sock\n");
+	assert_int_equal(cfg_db_tcp(&cfg.db), 0);
+	cfg_free(&cfg);
+
+	parse_err(DB "host = db\ntls = yes\n", PATH ":4: [database] tls: "
+	    "off, on or verify, not \"yes\"");
+	parse_err(DB "host = db\ntls = on\ntls = verify\n", PATH ":5: "
+	    "[database] tls: given twice: already given at line 4");
+	parse_err(DB "host = db\ntls_ca_file = /ca.pem\n", PATH ":4: "
+	    "[database] tls_ca_file: needs tls = on or verify (tls is off)");
+	parse_err(DB "host = db\ntls = off\ntls_cert_file = /c.pem\n"
+	    "tls_key_file = /c.key\n", PATH ":5: [database] tls_cert_file: "
+	    "needs tls = on or verify (tls is off)");
+	parse_err(DB "host = db\ntls = on\ntls_ca_file = /ca.pem\n",
+	    PATH ":5: [database] tls_ca_file: a CA is to verify the server "
+	    "with, which tls = on does not do: set tls = verify");
+	parse_err(DB "host = db\ntls = verify\ntls_cert_file = /c.pem\n",
+	    PATH ":5: [database] tls_cert_file: needs tls_key_file too");
+	parse_err(DB "host = db\ntls = verify\ntls_key_file = /c.key\n",
+	    PATH ":5: [database] tls_key_file: needs tls_cert_file too");
+	parse_err(DB "tls = verify\n", PATH ":3: [database] tls: the "
+	    "connection is the unix socket (host is localhost or not set), "
+	    "which TLS does not cover: set host to the server's name or "
+	    "address, or tls = off");
+	parse_err(DB "host = localhost\ntls = on\n", PATH ":4: [database] "
+	    "tls: the connection is the unix socket (host is localhost or "
+	    "not set), which TLS does not cover: set host to the server's "
+	    "name or address, or tls = off");
+	parse_err(DB "host = db\nsocket = /s.sock\ntls = verify\n", PATH
+	    ":5: [database] tls: the connection is the unix socket (socket "
+	    "is set), which TLS does not cover: set host to the server's "
+	    "name or address, or tls = off");
+}
+
 static void
 test_flow_keys(void **state)
 {
@@ -1502,6 +1579,7 @@ main(void)
 		cmocka_unit_test(test_load_error_names_file),
 		cmocka_unit_test(test_load_nul_byte),
 		cmocka_unit_test(test_small_error_buffer),
+		cmocka_unit_test(test_tls_keys),
 		cmocka_unit_test(test_flow_keys),
 	};
 

@@ -74,6 +74,8 @@ static const struct {
 	{ 4151, DB_UNREACHABLE, EX_UNAVAILABLE },	/* account locked */
 	{ 2059, DB_UNREACHABLE, EX_UNAVAILABLE },	/* auth plugin missing */
 	{ 2061, DB_UNREACHABLE, EX_UNAVAILABLE },	/* auth plugin error */
+	{ 2026, DB_UNREACHABLE, EX_UNAVAILABLE },	/* TLS refused */
+	{ 5010, DB_UNREACHABLE, EX_UNAVAILABLE },	/* plugin not allowed */
 	/* connection limits: 69 */
 	{ 1040, DB_UNREACHABLE, EX_UNAVAILABLE },	/* max_connections */
 	{ 1203, DB_UNREACHABLE, EX_UNAVAILABLE },	/* max_user_connections */
