@@ -112,8 +112,11 @@ parse_field(const struct field *f, const char *text, uint64_t *bits,
 			p++;
 			if (*p < '1' || *p > '9')
 				goto bad;
+			/* Up to the field's whole span: a step of 60 in
+			 * minutes is minute 0 alone, as other crons take it. */
 			for (step = 0; *p >= '0' && *p <= '9'; p++)
-				if ((step = step * 10 + (*p - '0')) > f->max)
+				if ((step = step * 10 + (*p - '0')) >
+				    f->max - f->min + 1)
 					goto bad;
 		}
 		for (v = lo; v <= hi; v += step)
@@ -125,7 +128,8 @@ parse_field(const struct field *f, const char *text, uint64_t *bits,
 	}
 bad:
 	return errf(err, errlen, "%s: not %d..%d, a list, a range or a step "
-	    "of 1 or more: \"%s\"", f->name, f->min, f->max, text);
+	    "of 1 to %d: \"%s\"", f->name, f->min, f->max,
+	    f->max - f->min + 1, text);
 }
 
 static int day_matches(const struct cron *c, int64_t day);

@@ -117,6 +117,11 @@ test_macros(void **state)
 	    "2026-01-01T00:00");
 	assert_string_equal(next("@annually", "2026-12-01 12:00:00"),
 	    "2027-01-01T00:00");
+	/* A step as long as its field's span: the first value alone. */
+	assert_string_equal(prev("*/60 * * * *", "2026-12-01 03:59:59"),
+	    "2026-12-01T03:00");
+	assert_string_equal(next("0 */24 * * *", "2026-12-01 03:59:59"),
+	    "2026-12-02T00:00");
 }
 
 static void
@@ -126,43 +131,43 @@ test_hostile(void **state)
 
 	(void)state;
 	refused("60 * * * *", "minute: not 0..59, a list, a range or a step "
-	    "of 1 or more: \"60\"");
+	    "of 1 to 60: \"60\"");
 	refused("* 24 * * *", "hour: not 0..23, a list, a range or a step "
-	    "of 1 or more: \"24\"");
+	    "of 1 to 24: \"24\"");
 	refused("* * 0 * *", "day of month: not 1..31, a list, a range or a "
-	    "step of 1 or more: \"0\"");
+	    "step of 1 to 31: \"0\"");
 	refused("* * * 13 *", "month: not 1..12, a list, a range or a step "
-	    "of 1 or more: \"13\"");
+	    "of 1 to 12: \"13\"");
 	refused("* * * * 8", "day of week: not 0..7, a list, a range or a "
-	    "step of 1 or more: \"8\"");
+	    "step of 1 to 8: \"8\"");
 	refused("*/0 * * * *", "minute: not 0..59, a list, a range or a step "
-	    "of 1 or more: \"*/0\"");
-	refused("*/60 * * * *", "minute: not 0..59, a list, a range or a step "
-	    "of 1 or more: \"*/60\"");
+	    "of 1 to 60: \"*/0\"");
+	refused("*/61 * * * *", "minute: not 0..59, a list, a range or a step "
+	    "of 1 to 60: \"*/61\"");
 	refused("99999999999999999999 * * * *", "minute: not 0..59, a list, a "
-	    "range or a step of 1 or more: \"99999999999999999999\"");
+	    "range or a step of 1 to 60: \"99999999999999999999\"");
 	refused("*/99999999999999999999 * * * *", "minute: not 0..59, a list, "
-	    "a range or a step of 1 or more: \"*/99999999999999999999\"");
+	    "a range or a step of 1 to 60: \"*/99999999999999999999\"");
 	refused("0005 * * * *", "minute: not 0..59, a list, a range or a step "
-	    "of 1 or more: \"0005\"");
+	    "of 1 to 60: \"0005\"");
 	refused("5-1 * * * *", "minute: not 0..59, a list, a range or a step "
-	    "of 1 or more: \"5-1\"");
+	    "of 1 to 60: \"5-1\"");
 	refused("1,,2 * * * *", "minute: not 0..59, a list, a range or a step "
-	    "of 1 or more: \"1,,2\"");
+	    "of 1 to 60: \"1,,2\"");
 	refused("1, * * * *", "minute: not 0..59, a list, a range or a step "
-	    "of 1 or more: \"1,\"");
+	    "of 1 to 60: \"1,\"");
 	refused("-1 * * * *", "minute: not 0..59, a list, a range or a step "
-	    "of 1 or more: \"-1\"");
+	    "of 1 to 60: \"-1\"");
 	refused("1/2/3 * * * *", "minute: not 0..59, a list, a range or a "
-	    "step of 1 or more: \"1/2/3\"");
+	    "step of 1 to 60: \"1/2/3\"");
 	refused("*/-1 * * * *", "minute: not 0..59, a list, a range or a "
-	    "step of 1 or more: \"*/-1\"");
+	    "step of 1 to 60: \"*/-1\"");
 	refused("** * * * *", "minute: not 0..59, a list, a range or a step "
-	    "of 1 or more: \"**\"");
+	    "of 1 to 60: \"**\"");
 	refused("0 0 * * monx", "day of week: not 0..7, a list, a range or a "
-	    "step of 1 or more: \"monx\"");
+	    "step of 1 to 8: \"monx\"");
 	refused("0 0 * jan-feb-mar *", "month: not 1..12, a list, a range or "
-	    "a step of 1 or more: \"jan-feb-mar\"");
+	    "a step of 1 to 12: \"jan-feb-mar\"");
 	refused("0 0 * * * *", "not five fields (minute hour day-of-month "
 	    "month day-of-week) or @daily and the like: \"0 0 * * * *\"");
 	refused("0 0 * *", "not five fields (minute hour day-of-month month "
