@@ -23,7 +23,7 @@
 -- (for another job table name, edit the name below)
 
 CREATE TABLE polling_jobs_flow (
-  type VARBINARY(64) NOT NULL COMMENT 'job type, byte for byte',
+  type VARBINARY(256) NOT NULL COMMENT 'job type, byte for byte (64 characters)',
   paused TINYINT UNSIGNED NOT NULL DEFAULT 0,
   tokens DOUBLE NOT NULL DEFAULT 0 COMMENT 'rate limit: starts left',
   refilled_at DECIMAL(20,6) NOT NULL DEFAULT 0 COMMENT 'Unix time',

@@ -349,6 +349,15 @@ check_fan_in(struct ctx *c, struct report *r)
 	fanin_close(&fi);
 }
 
+/* The bytes a "varbinary(N)" column holds. */
+static unsigned long
+type_bytes(const char *column)
+{
+	unsigned long n = 0;
+
+	return sscanf(column, "varbinary(%lu)", &n) == 1 ? n : 0;
+}
+
 /* The control table of flow control (sql/003_flow.sql): needed by a
  * type with a limit, optional otherwise; its primary key is what the
  * claim locks, and its type column must compare bytes. */
@@ -388,6 +397,11 @@ check_flow(struct ctx *c, struct report *r, char *err, size_t errlen)
 		    FLOW_MIGRATION, "control table %s: column type is %s, "
 		    "expected varbinary (types compare byte for byte)",
 		    flow_table(f), column != NULL ? column : "missing");
+	else if (st == DB_OK && type_bytes(column) < QUEUE_TYPE_MAX * 4)
+		note(r, PROBLEM, "apply " FLOW_TYPE_MIGRATION, "control table "
+		    "%s: column type is %s, which cannot hold every type name "
+		    "of %d characters (up to %d bytes)", flow_table(f),
+		    column, QUEUE_TYPE_MAX, QUEUE_TYPE_MAX * 4);
 	else if (st == DB_OK) {
 		for (i = 0; i < fs.n; i++)
 			paused += fs.rows[i].paused != 0;

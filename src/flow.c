@@ -45,6 +45,7 @@
  * claim; a limited type's flag is read again under its row lock.  Types
  * without limits keep the plain autocommit claim.
  */
+#include <mysqld_error.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -272,8 +273,9 @@ run(struct flow *f, enum flow_stmt which, const struct db_arg *args,
 		}
 	}
 	if (st != DB_OK)
-		errf(err, errlen, "%s in %s: %s", purposes[which], f->table,
-		    cause);
+		errf(err, errlen, "%s in %s: %s%s", purposes[which], f->table,
+		    cause, db->last_errno == ER_DATA_TOO_LONG ? " (a type name "
+		    "over 64 bytes: apply " FLOW_TYPE_MIGRATION ")" : "");
 	return st;
 }
 

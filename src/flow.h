@@ -12,6 +12,8 @@
 #include "queue.h"
 
 #define FLOW_MIGRATION "sql/003_flow.sql"
+/* Widens a control table made before types of 64 characters fitted. */
+#define FLOW_TYPE_MIGRATION "sql/007_flow_type.sql"
 /* The control table is the job table's name with this after it. */
 #define FLOW_SUFFIX "_flow"
 
