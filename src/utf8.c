@@ -11,7 +11,8 @@
  * The same text reaches terminals (the log, list, show): there an ESC, a
  * BEL or a C1 control is an instruction to the terminal, not text - clear
  * the screen, retitle the window, move the cursor back over a line - and a
- * line feed starts a forged log line.  utf8_escape is the one place that
+ * line feed starts a forged log line.  A bidirectional override shows what
+ * follows it backwards, on a terminal or a page, so it is escaped too.  utf8_escape is the one place that
  * turns them into visible escapes; the escapes are those of Go's and
  * logfmt's quoted strings, so a logfmt parser reads the original back.
  */
@@ -183,6 +184,22 @@ utf8_narrow(const char *s, size_t len, size_t max_bytes)
 	return out;
 }
 
+/* Whether the character of n bytes at p changes the order or the lines
+ * text is shown in: the bidirectional marks, embeddings, overrides and
+ * isolates (U+200E, U+200F, U+202A..U+202E, U+2066..U+2069) and the line
+ * and paragraph separators (U+2028, U+2029).  A type name holding U+202E
+ * would show the rest of a line backwards. */
+static int
+reorders(const unsigned char *p, size_t n)
+{
+	if (n != 3 || p[0] != 0xE2)
+		return 0;
+	if (p[1] == 0x80)
+		return p[2] == 0x8E || p[2] == 0x8F ||
+		    (p[2] >= 0xA8 && p[2] <= 0xAE);
+	return p[1] == 0x81 && p[2] >= 0xA6 && p[2] <= 0xA9;
+}
+
 /* The escape of the character of n bytes at p (n 0: a byte that starts
  * none), made in esc, or NULL when it is written as it is. */
 static const char *
@@ -194,6 +211,11 @@ escape_of(const unsigned char *p, size_t n, int flags, char esc[8])
 	}
 	if (n == 2 && p[0] == 0xC2 && p[1] < 0xA0) {
 		snprintf(esc, 8, "\\u%04x", p[1]);
+		return esc;
+	}
+	if (reorders(p, n)) {
+		snprintf(esc, 8, "\\u%04x", ((p[0] & 0x0F) << 12) |
+		    ((p[1] & 0x3F) << 6) | (p[2] & 0x3F));
 		return esc;
 	}
 	if (n > 1)

@@ -44,7 +44,9 @@ char *utf8_narrow(const char *s, size_t len, size_t max_bytes);
 
 /* Text from the table or a handler made safe to write to a terminal or a
  * log: every control character as an escape - \t \n \r, other C0
- * controls and DEL as \xNN, C1 controls (U+0080..U+009F) as \u00NN -
+ * controls and DEL as \xNN, C1 controls (U+0080..U+009F) as \u00NN,
+ * bidirectional controls and line separators (U+200E, U+200F,
+ * U+2028..U+202E, U+2066..U+2069) as \uNNNN -
  * and every byte that is not part of well-formed UTF-8 as \xNN; the rest
  * as it is.  Writes into out (outlen bytes, always NUL-terminated when
  * outlen > 0, never ending in part of an escape or a character) and

@@ -11,7 +11,7 @@
 # Without sql/005_finished.sql the charts are left out, not scanned for.
 . "${0%/*}/lib.sh"
 
-plan 47
+plan 58
 # Its own server: the Handler_read_* counters are global.
 use_own_server
 setup_db
@@ -266,3 +266,52 @@ is "$(grep -A1 idx_finished <<<"$out")" "advice   no index idx_finished: jobrun 
 run jobrun report --html="$T/no/such/dir/report.html"
 like "$rc/$err" "^74/jobrun: write report $T/no/such/dir/report\.html\.[A-Za-z0-9]{6}: No such file or directory\$" \
     "a page that cannot be written exits 74 and says why"
+
+# --- what PATH is --------------------------------------------------------------
+# A regular file or a new name is replaced whole (above); a symbolic link
+# is followed, the link kept; a FIFO or a device is written through, never
+# replaced by a regular file (at b888798 --html=/dev/full, as root,
+# replaced the system's /dev/full); a directory is an error.
+page_in() {	# page_in FILE: FILE holds a whole page
+	grep -q '</html>' "$1"
+}
+ln -s "$T/target.html" "$T/link.html"
+: >"$T/target.html"
+run jobrun report --html="$T/link.html"
+is "$rc" 0 "--html=a symbolic link: exit 0"
+ok "the link is still a link" test -L "$T/link.html"
+ok "its target holds the page" page_in "$T/target.html"
+mkfifo "$T/fifo"
+timeout 60 cat "$T/fifo" >"$T/from-fifo" &
+reader=$!
+run jobrun report --html="$T/fifo"
+wait "$reader"
+is "$rc" 0 "--html=a FIFO: exit 0"
+ok "the FIFO is still a FIFO" test -p "$T/fifo"
+ok "its reader got the whole page" page_in "$T/from-fifo"
+if [ "$(id -u)" = 0 ]; then
+	mknod "$T/full" c 1 7	# a /dev/full of the test's own
+	run jobrun report --html="$T/full"
+	is "$rc/$err" "74/jobrun: write report $T/full: No space left on device" \
+	    "--html=a full device: exit 74, and why"
+	ok "the device is still a device" test -c "$T/full"
+else
+	pass "# skip: mknod needs root"
+	pass "# skip: mknod needs root"
+fi
+mkdir "$T/dir"
+run jobrun report --html="$T/dir/"
+is "$rc/$err" "74/jobrun: write report $T/dir/: Is a directory" \
+    "--html=DIR/: exit 74, Is a directory"
+ok "and nothing is left in the directory" test -z "$(ls -A "$T/dir")"
+
+# --- text that reorders a line ------------------------------------------------
+# A type holding U+202E RIGHT-TO-LEFT OVERRIDE would show the rest of its
+# line backwards: the page shows it as \u202e.
+sql "INSERT INTO polling_jobs (business_key, type, status, attempts,
+       next_run_at, created_at, updated_at)
+     VALUES ('bidi', CONCAT('t', X'E280AE', 'txt.exe'), 'pending', 0,
+       NOW(), NOW(), NOW())" || bail_out "cannot insert the bidi job"
+run jobrun report --html="$page"
+is "$(grep -c -F 't\u202etxt.exe' "$page")/$(grep -c $'\xe2\x80\xae' "$page")" 1/0 \
+    "a bidirectional override in a type is shown as \\u202e, never as it is"

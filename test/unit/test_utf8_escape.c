@@ -83,6 +83,22 @@ test_c1_controls(void **state)
 }
 
 static void
+test_bidi_controls(void **state)
+{
+	(void)state;
+	/* U+202E RIGHT-TO-LEFT OVERRIDE: "txt.exe" would show as "exe.txt" */
+	EXPECT("a\xE2\x80\xAE" "exe.txt", 0, "a\\u202eexe.txt");
+	EXPECT("\xE2\x80\x8E\xE2\x80\x8F\xE2\x80\xAA\xE2\x80\xAD", 0,
+	    "\\u200e\\u200f\\u202a\\u202d");
+	EXPECT("\xE2\x81\xA6x\xE2\x81\xA9", 0, "\\u2066x\\u2069");
+	EXPECT("\xE2\x80\xA8\xE2\x80\xA9", 0, "\\u2028\\u2029");
+	/* Their neighbours stay as they are: U+2027, U+202F, U+2065, U+206A
+	 * and the dash U+2014. */
+	EXPECT("\xE2\x80\xA7\xE2\x80\xAF\xE2\x81\xA5\xE2\x81\xAA\xE2\x80\x94",
+	    0, "\xE2\x80\xA7\xE2\x80\xAF\xE2\x81\xA5\xE2\x81\xAA\xE2\x80\x94");
+}
+
+static void
 test_invalid_bytes(void **state)
 {
 	(void)state;
@@ -199,6 +215,7 @@ main(void)
 		cmocka_unit_test(test_terminal_sequences),
 		cmocka_unit_test(test_line_breaks),
 		cmocka_unit_test(test_c1_controls),
+		cmocka_unit_test(test_bidi_controls),
 		cmocka_unit_test(test_invalid_bytes),
 		cmocka_unit_test(test_quoted),
 		cmocka_unit_test(test_cut_whole_units),
