@@ -497,6 +497,32 @@ set_schedule(struct parser *p, struct cfg_schedule *s, const char *section,
 	}
 }
 
+/* Whether name is another schedule's under the job table's collation
+ * (fail()ed if so).  Both go into the business keys "NAME@..." of one
+ * table, whose collation (utf8mb4_general_ci, any _ci one) ignores case:
+ * [schedule.Rep] and [schedule.rep] would enqueue the same slot keys, and
+ * one of them would never run.  A name is ASCII letters, digits and
+ * _ . : - (no blanks, no accents), so ignoring case is what the
+ * collations ignore. */
+static int
+same_schedule(struct parser *p, const char *section, const char *name)
+{
+	const struct cfg *cfg = p->cfg;
+	size_t i;
+
+	for (i = 0; i < cfg->nschedules; i++)
+		if (strcmp(cfg->schedules[i].name, name) != 0 &&
+		    strcasecmp(cfg->schedules[i].name, name) == 0) {
+			fail(p, p->line, section, NULL, "the same name as "
+			    "[schedule.%s] (line %d) for the job table, whose "
+			    "collation ignores case: both would enqueue the "
+			    "slot keys %s@...", cfg->schedules[i].name,
+			    cfg->schedules[i].line, name);
+			return -1;
+		}
+	return 0;
+}
+
 static int
 schedule_key(struct parser *p, const char *section, const char *key,
     const char *value)
@@ -518,6 +544,8 @@ schedule_key(struct parser *p, const char *section, const char *key,
 	if (k == SCHED_NKEYS)
 		return fail(p, p->line, section, key, "unknown key (known: "
 		    "type, cron, payload, time_zone, catch_up)");
+	if (same_schedule(p, section, name) != 0)
+		return 0;
 	s = find_schedule(p, name);
 	given = &p->sched_given[s - p->cfg->schedules][k];
 	if (*given != 0)

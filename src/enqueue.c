@@ -204,6 +204,8 @@ struct fanout {
 	size_t n;
 	struct fanin fi;	/* --then */
 	uint64_t fan_in;	/* its id, or 0 */
+	struct fanin_state state;	/* as the fan-in was found */
+	uint64_t members;	/* the jobs it waits for, once all are added */
 	uint64_t total, created, done;
 	int progress;		/* stderr is a terminal */
 };
@@ -216,6 +218,14 @@ free_rows(struct fanout *f)
 	for (i = 0; i < f->n; i++)
 		free((char *)f->rows[i].key);
 	f->n = 0;
+}
+
+static int
+compare_ids(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
 }
 
 /* The batch's chunks become members of the fan-in (--then). */
@@ -247,9 +257,60 @@ start_fan_in(struct ctx *c, struct fanout *f, char *err, size_t errlen)
 	payload = json_dumps(doc, JSON_COMPACT);
 	json_decref(doc);
 	st = fanin_create(&f->fi, c->cli.then_type, key, payload, f->total,
-	    &f->fan_in, err, errlen);
+	    &f->fan_in, &f->state, err, errlen);
 	free(payload);
 	return st;
+}
+
+/* A fan-in an earlier run made is this run's only if this run is the same
+ * fan-out: the same --then type (byte for byte, as runners match types),
+ * every member among this run's keys, and as many keys as the fan-in
+ * waits for jobs (or, when fewer, each key one of its members' jobs).
+ * Anything else is refused before a job is written: another --range or
+ * --chunk mixed into the fan-in would fire its callback while chunks are
+ * pending, or never, and the callback would keep the first run's type.
+ * This is the first two; named[0..nnamed-1] are the members this run's
+ * keys name (fanin_members_named). */
+static int
+same_fan_out(struct ctx *c, struct fanout *f, uint64_t *named, size_t nnamed)
+{
+	const struct cli *o = &c->cli;
+	size_t i, n;
+
+	if (strcmp(f->state.then_type, o->then_type) != 0) {
+		log_msg(&c->lg, LV_ERROR, "enqueue: the fan-in %s:then exists "
+		    "with --then=%s, not %s: run the same fan-out again, or "
+		    "use another --key-prefix", o->key_prefix,
+		    f->state.then_type, o->then_type);
+		return EX_DATAERR;
+	}
+	qsort(named, nnamed, sizeof *named, compare_ids);
+	for (i = n = 0; i < nnamed; i++)
+		if (i == 0 || named[i] != named[i - 1])
+			n++;
+	if (n < f->state.members) {
+		log_msg(&c->lg, LV_ERROR, "enqueue: the fan-in %s:then has %llu "
+		    "members and this run's keys name %llu of them: another "
+		    "fan-out (another --range, --chunk or --keys-from) than "
+		    "the one that made it; run that one again, or use another "
+		    "--key-prefix", o->key_prefix,
+		    (unsigned long long)f->state.members,
+		    (unsigned long long)n);
+		return EX_DATAERR;
+	}
+	return EX_OK;
+}
+
+/* The third: this run's keys would change what the fan-in waits for. */
+static int
+other_count(struct ctx *c, struct fanout *f)
+{
+	log_msg(&c->lg, LV_ERROR, "enqueue: the fan-in %s:then waits for %llu "
+	    "jobs and this run names %llu: another fan-out (another --range, "
+	    "--chunk or --keys-from) than the one that made it; run that one "
+	    "again, or use another --key-prefix", c->cli.key_prefix,
+	    (unsigned long long)f->state.total, (unsigned long long)f->total);
+	return EX_DATAERR;
 }
 
 /* After the last chunk: count the chunks that had finished before they
@@ -262,7 +323,38 @@ end_fan_in(struct ctx *c, struct fanout *f, int *fired, char *err,
 	if (f->fan_in == 0)
 		return DB_OK;
 	(void)c;
-	return fanin_settle(&f->fi, f->fan_in, fired, err, errlen);
+	return fanin_finish(&f->fi, f->fan_in, fired, &f->members, err,
+	    errlen);
+}
+
+/* The "then" line: the fan-in waits for the jobs the table holds, which
+ * are fewer than the keys when it takes some keys for the same. */
+static void
+print_then(const struct ctx *c, const struct fanout *f, int fired,
+    const char *what)
+{
+	const struct cli *o = &c->cli;
+
+	printf("then: a job of type %s, key %s:then, ", o->then_type,
+	    o->key_prefix);
+	if (fired)
+		printf("enqueued now: every %s has finished", what);
+	else if (f->state.fired)
+		printf("enqueued already: every %s had finished", what);
+	else
+		printf("once every %s has finished", what);
+	if (f->members != 0 && f->members < f->done)
+		printf(" (%llu %ss: the table takes some keys for the same)",
+		    (unsigned long long)f->members, what);
+	putchar('\n');
+}
+
+static json_t *
+then_json(const struct ctx *c, const struct fanout *f, int fired)
+{
+	return json_pack("{s:s,s:s+,s:b,s:I}", "type", c->cli.then_type,
+	    "key", c->cli.key_prefix, ":then", "fired", fired, "jobs",
+	    (json_int_t)f->members);
 }
 
 static enum db_status
@@ -285,6 +377,57 @@ flush_rows(struct ctx *c, struct fanout *f, char *err, size_t errlen)
 		fprintf(stderr, "\rjobrun: enqueue: %llu of %llu chunks",
 		    (unsigned long long)f->done, (unsigned long long)f->total);
 	return st;
+}
+
+/* The chunk from from, its key into key; returns its last number. */
+static unsigned long
+chunk_key(const struct cli *o, unsigned long from, char *key, size_t size)
+{
+	unsigned long to = o->range_to - from < o->chunk - 1 ? o->range_to :
+	    from + o->chunk - 1;
+
+	snprintf(key, size, "%s:%lu-%lu", o->key_prefix, from, to);
+	return to;
+}
+
+/* A fan-in that exists: the chunks must be its members, as
+ * same_fan_out says, and as many. */
+static int
+range_again(struct ctx *c, struct fanout *f)
+{
+	const struct cli *o = &c->cli;
+	char err[1024], key[QUEUE_KEY_MAX * 4 + 1];
+	const char *keys[FANOUT_BATCH];
+	uint64_t *named = NULL;
+	size_t n = 0, nnamed = 0, i;
+	unsigned long from, to = 0;
+	enum db_status st = DB_OK;
+	int rc;
+
+	for (from = o->range_from; st == DB_OK; from += o->chunk) {
+		to = chunk_key(o, from, key, sizeof key);
+		keys[n++] = xstrdup(key);
+		if (n == FANOUT_BATCH || to == o->range_to) {
+			st = fanin_members_named(&f->fi, f->fan_in, keys, n,
+			    &named, &nnamed, err, sizeof err);
+			for (i = 0; i < n; i++)
+				free((char *)keys[i]);
+			n = 0;
+		}
+		if (to == o->range_to)
+			break;
+	}
+	if (st != DB_OK) {
+		free(named);
+		cmd_db_error(c, st, err);
+		return cmd_exit_for(st);
+	}
+	rc = same_fan_out(c, f, named, nnamed);
+	free(named);
+	/* Chunks are distinct jobs. */
+	if (rc == EX_OK && f->total != f->state.total)
+		rc = other_count(c, f);
+	return rc;
 }
 
 static int
@@ -312,15 +455,21 @@ enqueue_range(struct ctx *c)
 	}
 	f->progress = isatty(STDERR_FILENO) && !o->quiet;
 	st = start_fan_in(c, f, err, sizeof err);
+	if (st == DB_OK && f->state.existed) {
+		if ((rc = range_again(c, f)) != EX_OK) {
+			fanin_state_free(&f->state);
+			fanin_close(&f->fi);
+			free(f);
+			return rc;
+		}
+	}
 	for (from = o->range_from; st == DB_OK; from += o->chunk) {
-		unsigned long to = o->range_to - from < o->chunk - 1 ?
-		    o->range_to : from + o->chunk - 1;
+		unsigned long to;
 
 		/* Before each batch: a signal never cuts one. */
 		if (f->n == 0 && (stop = run_stop_requested()) != 0)
 			break;
-		snprintf(key, sizeof key, "%s:%lu-%lu", o->key_prefix, from,
-		    to);
+		to = chunk_key(o, from, key, sizeof key);
 		f->rows[f->n].key = xstrdup(key);
 		f->rows[f->n].from = from;
 		f->rows[f->n].to = to;
@@ -353,9 +502,8 @@ enqueue_range(struct ctx *c)
 		if (stop != 0)
 			json_object_set_new(doc, "interrupted", json_true());
 		if (f->fan_in != 0)
-			json_object_set_new(doc, "then", json_pack("{s:s,s:s+,"
-			    "s:b}", "type", o->then_type, "key", o->key_prefix,
-			    ":then", "fired", fired));
+			json_object_set_new(doc, "then", then_json(c, f,
+			    fired));
 		report_json(doc);
 	} else {
 		printf("%llu chunk jobs: %llu created, %llu existed%s\n",
@@ -364,11 +512,9 @@ enqueue_range(struct ctx *c)
 		    (unsigned long long)(f->done - f->created),
 		    stop != 0 ? " (interrupted)" : "");
 		if (f->fan_in != 0)
-			printf("then: a job of type %s, key %s:then, %s\n",
-			    o->then_type, o->key_prefix, fired ? "enqueued "
-			    "now: every chunk has finished" : "once every "
-			    "chunk has finished");
+			print_then(c, f, fired, "chunk");
 	}
+	fanin_state_free(&f->state);
 	fanin_close(&f->fi);
 	free(f);
 	return rc;
@@ -385,6 +531,74 @@ static int
 compare_keys(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* With --then, no key may be the callback's, PREFIX:then, as the table
+ * compares keys: "THEN", "then " or "thén" would make a member the
+ * callback's job, and the fan-in would fire on it and enqueue nothing. */
+static int
+check_then_key(struct ctx *c, const struct key_list *k)
+{
+	char then[QUEUE_KEY_MAX * 4 + 8], err[1024];
+	enum db_status st;
+	size_t i, n, at = 0;
+
+	snprintf(then, sizeof then, "%s:then", c->cli.key_prefix);
+	for (i = 0; i < k->n && at == 0; i += n) {
+		n = k->n - i < FANOUT_BATCH ? k->n - i : FANOUT_BATCH;
+		st = queue_key_among(c->q, then, (const char *const *)
+		    &k->keys[i], n, &at, err, sizeof err);
+		if (st != DB_OK) {
+			cmd_db_error(c, st, err);
+			return cmd_exit_for(st);
+		}
+		if (at != 0) {
+			log_msg(&c->lg, LV_ERROR, "enqueue: the key %s is the "
+			    "--then job's, %s, as the table compares keys",
+			    k->keys[i + at - 1], then);
+			return EX_DATAERR;
+		}
+	}
+	return EX_OK;
+}
+
+/* A fan-in that exists: the keys must name its members, as
+ * same_fan_out says, and be as many or each name one. */
+static int
+list_again(struct ctx *c, struct fanout *f, const struct key_list *k)
+{
+	uint64_t *named = NULL;
+	size_t nnamed = 0, i, n, before;
+	enum db_status st = DB_OK;
+	char err[1024];
+	int rc = EX_OK;
+
+	for (i = 0; st == DB_OK && i < k->n; i += n) {
+		n = k->n - i < FANOUT_BATCH ? k->n - i : FANOUT_BATCH;
+		st = fanin_members_named(&f->fi, f->fan_in,
+		    (const char *const *)&k->keys[i], n, &named, &nnamed, err,
+		    sizeof err);
+	}
+	if (st == DB_OK)
+		rc = same_fan_out(c, f, named, nnamed);
+	/* Other than the total: keys the table takes for one job (the
+	 * fan-in counts that job once) are each a member's; asked one by
+	 * one. */
+	for (i = 0; st == DB_OK && rc == EX_OK && k->n != f->state.total &&
+	    i < k->n; i++) {
+		before = nnamed;
+		st = fanin_members_named(&f->fi, f->fan_in,
+		    (const char *const *)&k->keys[i], 1, &named, &nnamed, err,
+		    sizeof err);
+		if (st == DB_OK && nnamed == before)
+			rc = other_count(c, f);
+	}
+	free(named);
+	if (st != DB_OK) {
+		cmd_db_error(c, st, err);
+		return cmd_exit_for(st);
+	}
+	return rc;
 }
 
 static void
@@ -484,16 +698,22 @@ enqueue_list(struct ctx *c)
 		free_keys(&k);
 		return rc;
 	}
-	for (i = 0; o->then_type != NULL && i < k.n; i++)
-		if (strcmp(k.keys[i] + strlen(o->key_prefix), ":then") == 0) {
-			log_msg(&c->lg, LV_ERROR, "enqueue: the key %s is the "
-			    "--then job's", k.keys[i]);
-			free_keys(&k);
-			return EX_DATAERR;
-		}
+	if (o->then_type != NULL && (rc = check_then_key(c, &k)) != EX_OK) {
+		free_keys(&k);
+		return rc;
+	}
 	f = xcalloc(1, sizeof *f);
 	f->total = k.n;
 	st = start_fan_in(c, f, err, sizeof err);
+	if (st == DB_OK && f->state.existed) {
+		if ((rc = list_again(c, f, &k)) != EX_OK) {
+			fanin_state_free(&f->state);
+			fanin_close(&f->fi);
+			free(f);
+			free_keys(&k);
+			return rc;
+		}
+	}
 	for (i = 0; st == DB_OK && i < k.n; i++) {
 		st = queue_enqueue(c->q, o->type, k.keys[i], payload,
 		    payload != NULL ? strlen(payload) : 0, &when,
@@ -524,9 +744,8 @@ enqueue_list(struct ctx *c)
 		    "complete", st == DB_OK);
 
 		if (f->fan_in != 0)
-			json_object_set_new(doc, "then", json_pack("{s:s,s:s+,"
-			    "s:b}", "type", o->then_type, "key", o->key_prefix,
-			    ":then", "fired", fired));
+			json_object_set_new(doc, "then", then_json(c, f,
+			    fired));
 		report_json(doc);
 	} else {
 		printf("%llu jobs: %llu created, %llu existed\n",
@@ -534,11 +753,9 @@ enqueue_list(struct ctx *c)
 		    (unsigned long long)f->created,
 		    (unsigned long long)(f->done - f->created));
 		if (f->fan_in != 0)
-			printf("then: a job of type %s, key %s:then, %s\n",
-			    o->then_type, o->key_prefix, fired ? "enqueued "
-			    "now: every job has finished" : "once every job "
-			    "has finished");
+			print_then(c, f, fired, "job");
 	}
+	fanin_state_free(&f->state);
 	fanin_close(&f->fi);
 	free(f);
 	free_keys(&k);

@@ -86,6 +86,16 @@ static const char *const texts[FI_COUNT_STMTS] = {
 	    FANIN_TABLE " WHERE job_table = ? AND fired_at IS NULL ORDER BY id",
 	[FI_ANY_OPEN] = "SELECT 1 FROM " FANIN_TABLE " WHERE job_table = ?"
 	    " AND fired_at IS NULL LIMIT 1",
+	/* (fan-in, fan-in) */
+	[FI_STATE] = "SELECT then_type, fired_at IS NOT NULL, total,"
+	    " (SELECT COUNT(*) FROM " FANIN_JOBS_TABLE " WHERE fan_in_id = ?)"
+	    " FROM " FANIN_TABLE " WHERE id = ?",
+	/* The jobs the members are, as the table holds them: lines that
+	 * name one job under its collation made one member.  (fan-in,
+	 * fan-in) */
+	[FI_RECOUNT] = "UPDATE " FANIN_TABLE " SET total = (SELECT COUNT(*)"
+	    " FROM " FANIN_JOBS_TABLE " WHERE fan_in_id = ?)"
+	    " WHERE id = ? AND fired_at IS NULL",
 };
 
 void
@@ -256,21 +266,31 @@ out:
 	return st;
 }
 
-/* settle's transaction for fan-in id. */
+/* settle's transaction for fan-in id; with recount, its total becomes
+ * its number of members first (fanin_finish). */
 static enum db_status
-settle(struct fanin *fi, uint64_t id, uint64_t unused, int *fired,
+settle(struct fanin *fi, uint64_t id, uint64_t recount, int *fired,
     char *err, size_t errlen)
 {
-	struct db_arg one[1] = { DB_NUM(id) }, count[3];
+	struct db_arg one[1] = { DB_NUM(id) }, two[2] = { DB_NUM(id),
+	    DB_NUM(id) }, count[3];
 	char *cols[L_COLS] = { NULL };
 	uint64_t ok = 0, failed = 0;
 	enum db_status st;
 	int found = 0;
 
-	(void)unused;
 	st = run(fi, FI_LOCK, one, 1, cols, L_COLS, &found, err, errlen);
 	if (st != DB_OK || !found)
 		goto out;
+	if (recount) {
+		st = run(fi, FI_RECOUNT, two, 2, NULL, 0, NULL, err, errlen);
+		db_free_cols(cols, L_COLS);
+		if (st == DB_OK)
+			st = run(fi, FI_LOCK, one, 1, cols, L_COLS, &found,
+			    err, errlen);
+		if (st != DB_OK || !found)
+			goto out;
+	}
 	st = run(fi, FI_SETTLE_SUCCESS, one, 1, NULL, 0, NULL, err, errlen);
 	if (st == DB_OK) {
 		ok = changed(fi, FI_SETTLE_SUCCESS);
@@ -301,6 +321,55 @@ fanin_settle(struct fanin *fi, uint64_t id, int *fired, char *err,
     size_t errlen)
 {
 	return in_transaction(fi, settle, id, 0, fired, err, errlen);
+}
+
+/* The fan-in's row: cols[0..3] as FI_STATE. */
+static enum db_status
+read_state(struct fanin *fi, uint64_t id, struct fanin_state *state,
+    char *err, size_t errlen)
+{
+	struct db_arg args[2] = { DB_NUM(id), DB_NUM(id) };
+	char *cols[4] = { NULL, NULL, NULL, NULL };
+	enum db_status st;
+	int found = 0;
+
+	st = run(fi, FI_STATE, args, 2, cols, 4, &found, err, errlen);
+	if (st == DB_OK && !found)
+		st = fail_with(DB_ERROR, err, errlen, "the fan-in vanished");
+	if (st == DB_OK) {
+		free(state->then_type);
+		state->then_type = cols[0];
+		cols[0] = NULL;
+		state->fired = number(cols[1]) != 0;
+		state->total = number(cols[2]);
+		state->members = number(cols[3]);
+	}
+	db_free_cols(cols, 4);
+	return st;
+}
+
+void
+fanin_state_free(struct fanin_state *state)
+{
+	free(state->then_type);
+	state->then_type = NULL;
+}
+
+enum db_status
+fanin_finish(struct fanin *fi, uint64_t id, int *fired, uint64_t *total,
+    char *err, size_t errlen)
+{
+	struct fanin_state state = { 0 };
+	enum db_status st;
+
+	*total = 0;
+	st = in_transaction(fi, settle, id, 1, fired, err, errlen);
+	if (st == DB_OK)
+		st = read_state(fi, id, &state, err, errlen);
+	if (st == DB_OK)
+		*total = state.total;
+	fanin_state_free(&state);
+	return st;
 }
 
 /* Whether the tables exist: preparing a statement on both says. */
@@ -427,8 +496,8 @@ fanin_after_finish(struct fanin *fi, uint64_t job_id)
 
 enum db_status
 fanin_create(struct fanin *fi, const char *then_type, const char *then_key,
-    const char *payload, uint64_t total, uint64_t *id, char *err,
-    size_t errlen)
+    const char *payload, uint64_t total, uint64_t *id,
+    struct fanin_state *state, char *err, size_t errlen)
 {
 	struct db_arg args[5] = { DB_STR(queue_name(fi->set.q)),
 	    DB_STR(then_type), DB_STR(then_key), DB_STR(payload),
@@ -441,9 +510,61 @@ fanin_create(struct fanin *fi, const char *then_type, const char *then_key,
 		return fail_with(DB_SCHEMA, err, errlen, "enqueue --then: "
 		    "no tables " FANIN_TABLE " and " FANIN_JOBS_TABLE
 		    " (apply sql/006_fan_in.sql)");
+	memset(state, 0, sizeof *state);
 	st = run(fi, FI_CREATE, args, 5, NULL, 0, NULL, err, errlen);
+	if (st != DB_OK)
+		return st;
+	*id = (uint64_t)mysql_stmt_insert_id(fi->set.stmt[FI_CREATE]);
+	/* One row inserted; an existing one is left unchanged (0). */
+	state->existed = changed(fi, FI_CREATE) != 1;
+	return read_state(fi, *id, state, err, errlen);
+}
+
+enum db_status
+fanin_members_named(struct fanin *fi, uint64_t id, const char *const *keys,
+    size_t n, uint64_t **ids, size_t *nids, char *err, size_t errlen)
+{
+	static const char head[] = "SELECT m.job_id FROM %1$s AS j JOIN "
+	    FANIN_JOBS_TABLE " AS m ON m.job_id = j.id AND m.fan_in_id = ?"
+	    " WHERE j.business_key IN (", tail[] = ")";
+	struct db_arg *args;
+	MYSQL_STMT *stmt = NULL;
+	enum db_status st;
+	char *sql, *col = NULL;
+	size_t i, len;
+	int rc;
+
+	if (n == 0)
+		return DB_OK;
+	len = sizeof head + 3 * n + sizeof tail;
+	sql = xmalloc(len);
+	snprintf(sql, len, "%s", head);
+	for (i = 0; i < n; i++)
+		strcat(sql, i == 0 ? "?" : ", ?");
+	strcat(sql, tail);
+	args = xcalloc(n + 1, sizeof *args);
+	args[0] = DB_NUM(id);
+	for (i = 0; i < n; i++)
+		args[i + 1] = DB_STR(keys[i]);
+	st = sqlset_prepare(&fi->set, sql, &stmt, err, errlen);
 	if (st == DB_OK)
-		*id = (uint64_t)mysql_stmt_insert_id(fi->set.stmt[FI_CREATE]);
+		st = db_execute(fi->set.db, stmt, args, (unsigned)(n + 1), err,
+		    errlen);
+	while (st == DB_OK && (rc = db_fetch(stmt, &col, 1, err,
+	    errlen)) != 0) {
+		if (rc < 0) {
+			st = DB_ERROR;
+			break;
+		}
+		*ids = xrealloc(*ids, (*nids + 1) * sizeof **ids);
+		(*ids)[(*nids)++] = number(col);
+		free(col);
+		col = NULL;
+	}
+	if (stmt != NULL)
+		mysql_stmt_close(stmt);
+	free(args);
+	free(sql);
 	return st;
 }
 

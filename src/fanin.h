@@ -19,7 +19,8 @@
 enum fanin_stmt {
 	FI_PROBE, FI_MEMBER_OF, FI_LOCK, FI_JOB_STATUS, FI_SET_OUTCOME,
 	FI_COUNT, FI_FIRE, FI_PAYLOAD, FI_OPEN, FI_SETTLE_SUCCESS,
-	FI_SETTLE_FAILED, FI_CREATE, FI_OPEN_LIST, FI_ANY_OPEN,
+	FI_SETTLE_FAILED, FI_CREATE, FI_OPEN_LIST, FI_ANY_OPEN, FI_STATE,
+	FI_RECOUNT,
 	FI_COUNT_STMTS
 };
 
@@ -57,13 +58,33 @@ enum db_status fanin_sweep(struct fanin *fi, char *err, size_t errlen);
  * what this could not. */
 void fanin_after_finish(struct fanin *fi, uint64_t job_id);
 
+/* A fan-in as enqueue finds it. */
+struct fanin_state {
+	int existed;		/* made by an earlier run */
+	int fired;		/* its callback is enqueued */
+	char *then_type;	/* malloc'ed */
+	uint64_t total;		/* members it waits for */
+	uint64_t members;	/* member rows it has */
+};
+
 /* enqueue --then: the fan-in that enqueues then_type as then_key
  * (payload: a JSON object the counts are added to) once total members
- * have finished; an existing one with that key is reused.  *id is it. */
+ * have finished; an existing one with that key is left as it is and
+ * described in *state (free with fanin_state_free).  *id is it. */
 enum db_status fanin_create(struct fanin *fi, const char *then_type,
                             const char *then_key, const char *payload,
-                            uint64_t total, uint64_t *id, char *err,
+                            uint64_t total, uint64_t *id,
+                            struct fanin_state *state, char *err,
                             size_t errlen);
+void fanin_state_free(struct fanin_state *state);
+
+/* The member jobs of fan-in id that keys[0..n-1] name (as the job
+ * table's collation compares keys), appended to *ids (*nids of them,
+ * malloc'ed; a job may come more than once). */
+enum db_status fanin_members_named(struct fanin *fi, uint64_t id,
+                                   const char *const *keys, size_t n,
+                                   uint64_t **ids, size_t *nids, char *err,
+                                   size_t errlen);
 
 /* The jobs with keys[0..n-1] become members of fan-in id (again: no-op). */
 enum db_status fanin_add_members(struct fanin *fi, uint64_t id,
@@ -75,6 +96,13 @@ enum db_status fanin_add_members(struct fanin *fi, uint64_t id,
  * call enqueued its callback. */
 enum db_status fanin_settle(struct fanin *fi, uint64_t id, int *fired,
                             char *err, size_t errlen);
+
+/* enqueue's settle once every member is added: the fan-in's total becomes
+ * the number of member jobs the table holds (keys its collation takes
+ * for the same are one job, one member), then as fanin_settle.  *total
+ * is that number (0 when the fan-in had fired already). */
+enum db_status fanin_finish(struct fanin *fi, uint64_t id, int *fired,
+                            uint64_t *total, char *err, size_t errlen);
 
 /* The open fan-ins of the table, for status and metrics. */
 struct fanin_view {

@@ -1957,6 +1957,63 @@ queue_enqueue_batch(struct queue *q, const char *type, const char *template,
 	return DB_OK;
 }
 
+/* The keys go into a derived table under a column of business_key's own
+ * type (the UNION takes the column's charset and collation over the
+ * parameters'), so "x.k = ?" compares as the table's UNIQUE key does,
+ * whatever collation an application gave the column; no row is read. */
+enum db_status
+queue_key_among(struct queue *q, const char *key, const char *const *keys,
+    size_t n, size_t *index, char *err, size_t errlen)
+{
+	static const char head[] = "SELECT MIN(x.n) FROM (SELECT business_key"
+	    " AS k, 0 AS n FROM %s WHERE FALSE",
+	    tail[] = ") AS x WHERE x.k = ?";
+	MYSQL_STMT *stmt = NULL;
+	struct db_arg *args;
+	char *sql, *col = NULL, cause[512];
+	enum db_status st;
+	size_t i, len, at;
+	int rc;
+
+	*index = 0;
+	if (n == 0)
+		return DB_OK;
+	len = sizeof head + strlen(q->table) + n * 40 + sizeof tail;
+	sql = xmalloc(len);
+	at = (size_t)snprintf(sql, len, head, q->table);
+	for (i = 0; i < n && at < len; i++)
+		at += (size_t)snprintf(sql + at, len - at,
+		    " UNION ALL SELECT ?, %zu", i + 1);
+	snprintf(sql + at, len - at, "%s", tail);
+	args = xcalloc(n + 1, sizeof *args);
+	for (i = 0; i < n; i++)
+		args[i] = DB_STR(keys[i]);
+	args[n] = DB_STR(key);
+	st = db_prepare(q->db, sql, &stmt, cause, sizeof cause);
+	if (st == DB_OK)
+		st = db_execute(q->db, stmt, args, (unsigned)(n + 1), cause,
+		    sizeof cause);
+	if (st == DB_OK) {
+		rc = db_fetch(stmt, &col, 1, cause, sizeof cause);
+		if (rc < 0)
+			st = DB_ERROR;
+		else if (rc == 1) {
+			if (col != NULL)
+				*index = (size_t)strtoull(col, NULL, 10);
+			db_done(stmt);
+		}
+	}
+	if (st != DB_OK)
+		errf(err, errlen, "compare keys as %s does: %s", q->table,
+		    cause);
+	if (stmt != NULL)
+		mysql_stmt_close(stmt);
+	free(col);
+	free(args);
+	free(sql);
+	return st;
+}
+
 enum db_status
 queue_stmt_walk(struct queue *q, enum queue_stmt which,
     const struct db_arg *args, unsigned nargs, unsigned ncols,

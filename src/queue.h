@@ -236,6 +236,14 @@ enum db_status queue_enqueue_again(struct queue *q, const char *type,
                                    enum queue_again *outcome, char **status,
                                    char *err, size_t errlen);
 
+/* Which of keys[0..n-1] the table takes for key: the business_key
+ * column's collation compares them (under utf8mb4_general_ci case,
+ * accents and trailing blanks do not count), as its UNIQUE key does.
+ * *index is the first such key's position plus 1, or 0 for none. */
+enum db_status queue_key_among(struct queue *q, const char *key,
+                               const char *const *keys, size_t n,
+                               size_t *index, char *err, size_t errlen);
+
 /* One chunk of a fan-out: its key and its range. */
 struct queue_new_job {
 	const char *key;

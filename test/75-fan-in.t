@@ -116,7 +116,7 @@ is "$(cat "$T"/err.*)" "" "no runner complained"
 run jobrun enqueue --type=slice --key-prefix=big --range=1-$chunks --chunk=1 \
     --then=report
 is "$out" "$chunks chunk jobs: 0 created, $chunks existed
-then: a job of type report, key big:then, once every chunk has finished" \
+then: a job of type report, key big:then, enqueued already: every chunk had finished" \
     "the same command again creates nothing"
 run jobrun -q
 is "$(count "type = 'report'")" 1 "and no second callback"
