@@ -416,7 +416,10 @@ read_keys(struct ctx *c, struct key_list *k)
 		    strerror(errno));
 		return EX_NOINPUT;
 	}
-	room = QUEUE_KEY_MAX - strlen(prefix) - 1;
+	/* Characters, as the column counts them: the prefix is 1 to
+	 * QUEUE_KEY_MAX - 2 characters (cmd_enqueue_check), so room is at
+	 * least 1, however many bytes the prefix takes. */
+	room = QUEUE_KEY_MAX - utf8_count(prefix, strlen(prefix)) - 1;
 	while (rc == EX_OK && (got = getline(&line, &cap, f)) >= 0) {
 		lineno++;
 		len = (size_t)got;
