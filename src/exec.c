@@ -198,13 +198,28 @@ env_pair(const char *name, const char *value)
 	return pair;
 }
 
-/* environ without any JOB_* we set and without the database password,
- * plus the job's fields.  A key that is NULL, or holds a NUL byte no
+/* 1 when environ entry e ("NAME=value") is one of secrets' variables. */
+static int
+secret_var(const struct secrets *secrets, const char *e)
+{
+	size_t i, n;
+
+	for (i = 0; secrets != NULL && i < secrets->nenv; i++) {
+		n = strlen(secrets->env_names[i]);
+		if (strncmp(e, secrets->env_names[i], n) == 0 && e[n] == '=')
+			return 1;
+	}
+	return 0;
+}
+
+/* environ without any JOB_* we set, without the database password and
+ * without the variables header_env reads (the http handler has copied
+ * them; no program needs them), plus the job's fields.  A key that is NULL, or holds a NUL byte no
  * environment variable can carry, leaves JOB_BUSINESS_KEY unset;
  * JOB_IDEMPOTENCY_KEY, the key as the http handler's Idempotency-Key
  * writes it, stands for any key. */
 static char **
-build_env(const struct job *job)
+build_env(const struct job *job, const struct secrets *secrets)
 {
 	static const char *const drop[] = {
 		"JOB_ID=", "JOB_TYPE=", "JOB_BUSINESS_KEY=", "JOB_ATTEMPT=",
@@ -223,7 +238,8 @@ build_env(const struct job *job)
 		for (j = 0; j < sizeof drop / sizeof drop[0]; j++)
 			if (strncmp(environ[i], drop[j], strlen(drop[j])) == 0)
 				break;
-		if (j == sizeof drop / sizeof drop[0])
+		if (j == sizeof drop / sizeof drop[0] &&
+		    !secret_var(secrets, environ[i]))
 			env[k++] = xstrdup(environ[i]);
 	}
 	snprintf(buf, sizeof buf, "JOB_ID=%llu", (unsigned long long)job->id);
@@ -305,8 +321,8 @@ close_fd(int *fd)
 }
 
 static int
-spawn(struct child *c, char **argv, const struct job *job, char *err,
-    size_t errlen)
+spawn(struct child *c, char **argv, const struct job *job,
+    const struct secrets *secrets, char *err, size_t errlen)
 {
 	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, cp[2] = { -1, -1 };
 	char **env = NULL;
@@ -319,7 +335,7 @@ spawn(struct child *c, char **argv, const struct job *job, char *err,
 		errf(err, errlen, "create pipe: %s", strerror(errno));
 		goto out;
 	}
-	env = build_env(job);
+	env = build_env(job, secrets);
 	runner = getpid();
 	c->pid = fork();
 	if (c->pid < 0) {
@@ -699,7 +715,7 @@ exec_run(void *state, const struct job *job, const struct handler_watch *w,
 	memset(&ignore, 0, sizeof ignore);
 	ignore.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &ignore, NULL);
-	if (spawn(c, st->argv, job, err, sizeof err) != 0) {
+	if (spawn(c, st->argv, job, res->secrets, err, sizeof err) != 0) {
 		result_set(res, OUTCOME_RETRY, err, NULL, 0);
 		goto out;
 	}

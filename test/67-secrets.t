@@ -5,7 +5,7 @@
 # draws a warning.
 . "${0%/*}/lib.sh"
 
-plan 17
+plan 21
 setup_db
 secret='s3cret-67-Zq'
 user=jobrun_t67
@@ -75,3 +75,26 @@ unlike "$(cat "$T/seen/$e2.env")" "JOBRUN_DB_PASSWORD|$secret" \
     "the handler's environment has neither the variable nor the password"
 unlike "$(cat "$T/out" "$T/err")" "$secret" "nor does --json or stderr"
 unlike "$(cat "$T/seen/$e2.stdin")" "$secret" "nor the handler's stdin"
+
+# header_env: the http handler copies the variable; an exec handler (here
+# of another type, in the same run) is not handed it.
+conf_with "password = $secret"
+chmod 0600 "$CONF"
+cat >>"$CONF" <<EOF2
+
+[type.web]
+handler = http
+url = http://127.0.0.1:9/never
+header_env = X-Token: HDR_TOKEN_67
+EOF2
+rm -f "$T/started"
+touch "$T/go"
+jobrun enqueue --type=env --key=e3 >/dev/null
+e3=$(sql "SELECT id FROM polling_jobs WHERE business_key = 'e3'")
+HDR_TOKEN_67=tok-67-Wq2 OTHER_67=kept run jobrun --type=env
+is "$rc" 0 "a run beside an http type with header_env: exit 0"
+ok "the handler saved its environment" test -s "$T/seen/$e3.env"
+is "$(grep -c '^HDR_TOKEN_67=' "$T/seen/$e3.env")/$(grep -c 'tok-67-Wq2' "$T/seen/$e3.env")" 0/0 \
+    "the exec handler's environment has neither the header_env variable nor its value"
+is "$(grep -c '^OTHER_67=kept$' "$T/seen/$e3.env")" 1 \
+    "(another variable of the runner's is still handed on)"
