@@ -23,6 +23,7 @@
 #include "libcurl.h"
 #include "report.h"
 #include "schedule.h"
+#include "utf8.h"
 #include "util.h"
 
 enum level { OK, ADVICE, PROBLEM };
@@ -44,7 +45,7 @@ static void
 note(struct report *r, enum level level, const char *fix, const char *fmt,
     ...)
 {
-	char msg[1024];
+	char msg[1024], *shown;
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -56,9 +57,16 @@ note(struct report *r, enum level level, const char *fix, const char *fmt,
 		    "level", level_names[level], "message", msg, "fix", fix));
 		return;
 	}
-	printf("%-8s %s\n", level_names[level], msg);
-	if (fix != NULL)
-		printf("%-8s fix: %s\n", "", fix);
+	/* Column and index names come from the table: escaped, never raw
+	 * to a terminal (--json gives them as they are). */
+	shown = utf8_escape_dup(msg, 0);
+	printf("%-8s %s\n", level_names[level], shown);
+	free(shown);
+	if (fix != NULL) {
+		shown = utf8_escape_dup(fix, 0);
+		printf("%-8s fix: %s\n", "", shown);
+		free(shown);
+	}
 }
 
 static const char *const required_columns[] = {

@@ -97,9 +97,13 @@ struct cfg_schedule {
 	int line;		/* of the section's first key */
 };
 
+#define CFG_WARNINGS_MAX 4
+
 struct cfg {
 	char *path;
-	char warning[256];	/* for the operator, e.g. a readable secret */
+	/* For the operator, e.g. a readable secret, one line each. */
+	char warnings[CFG_WARNINGS_MAX][512];
+	size_t nwarnings;
 	struct cfg_db db;
 	struct cfg_run run;
 	struct cfg_type *types;

@@ -630,7 +630,10 @@ read_keys(struct ctx *c, struct key_list *k)
 		    strerror(errno));
 		return EX_NOINPUT;
 	}
-	room = QUEUE_KEY_MAX - strlen(prefix) - 1;
+	/* Characters, as the column counts them: the prefix is 1 to
+	 * QUEUE_KEY_MAX - 2 characters (cmd_enqueue_check), so room is at
+	 * least 1, however many bytes the prefix takes. */
+	room = QUEUE_KEY_MAX - utf8_count(prefix, strlen(prefix)) - 1;
 	while (rc == EX_OK && (got = getline(&line, &cap, f)) >= 0) {
 		lineno++;
 		len = (size_t)got;
@@ -762,6 +765,28 @@ enqueue_list(struct ctx *c)
 	return rc;
 }
 
+/* A key prefix names every key of a fan-out, and with --then the fan-in
+ * that status and metrics print: besides cli_check_text's rules it holds
+ * no control character (C0, DEL, C1), which a terminal would act on. */
+static int
+check_key_prefix(const char *prefix, size_t max, char *err, size_t errlen)
+{
+	const unsigned char *p = (const unsigned char *)prefix;
+	size_t i;
+
+	if (cli_check_text("key-prefix", prefix, max, err, errlen) != 0)
+		return -1;
+	for (i = 0; p[i] != '\0'; i++) {
+		if (p[i] < 0x20 || p[i] == 0x7f)
+			return errf(err, errlen, "--key-prefix: control "
+			    "character \\x%02x at byte %zu", p[i], i + 1);
+		if (p[i] == 0xc2 && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f)
+			return errf(err, errlen, "--key-prefix: control "
+			    "character \\u%04x at byte %zu", p[i + 1], i + 1);
+	}
+	return 0;
+}
+
 /* enqueue: one job (--key, a payload from one place) or a fan-out
  * (--key-prefix, --range, --chunk), never both. */
 int
@@ -801,15 +826,15 @@ cmd_enqueue_check(const struct cli *cli, char *err, size_t errlen)
 			return errf(err, errlen, "--keys-from needs "
 			    "--key-prefix");
 		if (cli->keys_from != NULL)
-			return cli_check_text("key-prefix", cli->key_prefix,
+			return check_key_prefix(cli->key_prefix,
 			    QUEUE_KEY_MAX - 2, err, errlen);
 		if (cli->key_prefix == NULL || !cli->has_range ||
 		    cli->chunk == 0)
 			return errf(err, errlen, "a fan-out needs --key-prefix, "
 			    "--range and --chunk");
 		/* The longest key is "P:<to>-<to>". */
-		return cli_check_text("key-prefix", cli->key_prefix,
-		    QUEUE_KEY_MAX - 42, err, errlen);
+		return check_key_prefix(cli->key_prefix, QUEUE_KEY_MAX - 42,
+		    err, errlen);
 	}
 	if (cli->then_type != NULL)
 		return errf(err, errlen, "--then is for a fan-out "

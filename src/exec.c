@@ -36,6 +36,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <sysexits.h>
@@ -199,13 +200,28 @@ env_pair(const char *name, const char *value)
 	return pair;
 }
 
-/* environ without any JOB_* we set and without the database password,
- * plus the job's fields.  A key that is NULL, or holds a NUL byte no
+/* 1 when environ entry e ("NAME=value") is one of secrets' variables. */
+static int
+secret_var(const struct secrets *secrets, const char *e)
+{
+	size_t i, n;
+
+	for (i = 0; secrets != NULL && i < secrets->nenv; i++) {
+		n = strlen(secrets->env_names[i]);
+		if (strncmp(e, secrets->env_names[i], n) == 0 && e[n] == '=')
+			return 1;
+	}
+	return 0;
+}
+
+/* environ without any JOB_* we set, without the database password and
+ * without the variables header_env reads (the http handler has copied
+ * them; no program needs them), plus the job's fields.  A key that is NULL, or holds a NUL byte no
  * environment variable can carry, leaves JOB_BUSINESS_KEY unset;
  * JOB_IDEMPOTENCY_KEY, the key as the http handler's Idempotency-Key
  * writes it, stands for any key. */
 static char **
-build_env(const struct job *job)
+build_env(const struct job *job, const struct secrets *secrets)
 {
 	static const char *const drop[] = {
 		"JOB_ID=", "JOB_TYPE=", "JOB_BUSINESS_KEY=", "JOB_ATTEMPT=",
@@ -224,7 +240,8 @@ build_env(const struct job *job)
 		for (j = 0; j < sizeof drop / sizeof drop[0]; j++)
 			if (strncmp(environ[i], drop[j], strlen(drop[j])) == 0)
 				break;
-		if (j == sizeof drop / sizeof drop[0])
+		if (j == sizeof drop / sizeof drop[0] &&
+		    !secret_var(secrets, environ[i]))
 			env[k++] = xstrdup(environ[i]);
 	}
 	snprintf(buf, sizeof buf, "JOB_ID=%llu", (unsigned long long)job->id);
@@ -254,15 +271,64 @@ build_env(const struct job *job)
 	return env;
 }
 
-/* In the child between fork and exec: only async-signal-safe calls. */
-static void
-child_exec(char **argv, char **env, int in_fd, int out_fd, int cp_fd,
-    pid_t runner)
+/* The program argv[0] names, as execvp would find it but resolved here,
+ * before fork: a name without a slash is looked up in PATH (the
+ * handler's, which is the runner's), each candidate an executable regular
+ * file.  Malloc'ed; NULL with errno ENOENT, or EACCES when a candidate
+ * was there but not executable.  The child then calls execve, which never
+ * falls back to /bin/sh: a script without #! fails with ENOEXEC. */
+static char *
+resolve(const char *name)
 {
-	static const char msg[] = "jobrun: cannot execute handler: ";
-	const char *why;
+	const char *path = getenv("PATH"), *dir, *end;
+	struct stat sb;
+	char *cand;
+	size_t n;
+	int saw_eacces = 0;
+
+	if (strchr(name, '/') != NULL)
+		return xstrdup(name);
+	if (*name == '\0') {
+		errno = ENOENT;
+		return NULL;
+	}
+	if (path == NULL)
+		path = "/bin:/usr/bin";
+	for (dir = path;; dir = end + 1) {
+		end = strchr(dir, ':');
+		if (end == NULL)
+			end = dir + strlen(dir);
+		n = (size_t)(end - dir);
+		/* An empty entry is the current directory. */
+		cand = xmalloc(n + strlen(name) + 3);
+		if (n == 0)
+			sprintf(cand, "./%s", name);
+		else
+			sprintf(cand, "%.*s/%s", (int)n, dir, name);
+		if (stat(cand, &sb) == 0 && S_ISREG(sb.st_mode)) {
+			if (access(cand, X_OK) == 0)
+				return cand;
+			saw_eacces = 1;
+		} else if (errno == EACCES)
+			saw_eacces = 1;
+		free(cand);
+		if (*end == '\0')
+			break;
+	}
+	errno = saw_eacces ? EACCES : ENOENT;
+	return NULL;
+}
+
+/* In the child between fork and exec: only async-signal-safe calls.  A
+ * failure is reported as its errno, an int written to err_fd (a
+ * close-on-exec pipe: the parent reads EOF when execve succeeds), and
+ * the parent writes the message; strerror is not async-signal-safe. */
+static void
+child_exec(const char *path, int path_errno, char **argv, char **env,
+    int in_fd, int out_fd, int cp_fd, int err_fd, pid_t runner)
+{
 	sigset_t none;
-	int sig;
+	int sig, e;
 
 	setpgid(0, 0);
 	/* If the runner dies (SIGKILL, OOM), the handler is told to stop
@@ -279,21 +345,24 @@ child_exec(char **argv, char **env, int in_fd, int out_fd, int cp_fd,
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0)
-		_exit(127);
+		goto fail;
 	/* fd 3 is the checkpoint socket; dup2 clears its close-on-exec. */
 	if (cp_fd >= 0 && dup2(cp_fd, 3) < 0)
-		_exit(127);
+		goto fail;
 	/* Nothing else of jobrun's (the database socket above all) leaks
-	 * into the handler; pipes are O_CLOEXEC, this catches the rest. */
-	close_range(cp_fd >= 0 ? 4 : 3, ~0U, 0);
-	environ = env;
-	execvp(argv[0], argv);
-	why = strerror(errno);
-	(void)!write(2, msg, sizeof msg - 1);
-	(void)!write(2, argv[0], strlen(argv[0]));
-	(void)!write(2, ": ", 2);
-	(void)!write(2, why, strlen(why));
-	(void)!write(2, "\n", 1);
+	 * into the handler; pipes are O_CLOEXEC, this catches the rest but
+	 * err_fd (above 3: made after four other descriptors), which exec
+	 * closes. */
+	close_range(cp_fd >= 0 ? 4 : 3, (unsigned)err_fd - 1, 0);
+	close_range((unsigned)err_fd + 1, ~0U, 0);
+	if (path == NULL) {
+		errno = path_errno;
+		goto fail;
+	}
+	execve(path, argv, env);
+fail:
+	e = errno;
+	(void)!write(err_fd, &e, sizeof e);
 	_exit(127);
 }
 
@@ -306,21 +375,25 @@ close_fd(int *fd)
 }
 
 static int
-spawn(struct child *c, char **argv, const struct job *job, char *err,
-    size_t errlen)
+spawn(struct child *c, char **argv, const struct job *job,
+    const struct secrets *secrets, char *err, size_t errlen)
 {
 	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, cp[2] = { -1, -1 };
-	char **env = NULL;
+	int ep[2] = { -1, -1 };
+	char **env = NULL, *path = NULL, msg[512];
 	pid_t runner;
-	int rc = -1;
+	ssize_t got;
+	int rc = -1, path_errno, child_errno;
 
 	if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 ||
 	    (job->resumable && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC,
-	    0, cp) != 0)) {
+	    0, cp) != 0) || pipe2(ep, O_CLOEXEC) != 0) {
 		errf(err, errlen, "create pipe: %s", strerror(errno));
 		goto out;
 	}
-	env = build_env(job);
+	env = build_env(job, secrets);
+	path = resolve(argv[0]);
+	path_errno = errno;
 	runner = getpid();
 	c->pid = fork();
 	if (c->pid < 0) {
@@ -328,9 +401,21 @@ spawn(struct child *c, char **argv, const struct job *job, char *err,
 		goto out;
 	}
 	if (c->pid == 0)
-		child_exec(argv, env, in[0], out[1], cp[1], runner);
+		child_exec(path, path_errno, argv, env, in[0], out[1], cp[1],
+		    ep[1], runner);
 	/* Also from the parent, so the group exists before we might kill it. */
 	setpgid(c->pid, c->pid);
+	/* EOF: the program runs; an int: why it could not.  The message
+	 * goes where the child's own would have: its output. */
+	close_fd(&ep[1]);
+	do
+		got = read(ep[0], &child_errno, sizeof child_errno);
+	while (got < 0 && errno == EINTR);
+	if (got == (ssize_t)sizeof child_errno) {
+		snprintf(msg, sizeof msg, "jobrun: cannot execute handler: "
+		    "%s: %s\n", argv[0], strerror(child_errno));
+		tail_append(&c->tail, msg, strlen(msg));
+	}
 	c->in_fd = in[1];
 	c->out_fd = out[0];
 	c->cp_fd = cp[0];
@@ -348,6 +433,9 @@ out:
 	close_fd(&out[1]);
 	close_fd(&cp[0]);
 	close_fd(&cp[1]);
+	close_fd(&ep[0]);
+	close_fd(&ep[1]);
+	free(path);
 	argv_free(env);
 	return rc;
 }
@@ -694,7 +782,7 @@ exec_run(void *state, const struct job *job, const struct handler_watch *w,
 	memset(&ignore, 0, sizeof ignore);
 	ignore.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &ignore, NULL);
-	if (spawn(c, st->argv, job, err, sizeof err) != 0) {
+	if (spawn(c, st->argv, job, res->secrets, err, sizeof err) != 0) {
 		result_set(res, OUTCOME_RETRY, err, NULL, 0);
 		goto out;
 	}

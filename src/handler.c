@@ -57,6 +57,21 @@ secrets_add(struct secrets *s, const char *value)
 }
 
 void
+secrets_add_env(struct secrets *s, const char *name)
+{
+	size_t i;
+
+	if (name == NULL || *name == '\0')
+		return;
+	for (i = 0; i < s->nenv; i++)
+		if (strcmp(s->env_names[i], name) == 0)
+			return;
+	s->env_names = xrealloc(s->env_names, (s->nenv + 1) *
+	    sizeof *s->env_names);
+	s->env_names[s->nenv++] = xstrdup(name);
+}
+
+void
 secrets_free(struct secrets *s)
 {
 	size_t i;
@@ -68,6 +83,11 @@ secrets_free(struct secrets *s)
 	free(s->values);
 	s->values = NULL;
 	s->n = 0;
+	for (i = 0; i < s->nenv; i++)
+		free(s->env_names[i]);
+	free(s->env_names);
+	s->env_names = NULL;
+	s->nenv = 0;
 }
 
 /* The secret that starts at text[0], the longest when several do. */

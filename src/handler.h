@@ -54,11 +54,17 @@ enum outcome {
 struct secrets {
 	char **values;
 	size_t n;
+	/* Environment variables that hold one (header_env's): handed to
+	 * no exec handler. */
+	char **env_names;
+	size_t nenv;
 };
 
 /* Add value to s, unless it is too short to tell from ordinary text
  * (under 4 bytes) or already there. */
 void secrets_add(struct secrets *s, const char *value);
+/* Add the name of an environment variable that holds a secret. */
+void secrets_add_env(struct secrets *s, const char *name);
 void secrets_free(struct secrets *s);
 
 /* text (len bytes) with every secret replaced, malloc'ed and NUL-ended;

@@ -383,9 +383,13 @@ http_secrets(void *state, struct secrets *out)
 	char err[512];
 	size_t i;
 
-	for (i = 0; i < st->nenv; i++)
+	for (i = 0; i < st->nenv; i++) {
+		/* This handler copied the value when prepared; an exec
+		 * handler, of this type's run or another's, never sees it. */
+		secrets_add_env(out, env_var(st->env_specs[i]));
 		if ((value = getenv(env_var(st->env_specs[i]))) != NULL)
 			remember_secret(out, value);
+	}
 	for (i = 0; i < st->nfiles; i++)
 		each_file_header(st->files[i], secret_from_file, out, err,
 		    sizeof err);

@@ -179,15 +179,20 @@ schedules_json(const struct sched_view *v, size_t n)
 static void
 print_fanins_text(const struct fanin_view *v, size_t n)
 {
+	char *shown;
 	size_t i;
 
 	if (n == 0)
 		return;
 	printf("\n%-40s %10s %10s\n", "FAN-IN", "DONE", "TOTAL");
-	for (i = 0; i < n; i++)
-		printf("%-40s %10llu %10llu\n", v[i].key,
+	for (i = 0; i < n; i++) {
+		/* A key from the table: escaped, never raw to a terminal. */
+		shown = utf8_escape_dup(v[i].key, 0);
+		printf("%-40s %10llu %10llu\n", shown,
 		    (unsigned long long)v[i].done,
 		    (unsigned long long)v[i].total);
+		free(shown);
+	}
 }
 
 static json_t *

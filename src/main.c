@@ -95,6 +95,7 @@ setup(struct ctx *c)
 	const char *path = c->cli.config;
 	char err[1024];
 	enum db_status st;
+	size_t i;
 
 	if (path == NULL)
 		path = getenv("JOBRUN_CONFIG");
@@ -107,8 +108,8 @@ setup(struct ctx *c)
 	cmd_resolve(c);
 	if (c->set.syslog)
 		log_open(&c->lg, c->lg.level, 1);
-	if (c->cfg.warning[0] != '\0')
-		log_msg(&c->lg, LV_WARN, "%s", c->cfg.warning);
+	for (i = 0; i < c->cfg.nwarnings; i++)
+		log_msg(&c->lg, LV_WARN, "%s", c->cfg.warnings[i]);
 	st = db_connect(&c->db, &c->cfg.db, err, sizeof err);
 	if (st != DB_OK) {
 		cmd_db_error(c, st, err);

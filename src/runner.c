@@ -714,7 +714,9 @@ gather(struct cycle *cy)
 
 	if (cy->returning == 0 || cy->npending >= GROUP_MAX)
 		return;
-	clock_gettime(CLOCK_REALTIME, &until);
+	/* The monotonic clock, as cy->gather's attribute says: a wall
+	 * clock stepped back would hold every slot here. */
+	clock_gettime(CLOCK_MONOTONIC, &until);
 	ns = until.tv_nsec + GATHER_US * 1000L;
 	until.tv_sec += ns / 1000000000L;
 	until.tv_nsec = ns % 1000000000L;
@@ -1201,6 +1203,7 @@ run_cycle(const struct cfg *cfg, struct db *db, struct queue *q,
     struct run_stats *stats, char *err, size_t errlen)
 {
 	int64_t start = now_ms();
+	pthread_condattr_t cattr;
 	struct cycle *cy = xcalloc(1, sizeof *cy);
 	const char **types;
 	size_t ntypes = 0, i;
@@ -1225,7 +1228,10 @@ run_cycle(const struct cfg *cfg, struct db *db, struct queue *q,
 	    (int64_t)opts->max_seconds * 1000 };
 	pthread_mutex_init(&cy->mu, NULL);
 	pthread_mutex_init(&cy->pending_mu, NULL);
-	pthread_cond_init(&cy->gather, NULL);
+	pthread_condattr_init(&cattr);
+	pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC);
+	pthread_cond_init(&cy->gather, &cattr);
+	pthread_condattr_destroy(&cattr);
 	cy->pending_tail = &cy->pending;
 	make_token_prefix(cy->prefix, sizeof cy->prefix);
 	warn_types(cfg, types, ntypes, lg);

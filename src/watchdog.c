@@ -33,33 +33,31 @@
 #define WATCHDOG_GRACE_MS 2000	/* SIGTERM to SIGKILL, as exec.c */
 #define WATCHDOG_STUCK_MS 500	/* a call blocked this long is stuck */
 
+/* (g->mu held) */
 static void
 stop_group(struct watchdog_guard *g, int bit, int64_t now)
 {
-	int pgid = atomic_load(&g->pgid);
-
-	if (pgid <= 0 || (atomic_load(&g->fired) & bit))
+	if (g->pgid <= 0 || (g->fired & bit))
 		return;
-	kill(-pgid, SIGTERM);
-	atomic_fetch_or(&g->fired, bit);
-	if (atomic_load(&g->kill_at) == 0)
-		atomic_store(&g->kill_at, now + WATCHDOG_GRACE_MS);
+	kill(-g->pgid, SIGTERM);
+	g->fired |= bit;
+	if (g->kill_at == 0)
+		g->kill_at = now + WATCHDOG_GRACE_MS;
 }
 
 /* A slot's timeout, kept while the database holds the runner. */
 static void
 look_at_guard(struct watchdog_guard *g, int64_t now, int64_t busy)
 {
-	int64_t deadline = atomic_load(&g->deadline);
-	int64_t kill_at = atomic_load(&g->kill_at);
-	int pgid = atomic_load(&g->pgid);
-
-	if (busy != 0 && deadline != 0 && now >= deadline)
+	pthread_mutex_lock(&g->mu);
+	if (busy != 0 && g->deadline != 0 && now >= g->deadline)
 		stop_group(g, WATCHDOG_TIMEOUT, now);
-	if (pgid > 0 && kill_at != 0 && now >= kill_at && busy != 0) {
-		kill(-pgid, SIGKILL);
-		atomic_store(&g->kill_at, now + WATCHDOG_GRACE_MS);
+	if (g->pgid > 0 && g->kill_at != 0 && now >= g->kill_at &&
+	    busy != 0) {
+		kill(-g->pgid, SIGKILL);
+		g->kill_at = now + WATCHDOG_GRACE_MS;
 	}
+	pthread_mutex_unlock(&g->mu);
 }
 
 static void
@@ -76,8 +74,11 @@ look(struct watchdog *w)
 	if (seen == 0)
 		atomic_store(&w->stop_seen, seen = now);
 	if (busy != 0 && now - (busy > seen ? busy : seen) >= WATCHDOG_STUCK_MS) {
-		for (i = 0; i < w->nguards; i++)
+		for (i = 0; i < w->nguards; i++) {
+			pthread_mutex_lock(&w->guards[i].mu);
 			stop_group(&w->guards[i], WATCHDOG_STOPPED, now);
+			pthread_mutex_unlock(&w->guards[i].mu);
+		}
 		db_abandon(w->db);
 	}
 }
@@ -118,6 +119,7 @@ watchdog_start(struct watchdog *w, struct db *db, size_t nslots,
 {
 	pthread_condattr_t attr;
 	sigset_t all, saved;
+	size_t i;
 	int rc;
 
 	memset(w, 0, sizeof *w);
@@ -125,6 +127,8 @@ watchdog_start(struct watchdog *w, struct db *db, size_t nslots,
 	w->interrupted = interrupted;
 	w->guards = xcalloc(nslots, sizeof *w->guards);
 	w->nguards = nslots;
+	for (i = 0; i < nslots; i++)
+		pthread_mutex_init(&w->guards[i].mu, NULL);
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_condattr_init(&attr);
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
@@ -139,6 +143,8 @@ watchdog_start(struct watchdog *w, struct db *db, size_t nslots,
 	if (rc != 0) {
 		pthread_cond_destroy(&w->wake);
 		pthread_mutex_destroy(&w->lock);
+		for (i = 0; i < nslots; i++)
+			pthread_mutex_destroy(&w->guards[i].mu);
 		free(w->guards);
 		w->guards = NULL;
 		errno = rc;
@@ -151,6 +157,8 @@ watchdog_start(struct watchdog *w, struct db *db, size_t nslots,
 void
 watchdog_stop(struct watchdog *w)
 {
+	size_t i;
+
 	if (!w->started)
 		return;
 	pthread_mutex_lock(&w->lock);
@@ -160,6 +168,8 @@ watchdog_stop(struct watchdog *w)
 	pthread_join(w->thread, NULL);
 	pthread_cond_destroy(&w->wake);
 	pthread_mutex_destroy(&w->lock);
+	for (i = 0; i < w->nguards; i++)
+		pthread_mutex_destroy(&w->guards[i].mu);
 	free(w->guards);
 	w->guards = NULL;
 	w->nguards = 0;
@@ -171,15 +181,22 @@ watchdog_guard(struct watchdog *w, size_t slot, pid_t pgid, int64_t deadline)
 {
 	struct watchdog_guard *g = &w->guards[slot];
 
-	atomic_store(&g->pgid, 0);
-	atomic_store(&g->kill_at, 0);
-	atomic_store(&g->fired, 0);
-	atomic_store(&g->deadline, pgid > 0 ? deadline : 0);
-	atomic_store(&g->pgid, (int)pgid);
+	pthread_mutex_lock(&g->mu);
+	g->pgid = pgid > 0 ? (int)pgid : 0;
+	g->deadline = pgid > 0 ? deadline : 0;
+	g->kill_at = 0;
+	g->fired = 0;
+	pthread_mutex_unlock(&g->mu);
 }
 
 int
 watchdog_fired(struct watchdog *w, size_t slot)
 {
-	return atomic_load(&w->guards[slot].fired);
+	struct watchdog_guard *g = &w->guards[slot];
+	int fired;
+
+	pthread_mutex_lock(&g->mu);
+	fired = g->fired;
+	pthread_mutex_unlock(&g->mu);
+	return fired;
 }

@@ -16,12 +16,16 @@
 #define WATCHDOG_TIMEOUT 1	/* its timeout passed: SIGTERM, then SIGKILL */
 #define WATCHDOG_STOPPED 2	/* the second signal: stopped at once */
 
-/* One handler slot's guard: written by the slot, read by the thread. */
+/* One handler slot's guard: written by the slot, read and acted on by
+ * the thread, all under mu, so that the thread never pairs one handler's
+ * group with another's deadline, nor marks the next handler with what it
+ * did to the last. */
 struct watchdog_guard {
-	_Atomic int pgid;		/* the guarded handler's group, or 0 */
-	_Atomic int_least64_t deadline;	/* now_ms() its timeout ends, or 0 */
-	_Atomic int_least64_t kill_at;	/* when SIGKILL follows SIGTERM */
-	_Atomic int fired;		/* WATCHDOG_* bits */
+	pthread_mutex_t mu;
+	int pgid;			/* the guarded handler's group, or 0 */
+	int64_t deadline;		/* now_ms() its timeout ends, or 0 */
+	int64_t kill_at;		/* when SIGKILL follows SIGTERM */
+	int fired;			/* WATCHDOG_* bits */
 };
 
 struct watchdog {

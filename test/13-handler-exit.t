@@ -6,7 +6,7 @@
 # handlers, waitpid said ECHILD, and every one was recorded as a success.
 . "${0%/*}/lib.sh"
 
-plan 26
+plan 30
 setup_db
 write_config <<EOF2
 [type.perm]
@@ -122,3 +122,39 @@ is "$(field "$(job_id ign-crash)" status)/$(field "$(job_id ign-crash)" last_err
     "pending/exit status 3: oops" "SIGCHLD ignored: exit 3 still retries it"
 is "$(field "$(job_id ign-killed)" status)/$(field "$(job_id ign-killed)" last_error)" \
     "pending/killed by signal 9 (Killed): dying" "SIGCHLD ignored: a signal still retries it"
+
+# --- no shell: a script without #! is not run through /bin/sh ---------------
+
+# The script would create $T/ran if a shell ran it; execve refuses it
+# (ENOEXEC), and the parent, told the errno over a pipe, writes why.
+printf ': >"%s"\nexit 0\n' "$T/ran" >"$T/no-shebang"
+chmod 0755 "$T/no-shebang"
+mkdir "$T/bin"
+printf '#!/bin/sh\necho "found in PATH: $1"\nexit 3\n' >"$T/bin/in-path"
+chmod 0755 "$T/bin/in-path"
+cat >>"$CONF" <<EOF2
+
+[type.noshebang]
+handler = exec
+command = $T/no-shebang
+timeout = 10
+
+[type.bare]
+handler = exec
+command = in-path hello
+timeout = 10
+EOF2
+jobrun enqueue --type=noshebang --key=noshebang >/dev/null
+jobrun enqueue --type=bare --key=bare >/dev/null
+PATH=$T/bin:$PATH run jobrun --type=noshebang
+s=$(job_id noshebang)
+is "$(field "$s" status)/$(field "$s" attempts)" pending/1 \
+    "a script without #!: pending (retried), attempts 1"
+is "$(field "$s" last_error | status127)" \
+    "exit status 127: jobrun: cannot execute handler: $T/no-shebang: Exec format error" \
+    "a script without #!: exit status 127, Exec format error (ENOEXEC)"
+ok "a script without #!: no shell ran it" test ! -e "$T/ran"
+PATH=$T/bin:$PATH run jobrun --type=bare
+b=$(job_id bare)
+is "$(field "$b" last_error)" "exit status 3: found in PATH: hello" \
+    "a command without a slash is found in PATH and run"

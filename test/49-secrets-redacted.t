@@ -36,6 +36,9 @@ printf '%s\n' "X-Api-Key: $APIKEY" "X-Auth: Token $FILETOKEN" "X-Short: ab1" \
 printf '%s\n' "$DBPW" >"$T/dbpass"
 chmod 0600 "$T/headers" "$T/dbpass"
 export TOKEN_VAR="Bearer $TOKEN"
+# The same value under a name no header_env reads: exec handlers are not
+# handed TOKEN_VAR, but may come by the token another way.
+export TOKEN_COPY=$TOKEN_VAR
 export TRAIL_VAR="Bearer $TRAILTOKEN "	# a blank at the end, as files often have
 export LEAK=$DBPW	# for the handler that prints the password
 
@@ -63,7 +66,7 @@ timeout = 10
 
 [type.say-token]
 handler = exec
-command = /bin/sh -c 'echo "I was given \$TOKEN_VAR"; exit 3'
+command = /bin/sh -c 'echo "I was given \${TOKEN_VAR:-nothing}, a copy \$TOKEN_COPY"; exit 3'
 timeout = 10
 
 [type.say-password]
@@ -145,18 +148,18 @@ is "$rc/$(leaks <<<"$out$err")" 1/ "-vv: the debug log holds none either"
 
 # --- exec: a handler that prints the secrets ---------------------------------
 
-# The http type's token, printed by an exec handler of the same run.
+# The http type's token, printed by an exec handler of the same run: not
+# handed TOKEN_VAR, it prints the copy.
 jobrun enqueue --type=say-token --key=say-token >/dev/null
 run jobrun --max=10 -v
-is "$(job say-token last_error)" "exit status 3: I was given [redacted]" \
-    "an exec handler that prints header_env's value: [redacted]"
+is "$(job say-token last_error)" "exit status 3: I was given nothing, a copy [redacted]" \
+    "an exec handler is not given header_env's variable, and a copy of its value is [redacted]"
 is "$(leaks <<<"$err")" "" "and not in the log lines"
-# A run of that type alone: the handler still has TOKEN_VAR (jobrun's
-# environment is passed on), so its value is still a secret.
+# A run of that type alone: the token's value is still a secret.
 jobrun enqueue --type=say-token --key=say-token-alone >/dev/null
 run jobrun --type=say-token --max=10 -v
-is "$(job say-token-alone last_error)" "exit status 3: I was given [redacted]" \
-    "in a run of the exec type alone (--type), header_env's value is still [redacted]"
+is "$(job say-token-alone last_error)" "exit status 3: I was given nothing, a copy [redacted]" \
+    "in a run of the exec type alone (--type), the same: no variable, the copy [redacted]"
 is "$(leaks <<<"$err")" "" "and not in the log lines"
 
 # The database password, as each of the three ways gives it, with every

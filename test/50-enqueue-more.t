@@ -7,7 +7,7 @@
 # Nothing is written on any failure.
 . "${0%/*}/lib.sh"
 
-plan 60
+plan 66
 setup_db
 write_config <<EOF2
 [type.report]
@@ -169,3 +169,22 @@ is "$rc" 70 "an unexpected database error exits 70"
 like "$err" 'enqueue job in .*refused by a trigger' "the message carries the server's"
 is "$out" "" "no created/exists JSON"
 is "$(count "business_key = 'refused:1'")" 0 "nothing written"
+
+# --- a multibyte --key-prefix: the room left for --keys-from in characters ----
+
+# 80 characters in 160 bytes: room for keys of 128 - 80 - 1 = 47 characters.
+prefix=$(printf '\303\251%.0s' {1..80})
+printf '%s\n' "$(printf 'k%.0s' {1..47})" >"$T/keys47"
+printf 'short\n%s\n' "$(printf 'k%.0s' {1..48})" >"$T/keys48"
+run jobrun enqueue --type=report --key-prefix="$prefix" --keys-from="$T/keys47"
+is "$rc" 0 "a 47-character key after an 80-character multibyte prefix is enqueued"
+is "$(sql "SELECT CHAR_LENGTH(business_key) FROM polling_jobs
+    WHERE business_key LIKE '$prefix:k%'")" 128 "its key is 128 characters, whole"
+run jobrun enqueue --type=report --key-prefix="$prefix" --keys-from="$T/keys48"
+is "$rc" 65 "a 48-character key after it exits 65"
+is "$err" "jobrun: enqueue: --keys-from line 2: 1..47 characters, got 48" \
+    "the message names the line and the room"
+is "$(count "business_key LIKE '$prefix:%'")" 1 \
+    "nothing more is inserted, not even the short key before it"
+is "$(count "business_key LIKE '$prefix:%' AND CHAR_LENGTH(business_key) <> 128")" 0 \
+    "and no key is cut short"

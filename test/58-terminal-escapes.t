@@ -10,7 +10,7 @@
 . "${0%/*}/lib.sh"
 . "${0%/*}/http-lib.sh"
 
-plan 26
+plan 35
 setup_db
 start_http_server
 
@@ -119,3 +119,41 @@ is "$(KEY=$key jpy '[j["business_key"] for j in d["jobs"] if j["type"] == "evil"
     true "list --json: the key exactly as stored"
 is "$(jpy '"\x1b[2J" in [j["last_error"] for j in d["jobs"] if j["type"] == "evil"][0]' <<<"$out")" \
     true "list --json: last_error with its ESC (JSON-escaped by jansson)"
+
+# --- fan-in keys in status, --key-prefix, names in check -----------------------------
+
+mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" \
+    <"$TOP/sql/006_fan_in.sql" || bail_out "cannot load sql/006"
+# A fan-in whose key an application (not jobrun's enqueue) wrote with ESC.
+sql "INSERT INTO jobrun_fan_ins (job_table, then_type, then_key, total,
+    created_at) VALUES ('polling_jobs', 'web',
+    CONCAT('fan', CHAR(27), ']0;t', CHAR(7), ':then'), 2, NOW())" ||
+    bail_out "cannot insert the fan-in"
+jobrun status >"$T/status2" 2>&1
+is "$(raw "$T/status2")" 0 "status with a fan-in: no raw control bytes"
+is "$(grep -c '^fan\\x1b]0;t\\x07:then  *0  *2$' "$T/status2")" 1 \
+    "status shows the fan-in key escaped"
+
+run jobrun enqueue --type=web --key-prefix=$'p\e]0;x\a' --range=1-2 --chunk=1
+is "$rc" 64 "enqueue --key-prefix with ESC exits 64"
+is "$err" "jobrun: --key-prefix: control character \\x1b at byte 2
+Try 'jobrun --help'." \
+    "and says which byte, escaped"
+is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE business_key LIKE 'p%'")" 0 \
+    "and enqueues nothing"
+printf 'a\n' >"$T/keys"
+run jobrun enqueue --type=web --key-prefix=$'p\xc2\x9b' --keys-from="$T/keys"
+is "$rc/$err" "64/jobrun: --key-prefix: control character \\u009b at byte 2
+Try 'jobrun --help'." \
+    "a C1 control in --key-prefix (--keys-from) is refused too"
+
+# Column and index names from the table.
+sql "ALTER TABLE polling_jobs ADD \`col$(printf '\033')[2J\` INT NOT NULL,
+    DROP INDEX idx_lock, ADD INDEX idx_lock (\`col$(printf '\033')[2J\`)" ||
+    bail_out "cannot alter the table"
+jobrun check >"$T/check" 2>&1
+is "$(raw "$T/check")" 0 "check: no raw control bytes"
+ok "check names the unfilled column escaped" grep -qF -- \
+    'column col\x1b[2J is NOT NULL without a default' "$T/check"
+ok "and the index's columns" grep -qF -- \
+    'index idx_lock is on (col\x1b[2J), expected (status,locked_until)' "$T/check"

@@ -5,7 +5,7 @@
 # draws a warning.
 . "${0%/*}/lib.sh"
 
-plan 17
+plan 30
 setup_db
 secret='s3cret-67-Zq'
 user=jobrun_t67
@@ -75,3 +75,70 @@ unlike "$(cat "$T/seen/$e2.env")" "JOBRUN_DB_PASSWORD|$secret" \
     "the handler's environment has neither the variable nor the password"
 unlike "$(cat "$T/out" "$T/err")" "$secret" "nor does --json or stderr"
 unlike "$(cat "$T/seen/$e2.stdin")" "$secret" "nor the handler's stdin"
+
+# header_env: the http handler copies the variable; an exec handler (here
+# of another type, in the same run) is not handed it.
+conf_with "password = $secret"
+chmod 0600 "$CONF"
+cat >>"$CONF" <<EOF2
+
+[type.web]
+handler = http
+url = http://127.0.0.1:9/never
+header_env = X-Token: HDR_TOKEN_67
+EOF2
+rm -f "$T/started"
+touch "$T/go"
+jobrun enqueue --type=env --key=e3 >/dev/null
+e3=$(sql "SELECT id FROM polling_jobs WHERE business_key = 'e3'")
+HDR_TOKEN_67=tok-67-Wq2 OTHER_67=kept run jobrun --type=env
+is "$rc" 0 "a run beside an http type with header_env: exit 0"
+ok "the handler saved its environment" test -s "$T/seen/$e3.env"
+is "$(grep -c '^HDR_TOKEN_67=' "$T/seen/$e3.env")/$(grep -c 'tok-67-Wq2' "$T/seen/$e3.env")" 0/0 \
+    "the exec handler's environment has neither the header_env variable nor its value"
+is "$(grep -c '^OTHER_67=kept$' "$T/seen/$e3.env")" 1 \
+    "(another variable of the runner's is still handed on)"
+
+# --- files others can read or write --------------------------------------------
+
+# A configuration file that others (or its group) can write: they choose
+# `command =`.  One line each, with the fix.
+conf_with ""
+export JOBRUN_DB_PASSWORD=$secret
+chmod 0646 "$CONF"
+run jobrun status
+like "$err" "^ts=\\S+ level=warn msg=\"$CONF is writable by others, who can choose the commands jobrun runs \\(chmod go-w $CONF\\)\"$" \
+    "a configuration writable by others draws a warning naming the file and the fix"
+chmod 0664 "$CONF"
+run jobrun status
+like "$err" "^ts=\\S+ level=warn msg=\"$CONF is writable by its group, who can choose the commands jobrun runs \\(chmod go-w $CONF\\)\"$" \
+    "writable by its group: the same warning"
+chmod 0644 "$CONF"
+run jobrun status
+is "$err" "" "at 0644: no warning"
+unset JOBRUN_DB_PASSWORD
+
+# A password_file others can read.
+printf '%s\n' "$secret" >"$T/pw"
+chmod 0644 "$T/pw"
+conf_with "password_file = $T/pw"
+chmod 0600 "$CONF"
+run jobrun status
+is "$rc" 0 "the password from a world-readable password_file works"
+like "$err" "^ts=\\S+ level=warn msg=\"password_file $T/pw is readable by others \\(chmod o-r $T/pw\\)\"$" \
+    "and draws a warning naming the file and the fix"
+chmod 0640 "$T/pw"
+run jobrun status
+is "$rc/$err" "0/" "at 0640: no warning"
+
+# A password line longer than the 1,023 bytes read is refused, not cut.
+head -c 1024 /dev/zero | tr '\0' x >"$T/pw"
+printf '\n' >>"$T/pw"
+run jobrun status
+is "$rc" 78 "a 1,024-byte password line: configuration error (78)"
+is "$err" "jobrun: $CONF:5: [database] password_file: $T/pw: the password line is longer than 1023 bytes" \
+    "the message names the file and the limit"
+head -c 1023 /dev/zero | tr '\0' x >"$T/pw"
+printf '\r\n' >>"$T/pw"
+run jobrun status
+is "$rc" 69 "a 1,023-byte line (CR LF) is read whole: a wrong password (69), not a configuration error"

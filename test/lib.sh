@@ -28,6 +28,9 @@
 #             jkeys; JOBRUN_TIMEOUT for the rare direct "$JOBRUN" call
 
 set -u
+# Files the tests write (configurations above all) are not group- or
+# world-writable, which jobrun warns of, whatever the caller's umask.
+umask 022
 
 TOP=$(cd "${BASH_SOURCE[0]%/*}/.." && pwd)
 HANDLERS=$TOP/test/handlers

@@ -362,7 +362,7 @@ test_snooze_reason_redacted_and_cut(void **state)
 {
 	static char big[3000];
 	char *secret_values[] = { "hunter22" };
-	const struct secrets secrets = { secret_values, 1 };
+	const struct secrets secrets = { .values = secret_values, .n = 1 };
 	struct policy_in in = job(OUTCOME_SNOOZE, 10, "token hunter22 said "
 	    "wait\n");
 	const struct verdict *v;
