@@ -1386,7 +1386,7 @@ test_schedules(void **state)
 	    "\"0 3 * * *\" or @daily");
 	parse_err(DB "[schedule.a]\ntype = t\ncron = */0 * * * *\n",
 	    "test.conf:5: [schedule.a] cron: minute: not 0..59, a list, a "
-	    "range or a step of 1 or more: \"*/0\"");
+	    "range or a step of 1 to 60: \"*/0\"");
 	parse_err(DB "[schedule.a]\ntype = t\ncron = @daily\ncron = @daily\n",
 	    "test.conf:6: [schedule.a] cron: given twice: already given at "
 	    "line 5");
