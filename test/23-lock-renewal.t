@@ -4,14 +4,17 @@
 # runner does not recover (and re-run) the job, and the first runner's
 # result is recorded.  The handler runs until the test lets it go; the
 # second runner starts once the first lock would have expired by the
-# server's clock.
+# server's clock.  Over a whole lock_seconds the lock's margin, sampled by
+# the server, never drops below two thirds of lock_seconds less a second
+# (locked_until is whole seconds): renewed every lock_seconds instead, it
+# would reach 0.
 . "${0%/*}/lib.sh"
 
-plan 10
+plan 11
 setup_db
 write_config <<EOF2
 [run]
-lock_seconds = 3
+lock_seconds = 6
 
 [type.long]
 handler = exec
@@ -29,14 +32,29 @@ past_first_lock() {
 	[ "$(sql "SELECT NOW() > '$first'")" = 1 ]
 }
 ok "the server's clock passes the claim's locked_until ($first)" wait_for 30 past_first_lock
-ok "-vv logs the extensions" wait_for 30 file_has "$T/a.err" 'msg="job 1: lock extended by 3 s"'
+ok "-vv logs the extensions" wait_for 30 file_has "$T/a.err" 'msg="job 1: lock extended by 6 s"'
+# The smallest margin, in ms, over 7 s sampled every 100 ms by the server.
+min_margin=$(mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot -N -B \
+    --delimiter=// "$DB" -e "BEGIN NOT ATOMIC
+  DECLARE m BIGINT DEFAULT 99999999; DECLARE i INT DEFAULT 0;
+  WHILE i < 70 DO
+    SET m = LEAST(m, (SELECT TIMESTAMPDIFF(MICROSECOND, NOW(6), locked_until)
+                      FROM polling_jobs WHERE id = 1) DIV 1000);
+    DO SLEEP(0.1); SET i = i + 1;
+  END WHILE;
+  SELECT m; END")
+# Renewed every 2 s to NOW() + 6 s, truncated to the second: at least
+# 3000 ms, less the renewal's own delay; renewed every 6 s it reaches 0.
+slack=${JOBRUN_TEST_SLACK:-0}
+ok "over 7 s the lock's margin stays above 1.5 s: renewed every lock_seconds/3 ($min_margin ms at least)" \
+    test "$min_margin" -ge $((3000 - 1500 * (slack > 0 ? 2 : 1)))
 left=$(field 1 'TIMESTAMPDIFF(SECOND, NOW(), locked_until)')
 run jobrun --json
 is "$(jget recovered <<<"$out")" 0 "past the first lock's expiry: not recovered"
 is "$(jget claimed <<<"$out")" 0 "and not claimed by the second runner"
-# Renewed at least every second to NOW() + 3 s: 2 or 3 s ahead, less only
+# Renewed at least every 2 s to NOW() + 6 s: 4 to 6 s ahead, less only
 # when the runner is slow.
-left_between "$left" 2 3 "locked_until was renewed: $left s ahead of NOW()"
+left_between "$left" 4 6 "locked_until was renewed: $left s ahead of NOW()"
 touch "$T/go"
 wait "$a"
 is "$?" 0 "the first runner exits 0"
