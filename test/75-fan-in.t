@@ -12,7 +12,7 @@
 # right counts.
 . "${0%/*}/lib.sh"
 
-plan 39
+plan 44
 
 chunks=2000
 chaos=300
@@ -297,3 +297,50 @@ is "$(count "business_key = 'chaos:then'")" 1 "exactly one callback"
 is "$(payload chaos:then)" \
     "{\"key_prefix\": \"chaos\", \"total\": $chaos, \"succeeded\": $((chaos - chaos / 10)), \"failed\": $((chaos / 10))}" \
     "with the right counts"
+
+# --- a member retried by an operator after it failed for good -------------------
+# A member counts once, with the outcome it first finished with: a chunk
+# that failed for good, retried by an operator and then successful, is
+# still counted failed, and not counted again (which would make the count
+# reach the total and fire the callback while another chunk is pending).
+cat >"$T/flaky" <<EOF2
+#!/bin/sh
+[ -e "$T/fixed" ] && exit 0
+echo "not yet fixed"
+exit 65
+EOF2
+chmod 0755 "$T/flaky"
+write_config <<EOF
+[type.flaky]
+handler = exec
+command = $T/flaky
+
+[type.report]
+handler = exec
+command = $HANDLERS/append-id $T/reports
+EOF
+jobrun enqueue --type=flaky --key-prefix=rt --range=1-2 --chunk=1 \
+    --then=report >/dev/null
+first=$(sql "SELECT MIN(id) FROM polling_jobs WHERE business_key LIKE 'rt:%' AND type = 'flaky'")
+sql "UPDATE polling_jobs SET next_run_at = NOW() + INTERVAL 1 DAY
+     WHERE business_key LIKE 'rt:%' AND type = 'flaky' AND id <> $first"
+fan_in_counts() {
+	sql "SELECT CONCAT(total, ' ', succeeded, ' ', failed, ' ', fired_at IS NOT NULL)
+	     FROM jobrun_fan_ins WHERE then_key = 'rt:then'"
+}
+run jobrun
+is "$(sql "SELECT status FROM polling_jobs WHERE id = $first")/$(fan_in_counts)" \
+    "failed/2 0 1 0" "the first chunk fails for good: counted failed, 1 of 2"
+touch "$T/fixed"
+run jobrun retry "$first"
+run jobrun
+is "$(sql "SELECT status FROM polling_jobs WHERE id = $first")/$(fan_in_counts)" \
+    "success/2 0 1 0" "retried and successful: still counted once, failed; the fan-in waits"
+is "$(count "business_key = 'rt:then'")" 0 "no callback while the other chunk is pending"
+sql "UPDATE polling_jobs SET next_run_at = NOW()
+     WHERE business_key LIKE 'rt:%' AND type = 'flaky'"
+run jobrun
+is "$(fan_in_counts)" "2 1 1 1" "the other chunk's success fires it: 1 succeeded, 1 failed"
+is "$(payload rt:then)" \
+    '{"key_prefix": "rt", "total": 2, "succeeded": 1, "failed": 1}' \
+    "the callback says how each chunk first finished"
