@@ -40,6 +40,10 @@ stop_group(struct watchdog_guard *g, int bit, int64_t now)
 
 	if (pgid <= 0 || (atomic_load(&g->fired) & bit))
 		return;
+	/* A handler that finished by itself keeps its outcome: its slot has
+	 * not reaped it yet, but there is nothing left to stop. */
+	if (proc_exiting(pgid))
+		return;
 	kill(-pgid, SIGTERM);
 	atomic_fetch_or(&g->fired, bit);
 	if (atomic_load(&g->kill_at) == 0)
