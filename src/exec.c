@@ -95,6 +95,7 @@ struct child {
 	const char *input;
 	size_t input_len, input_off;
 	int exited, status;
+	int exiting;		/* seen exiting by itself, not yet reaped */
 	int status_lost;	/* reaped by someone else: status unknown */
 	struct tail tail;
 };
@@ -598,6 +599,20 @@ reap(struct child *c, int flags)
 
 enum stop_reason { STOP_NONE, STOP_TIMEOUT, STOP_ABANDON };
 
+/* Whether the handler has ended by itself: reaped, or past the point where
+ * a signal could stop it.  Asked before it is stopped (a second signal, a
+ * lost lock, its timeout): its output pipe ends before the kernel makes it
+ * a zombie, and a handler that exited 0 in that moment has finished, so
+ * its outcome is written, not undone as a stop. */
+static int
+finished(struct child *c)
+{
+	reap(c, WNOHANG);
+	if (!c->exited && !c->exiting)
+		c->exiting = proc_exiting(c->pid);
+	return c->exited || c->exiting;
+}
+
 /* Wait for the handler to finish, feeding and draining as it goes. */
 static enum stop_reason
 supervise(struct child *c, unsigned long timeout, const struct handler_watch *w)
@@ -622,12 +637,14 @@ supervise(struct child *c, unsigned long timeout, const struct handler_watch *w)
 		if (c->exited && (c->out_fd < 0 || now >= exited_at +
 		    EXEC_DRAIN_MS))
 			break;
-		if (!c->exited && stop == STOP_NONE && now >= deadline)
+		if (!c->exited && !c->exiting && stop == STOP_NONE &&
+		    now >= deadline && !finished(c))
 			stop = STOP_TIMEOUT;
 		/* Cheap when nothing is due; called on every wake-up so a
 		 * signal (which interrupts poll) is acted on at once. */
-		if (!c->exited && stop == STOP_NONE && w != NULL &&
-		    (c->cp_lost || w->tick(w->arg) != 0))
+		if (!c->exited && !c->exiting && stop == STOP_NONE &&
+		    w != NULL && (c->cp_lost || w->tick(w->arg) != 0) &&
+		    !finished(c))
 			stop = STOP_ABANDON;
 		if (now >= next_tick)
 			next_tick = now + EXEC_TICK_MS;
@@ -651,7 +668,9 @@ supervise(struct child *c, unsigned long timeout, const struct handler_watch *w)
 			pfd[n++] = (struct pollfd){ c->cp_fd, (short)(POLLIN |
 			    (c->ack_len > 0 && !c->ack_closed ? POLLOUT : 0)),
 			    0 };
+		/* An exiting handler is waited for: its pidfd wakes us. */
 		wake = c->exited ? exited_at + EXEC_DRAIN_MS :
+		    c->exiting ? now + EXEC_TICK_MS :
 		    stop != STOP_NONE ? kill_at : deadline < next_tick ?
 		    deadline : next_tick;
 		/* Without a pidfd (old kernels) poll the exit every 10 ms. */

@@ -261,6 +261,10 @@ static const char *const templates[Q_COUNT] = {
 	    "UPDATE %1$s SET" LOCK_RENEW ", updated_at = NOW()" FENCE,
 	[Q_OWNER] =
 	    "SELECT id FROM %1$s" FENCE,
+	/* The same, waiting for a transaction that still holds the row: a
+	 * killed session's COMMIT may yet finish or roll back. */
+	[Q_OWNER_LOCKED] =
+	    "SELECT id FROM %1$s" FENCE " LOCK IN SHARE MODE",
 	/* The row a claim took, by its token, when the claim's reply
 	 * carries no id (a trigger on the table resets it): among the
 	 * processing rows only.  (token) */
@@ -467,6 +471,7 @@ static const char *const purposes[Q_COUNT] = {
 	[Q_FAIL] = "mark job failed",
 	[Q_EXTEND] = "extend job lock",
 	[Q_OWNER] = "check job lock",
+	[Q_OWNER_LOCKED] = "read what a lost commit kept",
 	[Q_CLAIMED_ID] = "find the claimed job",
 	[Q_RELEASE] = "put job back",
 	[Q_GET_LOCK] = "take the --single lock",
@@ -1590,7 +1595,9 @@ queue_release(struct queue *q, const struct job *job, const char *token,
 /* START TRANSACTION, COMMIT or ROLLBACK.  A connection lost before the
  * COMMIT took the transaction with it: a new one is made (trx_lost says
  * so) and the caller may run the transaction again; one lost during the
- * COMMIT leaves its outcome unknown, and nothing is run again. */
+ * COMMIT leaves its outcome unknown: a new one is made (commit_lost says
+ * so) for queue_commit_witnessed to ask what the server kept.  A server
+ * that did not answer in time is not asked again here. */
 static enum db_status
 trx_statement(struct queue *q, const char *sql, const char *purpose,
     char *err, size_t errlen)
@@ -1603,7 +1610,12 @@ trx_statement(struct queue *q, const char *sql, const char *purpose,
 	if (st == DB_OK)
 		st = db_query(q->db, sql, cause, sizeof cause);
 	if (st == DB_UNREACHABLE && db_connection_lost(q->db->last_errno) &&
-	    strcmp(sql, "COMMIT") != 0) {
+	    strcmp(sql, "COMMIT") == 0) {
+		if (!q->db->timed_out)
+			q->commit_lost = reconnect(q, 0, more, sizeof more) ==
+			    DB_OK;
+	} else if (st == DB_UNREACHABLE &&
+	    db_connection_lost(q->db->last_errno)) {
 		if (q->db->timed_out) {
 			forget_statements(q);
 			db_close(q->db);
@@ -1631,18 +1643,77 @@ queue_begin(struct queue *q, char *err, size_t errlen)
 	return st;
 }
 
-enum db_status
-queue_commit(struct queue *q, char *err, size_t errlen)
+/* Whether the server kept the transaction w witnesses, asked on the new
+ * connection after its COMMIT's answer was lost.  A mark takes its row
+ * out of 'processing' under its token, so the row still there under it
+ * (read with a lock: the killed session may still hold it) says the
+ * transaction was rolled back; a claim leaves a row 'processing' under
+ * its token, so finding one says it was kept. */
+static enum db_status
+witness_kept(struct queue *q, const struct queue_witness *w, int *kept,
+    char *err, size_t errlen)
 {
+	struct db_arg args[] = { DB_NUM(w->id), DB_STR(w->token) };
 	enum db_status st;
+	uint64_t id;
+	char *col = NULL;
+	int found;
 
+	*kept = 1;
+	if (w->token == NULL)
+		return DB_OK;		/* it wrote nothing */
+	if (w->id == 0) {
+		st = claimed_by_token(q, w->token, &id, err, errlen);
+		*kept = id != 0;
+		return st;
+	}
+	st = queue_stmt_one(q, Q_OWNER_LOCKED, args, 2, &col, 1, &found, err,
+	    errlen);
+	free(col);
+	*kept = !found;
+	return st;
+}
+
+enum db_status
+queue_commit_witnessed(struct queue *q, const struct queue_witness *w,
+    char *err, size_t errlen)
+{
+	enum db_status st, asked;
+	char cause[512];
+	size_t n;
+	int kept;
+
+	q->commit_lost = 0;
 	st = trx_statement(q, "COMMIT", "commit the claims and outcomes", err,
 	    errlen);
 	if (st == DB_OK)
 		q->in_trx = q->own_trx = 0;
 	else if (st == DB_CONFLICT)
 		q->counters.conflicts++;	/* Galera: run again whole */
+	if (st == DB_OK || !q->commit_lost || w == NULL)
+		return st;
+	/* The transaction is gone from the new connection either way: what
+	 * is asked now is asked on its own. */
+	q->commit_lost = 0;
+	q->in_trx = q->own_trx = 0;
+	asked = witness_kept(q, w, &kept, cause, sizeof cause);
+	if (asked != DB_OK) {
+		n = strlen(err);
+		snprintf(err + n, errlen - n, "; then %s", cause);
+		return st;
+	}
+	if (kept)
+		return DB_OK;
+	/* Rolled back: the caller runs it again whole. */
+	q->cursor = q->trx_cursor;
+	q->trx_lost = 1;
 	return st;
+}
+
+enum db_status
+queue_commit(struct queue *q, char *err, size_t errlen)
+{
+	return queue_commit_witnessed(q, NULL, err, errlen);
 }
 
 void

@@ -138,6 +138,24 @@ enum db_status queue_commit(struct queue *q, char *err, size_t errlen);
 void queue_rollback(struct queue *q);
 int queue_trx_lost(const struct queue *q);
 
+/* One write of a transaction, by which the outcome of a COMMIT whose
+ * answer was lost is read: a fenced mark of job id under token, or with
+ * id 0 a claim made with token; token NULL when the transaction wrote
+ * nothing. */
+struct queue_witness {
+	uint64_t id;
+	const char *token;
+};
+
+/* queue_commit, and when the connection is lost during the COMMIT (not
+ * for want of an answer in time), a new one is made and asked by w
+ * whether the server kept the transaction: kept, DB_OK; rolled back, the
+ * error with queue_trx_lost set, so the caller runs it again whole.  If
+ * the new connection cannot tell, the error stands. */
+enum db_status queue_commit_witnessed(struct queue *q,
+                                      const struct queue_witness *w,
+                                      char *err, size_t errlen);
+
 /* A group's claim (in a transaction): the job is not read, and the
  * cursor not moved, until queue_read_claimed; *id is 0 when none was
  * due. */

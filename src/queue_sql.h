@@ -15,7 +15,7 @@ enum queue_stmt {
 	Q_READ, Q_READ_RESUMABLE, Q_SUCCESS, Q_RETRY, Q_FAIL, Q_EXTEND,
 	Q_READ_MANY, Q_READ_MANY_RESUMABLE, Q_SUCCESS_MANY,
 	Q_READ_TOKENS, Q_READ_TOKENS_RESUMABLE,
-	Q_OWNER, Q_CLAIMED_ID, Q_RELEASE, Q_CHECKPOINT, Q_CHECKPOINT_CHECK,
+	Q_OWNER, Q_OWNER_LOCKED, Q_CLAIMED_ID, Q_RELEASE, Q_CHECKPOINT, Q_CHECKPOINT_CHECK,
 	Q_SNOOZE,
 	Q_GET_LOCK, Q_READ_REPLY, Q_MAX_PACKET, Q_WSREP, Q_SCHEMA,
 	/* adding jobs */
@@ -95,6 +95,7 @@ struct queue {
 	 * it is rolled back.  own_trx: the transaction is queue_begin's
 	 * (flow.c makes the connection again itself). */
 	int in_trx, trx_lost, own_trx;
+	int commit_lost;	/* the COMMIT's answer was lost; reconnected */
 	struct queue_cursor trx_cursor;
 };
 

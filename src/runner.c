@@ -827,6 +827,24 @@ group_claim_bulk(struct cycle *cy, struct request *group, char *err,
 	return st;
 }
 
+/* The write of the group by which a COMMIT whose answer was lost is
+ * judged (queue_commit_witnessed): a mark that was written, else a claim
+ * that took a job; none when the group wrote nothing. */
+static struct queue_witness
+group_witness(const struct request *group)
+{
+	const struct request *r;
+
+	for (r = group; r != NULL; r = r->next)
+		if (r->h != NULL && r->owned && r->v.verb != VERB_NOTHING)
+			return (struct queue_witness){ r->h->job->id,
+			    r->h->token };
+	for (r = group; r != NULL; r = r->next)
+		if (r->claimed && r->job->id != 0)
+			return (struct queue_witness){ 0, r->token };
+	return (struct queue_witness){ 0, NULL };
+}
+
 /* Run a group's statements: the marks, then a claim for each slot that
  * may have another job; in one transaction (*trx) when there is more
  * than one write, but SOLO.  The marks go first: a mark waits for the
@@ -836,6 +854,7 @@ static enum db_status
 group_try(struct cycle *cy, struct request *group, enum group_mode mode,
     int *trx, int *split, char *err, size_t errlen)
 {
+	struct queue_witness witness;
 	struct request *r;
 	enum db_status st = DB_OK;
 	size_t writes = 0;
@@ -864,8 +883,10 @@ group_try(struct cycle *cy, struct request *group, enum group_mode mode,
 			r->claimed = 1;
 		}
 	}
-	if (*trx && st == DB_OK)
-		st = queue_commit(cy->q, err, errlen);
+	if (*trx && st == DB_OK) {
+		witness = group_witness(group);
+		st = queue_commit_witnessed(cy->q, &witness, err, errlen);
+	}
 	return st;
 }
 
@@ -913,9 +934,11 @@ group_undo(struct cycle *cy, struct request *group, uint64_t claimed,
  * claims, committed together; then count and log the marks.  A deadlock
  * (or a Galera certification failure) rolls the whole transaction back,
  * and the group is written again SOLO; one that lost its connection
- * before the COMMIT is run again as it was.  Any other error ends the
- * run, as with one handler: the jobs whose marks were not written wait
- * for recovery. */
+ * before the COMMIT is run again as it was, and so is one whose COMMIT's
+ * answer was lost and that the server did not keep (asked on the new
+ * connection by one of its writes): a handler that finished is never run
+ * again for want of its mark.  Any other error ends the run, as with one
+ * handler: the jobs whose marks were not written wait for recovery. */
 static void
 serve(struct cycle *cy, struct request *group)
 {

@@ -120,3 +120,33 @@ errf(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 	return -1;
 }
+
+/* PF_EXITING in /proc/PID/stat's flags (include/linux/sched.h): set at the
+ * start of do_exit, before the process closes its files, so a handler
+ * whose output pipe just reached its end is seen exiting although it is
+ * not a zombie yet. */
+#define PROC_PF_EXITING 0x4u
+
+int
+proc_exiting(pid_t pid)
+{
+	char path[64], buf[1024], state = '\0';
+	unsigned int flags = 0;
+	const char *rp;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return 0;
+	n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* The command name, in parentheses, may hold anything: the fields
+	 * after the last ')' are state, ppid, pgrp, session, tty_nr, tpgid,
+	 * flags. */
+	if ((rp = strrchr(buf, ')')) == NULL ||
+	    sscanf(rp + 1, " %c %*d %*d %*d %*d %*d %u", &state, &flags) != 2)
+		return 0;
+	return state == 'Z' || state == 'X' || (flags & PROC_PF_EXITING) != 0;
+}

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Allocation that cannot fail: out of memory ends the process (exit 70). */
 void *xmalloc(size_t n);
@@ -27,6 +28,12 @@ int parse_ulong(const char *s, unsigned long min, unsigned long max,
 /* Milliseconds on a clock that never jumps; for budgets and timeouts only,
  * never compared with database times. */
 int64_t now_ms(void);
+
+/* 1 when process pid, our child, has exited or is exiting (the kernel's
+ * PF_EXITING, or a zombie not yet reaped): a signal can no longer stop it,
+ * and what it did is its outcome.  0 when it runs, or when /proc cannot
+ * tell. */
+int proc_exiting(pid_t pid);
 
 /* snprintf into err that never overflows; always returns -1 so callers can
  * write "return errf(err, n, ...)". */

@@ -39,6 +39,10 @@ stop_group(struct watchdog_guard *g, int bit, int64_t now)
 {
 	if (g->pgid <= 0 || (g->fired & bit))
 		return;
+	/* A handler that finished by itself keeps its outcome: its slot has
+	 * not reaped it yet, but there is nothing left to stop. */
+	if (proc_exiting(g->pgid))
+		return;
 	kill(-g->pgid, SIGTERM);
 	g->fired |= bit;
 	if (g->kill_at == 0)

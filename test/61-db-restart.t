@@ -11,7 +11,7 @@
 # This file uses a server of its own, since it kills it.
 . "${0%/*}/lib.sh"
 
-plan 28
+plan 34
 use_own_server
 own=$OWN_SERVER
 setup_db
@@ -26,6 +26,11 @@ timeout = 120
 
 [type.quick]
 handler = noop
+
+[type.work]
+handler = exec
+command = $HANDLERS/slot-work $T/trace $T/work-go
+timeout = 120
 EOF2
 
 kill_server() {
@@ -129,3 +134,43 @@ rc=$?
 sql "SET GLOBAL wait_timeout = 28800"
 is "$rc/$(jget succeeded <"$T/out")" 0/1 "a connection closed by wait_timeout during the handler: exit 0, recorded"
 is "$(grep -v 'level=info' "$T/err")" "" "nothing but -v's lines on stderr"
+
+# 6. --jobs=8: the session is killed while a group's COMMIT waits (the
+# test holds every commit with BACKUP STAGE BLOCK_COMMIT), so the COMMIT's
+# answer is lost and the server rolls the transaction back.  The run asks
+# a new connection what the server kept (the marked rows, by their
+# tokens) and writes what is missing: every job success at its first
+# attempt, no handler run twice.
+sql "INSERT INTO polling_jobs (business_key, type, next_run_at, created_at,
+        updated_at)
+     SELECT CONCAT('w', seq), 'work', NOW(), NOW(), NOW() FROM seq_1_to_8"
+rm -f "$T/trace" "$T/work-go"
+traced_n() {	# traced_n WHAT N: N handlers traced WHAT
+	[ "$(grep -c " $1\$" "$T/trace" 2>/dev/null)" = "$2" ]
+}
+# commit_waits: a COMMIT of the run waits; its session in $conn
+commit_waits() {
+	conn=$(sql "SELECT id FROM information_schema.PROCESSLIST
+	    WHERE db = '$DB' AND info = 'COMMIT'
+	      AND state = 'Waiting for backup lock'")
+	[ -n "$conn" ]
+}
+jobrun_bg --type=work --jobs=8 -v --json >"$T/out" 2>"$T/err"
+wait_for 60 traced_n started 8 || bail_out "the eight handlers did not start"
+other_start
+other_send "BACKUP STAGE START; BACKUP STAGE BLOCK_COMMIT; SELECT 'blocked';"
+wait_for 30 file_has "$T/other.out" '^blocked' ||
+    bail_out "BACKUP STAGE BLOCK_COMMIT was not taken"
+touch "$T/work-go"
+ok "--jobs=8: a group's COMMIT waits for the backup lock" wait_for 30 commit_waits
+sql "KILL $conn"
+other_send "BACKUP STAGE END;"
+other_end
+wait "$bg"
+is "$?" 0 "the session killed at a group's COMMIT: exit 0"
+is "$(sql "SELECT COUNT(*) FROM polling_jobs
+    WHERE business_key LIKE 'w%' AND status = 'success' AND attempts = 1")" 8 \
+    "all eight success, each at its first attempt"
+is "$(jget succeeded <"$T/out")" 8 "--json counts eight successes"
+is "$(grep -c ' done$' "$T/trace")" 8 "each handler ran once"
+like "$(cat "$T/err")" 'made again 1 time\(s\)' "-v says the connection was made again"
