@@ -520,36 +520,50 @@ fanin_create(struct fanin *fi, const char *then_type, const char *then_key,
 	return read_state(fi, *id, state, err, errlen);
 }
 
-enum db_status
-fanin_members_named(struct fanin *fi, uint64_t id, const char *const *keys,
-    size_t n, uint64_t **ids, size_t *nids, char *err, size_t errlen)
+/* Run head "?, ?, ..." tail, one placeholder a key, with (id, keys...):
+ * the statement, executed, in *stmt for the caller to read and close. */
+static enum db_status
+run_key_list(struct fanin *fi, const char *head, const char *tail,
+    uint64_t id, const char *const *keys, size_t n, MYSQL_STMT **stmt,
+    char *err, size_t errlen)
 {
-	static const char head[] = "SELECT m.job_id FROM %1$s AS j JOIN "
-	    FANIN_JOBS_TABLE " AS m ON m.job_id = j.id AND m.fan_in_id = ?"
-	    " WHERE j.business_key IN (", tail[] = ")";
-	struct db_arg *args;
-	MYSQL_STMT *stmt = NULL;
+	size_t i, len = strlen(head) + 3 * n + strlen(tail) + 1;
+	struct db_arg *args = xcalloc(n + 1, sizeof *args);
+	char *sql = xmalloc(len);
 	enum db_status st;
-	char *sql, *col = NULL;
-	size_t i, len;
-	int rc;
 
-	if (n == 0)
-		return DB_OK;
-	len = sizeof head + 3 * n + sizeof tail;
-	sql = xmalloc(len);
 	snprintf(sql, len, "%s", head);
 	for (i = 0; i < n; i++)
 		strcat(sql, i == 0 ? "?" : ", ?");
 	strcat(sql, tail);
-	args = xcalloc(n + 1, sizeof *args);
 	args[0] = DB_NUM(id);
 	for (i = 0; i < n; i++)
 		args[i + 1] = DB_STR(keys[i]);
-	st = sqlset_prepare(&fi->set, sql, &stmt, err, errlen);
+	*stmt = NULL;
+	st = sqlset_prepare(&fi->set, sql, stmt, err, errlen);
 	if (st == DB_OK)
-		st = db_execute(fi->set.db, stmt, args, (unsigned)(n + 1), err,
+		st = db_execute(fi->set.db, *stmt, args, (unsigned)(n + 1), err,
 		    errlen);
+	free(args);
+	free(sql);
+	return st;
+}
+
+enum db_status
+fanin_members_named(struct fanin *fi, uint64_t id, const char *const *keys,
+    size_t n, uint64_t **ids, size_t *nids, char *err, size_t errlen)
+{
+	MYSQL_STMT *stmt = NULL;
+	enum db_status st;
+	char *col = NULL;
+	int rc;
+
+	if (n == 0)
+		return DB_OK;
+	st = run_key_list(fi, "SELECT m.job_id FROM %1$s AS j JOIN "
+	    FANIN_JOBS_TABLE " AS m ON m.job_id = j.id AND m.fan_in_id = ?"
+	    " WHERE j.business_key IN (", ")", id, keys, n, &stmt, err,
+	    errlen);
 	while (st == DB_OK && (rc = db_fetch(stmt, &col, 1, err,
 	    errlen)) != 0) {
 		if (rc < 0) {
@@ -563,8 +577,6 @@ fanin_members_named(struct fanin *fi, uint64_t id, const char *const *keys,
 	}
 	if (stmt != NULL)
 		mysql_stmt_close(stmt);
-	free(args);
-	free(sql);
 	return st;
 }
 
@@ -572,35 +584,17 @@ enum db_status
 fanin_add_members(struct fanin *fi, uint64_t id, const char *const *keys,
     size_t n, char *err, size_t errlen)
 {
-	static const char head[] = "INSERT INTO " FANIN_JOBS_TABLE
-	    " (job_id, fan_in_id) SELECT id, ? FROM %1$s WHERE business_key"
-	    " IN (", tail[] = ") ON DUPLICATE KEY UPDATE job_id = job_id";
-	struct db_arg *args;
 	MYSQL_STMT *stmt = NULL;
 	enum db_status st;
-	size_t i, len;
-	char *sql;
 
 	if (n == 0)
 		return DB_OK;
-	len = sizeof head + 3 * n + sizeof tail;
-	sql = xmalloc(len);
-	snprintf(sql, len, "%s", head);
-	for (i = 0; i < n; i++)
-		strcat(sql, i == 0 ? "?" : ", ?");
-	strcat(sql, tail);
-	args = xcalloc(n + 1, sizeof *args);
-	args[0] = DB_NUM(id);
-	for (i = 0; i < n; i++)
-		args[i + 1] = DB_STR(keys[i]);
-	st = sqlset_prepare(&fi->set, sql, &stmt, err, errlen);
-	if (st == DB_OK)
-		st = db_execute(fi->set.db, stmt, args, (unsigned)(n + 1), err,
-		    errlen);
+	st = run_key_list(fi, "INSERT INTO " FANIN_JOBS_TABLE " (job_id,"
+	    " fan_in_id) SELECT id, ? FROM %1$s WHERE business_key IN (",
+	    ") ON DUPLICATE KEY UPDATE job_id = job_id", id, keys, n, &stmt,
+	    err, errlen);
 	if (stmt != NULL)
 		mysql_stmt_close(stmt);
-	free(args);
-	free(sql);
 	return st;
 }
 

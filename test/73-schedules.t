@@ -184,7 +184,9 @@ is "$(keys five)" "five@2026-12-01T11:35" "the next slot still runs"
 
 # --- DST in Europe/Berlin ---------------------------------------------------------
 
-write_config <<EOF
+# berlin_config: a daily 02:30 and a half-hourly schedule in Europe/Berlin
+berlin_config() {
+	write_config <<EOF
 [type.tick]
 handler = noop
 [schedule.night]
@@ -196,6 +198,8 @@ type = tick
 cron = 0,30 * * * *
 time_zone = Europe/Berlin
 EOF
+}
+berlin_config
 sql "DELETE FROM polling_jobs"
 # 2026-03-29: clocks jump from 02:00 CET to 03:00 CEST at 01:00 UTC; 02:30
 # never happens
@@ -263,18 +267,7 @@ run at $((e0 - 1))
 run at $((e0 + 600))
 is "$(keys edge)" "edge@2026-12-01T10:55,edge@2026-12-01T11:05,edge@2026-12-01T11:10" \
     "catch_up 5m at 11:10:00: 11:05 (exactly 5 min old) runs, 11:00 does not"
-write_config <<EOF
-[type.tick]
-handler = noop
-[schedule.night]
-type = tick
-cron = 30 2 * * *
-time_zone = Europe/Berlin
-[schedule.half]
-type = tick
-cron = 0,30 * * * *
-time_zone = Europe/Berlin
-EOF
+berlin_config
 
 # 2026-10-25: clocks go back from 03:00 CEST to 02:00 CET at 01:00 UTC;
 # 02:00..02:59 happen twice
