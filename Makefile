@@ -226,9 +226,15 @@ integration-valgrind: jobrun
 lint-man:
 	mandoc -T lint -W warning man/jobrun.1 man/jobrun.conf.5 man/jobrun.7
 
+# Each pass says how long it took, but the last, so that the run ends
+# with prove's summary.
+CHECK_PASSES = lint-man unit tls-check fuzz integration-valgrind \
+               integration-asan integration-tsan
 check: install-deps
-	$(MAKE) lint-man unit tls-check fuzz integration-valgrind \
-	  integration-asan integration-tsan integration
+	@for t in $(CHECK_PASSES); do \
+	  s=$$(date +%s); $(MAKE) $$t || exit 1; \
+	  echo "check: $$t took $$(( $$(date +%s) - s )) s"; done
+	$(MAKE) integration
 
 demo: install-deps
 	$(MAKE) jobrun
