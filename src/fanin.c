@@ -88,12 +88,47 @@ static const char *const texts[FI_COUNT_STMTS] = {
 	    " AND fired_at IS NULL LIMIT 1",
 };
 
+static const char *const purposes[FI_COUNT_STMTS] = {
+	[FI_PROBE] = "check the fan-in tables",
+	[FI_MEMBER_OF] = "look up a job's fan-ins",
+	[FI_LOCK] = "lock a fan-in",
+	[FI_JOB_STATUS] = "read a member's status",
+	[FI_SET_OUTCOME] = "record a member's outcome",
+	[FI_COUNT] = "count a fan-in's outcomes",
+	[FI_FIRE] = "fire a fan-in",
+	[FI_PAYLOAD] = "make a fan-in's payload",
+	[FI_OPEN] = "look for complete fan-ins",
+	[FI_SETTLE_SUCCESS] = "settle a fan-in's succeeded members",
+	[FI_SETTLE_FAILED] = "settle a fan-in's failed members",
+	[FI_CREATE] = "add a fan-in",
+	[FI_OPEN_LIST] = "list open fan-ins",
+	[FI_ANY_OPEN] = "look for open fan-ins",
+};
+
+/* The table each statement works on (NULL: none). */
+static const char *const tables[FI_COUNT_STMTS] = {
+	[FI_PROBE] = FANIN_JOBS_TABLE " and " FANIN_TABLE,
+	[FI_MEMBER_OF] = FANIN_JOBS_TABLE,
+	[FI_LOCK] = FANIN_TABLE,
+	[FI_JOB_STATUS] = SQLSET_JOBS,
+	[FI_SET_OUTCOME] = FANIN_JOBS_TABLE,
+	[FI_COUNT] = FANIN_TABLE,
+	[FI_FIRE] = FANIN_TABLE,
+	[FI_OPEN] = FANIN_TABLE,
+	[FI_SETTLE_SUCCESS] = FANIN_JOBS_TABLE,
+	[FI_SETTLE_FAILED] = FANIN_JOBS_TABLE,
+	[FI_CREATE] = FANIN_TABLE,
+	[FI_OPEN_LIST] = FANIN_TABLE,
+	[FI_ANY_OPEN] = FANIN_TABLE,
+};
+
 void
 fanin_open(struct fanin *fi, struct db *db, struct queue *q,
     const struct log *lg)
 {
 	memset(fi, 0, sizeof *fi);
-	sqlset_open(&fi->set, db, q, texts, FI_COUNT_STMTS);
+	sqlset_open(&fi->set, db, q, texts, purposes, tables,
+	    FI_COUNT_STMTS);
 	fi->lg = lg;
 }
 
@@ -311,6 +346,7 @@ probe(struct fanin *fi, char *err, size_t errlen)
 
 	if (fi->set.stmt[FI_PROBE] == NULL)
 		st = sqlset_prepare(&fi->set, texts[FI_PROBE],
+		    purposes[FI_PROBE], tables[FI_PROBE],
 		    &fi->set.stmt[FI_PROBE], err, errlen);
 	else
 		st = DB_OK;
@@ -454,6 +490,7 @@ fanin_add_members(struct fanin *fi, uint64_t id, const char *const *keys,
 	static const char head[] = "INSERT INTO " FANIN_JOBS_TABLE
 	    " (job_id, fan_in_id) SELECT id, ? FROM %1$s WHERE business_key"
 	    " IN (", tail[] = ") ON DUPLICATE KEY UPDATE job_id = job_id";
+	static const char what[] = "add a fan-in's members";
 	struct db_arg *args;
 	MYSQL_STMT *stmt = NULL;
 	enum db_status st;
@@ -472,10 +509,11 @@ fanin_add_members(struct fanin *fi, uint64_t id, const char *const *keys,
 	args[0] = DB_NUM(id);
 	for (i = 0; i < n; i++)
 		args[i + 1] = DB_STR(keys[i]);
-	st = sqlset_prepare(&fi->set, sql, &stmt, err, errlen);
-	if (st == DB_OK)
-		st = db_execute(fi->set.db, stmt, args, (unsigned)(n + 1), err,
-		    errlen);
+	st = sqlset_prepare(&fi->set, sql, what, FANIN_JOBS_TABLE, &stmt,
+	    err, errlen);
+	if (st == DB_OK && (st = db_execute(fi->set.db, stmt, args,
+	    (unsigned)(n + 1), err, errlen)) != DB_OK)
+		sqlset_say_what(&fi->set, what, FANIN_JOBS_TABLE, err, errlen);
 	if (stmt != NULL)
 		mysql_stmt_close(stmt);
 	free(args);
