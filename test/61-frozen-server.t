@@ -143,11 +143,15 @@ held() {
 	    WHERE INFO LIKE 'SELECT SLEEP(600)%'")" -ge 1 ]
 }
 wait_for 10 held || bail_out "the holder never locked the row: $(cat "$T/holder.err")"
-# jobrun's claim, on the server, held up by the row (INNODB_TRX does not
-# always list a statement waiting this way; the process list does).
+# jobrun's claim, on the server, executing and held up by the row
+# (INNODB_TRX does not always list a statement waiting this way; the
+# process list does).  Executing: the claim's text is in the list while
+# it is being prepared too (COMMAND 'Prepare'), and a freeze then hits
+# the run's start-up statements, not the claim.
 waiting() {
 	[ "$(sql "SELECT COUNT(*) FROM information_schema.PROCESSLIST
-	    WHERE INFO LIKE 'UPDATE%FORCE INDEX (idx_pick)%'")" -ge 1 ]
+	    WHERE COMMAND = 'Execute'
+	      AND INFO LIKE 'UPDATE%FORCE INDEX (idx_pick)%'")" -ge 1 ]
 }
 rm -f "$T/out.ok" "$T/err.ok"
 # A claim may wait on the row up to read_timeout: give it 8 s here, time
