@@ -231,13 +231,25 @@ start_run patient
 wait_for 30 started sig || bail_out "the handler never started"
 handler=$(cat "$T/started.sig")
 runner=$(awk '{ print $4 }' "/proc/$handler/stat")
+# A statement the run sent to the frozen server, not answered: its bytes
+# wait, unread, in the server's end of the run's connection.  (ss lines:
+# recv-q $2, the socket's inode $5, its peer's $7.)
+unanswered() {
+	ss -xHnp state established | awk -v pid="pid=$runner," '
+	    index($0, pid) { mine[$5] = 1 }
+	    { unread[$7] = $2 }
+	    END { for (i in mine) if (unread[i] > 0) exit 0; exit 1 }'
+}
 freeze
-sleep 1.2	# a lock extension (every second) is under way now
+# A lock extension (every second) is under way: the run waits on the
+# server when the signals come.
+wait_for 10 unanswered || bail_out "no lock extension reached the frozen server"
 since=$(ms)
 kill -TERM "$runner"
-# Two signals sent at once may arrive as one (a pending signal is not
-# queued twice); an operator's second Ctrl-C or kill comes later.
-sleep 0.3
+# Two signals sent before the first is taken arrive as one (a pending
+# signal is not queued twice); an operator's second Ctrl-C or kill comes
+# later.
+wait_for 10 sig_seen "$runner" 15
 kill -TERM "$runner"
 finish
 is "$RC" 143 "two SIGTERMs end the run at once, frozen server or not"
