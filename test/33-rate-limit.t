@@ -136,8 +136,17 @@ most=$(claims window 1)
 diag "at most $most claims in one second; $(claims rate) claims/s on average (handlers' starts: at most $(records window 1) in one second)"
 ok "no 1-second window holds more than $rate + 1 (the burst) claims ($most)" \
     test "$most" -le $((rate + 1))
-ok "the average is within 10 % of $rate/s ($(claims rate))" \
-    between_dec "$(claims rate)" "$(calc "$rate * 0.9")" "$(calc "$rate * 1.1")"
+# The average, as the time from the first claim to the last: no shorter
+# than at R + 10 % (a count the limiter must not exceed, never widened),
+# no longer than at R - 10 %.  Each start after the first waits for its
+# token and then for a runner to wake and claim it, and with burst 1 a
+# token that waits is lost: that latency, which load (valgrind's pass)
+# lengthens, is a duration, widened by JOBRUN_TEST_SLACK as took_between
+# widens any (test/README).
+span=$(claims span)
+ok "the average is within 10 % of $rate/s ($(claims rate); the $jobs claims took $span s)" \
+    between_dec "$span" "$(calc "($jobs - 1) / ($rate * 1.1)")" \
+    "$(calc "($jobs - 1) / ($rate * 0.9) + ${JOBRUN_TEST_SLACK:-0}")"
 is "$(sql "SELECT claims FROM polling_jobs_flow WHERE type = 'rated'")" "$jobs" \
     "the control row counted every start"
 
