@@ -98,12 +98,51 @@ static const char *const texts[FI_COUNT_STMTS] = {
 	    " WHERE id = ? AND fired_at IS NULL",
 };
 
+static const char *const purposes[FI_COUNT_STMTS] = {
+	[FI_PROBE] = "check the fan-in tables",
+	[FI_MEMBER_OF] = "look up a job's fan-ins",
+	[FI_LOCK] = "lock a fan-in",
+	[FI_JOB_STATUS] = "read a member's status",
+	[FI_SET_OUTCOME] = "record a member's outcome",
+	[FI_COUNT] = "count a fan-in's outcomes",
+	[FI_FIRE] = "fire a fan-in",
+	[FI_PAYLOAD] = "make a fan-in's payload",
+	[FI_OPEN] = "look for complete fan-ins",
+	[FI_SETTLE_SUCCESS] = "settle a fan-in's succeeded members",
+	[FI_SETTLE_FAILED] = "settle a fan-in's failed members",
+	[FI_CREATE] = "add a fan-in",
+	[FI_OPEN_LIST] = "list open fan-ins",
+	[FI_ANY_OPEN] = "look for open fan-ins",
+	[FI_STATE] = "read a fan-in",
+	[FI_RECOUNT] = "count a fan-in's members",
+};
+
+/* The table each statement works on (NULL: none). */
+static const char *const tables[FI_COUNT_STMTS] = {
+	[FI_PROBE] = FANIN_JOBS_TABLE " and " FANIN_TABLE,
+	[FI_MEMBER_OF] = FANIN_JOBS_TABLE,
+	[FI_LOCK] = FANIN_TABLE,
+	[FI_JOB_STATUS] = SQLSET_JOBS,
+	[FI_SET_OUTCOME] = FANIN_JOBS_TABLE,
+	[FI_COUNT] = FANIN_TABLE,
+	[FI_FIRE] = FANIN_TABLE,
+	[FI_OPEN] = FANIN_TABLE,
+	[FI_SETTLE_SUCCESS] = FANIN_JOBS_TABLE,
+	[FI_SETTLE_FAILED] = FANIN_JOBS_TABLE,
+	[FI_CREATE] = FANIN_TABLE,
+	[FI_OPEN_LIST] = FANIN_TABLE,
+	[FI_ANY_OPEN] = FANIN_TABLE,
+	[FI_STATE] = FANIN_TABLE,
+	[FI_RECOUNT] = FANIN_TABLE,
+};
+
 void
 fanin_open(struct fanin *fi, struct db *db, struct queue *q,
     const struct log *lg)
 {
 	memset(fi, 0, sizeof *fi);
-	sqlset_open(&fi->set, db, q, texts, FI_COUNT_STMTS);
+	sqlset_open(&fi->set, db, q, texts, purposes, tables,
+	    FI_COUNT_STMTS);
 	fi->lg = lg;
 }
 
@@ -380,6 +419,7 @@ probe(struct fanin *fi, char *err, size_t errlen)
 
 	if (fi->set.stmt[FI_PROBE] == NULL)
 		st = sqlset_prepare(&fi->set, texts[FI_PROBE],
+		    purposes[FI_PROBE], tables[FI_PROBE],
 		    &fi->set.stmt[FI_PROBE], err, errlen);
 	else
 		st = DB_OK;
@@ -523,9 +563,9 @@ fanin_create(struct fanin *fi, const char *then_type, const char *then_key,
 /* Run head "?, ?, ..." tail, one placeholder a key, with (id, keys...):
  * the statement, executed, in *stmt for the caller to read and close. */
 static enum db_status
-run_key_list(struct fanin *fi, const char *head, const char *tail,
-    uint64_t id, const char *const *keys, size_t n, MYSQL_STMT **stmt,
-    char *err, size_t errlen)
+run_key_list(struct fanin *fi, const char *what, const char *head,
+    const char *tail, uint64_t id, const char *const *keys, size_t n,
+    MYSQL_STMT **stmt, char *err, size_t errlen)
 {
 	size_t i, len = strlen(head) + 3 * n + strlen(tail) + 1;
 	struct db_arg *args = xcalloc(n + 1, sizeof *args);
@@ -540,10 +580,11 @@ run_key_list(struct fanin *fi, const char *head, const char *tail,
 	for (i = 0; i < n; i++)
 		args[i + 1] = DB_STR(keys[i]);
 	*stmt = NULL;
-	st = sqlset_prepare(&fi->set, sql, stmt, err, errlen);
-	if (st == DB_OK)
-		st = db_execute(fi->set.db, *stmt, args, (unsigned)(n + 1), err,
-		    errlen);
+	st = sqlset_prepare(&fi->set, sql, what, FANIN_JOBS_TABLE, stmt, err,
+	    errlen);
+	if (st == DB_OK && (st = db_execute(fi->set.db, *stmt, args,
+	    (unsigned)(n + 1), err, errlen)) != DB_OK)
+		sqlset_say_what(&fi->set, what, FANIN_JOBS_TABLE, err, errlen);
 	free(args);
 	free(sql);
 	return st;
@@ -560,7 +601,8 @@ fanin_members_named(struct fanin *fi, uint64_t id, const char *const *keys,
 
 	if (n == 0)
 		return DB_OK;
-	st = run_key_list(fi, "SELECT m.job_id FROM %1$s AS j JOIN "
+	st = run_key_list(fi, "read a fan-in's members",
+	    "SELECT m.job_id FROM %1$s AS j JOIN "
 	    FANIN_JOBS_TABLE " AS m ON m.job_id = j.id AND m.fan_in_id = ?"
 	    " WHERE j.business_key IN (", ")", id, keys, n, &stmt, err,
 	    errlen);
@@ -589,7 +631,8 @@ fanin_add_members(struct fanin *fi, uint64_t id, const char *const *keys,
 
 	if (n == 0)
 		return DB_OK;
-	st = run_key_list(fi, "INSERT INTO " FANIN_JOBS_TABLE " (job_id,"
+	st = run_key_list(fi, "add a fan-in's members",
+	    "INSERT INTO " FANIN_JOBS_TABLE " (job_id,"
 	    " fan_in_id) SELECT id, ? FROM %1$s WHERE business_key IN (",
 	    ") ON DUPLICATE KEY UPDATE job_id = job_id", id, keys, n, &stmt,
 	    err, errlen);

@@ -101,6 +101,23 @@ static const char *const texts[S_COUNT] = {
 	    " WHERE job_table = ? AND name = ?",
 };
 
+static const char *const purposes[S_COUNT] = {
+	[S_NOW] = "read the server's clock",
+	[S_LOCK] = "lock a schedule's row",
+	[S_LAST] = "read a schedule's last slot",
+	[S_LOCAL] = "convert the time now to the schedule's zone",
+	[S_UTC] = "convert a slot to Unix time",
+	[S_PAYLOAD] = "make a slot's payload",
+	[S_SAVE] = "save a schedule's last slot",
+};
+
+/* The table each statement works on (NULL: none). */
+static const char *const tables[S_COUNT] = {
+	[S_LOCK] = SCHED_TABLE,
+	[S_LAST] = SCHED_TABLE,
+	[S_SAVE] = SCHED_TABLE,
+};
+
 /* The statements of one pass over the schedules, on the queue's
  * connection. */
 struct sched_db {
@@ -345,7 +362,7 @@ sched_enqueue_due(const struct cfg *cfg, struct db *db, struct queue *q,
 	*created = 0;
 	if (cfg->nschedules == 0)
 		return DB_OK;
-	sqlset_open(&sd.set, db, q, texts, S_COUNT);
+	sqlset_open(&sd.set, db, q, texts, purposes, tables, S_COUNT);
 	st = sd_now(&sd, cause, sizeof cause);
 	if (st == DB_OK)
 		st = sqlset_plain(&sd.set, SCHED_LOCK_WAIT, cause,
@@ -461,7 +478,7 @@ sched_view(const struct cfg *cfg, struct db *db, struct queue *q,
 	size_t i;
 
 	memset(out, 0, cfg->nschedules * sizeof *out);
-	sqlset_open(&sd.set, db, q, texts, S_COUNT);
+	sqlset_open(&sd.set, db, q, texts, purposes, tables, S_COUNT);
 	st = sd_now(&sd, cause, sizeof cause);
 	if (st == DB_OK)
 		st = sqlset_plain(&sd.set, SCHED_LOCK_WAIT, cause,

@@ -20,13 +20,30 @@
 
 void
 sqlset_open(struct sqlset *s, struct db *db, struct queue *q,
-    const char *const *texts, size_t n)
+    const char *const *texts, const char *const *purposes,
+    const char *const *tables, size_t n)
 {
 	struct queue_counters c;
 
 	queue_counters(q, &c);
-	*s = (struct sqlset){ .db = db, .q = q, .texts = texts, .n = n,
+	*s = (struct sqlset){ .db = db, .q = q, .texts = texts,
+	    .purposes = purposes, .tables = tables, .n = n,
 	    .stmt = xcalloc(n, sizeof *s->stmt), .reconnects = c.reconnects };
+}
+
+void
+sqlset_say_what(const struct sqlset *s, const char *what, const char *table,
+    char *err, size_t errlen)
+{
+	char cause[1024];
+
+	snprintf(cause, sizeof cause, "%s", err);
+	if (table == NULL)
+		errf(err, errlen, "%s: %s", what, cause);
+	else
+		errf(err, errlen, "%s in %s: %s", what,
+		    strcmp(table, SQLSET_JOBS) == 0 ? queue_quoted(s->q) :
+		    table, cause);
 }
 
 /* Close the statements (they may belong to a connection already gone:
@@ -66,8 +83,8 @@ forget_if_reconnected(struct sqlset *s)
 }
 
 enum db_status
-sqlset_prepare(struct sqlset *s, const char *fmt, MYSQL_STMT **out,
-    char *err, size_t errlen)
+sqlset_prepare(struct sqlset *s, const char *fmt, const char *what,
+    const char *table, MYSQL_STMT **out, char *err, size_t errlen)
 {
 	enum db_status st;
 	char *sql;
@@ -82,6 +99,8 @@ sqlset_prepare(struct sqlset *s, const char *fmt, MYSQL_STMT **out,
 #pragma GCC diagnostic pop
 	st = db_prepare(s->db, sql, out, err, errlen);
 	free(sql);
+	if (st != DB_OK)
+		sqlset_say_what(s, what, table, err, errlen);
 	return st;
 }
 
@@ -95,18 +114,24 @@ sqlset_run(struct sqlset *s, size_t w, const struct db_arg *args,
 
 	if (s->db->conn == NULL) {
 		errf(err, errlen, "no connection");
+		sqlset_say_what(s, s->purposes[w], s->tables[w], err, errlen);
 		return DB_UNREACHABLE;
 	}
 	forget_if_reconnected(s);
 	if (s->stmt[w] == NULL && (st = sqlset_prepare(s, s->texts[w],
-	    &s->stmt[w], err, errlen)) != DB_OK)
+	    s->purposes[w], s->tables[w], &s->stmt[w], err, errlen)) !=
+	    DB_OK)
 		return st;
 	st = db_execute(s->db, s->stmt[w], args, nargs, err, errlen);
+	if (st != DB_OK)
+		sqlset_say_what(s, s->purposes[w], s->tables[w], err, errlen);
 	if (st != DB_OK || ncols == 0)
 		return st;
 	rc = db_fetch(s->stmt[w], cols, ncols, err, errlen);
-	if (rc < 0)
+	if (rc < 0) {
+		sqlset_say_what(s, s->purposes[w], s->tables[w], err, errlen);
 		return DB_ERROR;
+	}
 	if (rc == 1)
 		db_done(s->stmt[w]);
 	*found = rc == 1;

@@ -143,11 +143,15 @@ held() {
 	    WHERE INFO LIKE 'SELECT SLEEP(600)%'")" -ge 1 ]
 }
 wait_for 10 held || bail_out "the holder never locked the row: $(cat "$T/holder.err")"
-# jobrun's claim, on the server, held up by the row (INNODB_TRX does not
-# always list a statement waiting this way; the process list does).
+# jobrun's claim, on the server, executing and held up by the row
+# (INNODB_TRX does not always list a statement waiting this way; the
+# process list does).  Executing: the claim's text is in the list while
+# it is being prepared too (COMMAND 'Prepare'), and a freeze then hits
+# the run's start-up statements, not the claim.
 waiting() {
 	[ "$(sql "SELECT COUNT(*) FROM information_schema.PROCESSLIST
-	    WHERE INFO LIKE 'UPDATE%FORCE INDEX (idx_pick)%'")" -ge 1 ]
+	    WHERE COMMAND = 'Execute'
+	      AND INFO LIKE 'UPDATE%FORCE INDEX (idx_pick)%'")" -ge 1 ]
 }
 rm -f "$T/out.ok" "$T/err.ok"
 # A claim may wait on the row up to read_timeout: give it 8 s here, time
@@ -227,13 +231,25 @@ start_run patient
 wait_for 30 started sig || bail_out "the handler never started"
 handler=$(cat "$T/started.sig")
 runner=$(awk '{ print $4 }' "/proc/$handler/stat")
+# A statement the run sent to the frozen server, not answered: its bytes
+# wait, unread, in the server's end of the run's connection.  (ss lines:
+# recv-q $2, the socket's inode $5, its peer's $7.)
+unanswered() {
+	ss -xHnp state established | awk -v pid="pid=$runner," '
+	    index($0, pid) { mine[$5] = 1 }
+	    { unread[$7] = $2 }
+	    END { for (i in mine) if (unread[i] > 0) exit 0; exit 1 }'
+}
 freeze
-sleep 1.2	# a lock extension (every second) is under way now
+# A lock extension (every second) is under way: the run waits on the
+# server when the signals come.
+wait_for 10 unanswered || bail_out "no lock extension reached the frozen server"
 since=$(ms)
 kill -TERM "$runner"
-# Two signals sent at once may arrive as one (a pending signal is not
-# queued twice); an operator's second Ctrl-C or kill comes later.
-sleep 0.3
+# Two signals sent before the first is taken arrive as one (a pending
+# signal is not queued twice); an operator's second Ctrl-C or kill comes
+# later.
+wait_for 10 sig_seen "$runner" 15
 kill -TERM "$runner"
 finish
 is "$RC" 143 "two SIGTERMs end the run at once, frozen server or not"

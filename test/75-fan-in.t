@@ -12,7 +12,7 @@
 # right counts.
 . "${0%/*}/lib.sh"
 
-plan 44
+plan 45
 
 chunks=2000
 chaos=300
@@ -78,6 +78,13 @@ is "$rc:$(count "business_key LIKE 'nope:%'")" "78:0" \
     "--then without sql/005's tables exits 78 and enqueues nothing"
 like "$err" "^jobrun: enqueue --then: no tables jobrun_fan_ins and jobrun_fan_in_jobs \\(apply sql/006_fan_in.sql\\)" \
     "and names the migration"
+# A table that lacks a column: the statement that names it cannot be
+# prepared, and the message says which statement on which tables.
+sql "ALTER TABLE jobrun_fan_in_jobs RENAME COLUMN fan_in_id TO fan_in"
+run jobrun -q
+sql "ALTER TABLE jobrun_fan_in_jobs RENAME COLUMN fan_in TO fan_in_id"
+is "$rc/$err" "78/jobrun: check the fan-in tables in jobrun_fan_in_jobs and jobrun_fan_ins: prepare: Unknown column 'm.fan_in_id' in 'ON' (see sql/schema.sql and [database] in $CONF; jobrun check tells more)" \
+    "a fan-in table without a column: a run exits 78 naming the statement and its tables"
 
 t0=$(date +%s)
 pids=()
