@@ -752,13 +752,6 @@ set_defaults(struct parser *p)
 			set_key(p, &keys[i], keys[i].def);
 }
 
-int
-cfg_db_tcp(const struct cfg_db *cfg)
-{
-	return cfg->socket == NULL && cfg->host != NULL &&
-	    strcmp(cfg->host, "localhost") != 0;
-}
-
 /* The line row (section, key) was given at, or 0. */
 static int
 given_at(const struct parser *p, const char *section, const char *key)

@@ -6,6 +6,7 @@
 #define JOBRUN_CONFIG_H
 
 #include <stddef.h>
+#include <string.h>
 
 #include "cron.h"
 #include "handler.h"
@@ -49,8 +50,14 @@ struct cfg_db {
 
 /* Whether cfg connects over TCP (host, not localhost, and no socket), as
  * libmariadb decides: TLS and the refusal of clear-text logins are for
- * TCP only. */
-int cfg_db_tcp(const struct cfg_db *cfg);
+ * TCP only.  Inline: db.c asks it, and a program linked with db.o alone
+ * (bench/floor.c) must not pull in the configuration parser. */
+static inline int
+cfg_db_tcp(const struct cfg_db *cfg)
+{
+	return cfg->socket == NULL && cfg->host != NULL &&
+	    strcmp(cfg->host, "localhost") != 0;
+}
 
 /* The budgets and policies of one run. */
 struct cfg_run {
