@@ -739,6 +739,13 @@ describe(const struct child *c, enum stop_reason stop, unsigned long timeout,
 	enum outcome outcome = OUTCOME_RETRY;
 	int code;
 
+	/* A stop that met a handler already on its way out of exit(0) did
+	 * not stop it: the work is done, and its outcome is final (running
+	 * it again would do it twice).  Stopped, it dies of the signal or
+	 * exits with another status. */
+	if (stop == STOP_ABANDON && c->exited && !c->status_lost &&
+	    WIFEXITED(c->status) && WEXITSTATUS(c->status) == 0)
+		stop = STOP_NONE;
 	if (stop == STOP_ABANDON) {
 		snprintf(what, sizeof what, "stopped by the runner");
 		outcome = OUTCOME_ABANDONED;
