@@ -93,7 +93,14 @@ say_run() {	# KEY [ARG...]: enqueue a say job under KEY, run jobrun ARG...
 	jobrun enqueue --type=say --key="$1" >/dev/null
 	run jobrun --type=say "${@:2}"
 }
+charset() {
+	sql "SELECT CHARACTER_SET_NAME FROM information_schema.COLUMNS
+	    WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'polling_jobs'
+	    AND COLUMN_NAME = 'last_error'"
+}
+sql "UPDATE polling_jobs SET last_error = NULL"
 sql "ALTER TABLE polling_jobs MODIFY last_error TEXT CHARACTER SET utf8mb3 NULL"
+[ "$(charset)" = utf8mb3 ] || bail_out "last_error could not be made utf8mb3"
 say_run mb3
 is "$rc/$(col mb3 status)" 1/pending "last_error in utf8mb3: the job is retried (exit 1, not 78)"
 is "$(col mb3 last_error)" "exit status 3: emoji ? zh 中文 e é" \
@@ -104,10 +111,7 @@ is "$(col mb3-slots last_error)" "exit status 3: emoji ? zh 中文 e é" \
     "--jobs=2: the same last_error"
 sql "UPDATE polling_jobs SET last_error = NULL"
 sql "ALTER TABLE polling_jobs MODIFY last_error TEXT CHARACTER SET latin1 NULL"
-[ "$(sql "SELECT CHARACTER_SET_NAME FROM information_schema.COLUMNS
-    WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'polling_jobs'
-    AND COLUMN_NAME = 'last_error'")" = latin1 ] ||
-	bail_out "last_error could not be made latin1"
+[ "$(charset)" = latin1 ] || bail_out "last_error could not be made latin1"
 say_run latin1
 is "$rc/$(col latin1 status)" 1/pending "last_error in latin1: the job is retried (exit 1, not 78)"
 is "$(col latin1 last_error)" "exit status 3: emoji ? zh ?? e ?" \
