@@ -284,7 +284,8 @@ same_fan_out(struct ctx *c, struct fanout *f, uint64_t *named, size_t nnamed)
 		    f->state.then_type, o->then_type);
 		return EX_DATAERR;
 	}
-	qsort(named, nnamed, sizeof *named, compare_ids);
+	if (nnamed > 1)	/* named is NULL when it names none */
+		qsort(named, nnamed, sizeof *named, compare_ids);
 	for (i = n = 0; i < nnamed; i++)
 		if (i == 0 || named[i] != named[i - 1])
 			n++;
@@ -668,7 +669,8 @@ read_keys(struct ctx *c, struct key_list *k)
 	free(line);
 	if (f != stdin)
 		fclose(f);
-	qsort(k->keys, k->n, sizeof *k->keys, compare_keys);
+	if (k->n > 1)
+		qsort(k->keys, k->n, sizeof *k->keys, compare_keys);
 	for (i = out = 0; i < k->n; i++)
 		if (out > 0 && strcmp(k->keys[out - 1], k->keys[i]) == 0)
 			free(k->keys[i]);
