@@ -494,13 +494,6 @@ judge(struct flow *f, struct flow_type *t, int *room, char *err,
 	t->now = number(cols[3]);
 	t->tokens = flow_bucket(l, number(cols[1]), number(cols[2]), t->now,
 	    &t->wait_ms);
-	/* NOW() is the statement's start, before the lock was granted: a
-	 * claimer held up before its lock request reads an earlier time
-	 * than the claim it waited for wrote.  The bucket refilled nothing
-	 * for that; refilled_at must not go back either, or the next claim
-	 * would refill the same interval twice. */
-	if (t->now < number(cols[2]))
-		t->now = number(cols[2]);
 	if (l->rate && t->wait_ms > 0) {
 		t->held = 1;
 		goto out;
