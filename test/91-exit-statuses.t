@@ -27,7 +27,7 @@ like "$err" "$T/missing.conf" "and the message names the --config file"
 sed '/^database = /a time_zone = +08:00' "$T/good.conf" >"$CONF"
 run jobrun enqueue --type=a --key=tz
 is "$rc" 0 "time_zone = +08:00 works"
-is "$(sql "SELECT TIMESTAMPDIFF(MINUTE, UTC_TIMESTAMP(), created_at) DIV 60 FROM polling_jobs WHERE business_key = 'tz'")" 8 \
+is "$(sql "SELECT ROUND(TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(), created_at) / 3600) FROM polling_jobs WHERE business_key = 'tz'")" 8 \
     "and the session writes times in that zone (created_at 8 h ahead of UTC)"
 sed '/^database = /a time_zone = Mars/Olympus_Mons' "$T/good.conf" >"$CONF"
 for cmd in run "enqueue --type=a --key=tz2" status check; do
