@@ -205,7 +205,8 @@ integration-asan: build/asan/jobrun
 # fails the test that met it.
 TSAN_TESTS = test/27-jobs.t test/60-signals.t test/61-frozen-server.t \
              test/14-timeout.t test/23-lock-renewal.t test/65-chaos.t \
-             test/32-concurrency-cap.t test/33-rate-limit.t
+             test/32-concurrency-cap.t test/33-rate-limit.t \
+             test/35-cap-waiting.t
 integration-tsan: build/tsan/jobrun
 	TSAN_OPTIONS=exitcode=66 JOBRUN_TEST_DEB= \
 	  JOBRUN=$(CURDIR)/build/tsan/jobrun test/run -j2 $(TSAN_TESTS)

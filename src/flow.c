@@ -12,8 +12,8 @@
  * nothing to free.  A heartbeat changes no status and counts nothing.
  *
  * A claim of a capped or rated type runs in one transaction: lock the
- * type's control row (SELECT ... FOR UPDATE), count its processing rows,
- * refill and read its bucket (by the server's clock, NOW_EPOCH below),
+ * type's control row and count its processing rows (one SELECT ... FOR
+ * UPDATE), refill and read its bucket (by the server's clock, NOW_EPOCH below),
  * claim only among the types that have room, and write the claimed type's
  * row (tokens, claims + 1) before COMMIT.  The row lock serialises the
  * claimers of that type on one server, and under READ COMMITTED (db.c)
@@ -29,10 +29,20 @@
  * transaction is open is given back before any handler sees it.  A type's
  * row is made by its first claim, inside the transaction.
  *
- * Two statements here read the job table (the count, and whether a held
- * type has due jobs); they are flow control's, kept beside the rest of it
- * rather than among queue.c's, which knows flow.c's transaction only as
- * a transaction (queue's in_trx: no statement run again on its own).
+ * Three statements here read the job table (the count under the lock,
+ * the count and whether a due job waits without a lock, a look at a full
+ * type, and whether a type held back has due jobs); they are
+ * flow control's, kept beside the rest of it rather than among queue.c's,
+ * which knows flow.c's transaction only as a transaction (queue's
+ * in_trx: no statement run again on its own).
+ *
+ * Waiting for a full type costs the server little, however many slots
+ * and runners wait.  A type found full at its last claim is looked at
+ * first, without a lock (F_LOOK, one read): only when it shows room is
+ * the transaction started.  The looks back off (FLOW_POLL_MS, doubled
+ * for each look in a row that found the type full), and in a run one
+ * slot looks while the others wait for it; a job of the run that ends
+ * wakes it at once, so the place it freed is taken again (runner.c).
  *
  * A job in processing whose lock expired still holds its slot: its runner
  * may only be slow, and the cap must hold.  Recovery gives the slot back;
@@ -55,14 +65,24 @@
 #include "queue_sql.h"
 #include "util.h"
 
-/* A full type is polled this often (ms, plus up to as much again at
- * random, so runners do not poll in step). */
+/* A full type is looked at again after this long (ms, plus up to as
+ * much again at random, so runners do not look in step), doubled for
+ * each look in a row that found it full, up to FLOW_POLL_MAX_SHIFT
+ * doublings: a run's own finished jobs wake it sooner (runner.c). */
 #define FLOW_POLL_MS 20
+#define FLOW_POLL_MAX_SHIFT 4
+/* A limited type whose claim found no due job is not claimed again for
+ * this long (ms): a claim of one type that has none scans the due jobs
+ * of every other type in idx_pick, and a run mixing plain and limited
+ * types would pay that at every claim.  A job of it that becomes due
+ * meanwhile waits at most this long more, as one behind the cursor
+ * does (queue.c). */
+#define FLOW_DRY_MS 1000
 /* A full type's expired locks are recovered at most this often. */
 #define FLOW_RECOVER_MS 1000
 
 enum flow_stmt {
-	F_PROBE, F_PAUSED, F_ENSURE, F_LOCK, F_COUNT, F_TAKE, F_DUE,
+	F_PROBE, F_PAUSED, F_ENSURE, F_LOCK, F_TAKE, F_DUE, F_LOOK,
 	F_BEGIN, F_COMMIT, F_ROLLBACK, F_SET_PAUSE, F_ROWS, F_SHAPE,
 	F_N
 };
@@ -83,12 +103,17 @@ static const char *const templates[F_N] = {
 	[F_ENSURE] = "INSERT INTO %1$s (type, paused, tokens, refilled_at,"
 	    " claims, updated_at) VALUES (?, 0, 0, 0, 0, NOW())"
 	    " ON DUPLICATE KEY UPDATE type = type",
-	[F_LOCK] = "SELECT paused, tokens, refilled_at, " NOW_EPOCH
-	    " FROM %1$s WHERE type = ? FOR UPDATE",
-	/* Covered by idx_type_status (type, status): no row is read. */
-	[F_COUNT] = "SELECT COUNT(*) FROM %2$s FORCE INDEX (idx_type_status)"
+	/* The row, and the type's jobs in processing (a count covered by
+	 * idx_type_status (type, status): no row is read).  The control
+	 * row is a const table, read and locked while the statement is
+	 * optimised; the subquery runs when the row is sent, after the
+	 * lock was granted, and locks nothing: under READ COMMITTED it
+	 * sees every claim committed before.  (name, name, name) */
+	[F_LOCK] = "SELECT paused, tokens, refilled_at, " NOW_EPOCH ","
+	    " (SELECT COUNT(*) FROM %2$s FORCE INDEX (idx_type_status)"
 	    " WHERE type = ? AND CAST(type AS BINARY) = CAST(? AS BINARY)"
-	    " AND status = 'processing'",
+	    " AND status = 'processing')"
+	    " FROM %1$s WHERE type = ? FOR UPDATE",
 	/* (tokens, refilled_at, type): the claimed type's row is written,
 	 * which is what makes two claimers on two Galera nodes conflict. */
 	[F_TAKE] = "UPDATE %1$s SET tokens = ?, refilled_at = ?,"
@@ -96,6 +121,16 @@ static const char *const templates[F_N] = {
 	[F_DUE] = "SELECT 1 FROM %2$s WHERE status = 'pending'"
 	    " AND type = ? AND CAST(type AS BINARY) = CAST(? AS BINARY)"
 	    " AND next_run_at <= NOW() LIMIT 1",
+	/* A full type's jobs in processing and whether it has a due job,
+	 * read without a lock: whether the claim's transaction is worth
+	 * starting.  (name, name, name, name) */
+	[F_LOOK] = "SELECT (SELECT COUNT(*) FROM %2$s"
+	    " FORCE INDEX (idx_type_status) WHERE type = ?"
+	    " AND CAST(type AS BINARY) = CAST(? AS BINARY)"
+	    " AND status = 'processing'), EXISTS (SELECT 1 FROM %2$s"
+	    " WHERE status = 'pending' AND type = ?"
+	    " AND CAST(type AS BINARY) = CAST(? AS BINARY)"
+	    " AND next_run_at <= NOW())",
 	[F_BEGIN] = "START TRANSACTION",
 	[F_COMMIT] = "COMMIT",
 	[F_ROLLBACK] = "ROLLBACK",
@@ -119,9 +154,9 @@ static const char *const purposes[F_N] = {
 	[F_PAUSED] = "read paused types",
 	[F_ENSURE] = "add a type's control row",
 	[F_LOCK] = "lock a type's control row",
-	[F_COUNT] = "count jobs in processing",
 	[F_TAKE] = "count a start",
 	[F_DUE] = "look for due jobs",
+	[F_LOOK] = "look at a full type",
 	[F_BEGIN] = "start the claim's transaction",
 	[F_COMMIT] = "commit the claim",
 	[F_ROLLBACK] = "roll the claim back",
@@ -136,7 +171,16 @@ struct flow_type {
 	const struct cfg_flow *limits;	/* NULL: none here */
 	int paused;
 	int held;		/* full or out of starts this claim */
+	int looked;		/* held by a look, not the transaction */
+	int due_known;		/* due was read, by a look or the lock */
+	int due;		/* it has a due job */
+	uint64_t running;	/* its jobs in processing, as judged */
 	int64_t wait_ms;	/* when it may have room again */
+	/* Kept from claim to claim: */
+	int full;		/* at its cap when last judged */
+	int filled;		/* a claim of this run just took its last place */
+	unsigned misses;	/* found full since a look last found room */
+	int64_t dry_until;	/* its claim found no due job: none before */
 	double tokens, now;	/* the bucket, refilled to now */
 };
 
@@ -398,6 +442,8 @@ set_types(struct flow *f, const char *const *types, size_t ntypes)
 	}
 	for (i = 0; i < ntypes; i++) {
 		f->types[i].paused = f->types[i].held = 0;
+		f->types[i].looked = f->types[i].due = 0;
+		f->types[i].due_known = 0;
 		f->types[i].wait_ms = 0;
 	}
 }
@@ -411,6 +457,14 @@ find(struct flow *f, const char *name)
 		if (strcmp(f->types[i].name, name) == 0)
 			return &f->types[i];
 	return NULL;
+}
+
+/* Whether limited type t takes no part in this claim: paused, or its
+ * claim found no due job a moment ago. */
+static int
+sits_out(const struct flow_type *t, int64_t now)
+{
+	return t->paused || (t->limits != NULL && t->dry_until > now);
 }
 
 /* Which of the run's types are paused now. */
@@ -453,15 +507,22 @@ flow_bucket(const struct cfg_flow *l, double tokens, double refilled_at,
 	return tokens;
 }
 
-/* A poll interval for a full type: FLOW_POLL_MS plus as much at random. */
+/* How long a full type waits before it is looked at again: FLOW_POLL_MS
+ * doubled for each time it was found full since a look last found a
+ * place that another run freed (the places this run frees wake it
+ * anyway), plus as much again at random. */
 static int64_t
-poll_ms(void)
+poll_ms(struct flow_type *t)
 {
+	unsigned shift = t->misses < FLOW_POLL_MAX_SHIFT ? t->misses :
+	    FLOW_POLL_MAX_SHIFT;
+	int64_t base = (int64_t)FLOW_POLL_MS << shift;
 	struct timespec ts;
 
+	t->misses++;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return FLOW_POLL_MS + (int64_t)((unsigned long)ts.tv_nsec %
-	    (FLOW_POLL_MS + 1));
+	return base + (int64_t)((unsigned long)ts.tv_nsec %
+	    (unsigned long)(base + 1));
 }
 
 /* Lock t's control row and judge whether it has room now; *room 0 holds
@@ -470,19 +531,20 @@ static enum db_status
 judge(struct flow *f, struct flow_type *t, int *room, char *err,
     size_t errlen)
 {
-	struct db_arg args[] = { DB_STR(t->name), DB_STR(t->name) };
+	struct db_arg args[] = { DB_STR(t->name), DB_STR(t->name),
+	    DB_STR(t->name) };
 	const struct cfg_flow *l = t->limits;
-	char *cols[4] = { NULL };
+	char *cols[5] = { NULL };
 	enum db_status st;
 	int found;
 
 	*room = 0;
-	st = one(f, F_LOCK, args, 1, cols, 4, &found, err, errlen);
+	st = one(f, F_LOCK, args, 3, cols, 5, &found, err, errlen);
 	if (st == DB_OK && !found) {
 		/* Deleted under us: make it again, and lock it. */
 		st = run(f, F_ENSURE, args, 1, err, errlen);
 		if (st == DB_OK)
-			st = one(f, F_LOCK, args, 1, cols, 4, &found, err,
+			st = one(f, F_LOCK, args, 3, cols, 5, &found, err,
 			    errlen);
 	}
 	if (st != DB_OK || !found)
@@ -498,20 +560,16 @@ judge(struct flow *f, struct flow_type *t, int *room, char *err,
 		t->held = 1;
 		goto out;
 	}
-	if (l->concurrency) {
-		db_free_cols(cols, 4);
-		st = one(f, F_COUNT, args, 2, cols, 1, &found, err, errlen);
-		if (st != DB_OK)
-			goto out;
-		if (queue_number(cols[0]) >= l->concurrency) {
-			t->held = 1;
-			t->wait_ms = poll_ms();
-			goto out;
-		}
+	t->running = queue_number(cols[4]);
+	if (l->concurrency && t->running >= l->concurrency) {
+		t->held = t->full = 1;
+		t->wait_ms = poll_ms(t);
+		goto out;
 	}
+	t->full = 0;
 	*room = 1;
 out:
-	db_free_cols(cols, 4);
+	db_free_cols(cols, 5);
 	return st;
 }
 
@@ -560,6 +618,18 @@ undo_lone_claim(struct flow *f, const char *token, struct job *job,
 	return DB_CONFLICT;
 }
 
+/* Types with room whose claim found no due job sit out a while. */
+static void
+dry(struct flow *f, const char *const *names, size_t n)
+{
+	struct flow_type *t;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if ((t = find(f, names[i])) != NULL)
+			t->dry_until = now_ms() + FLOW_DRY_MS;
+}
+
 /* One try of the claim's transaction over the limited, unpaused types. */
 static enum db_status
 claim_limited_once(struct flow *f, unsigned long lock_seconds,
@@ -581,9 +651,9 @@ claim_limited_once(struct flow *f, unsigned long lock_seconds,
 	f->in_txn = 1;
 	for (i = 0; st == DB_OK && i < f->ntypes; i++) {
 		t = &f->types[i];
-		t->held = 0;
-		if (t->limits == NULL || t->paused)
+		if (t->limits == NULL || sits_out(t, now_ms()) || t->looked)
 			continue;
+		t->held = 0;
 		st = judge(f, t, &ok, err, errlen);
 		if (st == DB_OK && ok)
 			room[n++] = t->name;
@@ -593,6 +663,8 @@ claim_limited_once(struct flow *f, unsigned long lock_seconds,
 		st = queue_claim(f->q, room, n, lock_seconds, token, job,
 		    claimed, err, errlen);
 		f->q->in_trx = 0;
+		if (st == DB_OK && !*claimed)
+			dry(f, room, n);
 	}
 	/* The claim's own reply and the read after it came back outside the
 	 * transaction: the claim stands alone.  Give it back. */
@@ -602,6 +674,10 @@ claim_limited_once(struct flow *f, unsigned long lock_seconds,
 		t = find(f, job->type);
 		if (t != NULL && t->limits != NULL)
 			st = take(f, t, err, errlen);
+		/* Its last place taken: the next claim looks first. */
+		if (t != NULL && t->limits != NULL && t->limits->concurrency &&
+		    t->running + 1 >= t->limits->concurrency)
+			t->full = t->filled = 1;
 	}
 	/* Rolled back after the claim: the claim went with it. */
 	if (st == DB_OK && *claimed && !in_transaction(f)) {
@@ -650,7 +726,8 @@ claim_limited(struct flow *f, unsigned long lock_seconds, const char *token,
 			return st;
 		f->q->counters.conflicts++;	/* -v reports them */
 		if (st == DB_CONFLICT) {
-			ms = poll_ms() / 4 << (tries < 4 ? tries : 4);
+			ms = (FLOW_POLL_MS + now_ms() % (FLOW_POLL_MS + 1))
+			    / 4 << (tries < 4 ? tries : 4);
 			ts.tv_sec = ms / 1000;
 			ts.tv_nsec = (ms % 1000) * 1000000L;
 			nanosleep(&ts, NULL);
@@ -682,14 +759,16 @@ held_wait(struct flow *f, int64_t *wait_ms, char *err, size_t errlen)
 	struct flow_type *t;
 	uint64_t recovered;
 	size_t i;
-	int any;
 
 	*wait_ms = 0;
 	for (i = 0; st == DB_OK && i < f->ntypes; i++) {
 		t = &f->types[i];
 		if (!t->held || t->paused)
 			continue;
-		if ((st = due(f, t, &any, err, errlen)) != DB_OK || !any)
+		if (!t->due_known && (st = due(f, t, &t->due, err,
+		    errlen)) != DB_OK)
+			break;
+		if (!t->due)	/* nothing to wait for */
 			continue;
 		if (t->limits->concurrency && now_ms() >= f->recover_at) {
 			f->recover_at = now_ms() + FLOW_RECOVER_MS;
@@ -703,6 +782,67 @@ held_wait(struct flow *f, int64_t *wait_ms, char *err, size_t errlen)
 			*wait_ms = t->wait_ms > 0 ? t->wait_ms : 1;
 	}
 	return st;
+}
+
+/* Look before locking: a type found full at its last judgement is
+ * counted again without a lock.  Still full, it is held back without the
+ * claim's transaction (and its control row) being touched: waiting for a
+ * full type costs one read.  *judge is how many limited types are left
+ * for the transaction. */
+static enum db_status
+look(struct flow *f, size_t *judge, char *err, size_t errlen)
+{
+	struct db_arg args[4];
+	struct flow_type *t;
+	enum db_status st = DB_OK;
+	char *cols[2] = { NULL };
+	size_t i;
+	int found;
+
+	*judge = 0;
+	for (i = 0; st == DB_OK && i < f->ntypes; i++) {
+		t = &f->types[i];
+		if (t->limits == NULL || sits_out(t, now_ms()))
+			continue;
+		if (!t->full) {
+			(*judge)++;
+			continue;
+		}
+		if (t->filled) {
+			/* Full by our own claim a moment ago: wait before
+			 * even looking (a job of the run that ends says so
+			 * at once, flow_job_done). */
+			t->filled = 0;
+			t->held = t->looked = t->due_known = t->due = 1;
+			t->wait_ms = poll_ms(t);
+			continue;
+		}
+		args[0] = args[1] = args[2] = args[3] = DB_STR(t->name);
+		st = one(f, F_LOOK, args, 4, cols, 2, &found, err, errlen);
+		if (st == DB_OK && found &&
+		    queue_number(cols[0]) >= t->limits->concurrency) {
+			t->held = t->looked = t->due_known = 1;
+			t->due = number(cols[1]) != 0;
+			t->wait_ms = poll_ms(t);
+		} else if (st == DB_OK) {
+			/* Another run freed a place: look often again. */
+			t->misses = 0;
+			(*judge)++;
+		}
+		db_free_cols(cols, 2);
+	}
+	return st;
+}
+
+void
+flow_job_done(struct flow *f, const char *type)
+{
+	struct flow_type *t = find(f, type);
+
+	/* The place it held is free: the next claim goes for it at once,
+	 * without a look first. */
+	if (t != NULL && t->limits != NULL && t->limits->concurrency)
+		t->full = t->filled = 0;
 }
 
 enum db_status
@@ -723,7 +863,7 @@ flow_claim(struct flow *f, const char *const *types, size_t ntypes,
 	st = nplain > 0 ? read_paused(f, err, errlen) : DB_OK;
 	nplain = 0;
 	for (i = 0; st == DB_OK && i < f->ntypes; i++) {
-		if (f->types[i].paused)
+		if (sits_out(&f->types[i], now_ms()))
 			continue;
 		if (f->types[i].limits != NULL)
 			nlimited++;
@@ -731,34 +871,45 @@ flow_claim(struct flow *f, const char *const *types, size_t ntypes,
 			plain[nplain++] = f->types[i].name;
 	}
 	if (st == DB_OK && nlimited > 0)
+		st = look(f, &nlimited, err, errlen);
+	if (st == DB_OK && nlimited > 0)
 		st = claim_limited(f, lock_seconds, token, job, claimed, err,
 		    errlen);
 	if (st == DB_OK && !*claimed && nplain > 0)
 		st = queue_claim(f->q, plain, nplain, lock_seconds, token, job,
 		    claimed, err, errlen);
-	if (st == DB_OK && !*claimed && nlimited > 0)
+	if (st == DB_OK && !*claimed)
 		st = held_wait(f, wait_ms, err, errlen);
 	free(plain);
 	return st;
 }
 
 int
-flow_wait(int64_t wait_ms, int64_t deadline, int (*stop)(void))
+flow_limited(struct flow *f, const char *const *types, size_t ntypes)
 {
-	int64_t now = now_ms(), until = now + wait_ms, step;
-	struct timespec ts;
+	size_t i;
 
-	if (until > deadline)
-		until = deadline;
-	/* In short steps: a slot thread blocks signals, and must see a
-	 * stop within a tenth of a second however long the rate says. */
-	while ((now = now_ms()) < until && !stop()) {
-		step = until - now < 100 ? until - now : 100;
-		ts.tv_sec = 0;
-		ts.tv_nsec = (long)step * 1000000L;
-		nanosleep(&ts, NULL);
-	}
-	return now_ms() < deadline && !stop();
+	set_types(f, types, ntypes);
+	for (i = 0; i < f->ntypes; i++)
+		if (f->types[i].limits != NULL)
+			return 1;
+	return 0;
+}
+
+enum db_status
+flow_unpaused(struct flow *f, const char *const *types, size_t ntypes,
+    const char **out, size_t *nout, char *err, size_t errlen)
+{
+	enum db_status st;
+	size_t i;
+
+	*nout = 0;
+	set_types(f, types, ntypes);
+	st = read_paused(f, err, errlen);
+	for (i = 0; st == DB_OK && i < f->ntypes; i++)
+		if (!f->types[i].paused)
+			out[(*nout)++] = f->types[i].name;
+	return st;
 }
 
 /* --- operators ------------------------------------------------------------ */
@@ -807,8 +958,9 @@ static enum db_status
 fill_state(struct flow *f, struct flow_state *s, char *err, size_t errlen)
 {
 	const struct cfg_type *t = cfg_find_type(f->cfg, s->type);
-	struct db_arg args[] = { DB_STR(s->type), DB_STR(s->type) };
-	char *col = NULL;
+	struct db_arg args[] = { DB_STR(s->type), DB_STR(s->type),
+	    DB_STR(s->type), DB_STR(s->type) };
+	char *cols[2] = { NULL };
 	enum db_status st;
 	int found;
 
@@ -818,9 +970,9 @@ fill_state(struct flow *f, struct flow_state *s, char *err, size_t errlen)
 		s->period = t->flow.period;
 		s->burst = t->flow.burst;
 	}
-	st = one(f, F_COUNT, args, 2, &col, 1, &found, err, errlen);
-	s->in_use = queue_number(col);
-	free(col);
+	st = one(f, F_LOOK, args, 4, cols, 2, &found, err, errlen);
+	s->in_use = queue_number(cols[0]);
+	db_free_cols(cols, 2);
 	s->full = s->concurrency && s->in_use >= s->concurrency;
 	s->throttled = s->rate && s->tokens < 1;
 	return st;

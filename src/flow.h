@@ -50,9 +50,20 @@ double flow_bucket(const struct cfg_flow *l, double tokens,
  * full (after its start's recovery); 0 for NULL. */
 uint64_t flow_recovered(const struct flow *f);
 
-/* Sleep wait_ms, or until deadline (now_ms()) or stop() says so,
- * whichever is first; 1 when the run may claim again. */
-int flow_wait(int64_t wait_ms, int64_t deadline, int (*stop)(void));
+/* Whether any of the run's types has a cap or a rate: its claims are
+ * flow_claim's transactions, one at a time. */
+int flow_limited(struct flow *f, const char *const *types, size_t ntypes);
+
+/* The run's types that are not paused now, into out (room for ntypes),
+ * *nout of them: what claims of a run without limits may take.  One
+ * read of the control table, outside any transaction. */
+enum db_status flow_unpaused(struct flow *f, const char *const *types,
+                             size_t ntypes, const char **out, size_t *nout,
+                             char *err, size_t errlen);
+
+/* A job of type that a claim of f took has ended (its outcome written):
+ * a place in the type's cap is free. */
+void flow_job_done(struct flow *f, const char *type);
 
 /* jobrun pause / resume: set type's flag for every run on every host. */
 enum db_status flow_set_paused(struct flow *f, const char *type, int paused,

@@ -1180,6 +1180,15 @@ claim_row(struct queue *q, const char *const *types, size_t ntypes,
 	 * file). */
 	start = now_ms();
 	hash = types_hash(types, ntypes);
+	/* A run that claims from two lists of types in turn (flow control:
+	 * the types with room in its transaction, then the plain ones)
+	 * keeps a cursor for each: the other list's waits in the spare. */
+	if (c->types != hash || c->claim != which) {
+		struct queue_cursor other = q->cursor_spare;
+
+		q->cursor_spare = *c;
+		*c = other;
+	}
 	if (c->set && (c->claim != which || c->types != hash ||
 	    start - c->head_ms >= QUEUE_CURSOR_MS || q->spread))
 		c->set = 0;

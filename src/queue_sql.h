@@ -86,6 +86,7 @@ struct queue {
 	int no_retry;		/* a statement meets a conflict once */
 	int spread;		/* a claim has met a conflict in this run */
 	struct queue_cursor cursor;
+	struct queue_cursor cursor_spare;	/* another list of types' */
 	/* A transaction of several statements is open (queue_begin, or
 	 * flow.c's claim transaction): a
 	 * deadlock or a lost connection ends it whole, so no statement in

@@ -108,6 +108,21 @@ struct cycle {
 	pthread_cond_t gather;	/* a request joined pending */
 	unsigned group_conflicts;	/* transactions rolled back by one */
 	struct request *pending, **pending_tail;
+	/* flow control: one slot of the run tries a claim at a time while
+	 * the run's types are held back; the others wait on flow_turn.
+	 * flow_freed counts jobs of capped types the run's slots finished
+	 * (a place in a cap freed): the trying slot, waiting out the hold,
+	 * tries again at once when it moves.  flow_mu guards the three. */
+	pthread_mutex_t flow_mu;
+	pthread_cond_t flow_turn;
+	int flow_trying;
+	uint64_t flow_freed;
+	/* flow control with no cap or rate among the run's types: slots
+	 * share commits as without it, and each group's claims take the
+	 * types not paused when it began (read into claim_types). */
+	int flow_limited;
+	const char **claim_types;
+	size_t nclaim;
 };
 
 /* Take the connection; with try, only if no other slot has it.  -1 when
@@ -591,19 +606,97 @@ claim_once(struct cycle *cy, struct job *job, char *token, size_t tokenlen,
 	return claimed;
 }
 
+/* Wait on cond (CLOCK_MONOTONIC, its mutex held) for at most ms. */
+static void
+cond_wait_ms(pthread_cond_t *cond, pthread_mutex_t *mu, int64_t ms)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += (time_t)(ms / 1000);
+	until.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(cond, mu, &until);
+}
+
+/* Whether a slot waiting for flow control stops waiting: a signal, or
+ * the time budget spent. */
+static int
+flow_wait_over(const struct cycle *cy)
+{
+	return run_stop_requested() || now_ms() >= cy->deadline;
+}
+
+/* The trying slot, held back: wait wait_ms (the budget's end at most),
+ * or less if a slot of the run frees a place in a cap meanwhile.  In
+ * steps of a tenth of a second: slot threads block signals, and must
+ * see a stop that soon.  flow_mu held. */
+static void
+flow_hold(struct cycle *cy, int64_t wait_ms, uint64_t freed)
+{
+	int64_t until = now_ms() + wait_ms, left;
+
+	if (until > cy->deadline)
+		until = cy->deadline;
+	while (cy->flow_freed == freed && !run_stop_requested() &&
+	    (left = until - now_ms()) > 0)
+		cond_wait_ms(&cy->flow_turn, &cy->flow_mu, left < 100 ?
+		    left : 100);
+}
+
 /* flow control hook: a type held back by its cap or rate while it has
- * due jobs is tried again later in the run, not taken for drained. */
+ * due jobs is tried again later in the run, not taken for drained.  One
+ * slot of the run tries at a time and waits out the hold; the others
+ * wait for it.  So a full type costs the server one try per run and per
+ * wait, however many of the run's slots want a job, and a place freed
+ * by the run's own slot is taken again at once. */
 static int
 claim_next(struct cycle *cy, struct job *job, char *token, size_t tokenlen)
 {
 	int64_t wait_ms;
+	uint64_t freed;
 	int claimed;
 
-	while (!(claimed = claim_once(cy, job, token, tokenlen, &wait_ms)) &&
-	    wait_ms > 0 && flow_wait(wait_ms, cy->deadline,
-	    run_stop_requested))
-		;
-	return claimed;
+	if (cy->opts->flow == NULL)
+		return claim_once(cy, job, token, tokenlen, &wait_ms);
+	for (;;) {
+		pthread_mutex_lock(&cy->flow_mu);
+		while (cy->flow_trying && !flow_wait_over(cy))
+			cond_wait_ms(&cy->flow_turn, &cy->flow_mu, 100);
+		if (cy->flow_trying) {
+			pthread_mutex_unlock(&cy->flow_mu);
+			return 0;
+		}
+		cy->flow_trying = 1;
+		freed = cy->flow_freed;
+		pthread_mutex_unlock(&cy->flow_mu);
+		claimed = claim_once(cy, job, token, tokenlen, &wait_ms);
+		pthread_mutex_lock(&cy->flow_mu);
+		if (!claimed && wait_ms > 0)
+			flow_hold(cy, wait_ms, freed);
+		cy->flow_trying = 0;
+		pthread_cond_broadcast(&cy->flow_turn);
+		pthread_mutex_unlock(&cy->flow_mu);
+		if (claimed || wait_ms == 0 || flow_wait_over(cy))
+			return claimed;
+	}
+}
+
+/* flow control hook: a job of a capped type is done, its place free. */
+static void
+flow_place_freed(struct cycle *cy, const struct job *job)
+{
+	const struct cfg_type *type = cfg_find_type(cy->cfg, job->type);
+
+	if (cy->opts->flow == NULL || type == NULL || !type->flow.concurrency)
+		return;
+	pthread_mutex_lock(&cy->flow_mu);
+	cy->flow_freed++;
+	pthread_cond_broadcast(&cy->flow_turn);
+	pthread_mutex_unlock(&cy->flow_mu);
 }
 
 /* Run the handler of a job claimed for slot, into res; returns the
@@ -653,8 +746,11 @@ one_job(struct cycle *cy, size_t slot, struct job *job, const char *token)
 			/* fan-in hook: the outcome is committed. */
 			fanin_after_finish(cy->fanin, job->id);
 		}
+		if (cy->opts->flow != NULL)
+			flow_job_done(cy->opts->flow, job->type);
 		connection_give(cy);
 	}
+	flow_place_freed(cy, job);
 	free(res);
 }
 
@@ -815,7 +911,9 @@ group_claim_bulk(struct cycle *cy, struct request *group, char *err,
 		tokens[n] = r->token;
 		jobs[n++] = r->job;
 	}
-	st = queue_claim_bulk(cy->q, cy->types, cy->ntypes,
+	if (cy->nclaim == 0)
+		return DB_OK;	/* every type paused: claimed one by one */
+	st = queue_claim_bulk(cy->q, cy->claim_types, cy->nclaim,
 	    cy->cfg->run.lock_seconds, tokens, jobs, n, &claimed, err, errlen);
 	/* Jobs read are flagged even when the group failed after all, so
 	 * that group_undo frees them. */
@@ -850,6 +948,18 @@ group_witness(const struct request *group)
  * than one write, but SOLO.  The marks go first: a mark waits for the
  * claims of the slots that got the connection with it, for no running
  * job.  The jobs claimed are read after the commit (group_read). */
+/* The types the group's claims take: the run's, less those paused now
+ * when the control table is there (flow control hook: one read a group,
+ * before its transaction). */
+static enum db_status
+group_types(struct cycle *cy, char *err, size_t errlen)
+{
+	if (cy->opts->flow == NULL || !may_claim(cy))
+		return DB_OK;
+	return flow_unpaused(cy->opts->flow, cy->types, cy->ntypes,
+	    cy->claim_types, &cy->nclaim, err, errlen);
+}
+
 static enum db_status
 group_try(struct cycle *cy, struct request *group, enum group_mode mode,
     int *trx, int *split, char *err, size_t errlen)
@@ -862,6 +972,8 @@ group_try(struct cycle *cy, struct request *group, enum group_mode mode,
 
 	for (r = group; r != NULL; r = r->next)
 		writes += (size_t)(r->h != NULL) + (size_t)may_claim(cy);
+	if ((st = group_types(cy, err, errlen)) != DB_OK)
+		return st;
 	*trx = writes > 1 && mode != SOLO;
 	if (*trx && (st = queue_begin(cy->q, err, errlen)) != DB_OK)
 		return st;
@@ -872,8 +984,12 @@ group_try(struct cycle *cy, struct request *group, enum group_mode mode,
 	    r = r->next) {
 		if (r->claimed)
 			continue;
+		if (cy->nclaim == 0) {	/* every type paused */
+			cy->drained = 1;
+			break;
+		}
 		new_token(cy, r);
-		st = queue_claim_id(cy->q, cy->types, cy->ntypes,
+		st = queue_claim_id(cy->q, cy->claim_types, cy->nclaim,
 		    cy->cfg->run.lock_seconds, r->token, &id, err, errlen);
 		if (st == DB_OK && id == 0)
 			cy->drained = 1;
@@ -1109,13 +1225,14 @@ run_slot(struct cycle *cy, size_t slot)
 	}
 }
 
-/* A slot of the run: alone, or with flow control (whose claims are
- * transactions of their own, judged type by type), each claim and each
- * outcome its own statement; else shared commits with the other slots. */
+/* A slot of the run: alone, or with a cap or rate among the run's types
+ * (whose claims are transactions of their own, judged type by type),
+ * each claim and each outcome its own statement; else shared commits
+ * with the other slots. */
 static void
 run_any_slot(struct cycle *cy, size_t slot)
 {
-	if (cy->opts->jobs <= 1 || cy->opts->flow != NULL)
+	if (cy->opts->jobs <= 1 || cy->flow_limited)
 		run_slot(cy, slot);
 	else
 		run_slot_grouped(cy, slot);
@@ -1254,8 +1371,15 @@ run_cycle(const struct cfg *cfg, struct db *db, struct queue *q,
 	pthread_condattr_init(&cattr);
 	pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC);
 	pthread_cond_init(&cy->gather, &cattr);
+	pthread_mutex_init(&cy->flow_mu, NULL);
+	pthread_cond_init(&cy->flow_turn, &cattr);
 	pthread_condattr_destroy(&cattr);
 	cy->pending_tail = &cy->pending;
+	cy->claim_types = xcalloc(ntypes, sizeof *cy->claim_types);
+	cy->nclaim = ntypes;
+	memcpy(cy->claim_types, types, ntypes * sizeof *types);
+	cy->flow_limited = opts->flow != NULL &&
+	    flow_limited(opts->flow, types, ntypes);
 	make_token_prefix(cy->prefix, sizeof cy->prefix);
 	warn_types(cfg, types, ntypes, lg);
 	collect_secrets(cfg, &cy->secrets);
@@ -1296,6 +1420,9 @@ run_cycle(const struct cfg *cfg, struct db *db, struct queue *q,
 	pthread_mutex_destroy(&cy->mu);
 	pthread_mutex_destroy(&cy->pending_mu);
 	pthread_cond_destroy(&cy->gather);
+	pthread_mutex_destroy(&cy->flow_mu);
+	pthread_cond_destroy(&cy->flow_turn);
+	free(cy->claim_types);
 	free(types);
 	secrets_free(&cy->secrets);
 	fanin_close(&fanin);
