@@ -40,9 +40,10 @@
  * and runners wait.  A type found full at its last claim is looked at
  * first, without a lock (F_LOOK, one read): only when it shows room is
  * the transaction started.  The looks back off (FLOW_POLL_MS, doubled
- * for each look in a row that found the type full), and in a run one
- * slot looks while the others wait for it; a job of the run that ends
- * wakes it at once, so the place it freed is taken again (runner.c).
+ * for each look that found the type full), and in a run one slot looks
+ * while the others wait for it; the slot whose job of the type ended
+ * claims again at once, without a look: the place it freed is taken
+ * again (flow_job_done, runner.c).
  *
  * A job in processing whose lock expired still holds its slot: its runner
  * may only be slow, and the cap must hold.  Recovery gives the slot back;
@@ -67,8 +68,8 @@
 
 /* A full type is looked at again after this long (ms, plus up to as
  * much again at random, so runners do not look in step), doubled for
- * each look in a row that found it full, up to FLOW_POLL_MAX_SHIFT
- * doublings: a run's own finished jobs wake it sooner (runner.c). */
+ * each look that found it full, up to FLOW_POLL_MAX_SHIFT doublings:
+ * the places the run's own jobs free it claims again at once. */
 #define FLOW_POLL_MS 20
 #define FLOW_POLL_MAX_SHIFT 4
 /* A limited type whose claim found no due job is not claimed again for
@@ -509,8 +510,8 @@ flow_bucket(const struct cfg_flow *l, double tokens, double refilled_at,
 
 /* How long a full type waits before it is looked at again: FLOW_POLL_MS
  * doubled for each time it was found full since a look last found a
- * place that another run freed (the places this run frees wake it
- * anyway), plus as much again at random. */
+ * place that another run freed (the places this run frees it claims
+ * again at once), plus as much again at random. */
 static int64_t
 poll_ms(struct flow_type *t)
 {

@@ -110,13 +110,10 @@ struct cycle {
 	struct request *pending, **pending_tail;
 	/* flow control: one slot of the run tries a claim at a time while
 	 * the run's types are held back; the others wait on flow_turn.
-	 * flow_freed counts jobs of capped types the run's slots finished
-	 * (a place in a cap freed): the trying slot, waiting out the hold,
-	 * tries again at once when it moves.  flow_mu guards the three. */
+	 * flow_mu guards flow_trying. */
 	pthread_mutex_t flow_mu;
 	pthread_cond_t flow_turn;
 	int flow_trying;
-	uint64_t flow_freed;
 	/* flow control with no cap or rate among the run's types: slots
 	 * share commits as without it, and each group's claims take the
 	 * types not paused when it began (read into claim_types). */
@@ -630,19 +627,18 @@ flow_wait_over(const struct cycle *cy)
 	return run_stop_requested() || now_ms() >= cy->deadline;
 }
 
-/* The trying slot, held back: wait wait_ms (the budget's end at most),
- * or less if a slot of the run frees a place in a cap meanwhile.  In
- * steps of a tenth of a second: slot threads block signals, and must
- * see a stop that soon.  flow_mu held. */
+/* The trying slot, held back: wait wait_ms (the budget's end at most).
+ * In steps of a tenth of a second: slot threads block signals, and must
+ * see a stop that soon.  flow_mu held but while it waits, so that no
+ * other slot takes the turn meanwhile. */
 static void
-flow_hold(struct cycle *cy, int64_t wait_ms, uint64_t freed)
+flow_hold(struct cycle *cy, int64_t wait_ms)
 {
 	int64_t until = now_ms() + wait_ms, left;
 
 	if (until > cy->deadline)
 		until = cy->deadline;
-	while (cy->flow_freed == freed && !run_stop_requested() &&
-	    (left = until - now_ms()) > 0)
+	while (!run_stop_requested() && (left = until - now_ms()) > 0)
 		cond_wait_ms(&cy->flow_turn, &cy->flow_mu, left < 100 ?
 		    left : 100);
 }
@@ -651,17 +647,24 @@ flow_hold(struct cycle *cy, int64_t wait_ms, uint64_t freed)
  * due jobs is tried again later in the run, not taken for drained.  One
  * slot of the run tries at a time and waits out the hold; the others
  * wait for it.  So a full type costs the server one try per run and per
- * wait, however many of the run's slots want a job, and a place freed
- * by the run's own slot is taken again at once. */
+ * wait, however many of the run's slots want a job.  A slot that has
+ * just finished a job (after_job) tries once at once, out of turn: the
+ * place its job held is free, and it takes it again itself, with no
+ * other thread to wake. */
 static int
-claim_next(struct cycle *cy, struct job *job, char *token, size_t tokenlen)
+claim_next(struct cycle *cy, struct job *job, char *token, size_t tokenlen,
+    int after_job)
 {
 	int64_t wait_ms;
-	uint64_t freed;
 	int claimed;
 
 	if (cy->opts->flow == NULL)
 		return claim_once(cy, job, token, tokenlen, &wait_ms);
+	if (after_job) {
+		claimed = claim_once(cy, job, token, tokenlen, &wait_ms);
+		if (claimed || wait_ms == 0 || flow_wait_over(cy))
+			return claimed;
+	}
 	for (;;) {
 		pthread_mutex_lock(&cy->flow_mu);
 		while (cy->flow_trying && !flow_wait_over(cy))
@@ -671,32 +674,17 @@ claim_next(struct cycle *cy, struct job *job, char *token, size_t tokenlen)
 			return 0;
 		}
 		cy->flow_trying = 1;
-		freed = cy->flow_freed;
 		pthread_mutex_unlock(&cy->flow_mu);
 		claimed = claim_once(cy, job, token, tokenlen, &wait_ms);
 		pthread_mutex_lock(&cy->flow_mu);
 		if (!claimed && wait_ms > 0)
-			flow_hold(cy, wait_ms, freed);
+			flow_hold(cy, wait_ms);
 		cy->flow_trying = 0;
 		pthread_cond_broadcast(&cy->flow_turn);
 		pthread_mutex_unlock(&cy->flow_mu);
 		if (claimed || wait_ms == 0 || flow_wait_over(cy))
 			return claimed;
 	}
-}
-
-/* flow control hook: a job of a capped type is done, its place free. */
-static void
-flow_place_freed(struct cycle *cy, const struct job *job)
-{
-	const struct cfg_type *type = cfg_find_type(cy->cfg, job->type);
-
-	if (cy->opts->flow == NULL || type == NULL || !type->flow.concurrency)
-		return;
-	pthread_mutex_lock(&cy->flow_mu);
-	cy->flow_freed++;
-	pthread_cond_broadcast(&cy->flow_turn);
-	pthread_mutex_unlock(&cy->flow_mu);
 }
 
 /* Run the handler of a job claimed for slot, into res; returns the
@@ -750,7 +738,6 @@ one_job(struct cycle *cy, size_t slot, struct job *job, const char *token)
 			flow_job_done(cy->opts->flow, job->type);
 		connection_give(cy);
 	}
-	flow_place_freed(cy, job);
 	free(res);
 }
 
@@ -1216,12 +1203,15 @@ run_slot(struct cycle *cy, size_t slot)
 	char token[QUEUE_TOKEN_MAX + 1];
 	struct job job;
 
+	int after_job = 0;
+
 	for (;;) {
 		memset(&job, 0, sizeof job);
-		if (!claim_next(cy, &job, token, sizeof token))
+		if (!claim_next(cy, &job, token, sizeof token, after_job))
 			break;
 		one_job(cy, slot, &job, token);
 		queue_job_free(&job);
+		after_job = 1;
 	}
 }
 
