@@ -12,7 +12,7 @@
 # themselves are due by the server's own clock.
 . "${0%/*}/lib.sh"
 
-plan 58
+plan 60
 
 use_own_server
 setup_db
@@ -159,6 +159,39 @@ EOF
 run at $((s0 + 31 * 60))
 is "$(keys five)" "five@2026-12-01T10:55,five@2026-12-01T11:00,five@2026-12-01T11:10,five@2026-12-01T11:15,five@2026-12-01T11:30" \
     "without catch_up, only the latest of three missed slots runs"
+
+# --- a 3-hour outage, four runners back at once ------------------------------
+
+# catch_up = 1h: of the 18 slots of every 10 minutes the outage missed,
+# the six in the last hour are enqueued, once, whichever of the four
+# runners started together gets each.
+write_config <<EOF
+[type.tick]
+handler = noop
+[schedule.outage]
+type = tick
+cron = */10 * * * *
+catch_up = 1h
+EOF
+o0=$(epoch '2026-12-01 12:00:00')
+run at $((o0 + 30))
+is "$(keys outage)" "outage@2026-12-01T11:10,outage@2026-12-01T11:20,outage@2026-12-01T11:30,outage@2026-12-01T11:40,outage@2026-12-01T11:50,outage@2026-12-01T12:00" \
+    "first seen at 12:00:30 with catch_up 1h: the six slots of the hour before"
+sql "DELETE FROM polling_jobs WHERE business_key LIKE 'outage@%'"
+pids=()
+for r in 1 2 3 4; do
+	JOBRUN_TEST_NOW=$((o0 + 3 * 3600 + 30)) jobrun_bg >/dev/null \
+	    2>>"$T/outage.err"
+	pids+=("$bg")
+done
+failed=0
+for p in "${pids[@]}"; do
+	wait "$p" || failed=$((failed + 1))
+done
+is "$failed/$(keys outage)" "0/outage@2026-12-01T14:10,outage@2026-12-01T14:20,outage@2026-12-01T14:30,outage@2026-12-01T14:40,outage@2026-12-01T14:50,outage@2026-12-01T15:00" \
+    "after 3 hours down, four runners at 15:00:30 enqueue exactly the six slots of the last hour, each once"
+sql "DELETE FROM polling_jobs WHERE business_key LIKE 'outage@%';
+     DELETE FROM jobrun_schedules WHERE name = 'outage'"
 
 # --- purge between runs ------------------------------------------------------
 
