@@ -1,0 +1,137 @@
+#!/bin/bash
+# Runners whose own clocks are an hour off, one ahead and one behind (a
+# failure other job runners' users reported: jobs run early, or twice,
+# by a host with a wrong clock).  jobrun decides every time by the
+# database's clock: the two drain 40 jobs together, each exactly once;
+# a job due in 30 minutes is not run; a schedule's slots are the
+# server's, not the hour ahead's.  The clocks are shifted by an
+# LD_PRELOAD shim over clock_gettime, time and gettimeofday (as
+# faketime does); -v's timestamps show the shift took.
+. "${0%/*}/lib.sh"
+
+plan 7
+setup_db
+# The handlers inherit LD_PRELOAD: a ThreadSanitizer runtime in sh dies.
+if under_valgrind || [[ $JOBRUN = */tsan/* ]]; then
+	skip 7 "an LD_PRELOAD shim under valgrind or ThreadSanitizer"
+	exit 0
+fi
+mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" \
+    <"$TOP/sql/004_schedules.sql" || bail_out "cannot load sql/004"
+cat >"$T/shim.c" <<'EOF2'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <sys/time.h>
+#include <time.h>
+
+/* The wall clock CLOCK_SHIFT seconds off; the other clocks as they are. */
+int
+clock_gettime(clockid_t id, struct timespec *ts)
+{
+	static int (*real)(clockid_t, struct timespec *);
+	const char *shift = getenv("CLOCK_SHIFT");
+	int rc;
+
+	if (real == NULL)
+		*(void **)&real = dlsym(RTLD_NEXT, "clock_gettime");
+	rc = real(id, ts);
+	if (rc == 0 && shift != NULL &&
+	    (id == CLOCK_REALTIME || id == CLOCK_REALTIME_COARSE))
+		ts->tv_sec += atol(shift);
+	return rc;
+}
+
+time_t
+time(time_t *t)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (t != NULL)
+		*t = ts.tv_sec;
+	return ts.tv_sec;
+}
+
+int
+gettimeofday(struct timeval *tv, void *tz)
+{
+	struct timespec ts;
+
+	(void)tz;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (tv != NULL) {
+		tv->tv_sec = ts.tv_sec;
+		tv->tv_usec = ts.tv_nsec / 1000;
+	}
+	return 0;
+}
+EOF2
+"${CC:-cc}" -shared -fPIC -o "$T/shim.so" "$T/shim.c" -ldl ||
+    bail_out "cannot build the clock shim"
+case $JOBRUN in
+*/asan/*) preload=$("${CC:-cc}" -print-file-name=libasan.so):$T/shim.so ;;
+*) preload=$T/shim.so ;;
+esac
+# skewed NAME SECONDS: $T/NAME runs jobrun with its clock SECONDS off (the
+# shim for jobrun alone, not for the test's own pgrep and sleep)
+skewed() {
+	printf '#!/bin/sh\nLD_PRELOAD=%s CLOCK_SHIFT=%s exec %s "$@"\n' \
+	    "$preload" "$2" "$JOBRUN" >"$T/$1"
+	chmod +x "$T/$1"
+}
+skewed ahead 3600
+skewed behind -3600
+
+write_config <<EOF2
+[run]
+batch_size = 1000
+
+[type.work]
+handler = exec
+command = $HANDLERS/append-id $T/ran
+
+[type.tick]
+handler = noop
+
+[schedule.tick]
+type = tick
+cron = * * * * *
+EOF2
+sql "INSERT INTO polling_jobs (business_key, type, next_run_at, created_at,
+        updated_at)
+     SELECT CONCAT('w', seq), 'work', NOW(), NOW(), NOW() FROM seq_1_to_40;
+     INSERT INTO polling_jobs (business_key, type, next_run_at, created_at,
+        updated_at)
+     VALUES ('later', 'work', NOW() + INTERVAL 30 MINUTE, NOW(), NOW())"
+
+JOBRUN=$T/ahead jobrun_bg --jobs=2 -v >/dev/null 2>"$T/ahead.err"
+ahead=$bg
+JOBRUN=$T/behind jobrun_bg --jobs=2 -v >/dev/null 2>"$T/behind.err"
+behind=$bg
+wait "$ahead"; rc_ahead=$?
+wait "$behind"; rc_behind=$?
+is "$rc_ahead/$rc_behind" 0/0 "runners an hour ahead and an hour behind both exit 0"
+
+# -v's first timestamp against the server's clock, in hours
+skew() {
+	local ts
+	ts=$(sed -n 's/^ts=\([^ ]*\) .*/\1/p' "$1" | head -n 1)
+	python3 -c 'import sys, datetime
+t = datetime.datetime.strptime(sys.argv[1], "%Y-%m-%dT%H:%M:%SZ")
+print(round((t.timestamp() - float(sys.argv[2])) / 3600 + 0.0, 0))' \
+	    "${ts:-1970-01-01T00:00:00Z}" "$(sql "SELECT UNIX_TIMESTAMP()")"
+}
+is "$(skew "$T/ahead.err")/$(skew "$T/behind.err")" "1.0/-1.0" \
+    "their own clocks were an hour ahead and an hour behind (-v's timestamps)"
+is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE type = 'work' AND status = 'success' AND attempts = 1")" 40 \
+    "the 40 due jobs succeeded, each at its first attempt"
+is "$(sort "$T/ran" | uniq -d | wc -l)/$(wc -l <"$T/ran")" 0/40 \
+    "each handler ran once between the two"
+is "$(sql "SELECT status, attempts FROM polling_jobs WHERE business_key = 'later'")" \
+    "pending	0" "the job due in 30 minutes was not run early by the runner an hour ahead"
+is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE type = 'tick'")" 0 \
+    "a schedule first seen enqueues no slot, neither the hour ahead's"
+is "$(sql "SELECT last_slot_utc <= UTC_TIMESTAMP() FROM jobrun_schedules
+           WHERE name = 'tick'")" 1 \
+    "the schedule's last slot is the server's minute, not one an hour ahead"
