@@ -196,8 +196,13 @@ unit: $(UNIT_BIN)
 integration: jobrun
 	test/run -j2
 
+# Leaks are the valgrind pass's to find, in every run of the suite: here
+# LeakSanitizer's tracer itself crashed now and then at exit on this
+# kernel ("Tracer caught signal 11", test 48, in two of the ASan passes
+# run for issue 31: LSan's own crash, with no leak reported), which
+# failed a run that had no error of jobrun's.
 integration-asan: build/asan/jobrun
-	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	  JOBRUN_TEST_DEB= JOBRUN=$(CURDIR)/build/asan/jobrun test/run -j2
 
 # The tests that drive several threads at once, with jobrun built with
