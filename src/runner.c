@@ -114,6 +114,7 @@ struct cycle {
 	pthread_mutex_t flow_mu;
 	pthread_cond_t flow_turn;
 	int flow_trying;
+	unsigned claim_conflicts;	/* claims given up on a deadlock, in a row */
 	/* flow control with no cap or rate among the run's types: slots
 	 * share commits as without it, and each group's claims take the
 	 * types not paused when it began (read into claim_types). */
@@ -566,6 +567,17 @@ claim_one(struct cycle *cy, struct job *job, char *token, size_t tokenlen,
 	return st;
 }
 
+/* How long to wait after the claim gave up on a deadlock for the nth
+ * time running: 100 ms doubled each time, at most 1.6 s, and up to a
+ * tenth more at random so that two runners do not come back in step. */
+static int64_t
+conflict_wait_ms(unsigned n)
+{
+	int64_t ms = (int64_t)100 << (n < 4 ? n : 4);
+
+	return ms + now_ms() % (ms / 10 + 1);
+}
+
 /* Claim the run's next job for a slot: 1 with job and token filled in,
  * 0 when the run claims no more (its budget spent, a signal, nothing
  * due, a database error) or, with *wait_ms > 0, none now (flow control
@@ -595,12 +607,42 @@ claim_once(struct cycle *cy, struct job *job, char *token, size_t tokenlen,
 	} else if (cy->opts->flow == NULL)
 		st = claim_one(cy, job, token, tokenlen, &claimed, err,
 		    sizeof err);
+	if (st == DB_CONFLICT && now_ms() < cy->deadline) {
+		/* Another program's transactions on the table deadlocked
+		 * the claim QUEUE_CLAIM_RETRIES times running: outlast it
+		 * within the run's budget, backing off longer each time,
+		 * rather than hand the jobs to the next run. */
+		*wait_ms = conflict_wait_ms(cy->claim_conflicts++);
+		log_msg(cy->lg, LV_INFO, "%s; claiming again in %lld ms", err,
+		    (long long)*wait_ms);
+		st = DB_OK;
+	} else if (st == DB_OK)
+		cy->claim_conflicts = 0;
 	if (st != DB_OK)
 		run_failed(cy, st, err);
 	else
 		cy->ext_retry_at = 0;
 	connection_give(cy);
 	return claimed;
+}
+
+/* Sleep ms, or until a stop or the end of the budget, in steps of a
+ * tenth of a second (slot threads block signals). */
+static void
+pause_claims(const struct cycle *cy, int64_t ms)
+{
+	int64_t until = now_ms() + ms, left;
+	struct timespec ts;
+
+	if (until > cy->deadline)
+		until = cy->deadline;
+	while (!run_stop_requested() && (left = until - now_ms()) > 0) {
+		if (left > 100)
+			left = 100;
+		ts.tv_sec = 0;
+		ts.tv_nsec = (long)left * 1000000L;
+		nanosleep(&ts, NULL);
+	}
 }
 
 /* Wait on cond (CLOCK_MONOTONIC, its mutex held) for at most ms. */
@@ -658,8 +700,12 @@ claim_next(struct cycle *cy, struct job *job, char *token, size_t tokenlen,
 	int64_t wait_ms;
 	int claimed;
 
-	if (cy->opts->flow == NULL)
-		return claim_once(cy, job, token, tokenlen, &wait_ms);
+	if (cy->opts->flow == NULL) {
+		while (!(claimed = claim_once(cy, job, token, tokenlen,
+		    &wait_ms)) && wait_ms > 0 && !flow_wait_over(cy))
+			pause_claims(cy, wait_ms);
+		return claimed;
+	}
 	if (after_job) {
 		claimed = claim_once(cy, job, token, tokenlen, &wait_ms);
 		if (claimed || wait_ms == 0 || flow_wait_over(cy))
