@@ -32,7 +32,8 @@
  * an orders table the benchmark does not have.
  *
  * Environment: BENCH_SOCKET (unix socket), BENCH_DB (database), optional
- * BENCH_TABLE (polling_jobs).
+ * BENCH_TABLE (polling_jobs), and BENCH_CLAIMS: a file to which the id of
+ * each job claimed is appended (test/39-busy-neighbour.t).
  */
 
 declare(strict_types=1);
@@ -188,6 +189,11 @@ function run(PollingJobService $service, array $config): array
 
         if (!$job) {
             break;
+        }
+        if (getenv('BENCH_CLAIMS')) {
+            /* test 39 counts every program's claims of each job */
+            file_put_contents(getenv('BENCH_CLAIMS'), $job['id'] . "\n",
+                FILE_APPEND | LOCK_EX);
         }
 
         try {
