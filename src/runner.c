@@ -366,7 +366,10 @@ handle(const struct cfg_type *type, struct in_hand *h, struct result *res)
 	if (!payload_ok(h->job, res))
 		return;
 	type->kind->run(type->handler, h->job, &watch, res);
-	if (h->lost)
+	/* A handler that had already exited 0 when the lock was found lost
+	 * keeps its success: the write is refused by the token, and the log
+	 * says what was not recorded. */
+	if (h->lost && res->outcome != OUTCOME_SUCCESS)
 		res->outcome = OUTCOME_ABANDONED;
 }
 

@@ -12,6 +12,7 @@ setup_db
 cat >"$T/work" <<EOF2
 #!/bin/sh
 echo "\$JOB_ATTEMPT" >>"$T/ran"
+echo \$\$ >"$T/pid.\$JOB_ATTEMPT"
 : >"$T/started.\$JOB_ATTEMPT"
 while [ ! -e "$T/go" ]; do sleep 0.05; done
 EOF2
@@ -45,6 +46,12 @@ run jobrun
 is "$rc" 0 "runner B recovers the stopped runner's job and runs it: exit 0"
 is "$(sql "SELECT status, attempts FROM polling_jobs WHERE business_key = 'stop:1'")" \
     "success	2" "the job succeeded at attempt 2, B's"
+# A's handler has exited (a zombie until stopped A reaps it): woken, A
+# finds a finished handler, not one to stop.
+handler_exited() {
+	[ "$(awk '{ print $3 }' "/proc/$(cat "$T/pid.1")/stat" 2>/dev/null)" = Z ]
+}
+wait_for 30 handler_exited || bail_out "runner A's handler did not exit"
 kill -CONT "$a_pid"
 wait "$a"
 is "$?" 1 "runner A, woken, exits 1: its job was lost"
