@@ -326,7 +326,7 @@ check_schedules(struct ctx *c, struct report *r)
 	if (c->cfg.nschedules == 0)
 		return;
 	v = xcalloc(c->cfg.nschedules, sizeof *v);
-	st = sched_view(&c->cfg, &c->db, c->q, v, err,
+	st = sched_view(&c->cfg, c->q, v, err,
 	    sizeof err);
 	if (st == DB_OK)
 		note(r, OK, NULL, "%zu schedule(s): table " SCHED_TABLE
@@ -347,7 +347,7 @@ check_fan_in(struct ctx *c, struct report *r)
 	char err[1024];
 	size_t n = 0;
 
-	fanin_open(&fi, &c->db, c->q, &c->lg);
+	fanin_open(&fi, c->q, &c->lg);
 	if (fanin_list(&fi, &v, &n, err, sizeof err) != DB_OK)
 		note(r, PROBLEM, "apply sql/006_fan_in.sql", "%s", err);
 	else if (fi.active)

@@ -183,7 +183,7 @@ write_metrics(struct ctx *c, const struct run_stats *stats, int status,
 
 	if (path == NULL)
 		return;
-	fanin_open(&fi, &c->db, c->q, &c->lg);
+	fanin_open(&fi, c->q, &c->lg);
 	if (db_ok && fanin_list(&fi, (struct fanin_view **)&extra.fanin,
 	    &extra.nfanin, err, sizeof err) != DB_OK)
 		log_msg(&c->lg, LV_WARN, "metrics without the fan-ins: %s",
@@ -191,7 +191,7 @@ write_metrics(struct ctx *c, const struct run_stats *stats, int status,
 	extra.fanin_active = fi.active;
 	if (db_ok && c->cfg.nschedules > 0) {
 		sched = xcalloc(c->cfg.nschedules, sizeof *sched);
-		if (sched_view(&c->cfg, &c->db, c->q, sched, err,
+		if (sched_view(&c->cfg, c->q, sched, err,
 		    sizeof err) != DB_OK) {
 			log_msg(&c->lg, LV_WARN, "metrics without the "
 			    "schedules: %s", err);

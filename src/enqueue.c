@@ -249,7 +249,7 @@ start_fan_in(struct ctx *c, struct fanout *f, char *err, size_t errlen)
 	json_t *doc;
 	enum db_status st;
 
-	fanin_open(&f->fi, &c->db, c->q, &c->lg);
+	fanin_open(&f->fi, c->q, &c->lg);
 	if (c->cli.then_type == NULL)
 		return DB_OK;
 	snprintf(key, sizeof key, "%s:then", c->cli.key_prefix);

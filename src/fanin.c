@@ -36,11 +36,8 @@
 #include "util.h"
 
 #define FANIN_RETRIES 5
-/* The sweep's lock wait, the session's before put back after. */
-#define FANIN_LOCK_WAIT "SET @jobrun_lock_wait = @@innodb_lock_wait_timeout," \
-	" innodb_lock_wait_timeout = 5"
-#define FANIN_LOCK_WAIT_END \
-	"SET innodb_lock_wait_timeout = @jobrun_lock_wait"
+/* The sweep's lock wait (s), the session's before put back after. */
+#define FANIN_LOCK_WAIT 5
 
 static const char *const texts[FI_COUNT_STMTS] = {
 	/* Prepared, never run: the tables exist. */
@@ -122,7 +119,7 @@ static const char *const tables[FI_COUNT_STMTS] = {
 	[FI_PROBE] = FANIN_JOBS_TABLE " and " FANIN_TABLE,
 	[FI_MEMBER_OF] = FANIN_JOBS_TABLE,
 	[FI_LOCK] = FANIN_TABLE,
-	[FI_JOB_STATUS] = SQLSET_JOBS,
+	[FI_JOB_STATUS] = QUEUE_JOBS_TABLE,
 	[FI_SET_OUTCOME] = FANIN_JOBS_TABLE,
 	[FI_COUNT] = FANIN_TABLE,
 	[FI_FIRE] = FANIN_TABLE,
@@ -137,19 +134,20 @@ static const char *const tables[FI_COUNT_STMTS] = {
 };
 
 void
-fanin_open(struct fanin *fi, struct db *db, struct queue *q,
-    const struct log *lg)
+fanin_open(struct fanin *fi, struct queue *q, const struct log *lg)
 {
 	memset(fi, 0, sizeof *fi);
-	sqlset_open(&fi->set, db, q, texts, purposes, tables,
-	    FI_COUNT_STMTS);
+	fi->q = q;
+	fi->set = queue_stmts_open(q, texts, purposes, tables,
+	    FI_COUNT_STMTS, NULL);
 	fi->lg = lg;
 }
 
 void
 fanin_close(struct fanin *fi)
 {
-	sqlset_close(&fi->set);
+	queue_stmts_close(fi->set);
+	fi->set = NULL;
 }
 
 static enum db_status
@@ -159,19 +157,22 @@ fail_with(enum db_status st, char *err, size_t errlen, const char *cause)
 	return st;
 }
 
+/* Run statement w; with ncols, read its one row into cols. */
 static enum db_status
 run(struct fanin *fi, enum fanin_stmt w, const struct db_arg *args,
     unsigned nargs, char **cols, unsigned ncols, int *found, char *err,
     size_t errlen)
 {
-	return sqlset_run(&fi->set, w, args, nargs, cols, ncols, found, err,
-	    errlen);
+	if (ncols == 0)
+		return queue_stmts_run(fi->set, w, args, nargs, err, errlen);
+	return queue_stmts_one(fi->set, w, args, nargs, cols, ncols, found,
+	    err, errlen);
 }
 
 static uint64_t
 changed(const struct fanin *fi, enum fanin_stmt w)
 {
-	return sqlset_changed(&fi->set, w);
+	return queue_stmts_changed(fi->set, w);
 }
 
 static uint64_t
@@ -207,7 +208,7 @@ fire(struct fanin *fi, uint64_t id, char **cols, int *fired, char *err,
 		st = fail_with(DB_BAD_INPUT, err, errlen, "the fan-in's "
 		    "payload is not a JSON object");
 	if (st == DB_OK)
-		st = queue_enqueue(fi->set.q, cols[L_TYPE], cols[L_KEY],
+		st = queue_enqueue(fi->q, cols[L_TYPE], cols[L_KEY],
 		    payload, strlen(payload), &when, 0, &job, &created,
 		    &status, err, errlen);
 	if (st == DB_OK) {
@@ -229,34 +230,39 @@ complete(char **cols)
 	    number(cols[L_TOTAL]);
 }
 
-/* One transaction: body, then COMMIT, or ROLLBACK and again after a
- * deadlock or lock wait. */
+/* A transaction of this file: body(fi, a, b, fired). */
+struct fanin_trx {
+	struct fanin *fi;
+	enum db_status (*body)(struct fanin *, uint64_t, uint64_t, int *,
+	    char *, size_t);
+	uint64_t a, b;
+	int *fired;
+};
+
+static enum db_status
+fanin_trx_body(void *arg, struct queue_witness *w, char *err, size_t errlen)
+{
+	struct fanin_trx *t = arg;
+
+	(void)w;	/* idempotent: each write is conditional */
+	*t->fired = 0;
+	return t->body(t->fi, t->a, t->b, t->fired, err, errlen);
+}
+
+/* One transaction, in the queue's helper: run again whole after a
+ * deadlock, a lost connection or a lost COMMIT (each write changes only
+ * what is still to change, so twice is once); a lock wait that timed
+ * out is another runner holding the fan-in for as long: not again. */
 static enum db_status
 in_transaction(struct fanin *fi, enum db_status (*body)(struct fanin *,
     uint64_t, uint64_t, int *, char *, size_t), uint64_t a, uint64_t b,
     int *fired, char *err, size_t errlen)
 {
-	enum db_status st = DB_CONFLICT;
-	int tries;
+	struct fanin_trx arg = { fi, body, a, b, fired };
+	struct queue_trx t = { fanin_trx_body, NULL, NULL, &arg,
+	    FANIN_RETRIES, 1, 0 };
 
-	/* A deadlock rolled the whole transaction back: run it again.  A
-	 * lock wait that timed out is another runner holding the fan-in
-	 * for as long: not again. */
-	for (tries = 0; st == DB_CONFLICT && tries < FANIN_RETRIES &&
-	    (tries == 0 || fi->set.db->last_errno != ER_LOCK_WAIT_TIMEOUT);
-	    tries++) {
-		*fired = 0;
-		/* queue_begin: no statement of the queue's is run again on
-		 * its own inside the transaction. */
-		st = queue_begin(fi->set.q, err, errlen);
-		if (st == DB_OK)
-			st = body(fi, a, b, fired, err, errlen);
-		if (st == DB_OK)
-			st = queue_commit(fi->set.q, err, errlen);
-		if (st != DB_OK)
-			queue_rollback(fi->set.q);
-	}
-	return st;
+	return queue_trx(fi->q, &t, err, errlen);
 }
 
 /* The hook's transaction for job in fan-in id. */
@@ -417,14 +423,9 @@ probe(struct fanin *fi, char *err, size_t errlen)
 {
 	enum db_status st;
 
-	if (fi->set.stmt[FI_PROBE] == NULL)
-		st = sqlset_prepare(&fi->set, texts[FI_PROBE],
-		    purposes[FI_PROBE], tables[FI_PROBE],
-		    &fi->set.stmt[FI_PROBE], err, errlen);
-	else
-		st = DB_OK;
+	st = queue_stmts_prepare(fi->set, FI_PROBE, err, errlen);
 	fi->active = st == DB_OK;
-	if (st == DB_SCHEMA && fi->set.db->last_errno == ER_NO_SUCH_TABLE)
+	if (st == DB_SCHEMA && queue_last_errno(fi->q) == ER_NO_SUCH_TABLE)
 		return DB_OK;
 	return st;
 }
@@ -432,7 +433,7 @@ probe(struct fanin *fi, char *err, size_t errlen)
 enum db_status
 fanin_sweep(struct fanin *fi, char *err, size_t errlen)
 {
-	struct db_arg args[2] = { DB_STR(queue_name(fi->set.q)),
+	struct db_arg args[2] = { DB_STR(queue_name(fi->q)),
 	    DB_NUM(FANIN_SWEEP_LEFT) };
 	uint64_t *ids = NULL;
 	size_t n = 0, i;
@@ -443,8 +444,8 @@ fanin_sweep(struct fanin *fi, char *err, size_t errlen)
 	if ((st = probe(fi, err, errlen)) != DB_OK || !fi->active)
 		return st;
 	st = run(fi, FI_OPEN, args, 2, NULL, 0, NULL, cause, sizeof cause);
-	while (st == DB_OK && (rc = sqlset_fetch(&fi->set, FI_OPEN, &col, 1,
-	    cause, sizeof cause)) != 0) {
+	while (st == DB_OK && (rc = queue_stmts_fetch(fi->set, FI_OPEN, &col,
+	    1, cause, sizeof cause)) != 0) {
 		if (rc < 0) {
 			st = DB_ERROR;
 			break;
@@ -458,7 +459,7 @@ fanin_sweep(struct fanin *fi, char *err, size_t errlen)
 	 * (a stalled runner must not hold up every run's start); the next
 	 * run settles it. */
 	if (st == DB_OK && n > 0)
-		st = sqlset_plain(&fi->set, FANIN_LOCK_WAIT, cause,
+		st = queue_lock_wait(fi->q, FANIN_LOCK_WAIT, cause,
 		    sizeof cause);
 	for (i = 0; st == DB_OK && i < n; i++) {
 		st = fanin_settle(fi, ids[i], &fired, cause, sizeof cause);
@@ -469,8 +470,7 @@ fanin_sweep(struct fanin *fi, char *err, size_t errlen)
 		}
 	}
 	if (st == DB_OK && n > 0)
-		st = sqlset_plain(&fi->set, FANIN_LOCK_WAIT_END, cause,
-		    sizeof cause);
+		st = queue_lock_wait(fi->q, 0, cause, sizeof cause);
 	if (st != DB_OK)
 		errf(err, errlen, "settle fan-ins: %s", cause);
 	free(ids);
@@ -485,7 +485,7 @@ fanin_sweep(struct fanin *fi, char *err, size_t errlen)
 static int
 any_open(struct fanin *fi)
 {
-	struct db_arg args[1] = { DB_STR(queue_name(fi->set.q)) };
+	struct db_arg args[1] = { DB_STR(queue_name(fi->q)) };
 	int64_t now = now_ms();
 	char err[512], *col = NULL;
 	int found = 0;
@@ -513,8 +513,8 @@ fanin_after_finish(struct fanin *fi, uint64_t job_id)
 	if (fi == NULL || !fi->active || !any_open(fi))
 		return;
 	st = run(fi, FI_MEMBER_OF, args, 1, NULL, 0, NULL, err, sizeof err);
-	while (st == DB_OK && (rc = sqlset_fetch(&fi->set, FI_MEMBER_OF, &col,
-	    1, err, sizeof err)) != 0) {
+	while (st == DB_OK && (rc = queue_stmts_fetch(fi->set, FI_MEMBER_OF,
+	    &col, 1, err, sizeof err)) != 0) {
 		if (rc < 0) {
 			st = DB_ERROR;
 			break;
@@ -539,7 +539,7 @@ fanin_create(struct fanin *fi, const char *then_type, const char *then_key,
     const char *payload, uint64_t total, uint64_t *id,
     struct fanin_state *state, char *err, size_t errlen)
 {
-	struct db_arg args[5] = { DB_STR(queue_name(fi->set.q)),
+	struct db_arg args[5] = { DB_STR(queue_name(fi->q)),
 	    DB_STR(then_type), DB_STR(then_key), DB_STR(payload),
 	    DB_NUM(total) };
 	enum db_status st;
@@ -554,60 +554,49 @@ fanin_create(struct fanin *fi, const char *then_type, const char *then_key,
 	st = run(fi, FI_CREATE, args, 5, NULL, 0, NULL, err, errlen);
 	if (st != DB_OK)
 		return st;
-	*id = (uint64_t)mysql_stmt_insert_id(fi->set.stmt[FI_CREATE]);
+	*id = queue_stmts_insert_id(fi->set, FI_CREATE);
 	/* One row inserted; an existing one is left unchanged (0). */
 	state->existed = changed(fi, FI_CREATE) != 1;
 	return read_state(fi, *id, state, err, errlen);
 }
 
-/* Run head "?, ?, ..." tail, one placeholder a key, with (id, keys...):
- * the statement, executed, in *stmt for the caller to read and close. */
-static enum db_status
-run_key_list(struct fanin *fi, const char *what, const char *head,
-    const char *tail, uint64_t id, const char *const *keys, size_t n,
-    MYSQL_STMT **stmt, char *err, size_t errlen)
+/* head "?, ?, ..." tail, one placeholder a key (malloc'ed). */
+static char *
+key_list_text(const char *head, const char *tail, size_t n)
 {
 	size_t i, len = strlen(head) + 3 * n + strlen(tail) + 1;
-	struct db_arg *args = xcalloc(n + 1, sizeof *args);
 	char *sql = xmalloc(len);
-	enum db_status st;
 
 	snprintf(sql, len, "%s", head);
 	for (i = 0; i < n; i++)
 		strcat(sql, i == 0 ? "?" : ", ?");
 	strcat(sql, tail);
+	return sql;
+}
+
+/* Run text, a statement of one use on the fan-in's members, with (id,
+ * keys...), through the queue's runner; with ids, read its job ids. */
+static enum db_status
+run_key_list(struct fanin *fi, const char *what, const char *head,
+    const char *tail, uint64_t id, const char *const *keys, size_t n,
+    uint64_t **ids, size_t *nids, char *err, size_t errlen)
+{
+	const char *text[1] = { key_list_text(head, tail, n) };
+	const char *whats[1] = { what }, *on[1] = { FANIN_JOBS_TABLE };
+	struct db_arg *args = xcalloc(n + 1, sizeof *args);
+	struct queue_stmts *set;
+	enum db_status st;
+	char *col = NULL;
+	size_t i;
+	int rc;
+
 	args[0] = DB_NUM(id);
 	for (i = 0; i < n; i++)
 		args[i + 1] = DB_STR(keys[i]);
-	*stmt = NULL;
-	st = sqlset_prepare(&fi->set, sql, what, FANIN_JOBS_TABLE, stmt, err,
-	    errlen);
-	if (st == DB_OK && (st = db_execute(fi->set.db, *stmt, args,
-	    (unsigned)(n + 1), err, errlen)) != DB_OK)
-		sqlset_say_what(&fi->set, what, FANIN_JOBS_TABLE, err, errlen);
-	free(args);
-	free(sql);
-	return st;
-}
-
-enum db_status
-fanin_members_named(struct fanin *fi, uint64_t id, const char *const *keys,
-    size_t n, uint64_t **ids, size_t *nids, char *err, size_t errlen)
-{
-	MYSQL_STMT *stmt = NULL;
-	enum db_status st;
-	char *col = NULL;
-	int rc;
-
-	if (n == 0)
-		return DB_OK;
-	st = run_key_list(fi, "read a fan-in's members",
-	    "SELECT m.job_id FROM %1$s AS j JOIN "
-	    FANIN_JOBS_TABLE " AS m ON m.job_id = j.id AND m.fan_in_id = ?"
-	    " WHERE j.business_key IN (", ")", id, keys, n, &stmt, err,
-	    errlen);
-	while (st == DB_OK && (rc = db_fetch(stmt, &col, 1, err,
-	    errlen)) != 0) {
+	set = queue_stmts_open(fi->q, text, whats, on, 1, NULL);
+	st = queue_stmts_run(set, 0, args, (unsigned)(n + 1), err, errlen);
+	while (st == DB_OK && ids != NULL && (rc = queue_stmts_fetch(set, 0,
+	    &col, 1, err, errlen)) != 0) {
 		if (rc < 0) {
 			st = DB_ERROR;
 			break;
@@ -617,35 +606,43 @@ fanin_members_named(struct fanin *fi, uint64_t id, const char *const *keys,
 		free(col);
 		col = NULL;
 	}
-	if (stmt != NULL)
-		mysql_stmt_close(stmt);
+	queue_stmts_close(set);
+	free((char *)text[0]);
+	free(args);
 	return st;
+}
+
+enum db_status
+fanin_members_named(struct fanin *fi, uint64_t id, const char *const *keys,
+    size_t n, uint64_t **ids, size_t *nids, char *err, size_t errlen)
+{
+	if (n == 0)
+		return DB_OK;
+	return run_key_list(fi, "read a fan-in's members",
+	    "SELECT m.job_id FROM %1$s AS j JOIN "
+	    FANIN_JOBS_TABLE " AS m ON m.job_id = j.id AND m.fan_in_id = ?"
+	    " WHERE j.business_key IN (", ")", id, keys, n, ids, nids, err,
+	    errlen);
 }
 
 enum db_status
 fanin_add_members(struct fanin *fi, uint64_t id, const char *const *keys,
     size_t n, char *err, size_t errlen)
 {
-	MYSQL_STMT *stmt = NULL;
-	enum db_status st;
-
 	if (n == 0)
 		return DB_OK;
-	st = run_key_list(fi, "add a fan-in's members",
+	return run_key_list(fi, "add a fan-in's members",
 	    "INSERT INTO " FANIN_JOBS_TABLE " (job_id,"
 	    " fan_in_id) SELECT id, ? FROM %1$s WHERE business_key IN (",
-	    ") ON DUPLICATE KEY UPDATE job_id = job_id", id, keys, n, &stmt,
-	    err, errlen);
-	if (stmt != NULL)
-		mysql_stmt_close(stmt);
-	return st;
+	    ") ON DUPLICATE KEY UPDATE job_id = job_id", id, keys, n, NULL,
+	    NULL, err, errlen);
 }
 
 enum db_status
 fanin_list(struct fanin *fi, struct fanin_view **out, size_t *n, char *err,
     size_t errlen)
 {
-	struct db_arg args[1] = { DB_STR(queue_name(fi->set.q)) };
+	struct db_arg args[1] = { DB_STR(queue_name(fi->q)) };
 	char *cols[3] = { NULL, NULL, NULL };
 	enum db_status st;
 	int rc;
@@ -655,8 +652,8 @@ fanin_list(struct fanin *fi, struct fanin_view **out, size_t *n, char *err,
 	if ((st = probe(fi, err, errlen)) != DB_OK || !fi->active)
 		return st;
 	st = run(fi, FI_OPEN_LIST, args, 1, NULL, 0, NULL, err, errlen);
-	while (st == DB_OK && (rc = sqlset_fetch(&fi->set, FI_OPEN_LIST, cols,
-	    3, err, errlen)) != 0) {
+	while (st == DB_OK && (rc = queue_stmts_fetch(fi->set, FI_OPEN_LIST,
+	    cols, 3, err, errlen)) != 0) {
 		if (rc < 0) {
 			st = DB_ERROR;
 			break;

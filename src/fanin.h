@@ -10,7 +10,6 @@
 #include "db.h"
 #include "log.h"
 #include "queue.h"
-#include "sqlset.h"
 
 /* The tables of sql/006_fan_in.sql. */
 #define FANIN_TABLE "jobrun_fan_ins"
@@ -26,17 +25,17 @@ enum fanin_stmt {
 
 /* A run's (or a command's) fan-in statements on the queue's connection. */
 struct fanin {
-	struct sqlset set;
+	struct queue *q;
+	struct queue_stmts *set;
 	const struct log *lg;
 	int active;		/* the tables exist */
 	int open;		/* a fan-in of the table is open */
 	int64_t open_checked;	/* now_ms() that was asked, or 0 */
 };
 
-/* Open fan-in work for q's table on db (q's connection); close it once
- * (a zeroed struct fanin may be closed too). */
-void fanin_open(struct fanin *fi, struct db *db, struct queue *q,
-                const struct log *lg);
+/* Open fan-in work for q's table, on q's connection; close it once (a
+ * zeroed struct fanin may be closed too). */
+void fanin_open(struct fanin *fi, struct queue *q, const struct log *lg);
 void fanin_close(struct fanin *fi);
 
 /* The sweep settles only fan-ins with at most this many members left:

@@ -32,9 +32,8 @@
  * Three statements here read the job table (the count under the lock,
  * the count and whether a due job waits without a lock, a look at a full
  * type, and whether a type held back has due jobs); they are
- * flow control's, kept beside the rest of it rather than among queue.c's,
- * which knows flow.c's transaction only as a transaction (queue's
- * in_trx: no statement run again on its own).
+ * flow control's, kept beside the rest of it, and run by the queue's
+ * runner in the queue's transaction helper (queue_trx) like every other.
  *
  * Waiting for a full type costs the server little, however many slots
  * and runners wait.  A type found full at its last claim is looked at
@@ -63,7 +62,7 @@
 #include <time.h>
 
 #include "flow.h"
-#include "queue_sql.h"
+#include "queue.h"
 #include "util.h"
 
 /* A full type is looked at again after this long (ms, plus up to as
@@ -84,7 +83,7 @@
 
 enum flow_stmt {
 	F_PROBE, F_PAUSED, F_ENSURE, F_LOCK, F_TAKE, F_DUE, F_LOOK,
-	F_BEGIN, F_COMMIT, F_ROLLBACK, F_SET_PAUSE, F_ROWS, F_SHAPE,
+	F_SET_PAUSE, F_ROWS, F_SHAPE,
 	F_N
 };
 
@@ -95,13 +94,14 @@ enum flow_stmt {
  * statement's one start time, and no zone moves the microseconds. */
 #define NOW_EPOCH "UNIX_TIMESTAMP() + MICROSECOND(NOW(6)) / 1000000"
 
-/* %1$s the control table, %2$s the job table, both quoted. */
+/* %1$s the job table, %2$s the control table, both quoted
+ * (QUEUE_JOBS_TABLE, QUEUE_OTHER_TABLE). */
 static const char *const templates[F_N] = {
 	[F_PROBE] = "SELECT type, paused, tokens, refilled_at, claims,"
-	    " updated_at FROM %1$s WHERE FALSE",
-	[F_PAUSED] = "SELECT type FROM %1$s WHERE paused <> 0",
+	    " updated_at FROM %2$s WHERE FALSE",
+	[F_PAUSED] = "SELECT type FROM %2$s WHERE paused <> 0",
 	/* Changes nothing when the row is there (affected rows 0). */
-	[F_ENSURE] = "INSERT INTO %1$s (type, paused, tokens, refilled_at,"
+	[F_ENSURE] = "INSERT INTO %2$s (type, paused, tokens, refilled_at,"
 	    " claims, updated_at) VALUES (?, 0, 0, 0, 0, NOW())"
 	    " ON DUPLICATE KEY UPDATE type = type",
 	/* The row, and the type's jobs in processing (a count covered by
@@ -111,36 +111,33 @@ static const char *const templates[F_N] = {
 	 * lock was granted, and locks nothing: under READ COMMITTED it
 	 * sees every claim committed before.  (name, name, name) */
 	[F_LOCK] = "SELECT paused, tokens, refilled_at, " NOW_EPOCH ","
-	    " (SELECT COUNT(*) FROM %2$s FORCE INDEX (idx_type_status)"
+	    " (SELECT COUNT(*) FROM %1$s FORCE INDEX (idx_type_status)"
 	    " WHERE type = ? AND CAST(type AS BINARY) = CAST(? AS BINARY)"
 	    " AND status = 'processing')"
-	    " FROM %1$s WHERE type = ? FOR UPDATE",
+	    " FROM %2$s WHERE type = ? FOR UPDATE",
 	/* (tokens, refilled_at, type): the claimed type's row is written,
 	 * which is what makes two claimers on two Galera nodes conflict. */
-	[F_TAKE] = "UPDATE %1$s SET tokens = ?, refilled_at = ?,"
+	[F_TAKE] = "UPDATE %2$s SET tokens = ?, refilled_at = ?,"
 	    " claims = claims + 1, updated_at = NOW() WHERE type = ?",
-	[F_DUE] = "SELECT 1 FROM %2$s WHERE status = 'pending'"
+	[F_DUE] = "SELECT 1 FROM %1$s WHERE status = 'pending'"
 	    " AND type = ? AND CAST(type AS BINARY) = CAST(? AS BINARY)"
 	    " AND next_run_at <= NOW() LIMIT 1",
 	/* A full type's jobs in processing and whether it has a due job,
 	 * read without a lock: whether the claim's transaction is worth
 	 * starting.  (name, name, name, name) */
-	[F_LOOK] = "SELECT (SELECT COUNT(*) FROM %2$s"
+	[F_LOOK] = "SELECT (SELECT COUNT(*) FROM %1$s"
 	    " FORCE INDEX (idx_type_status) WHERE type = ?"
 	    " AND CAST(type AS BINARY) = CAST(? AS BINARY)"
-	    " AND status = 'processing'), EXISTS (SELECT 1 FROM %2$s"
+	    " AND status = 'processing'), EXISTS (SELECT 1 FROM %1$s"
 	    " WHERE status = 'pending' AND type = ?"
 	    " AND CAST(type AS BINARY) = CAST(? AS BINARY)"
 	    " AND next_run_at <= NOW())",
-	[F_BEGIN] = "START TRANSACTION",
-	[F_COMMIT] = "COMMIT",
-	[F_ROLLBACK] = "ROLLBACK",
-	[F_SET_PAUSE] = "INSERT INTO %1$s (type, paused, tokens, refilled_at,"
+	[F_SET_PAUSE] = "INSERT INTO %2$s (type, paused, tokens, refilled_at,"
 	    " claims, updated_at) VALUES (?, ?, 0, 0, 0, NOW())"
 	    " ON DUPLICATE KEY UPDATE paused = VALUES(paused),"
 	    " updated_at = NOW()",
 	[F_ROWS] = "SELECT type, paused, tokens, refilled_at, " NOW_EPOCH
-	    " FROM %1$s ORDER BY type",
+	    " FROM %2$s ORDER BY type",
 	/* (name, name): the primary key's columns, the type column's. */
 	[F_SHAPE] = "SELECT (SELECT GROUP_CONCAT(COLUMN_NAME ORDER BY"
 	    " SEQ_IN_INDEX) FROM information_schema.STATISTICS"
@@ -158,9 +155,6 @@ static const char *const purposes[F_N] = {
 	[F_TAKE] = "count a start",
 	[F_DUE] = "look for due jobs",
 	[F_LOOK] = "look at a full type",
-	[F_BEGIN] = "start the claim's transaction",
-	[F_COMMIT] = "commit the claim",
-	[F_ROLLBACK] = "roll the claim back",
 	[F_SET_PAUSE] = "set a type's pause flag",
 	[F_ROWS] = "read the control table",
 	[F_SHAPE] = "read the control table's indexes",
@@ -190,9 +184,7 @@ struct flow {
 	const struct cfg *cfg;
 	char name[CFG_NAME_MAX + 1];
 	char table[2 * CFG_NAME_MAX + 8];
-	MYSQL_STMT *stmt[F_N];
-	uint64_t reconnects;	/* the queue's count they were prepared at */
-	int in_txn;
+	struct queue_stmts *set;
 	int64_t recover_at;	/* no recovery for a full type before */
 	uint64_t recovered;	/* jobs it gave back in this run */
 	struct flow_type *types;
@@ -217,111 +209,36 @@ flow_table(const struct flow *f)
 	return f->name;
 }
 
-static void
-forget(struct flow *f)
-{
-	int i;
-
-	for (i = 0; i < F_N; i++)
-		if (f->stmt[i] != NULL)
-			mysql_stmt_close(f->stmt[i]);
-	memset(f->stmt, 0, sizeof f->stmt);
-}
-
 void
 flow_close(struct flow *f)
 {
 	if (f == NULL)
 		return;
-	forget(f);
+	queue_stmts_close(f->set);
 	free(f->types);
 	free(f);
 }
 
+/* A type name the control table's column cannot hold says so. */
 static enum db_status
-prepare(struct flow *f, enum flow_stmt which, char *cause, size_t len)
+hint(struct flow *f, enum db_status st, char *err, size_t errlen)
 {
-	struct queue_counters c;
-	enum db_status st;
-	char *sql;
-	int n;
+	size_t n;
 
-	/* Statements die with their connection: the queue made a new one. */
-	queue_counters(f->q, &c);
-	if (c.reconnects != f->reconnects) {
-		forget(f);
-		f->reconnects = c.reconnects;
+	if (st != DB_OK && queue_last_errno(f->q) == ER_DATA_TOO_LONG) {
+		n = strlen(err);
+		snprintf(err + n, errlen - n, " (a type name over 64 bytes: "
+		    "apply " FLOW_TYPE_MIGRATION ")");
 	}
-	if (f->stmt[which] != NULL)
-		return DB_OK;
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-	n = snprintf(NULL, 0, templates[which], f->table, queue_quoted(f->q));
-	sql = xmalloc((size_t)n + 1);
-	snprintf(sql, (size_t)n + 1, templates[which], f->table,
-	    queue_quoted(f->q));
-#pragma GCC diagnostic pop
-	st = db_prepare(f->q->db, sql, &f->stmt[which], cause, len);
-	free(sql);
 	return st;
 }
 
-/* Have the queue make the connection again (it owns the reconnection: its
- * statements, the --single lock, the counters). */
-static enum db_status
-reconnect(struct flow *f, char *cause, size_t len)
-{
-	enum db_status st;
-
-	db_close(f->q->db);
-	st = queue_stmt_run(f->q, Q_MAX_PACKET, NULL, 0, cause, len);
-	if (st == DB_OK)
-		db_done(f->q->stmt[Q_MAX_PACKET]);
-	return st;
-}
-
-/* Run which.  Outside a transaction a deadlock is run again and a lost
- * connection made again once, as queue.c does; inside one, either ends
- * the transaction, and the caller starts it over. */
 static enum db_status
 run(struct flow *f, enum flow_stmt which, const struct db_arg *args,
     unsigned nargs, char *err, size_t errlen)
 {
-	struct db *db = f->q->db;
-	enum db_status st = DB_OK;
-	char cause[512];
-	unsigned tries;
-	int again = 0;
-
-	if (db->conn == NULL && !f->in_txn)
-		st = reconnect(f, cause, sizeof cause);
-	for (tries = 0; st == DB_OK; tries++) {
-		st = prepare(f, which, cause, sizeof cause);
-		if (st == DB_OK)
-			st = db_execute(db, f->stmt[which], args, nargs,
-			    cause, sizeof cause);
-		if (f->in_txn || tries >= QUEUE_CONFLICT_RETRIES)
-			break;
-		if (st == DB_UNREACHABLE && db_connection_lost(db->last_errno)
-		    && !db->timed_out && !again) {
-			again = 1;
-			st = reconnect(f, cause, sizeof cause);
-		} else if (st != DB_CONFLICT) {
-			break;
-		} else {
-			/* As queue.c: a short pause, doubled each time, so
-			 * that two writers do not collide again in step. */
-			struct timespec ts = { 0, 2000000L << tries };
-
-			nanosleep(&ts, NULL);
-			st = DB_OK;
-		}
-	}
-	if (st != DB_OK)
-		errf(err, errlen, "%s in %s: %s%s", purposes[which], f->table,
-		    cause, db->last_errno == ER_DATA_TOO_LONG ? " (a type name "
-		    "over 64 bytes: apply " FLOW_TYPE_MIGRATION ")" : "");
-	return st;
+	return hint(f, queue_stmts_run(f->set, which, args, nargs, err,
+	    errlen), err, errlen);
 }
 
 /* Run which and read its one row of ncols columns (malloc'ed). */
@@ -330,19 +247,8 @@ one(struct flow *f, enum flow_stmt which, const struct db_arg *args,
     unsigned nargs, char **cols, unsigned ncols, int *found, char *err,
     size_t errlen)
 {
-	enum db_status st;
-	int rc;
-
-	*found = 0;
-	if ((st = run(f, which, args, nargs, err, errlen)) != DB_OK)
-		return st;
-	rc = db_fetch(f->stmt[which], cols, ncols, err, errlen);
-	if (rc < 0)
-		return DB_ERROR;
-	if (rc == 1)
-		db_done(f->stmt[which]);
-	*found = rc == 1;
-	return DB_OK;
+	return hint(f, queue_stmts_one(f->set, which, args, nargs, cols,
+	    ncols, found, err, errlen), err, errlen);
 }
 
 static double
@@ -376,18 +282,18 @@ flow_open(struct queue *q, const struct cfg *cfg, struct flow **out,
 	const char *type, *key = NULL;
 	enum db_status st = DB_SCHEMA;
 	char cause[512] = "name too long";
-	struct queue_counters c;
 	int n;
 
 	*out = NULL;
 	f->q = q;
 	f->cfg = cfg;
-	queue_counters(q, &c);
-	f->reconnects = c.reconnects;
 	n = snprintf(f->name, sizeof f->name, "%s" FLOW_SUFFIX, queue_name(q));
 	if (n > 0 && (size_t)n < sizeof f->name) {
 		db_quote_ident(f->name, f->table, sizeof f->table);
-		st = prepare(f, F_PROBE, cause, sizeof cause);
+		f->set = queue_stmts_open(q, templates, purposes, NULL, F_N,
+		    f->table);
+		st = queue_stmts_prepare(f->set, F_PROBE, cause,
+		    sizeof cause);
 	}
 	type = limited(cfg, &key);
 	if (st == DB_SCHEMA && type == NULL) {
@@ -402,8 +308,7 @@ flow_open(struct queue *q, const struct cfg *cfg, struct flow **out,
 		return st;
 	}
 	if (st != DB_OK) {
-		errf(err, errlen, "%s in %s: %s", purposes[F_PROBE], f->name,
-		    cause);
+		errf(err, errlen, "%s", cause);
 		flow_close(f);
 		return st;
 	}
@@ -479,7 +384,8 @@ read_paused(struct flow *f, char *err, size_t errlen)
 
 	if ((st = run(f, F_PAUSED, NULL, 0, err, errlen)) != DB_OK)
 		return st;
-	while ((rc = db_fetch(f->stmt[F_PAUSED], &col, 1, err, errlen)) == 1) {
+	while ((rc = queue_stmts_fetch(f->set, F_PAUSED, &col, 1, err,
+	    errlen)) == 1) {
 		if (col != NULL && (t = find(f, col)) != NULL)
 			t->paused = 1;
 		free(col);
@@ -588,20 +494,10 @@ take(struct flow *f, const struct flow_type *t, char *err, size_t errlen)
 	return run(f, F_TAKE, args, 3, err, errlen);
 }
 
-/* Whether the server's last reply says our transaction is still open.
- * On Galera a replicated write can roll a local transaction back while
- * it waits between two statements, and a prepared statement sent after
- * that may run on its own, in autocommit, without an error. */
-static int
-in_transaction(const struct flow *f)
-{
-	return f->q->db->conn != NULL &&
-	    (f->q->db->conn->server_status & SERVER_STATUS_IN_TRANS) != 0;
-}
-
 /* A claim that committed on its own, outside our transaction (so with no
- * cap or bucket judged): give the job back, its attempt not spent, before
- * any handler sees it, and have the transaction run again. */
+ * cap or bucket judged; queue_trx_open): give the job back, its attempt
+ * not spent, before any handler sees it, and have the transaction run
+ * again. */
 static enum db_status
 undo_lone_claim(struct flow *f, const char *token, struct job *job,
     char *err, size_t errlen)
@@ -609,9 +505,7 @@ undo_lone_claim(struct flow *f, const char *token, struct job *job,
 	enum db_status st;
 	int owned;
 
-	f->in_txn = 0;
 	st = queue_release(f->q, job, token, &owned, err, errlen);
-	f->in_txn = 1;
 	if (st != DB_OK)
 		return st;
 	errf(err, errlen, "claim a job: the transaction was rolled back "
@@ -631,25 +525,30 @@ dry(struct flow *f, const char *const *names, size_t n)
 			t->dry_until = now_ms() + FLOW_DRY_MS;
 }
 
-/* One try of the claim's transaction over the limited, unpaused types. */
+/* A claim among the limited types, in the queue's transaction helper. */
+struct limited_claim {
+	struct flow *f;
+	unsigned long lock_seconds;
+	const char *token;
+	struct job *job;
+	int *claimed;
+};
+
+/* Judge each limited, unpaused type under its control row's lock, claim
+ * among those with room, and count the start in the claimed type's row. */
 static enum db_status
-claim_limited_once(struct flow *f, unsigned long lock_seconds,
-    const char *token, struct job *job, int *claimed, char *err,
+claim_limited_body(void *arg, struct queue_witness *w, char *err,
     size_t errlen)
 {
+	struct limited_claim *c = arg;
+	struct flow *f = c->f;
 	const char **room = xcalloc(f->ntypes, sizeof *room);
 	struct flow_type *t;
-	enum db_status st;
+	enum db_status st = DB_OK;
 	size_t i, n = 0;
 	int ok;
 
-	*claimed = 0;
-	st = run(f, F_BEGIN, NULL, 0, err, errlen);
-	if (st != DB_OK) {
-		free(room);
-		return st;
-	}
-	f->in_txn = 1;
+	*c->claimed = 0;
 	for (i = 0; st == DB_OK && i < f->ntypes; i++) {
 		t = &f->types[i];
 		if (t->limits == NULL || sits_out(t, now_ms()) || t->looked)
@@ -660,19 +559,18 @@ claim_limited_once(struct flow *f, unsigned long lock_seconds,
 			room[n++] = t->name;
 	}
 	if (st == DB_OK && n > 0) {
-		f->q->in_trx = 1;	/* one statement each, no retry */
-		st = queue_claim(f->q, room, n, lock_seconds, token, job,
-		    claimed, err, errlen);
-		f->q->in_trx = 0;
-		if (st == DB_OK && !*claimed)
+		st = queue_claim(f->q, room, n, c->lock_seconds, c->token,
+		    c->job, c->claimed, err, errlen);
+		if (st == DB_OK && !*c->claimed)
 			dry(f, room, n);
 	}
+	free(room);
 	/* The claim's own reply and the read after it came back outside the
 	 * transaction: the claim stands alone.  Give it back. */
-	if (st == DB_OK && *claimed && !in_transaction(f))
-		st = undo_lone_claim(f, token, job, err, errlen);
-	if (st == DB_OK && *claimed) {
-		t = find(f, job->type);
+	if (st == DB_OK && *c->claimed && !queue_trx_open(f->q))
+		return undo_lone_claim(f, c->token, c->job, err, errlen);
+	if (st == DB_OK && *c->claimed) {
+		t = find(f, c->job->type);
 		if (t != NULL && t->limits != NULL)
 			st = take(f, t, err, errlen);
 		/* Its last place taken: the next claim looks first. */
@@ -681,59 +579,40 @@ claim_limited_once(struct flow *f, unsigned long lock_seconds,
 			t->full = t->filled = 1;
 	}
 	/* Rolled back after the claim: the claim went with it. */
-	if (st == DB_OK && *claimed && !in_transaction(f)) {
+	if (st == DB_OK && *c->claimed && !queue_trx_open(f->q)) {
 		errf(err, errlen, "claim a job: the transaction was rolled "
 		    "back under it");
-		st = DB_CONFLICT;
+		return DB_CONFLICT;
 	}
-	if (st == DB_OK)
-		st = run(f, F_COMMIT, NULL, 0, err, errlen);
-	if (st != DB_OK) {
-		char ignored[512];
-
-		/* Whatever happened, nothing of it stays: the claim is
-		 * rolled back with the rest (or died with the connection). */
-		if (f->q->db->conn != NULL && f->q->db->timed_out)
-			db_close(f->q->db);	/* as queue.c drops it */
-		else if (f->q->db->conn != NULL)
-			run(f, F_ROLLBACK, NULL, 0, ignored, sizeof ignored);
-		if (*claimed)
-			queue_job_free(job);
-		*claimed = 0;
-	}
-	f->in_txn = 0;
-	free(room);
+	if (*c->claimed)
+		*w = (struct queue_witness){ 0, c->token };
 	return st;
 }
 
-/* The transaction, run again after a deadlock, a lost certification or a
- * lost connection (a fresh one is made outside the transaction). */
+/* Whatever happened, nothing of a claim that failed stays: it was rolled
+ * back with the rest (or died with the connection). */
+static void
+claim_limited_undo(void *arg, enum db_status st)
+{
+	struct limited_claim *c = arg;
+
+	(void)st;
+	if (*c->claimed)
+		queue_job_free(c->job);
+	*c->claimed = 0;
+}
+
+/* The transaction, run again after a deadlock, a lost certification, a
+ * lock wait or a lost connection. */
 static enum db_status
 claim_limited(struct flow *f, unsigned long lock_seconds, const char *token,
     struct job *job, int *claimed, char *err, size_t errlen)
 {
-	struct timespec ts;
-	enum db_status st;
-	unsigned tries;
-	long ms;
+	struct limited_claim c = { f, lock_seconds, token, job, claimed };
+	struct queue_trx t = { claim_limited_body, claim_limited_undo, NULL,
+	    &c, QUEUE_CLAIM_RETRIES + 1, 0, 1 };
 
-	for (tries = 0;; tries++) {
-		st = claim_limited_once(f, lock_seconds, token, job, claimed,
-		    err, errlen);
-		if (tries >= QUEUE_CLAIM_RETRIES || !(st == DB_CONFLICT ||
-		    (st == DB_UNREACHABLE &&
-		    db_connection_lost(f->q->db->last_errno) &&
-		    !f->q->db->timed_out && tries == 0)))
-			return st;
-		f->q->counters.conflicts++;	/* -v reports them */
-		if (st == DB_CONFLICT) {
-			ms = (FLOW_POLL_MS + now_ms() % (FLOW_POLL_MS + 1))
-			    / 4 << (tries < 4 ? tries : 4);
-			ts.tv_sec = ms / 1000;
-			ts.tv_nsec = (ms % 1000) * 1000000L;
-			nanosleep(&ts, NULL);
-		}
-	}
+	return queue_trx(f->q, &t, err, errlen);
 }
 
 /* Whether a held-back type has a due job: else there is nothing to wait
@@ -994,7 +873,8 @@ flow_read(struct flow *f, const char *only, struct flow_states *out,
 	memset(out, 0, sizeof *out);
 	if ((st = run(f, F_ROWS, NULL, 0, err, errlen)) != DB_OK)
 		return st;
-	while ((rc = db_fetch(f->stmt[F_ROWS], cols, 5, err, errlen)) == 1) {
+	while ((rc = queue_stmts_fetch(f->set, F_ROWS, cols, 5, err,
+	    errlen)) == 1) {
 		if (cols[0] != NULL && (only == NULL ||
 		    strcmp(only, cols[0]) == 0)) {
 			s = state_of(out, cols[0]);

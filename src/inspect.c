@@ -297,9 +297,9 @@ cmd_status(struct ctx *c)
 	st = queue_backlog(c->q, known, c->cfg.ntypes, c->cli.type, 1, &b,
 	    err, sizeof err);
 	if (st == DB_OK && nsched > 0)
-		st = sched_view(&c->cfg, &c->db, c->q, v, err,
+		st = sched_view(&c->cfg, c->q, v, err,
 		    sizeof err);
-	fanin_open(&fi, &c->db, c->q, &c->lg);
+	fanin_open(&fi, c->q, &c->lg);
 	if (st == DB_OK && c->cli.type == NULL)
 		st = fanin_list(&fi, &fv, &nfv, err, sizeof err);
 	/* flow control hook: shown when the control table exists */
@@ -539,4 +539,61 @@ cmd_show(struct ctx *c)
 		return EXIT_ATTENTION;
 	}
 	return EX_OK;
+}
+
+static json_t *
+slot_json(const char *slot)
+{
+	return slot[0] != '\0' ? json_string(slot) : json_null();
+}
+
+/* `jobrun schedules`: every schedule's slots and lag. */
+static void
+print_views(const struct sched_view *v, size_t n, int json)
+{
+	json_t *list;
+	size_t i;
+
+	if (json) {
+		list = json_array();
+		for (i = 0; i < n; i++)
+			json_array_append_new(list, json_pack(
+			    "{s:s,s:s,s:s,s:o,s:I,s:o,s:o,s:o,s:I}",
+			    "name", v[i].s->name, "type", v[i].s->type,
+			    "cron", v[i].s->cron_text, "time_zone",
+			    v[i].s->time_zone != NULL ?
+			    json_string(v[i].s->time_zone) : json_null(),
+			    "catch_up", (json_int_t)v[i].s->catch_up,
+			    "last_slot", slot_json(v[i].last),
+			    "due_slot", slot_json(v[i].due),
+			    "next_slot", slot_json(v[i].next),
+			    "lag", (json_int_t)v[i].lag));
+		report_json(json_pack("{s:o}", "schedules", list));
+		return;
+	}
+	printf("%-20s %-20s %-16s %-16s %-16s %s\n", "SCHEDULE", "TYPE",
+	    "LAST SLOT", "DUE SLOT", "NEXT SLOT", "LAG");
+	for (i = 0; i < n; i++)
+		printf("%-20s %-20s %-16s %-16s %-16s %ld\n", v[i].s->name,
+		    v[i].s->type, v[i].last[0] ? v[i].last : "-",
+		    v[i].due[0] ? v[i].due : "-",
+		    v[i].next[0] ? v[i].next : "-", v[i].lag);
+}
+
+int
+cmd_schedules(struct ctx *c)
+{
+	struct sched_view *v = xcalloc(c->cfg.nschedules + 1, sizeof *v);
+	char err[1024];
+	enum db_status st;
+	int rc = EX_OK;
+
+	st = sched_view(&c->cfg, c->q, v, err, sizeof err);
+	if (st != DB_OK) {
+		cmd_db_error(c, st, err);
+		rc = cmd_exit_for(st);
+	} else
+		print_views(v, c->cfg.nschedules, c->cli.json);
+	free(v);
+	return rc;
 }

@@ -53,7 +53,9 @@
  * again finds zero rows and must not write.  All times are the server's,
  * so runners on hosts with skewed clocks agree.
  */
+#include <errno.h>
 #include <limits.h>
+#include <mysqld_error.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -521,6 +523,99 @@ static const char *const purposes[Q_COUNT] = {
 	[Q_REPORT_FAILURES_PICK] = "list the latest failures",
 };
 
+/* A module's statements (queue.h): the queue's runner runs them as it
+ * runs its own. */
+struct queue_stmts {
+	struct queue *q;
+	const char *const *texts, *const *purposes, *const *tables;
+	size_t n;
+	char *other;		/* the module's table, quoted */
+	MYSQL_STMT **stmt;	/* n of them, NULL until prepared */
+	uint64_t reconnects;	/* the queue's count when they were */
+};
+
+struct queue_stmts *
+queue_stmts_open(struct queue *q, const char *const *texts,
+    const char *const *whats, const char *const *tables, size_t n,
+    const char *other)
+{
+	struct queue_stmts *s = xcalloc(1, sizeof *s);
+
+	*s = (struct queue_stmts){ .q = q, .texts = texts,
+	    .purposes = whats, .tables = tables, .n = n,
+	    .other = xstrdup(other != NULL ? other : ""),
+	    .stmt = xcalloc(n, sizeof *s->stmt),
+	    .reconnects = q->counters.reconnects };
+	return s;
+}
+
+/* Close the statements (those of a connection already gone are only
+ * freed). */
+static void
+stmts_forget(struct queue_stmts *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		if (s->stmt[i] != NULL) {
+			mysql_stmt_close(s->stmt[i]);
+			s->stmt[i] = NULL;
+		}
+}
+
+void
+queue_stmts_close(struct queue_stmts *s)
+{
+	if (s == NULL)
+		return;
+	stmts_forget(s);
+	free(s->stmt);
+	free(s->other);
+	free(s);
+}
+
+/* Where statement which of s (the queue's own when NULL) is kept. */
+static MYSQL_STMT **
+slot_of(struct queue *q, struct queue_stmts *s, size_t which)
+{
+	return s == NULL ? &q->stmt[which] : &s->stmt[which];
+}
+
+/* fmt with the job table as %1$s and other as %2$s (malloc'ed). */
+static char *
+format_tables(const char *fmt, const char *jobs, const char *other)
+{
+	char *out;
+	int len;
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+	len = snprintf(NULL, 0, fmt, jobs, other);
+	out = xmalloc((size_t)len + 1);
+	snprintf(out, (size_t)len + 1, fmt, jobs, other);
+#pragma GCC diagnostic pop
+	return out;
+}
+
+/* err, a cause, becomes "<what which does> in <its table>: <cause>". */
+static void
+say_where(const struct queue *q, const struct queue_stmts *s, size_t which,
+    const char *cause, char *err, size_t errlen)
+{
+	const char *what = s == NULL ? purposes[which] : s->purposes[which];
+	const char *table = s == NULL ? QUEUE_JOBS_TABLE : s->tables == NULL ?
+	    QUEUE_OTHER_TABLE : s->tables[which];
+	char *where;
+
+	if (table == NULL) {
+		errf(err, errlen, "%s: %s", what, cause);
+		return;
+	}
+	where = format_tables(table, q->table, s != NULL ? s->other : "");
+	errf(err, errlen, "%s in %s: %s", what, where, cause);
+	free(where);
+}
+
 struct queue *
 queue_open(struct db *db, const char *table)
 {
@@ -599,18 +694,34 @@ queue_stmt_text(const struct queue *q, enum queue_stmt which)
 	return sql;
 }
 
+/* Prepare statement which of s (the queue's own when NULL), unless it
+ * is; a module's statements died with the connection the queue made
+ * again. */
 static enum db_status
-prepare(struct queue *q, enum queue_stmt which, char *cause, size_t len)
+prepare_in(struct queue *q, struct queue_stmts *s, size_t which,
+    char *cause, size_t len)
 {
+	MYSQL_STMT **slot = slot_of(q, s, which);
 	enum db_status st;
 	char *sql;
 
-	if (q->stmt[which] != NULL)
+	if (s != NULL && s->reconnects != q->counters.reconnects) {
+		stmts_forget(s);
+		s->reconnects = q->counters.reconnects;
+	}
+	if (*slot != NULL)
 		return DB_OK;
-	sql = queue_stmt_text(q, which);
-	st = db_prepare(q->db, sql, &q->stmt[which], cause, len);
+	sql = s == NULL ? queue_stmt_text(q, (enum queue_stmt)which) :
+	    format_tables(s->texts[which], q->table, s->other);
+	st = db_prepare(q->db, sql, slot, cause, len);
 	free(sql);
 	return st;
+}
+
+static enum db_status
+prepare(struct queue *q, enum queue_stmt which, char *cause, size_t len)
+{
+	return prepare_in(q, NULL, which, cause, len);
 }
 
 /* The next number of the queue's own generator (xorshift: no shared
@@ -643,17 +754,19 @@ pause_after_conflict(struct queue *q, unsigned attempt)
 /* Prepare (if need be) and execute once, running it again after a
  * deadlock. */
 static enum db_status
-attempt_rows(struct queue *q, enum queue_stmt which, const struct db_arg *args,
-    unsigned nargs, unsigned nrows, char *cause, size_t len)
+attempt_rows(struct queue *q, struct queue_stmts *s, size_t which,
+    const struct db_arg *args, unsigned nargs, unsigned nrows, char *cause,
+    size_t len)
 {
+	MYSQL_STMT **slot = slot_of(q, s, which);
 	enum db_status st;
 	unsigned tries;
 
-	st = prepare(q, which, cause, len);
+	st = prepare_in(q, s, which, cause, len);
 	for (tries = 0; st == DB_OK; tries++) {
-		st = nrows > 0 ? db_execute_bulk(q->db, q->stmt[which], args,
-		    nargs, nrows, cause, len) : db_execute(q->db,
-		    q->stmt[which], args, nargs, cause, len);
+		st = nrows > 0 ? db_execute_bulk(q->db, *slot, args, nargs,
+		    nrows, cause, len) : db_execute(q->db, *slot, args, nargs,
+		    cause, len);
 		if (st == DB_CONFLICT && q->in_trx && !q->no_retry)
 			q->counters.conflicts++;	/* run again whole */
 		if (st != DB_CONFLICT || tries >= QUEUE_CONFLICT_RETRIES ||
@@ -673,7 +786,7 @@ static enum db_status
 attempt(struct queue *q, enum queue_stmt which, const struct db_arg *args,
     unsigned nargs, char *cause, size_t len)
 {
-	return attempt_rows(q, which, args, nargs, 0, cause, len);
+	return attempt_rows(q, NULL, which, args, nargs, 0, cause, len);
 }
 
 /* The --single lock died with the old connection: take it again, or
@@ -755,7 +868,7 @@ reconnect(struct queue *q, size_t size, char *cause, size_t len)
 /* queue_stmt_run, for nrows rows of arguments at once when nrows > 0
  * (a bulk execution, made only inside a transaction). */
 static enum db_status
-stmt_run_rows(struct queue *q, enum queue_stmt which,
+stmt_run_rows(struct queue *q, struct queue_stmts *s, size_t which,
     const struct db_arg *args, unsigned nargs, unsigned nrows, char *err,
     size_t errlen)
 {
@@ -766,12 +879,10 @@ stmt_run_rows(struct queue *q, enum queue_stmt which,
 	if (q->db->conn == NULL)
 		st = reconnect(q, 0, cause, sizeof cause);
 	if (st == DB_OK)
-		st = attempt_rows(q, which, args, nargs, nrows, cause,
+		st = attempt_rows(q, s, which, args, nargs, nrows, cause,
 		    sizeof cause);
 	if (st == DB_UNREACHABLE && db_connection_lost(q->db->last_errno)) {
-		if (q->in_trx && !q->own_trx) {
-			/* flow control hook: flow.c reconnects */
-		} else if (q->db->timed_out) {
+		if (q->db->timed_out) {
 			forget_statements(q);
 			db_close(q->db);
 		} else if (q->in_trx) {
@@ -782,13 +893,12 @@ stmt_run_rows(struct queue *q, enum queue_stmt which,
 		} else {
 			st = reconnect(q, size, cause, sizeof cause);
 			if (st == DB_OK)
-				st = attempt(q, which, args, nargs, cause,
-				    sizeof cause);
+				st = attempt_rows(q, s, which, args, nargs, 0,
+				    cause, sizeof cause);
 		}
 	}
 	if (st != DB_OK)
-		errf(err, errlen, "%s in %s: %s", purposes[which], q->table,
-		    cause);
+		say_where(q, s, which, cause, err, errlen);
 	return st;
 }
 
@@ -796,7 +906,96 @@ enum db_status
 queue_stmt_run(struct queue *q, enum queue_stmt which,
     const struct db_arg *args, unsigned nargs, char *err, size_t errlen)
 {
-	return stmt_run_rows(q, which, args, nargs, 0, err, errlen);
+	return stmt_run_rows(q, NULL, which, args, nargs, 0, err, errlen);
+}
+
+enum db_status
+queue_stmts_prepare(struct queue_stmts *s, size_t which, char *err,
+    size_t errlen)
+{
+	char cause[512];
+	enum db_status st = DB_OK;
+
+	if (s->q->db->conn == NULL)
+		st = reconnect(s->q, 0, cause, sizeof cause);
+	if (st == DB_OK)
+		st = prepare_in(s->q, s, which, cause, sizeof cause);
+	if (st != DB_OK)
+		say_where(s->q, s, which, cause, err, errlen);
+	return st;
+}
+
+enum db_status
+queue_stmts_run(struct queue_stmts *s, size_t which,
+    const struct db_arg *args, unsigned nargs, char *err, size_t errlen)
+{
+	return stmt_run_rows(s->q, s, which, args, nargs, 0, err, errlen);
+}
+
+/* Run statement which of s (the queue's own when NULL) and read its one
+ * row, if any. */
+static enum db_status
+run_one(struct queue *q, struct queue_stmts *s, size_t which,
+    const struct db_arg *args, unsigned nargs, char **cols, unsigned ncols,
+    int *found, char *err, size_t errlen)
+{
+	MYSQL_STMT **slot = slot_of(q, s, which);
+	enum db_status st;
+	char cause[512];
+	int rc;
+
+	*found = 0;
+	st = stmt_run_rows(q, s, which, args, nargs, 0, err, errlen);
+	if (st != DB_OK)
+		return st;
+	rc = db_fetch(*slot, cols, ncols, cause, sizeof cause);
+	if (rc < 0) {
+		say_where(q, s, which, cause, err, errlen);
+		return DB_ERROR;
+	}
+	if (rc == 1)
+		db_done(*slot);
+	*found = rc == 1;
+	return DB_OK;
+}
+
+enum db_status
+queue_stmts_one(struct queue_stmts *s, size_t which,
+    const struct db_arg *args, unsigned nargs, char **cols, unsigned ncols,
+    int *found, char *err, size_t errlen)
+{
+	return run_one(s->q, s, which, args, nargs, cols, ncols, found, err,
+	    errlen);
+}
+
+int
+queue_stmts_fetch(struct queue_stmts *s, size_t which, char **cols,
+    unsigned ncols, char *err, size_t errlen)
+{
+	char cause[512];
+	int rc = db_fetch(s->stmt[which], cols, ncols, cause, sizeof cause);
+
+	if (rc < 0)
+		say_where(s->q, s, which, cause, err, errlen);
+	return rc;
+}
+
+uint64_t
+queue_stmts_changed(const struct queue_stmts *s, size_t which)
+{
+	return (uint64_t)mysql_stmt_affected_rows(s->stmt[which]);
+}
+
+uint64_t
+queue_stmts_insert_id(const struct queue_stmts *s, size_t which)
+{
+	return (uint64_t)mysql_stmt_insert_id(s->stmt[which]);
+}
+
+unsigned
+queue_last_errno(const struct queue *q)
+{
+	return q->db->last_errno;
 }
 
 uint64_t
@@ -1235,8 +1434,7 @@ claim_row(struct queue *q, const char *const *types, size_t ntypes,
 				st = queue_stmt_run(q, which, args, n, err, errlen);
 			}
 		}
-		if (st != DB_CONFLICT || tries >= QUEUE_CLAIM_RETRIES ||
-		    q->in_trx /* flow control hook */)
+		if (st != DB_CONFLICT || tries >= QUEUE_CLAIM_RETRIES)
 			break;
 		q->counters.conflicts++;
 		q->spread = 1;
@@ -1418,7 +1616,8 @@ queue_claim_bulk(struct queue *q, const char *const *types, size_t ntypes,
 	}
 	/* In the transaction: a conflict or a lost connection is its
 	 * caller's to run again whole (attempt_rows and stmt_run_rows). */
-	st = stmt_run_rows(q, after, rows, nargs, (unsigned)n, err, errlen);
+	st = stmt_run_rows(q, NULL, after, rows, nargs, (unsigned)n, err,
+	    errlen);
 	free(rows);
 	free(one);
 	if (st != DB_OK)
@@ -1520,20 +1719,8 @@ queue_stmt_one(struct queue *q, enum queue_stmt which,
     const struct db_arg *args, unsigned nargs, char **cols, unsigned ncols,
     int *found, char *err, size_t errlen)
 {
-	enum db_status st;
-	int rc;
-
-	*found = 0;
-	st = queue_stmt_run(q, which, args, nargs, err, errlen);
-	if (st != DB_OK)
-		return st;
-	rc = db_fetch(q->stmt[which], cols, ncols, err, errlen);
-	if (rc < 0)
-		return DB_ERROR;
-	if (rc == 1)
-		db_done(q->stmt[which]);
-	*found = rc == 1;
-	return DB_OK;
+	return run_one(q, NULL, which, args, nargs, cols, ncols, found, err,
+	    errlen);
 }
 
 /* A fenced write that may change nothing (the same lock time or the same
@@ -1605,7 +1792,7 @@ queue_release(struct queue *q, const struct job *job, const char *token,
  * COMMIT took the transaction with it: a new one is made (trx_lost says
  * so) and the caller may run the transaction again; one lost during the
  * COMMIT leaves its outcome unknown: a new one is made (commit_lost says
- * so) for queue_commit_witnessed to ask what the server kept.  A server
+ * so) for commit_trx to ask what the server kept.  A server
  * that did not answer in time is not asked again here. */
 static enum db_status
 trx_statement(struct queue *q, const char *sql, const char *purpose,
@@ -1637,8 +1824,11 @@ trx_statement(struct queue *q, const char *sql, const char *purpose,
 	return st;
 }
 
-enum db_status
-queue_begin(struct queue *q, char *err, size_t errlen)
+/* START TRANSACTION: inside it no statement is run again after a
+ * deadlock or a lost connection; queue_trx rolls it back (which also puts
+ * the claim's cursor back) and runs it again whole. */
+static enum db_status
+begin_trx(struct queue *q, char *err, size_t errlen)
 {
 	enum db_status st;
 
@@ -1646,7 +1836,7 @@ queue_begin(struct queue *q, char *err, size_t errlen)
 	st = trx_statement(q, "START TRANSACTION", "start a transaction", err,
 	    errlen);
 	if (st == DB_OK) {
-		q->in_trx = q->own_trx = 1;
+		q->in_trx = 1;
 		q->trx_cursor = q->cursor;
 	}
 	return st;
@@ -1683,9 +1873,14 @@ witness_kept(struct queue *q, const struct queue_witness *w, int *kept,
 	return st;
 }
 
-enum db_status
-queue_commit_witnessed(struct queue *q, const struct queue_witness *w,
-    char *err, size_t errlen)
+/* COMMIT, and when the connection is lost during it (not for want of an
+ * answer in time), a new one is made and asked by w whether the server
+ * kept the transaction: kept, DB_OK; rolled back, the error with
+ * trx_lost set, so queue_trx runs it again whole.  If the new connection
+ * cannot tell, the error stands; without w, commit_lost says so. */
+static enum db_status
+commit_trx(struct queue *q, const struct queue_witness *w, char *err,
+    size_t errlen)
 {
 	enum db_status st, asked;
 	char cause[512];
@@ -1696,7 +1891,7 @@ queue_commit_witnessed(struct queue *q, const struct queue_witness *w,
 	st = trx_statement(q, "COMMIT", "commit the claims and outcomes", err,
 	    errlen);
 	if (st == DB_OK)
-		q->in_trx = q->own_trx = 0;
+		q->in_trx = 0;
 	else if (st == DB_CONFLICT)
 		q->counters.conflicts++;	/* Galera: run again whole */
 	if (st == DB_OK || !q->commit_lost || w == NULL)
@@ -1704,7 +1899,7 @@ queue_commit_witnessed(struct queue *q, const struct queue_witness *w,
 	/* The transaction is gone from the new connection either way: what
 	 * is asked now is asked on its own. */
 	q->commit_lost = 0;
-	q->in_trx = q->own_trx = 0;
+	q->in_trx = 0;
 	asked = witness_kept(q, w, &kept, cause, sizeof cause);
 	if (asked != DB_OK) {
 		n = strlen(err);
@@ -1719,14 +1914,8 @@ queue_commit_witnessed(struct queue *q, const struct queue_witness *w,
 	return st;
 }
 
-enum db_status
-queue_commit(struct queue *q, char *err, size_t errlen)
-{
-	return queue_commit_witnessed(q, NULL, err, errlen);
-}
-
-void
-queue_rollback(struct queue *q)
+static void
+rollback_trx(struct queue *q)
 {
 	char err[512];
 
@@ -1737,20 +1926,79 @@ queue_rollback(struct queue *q)
 		return;
 	if (q->db->conn != NULL && !q->trx_lost)
 		(void)db_query(q->db, "ROLLBACK", err, sizeof err);
-	q->in_trx = q->own_trx = 0;
+	q->in_trx = 0;
 	q->cursor = q->trx_cursor;
 }
 
-void
-queue_pause(struct queue *q, unsigned tries)
+enum db_status
+queue_trx(struct queue *q, const struct queue_trx *t, char *err,
+    size_t errlen)
 {
-	pause_after_conflict(q, tries < 3 ? tries : 3);
+	struct queue_witness w;
+	enum db_status st;
+	unsigned tries;
+	int again, alone;
+
+	for (tries = 1;; tries++) {
+		w = (struct queue_witness){ 0, NULL };
+		alone = t->alone != NULL && t->alone(t->arg);
+		st = alone ? DB_OK : begin_trx(q, err, errlen);
+		if (st == DB_OK)
+			st = t->body(t->arg, &w, err, errlen);
+		if (st == DB_OK && !alone)
+			st = commit_trx(q, t->idempotent ? NULL : &w, err,
+			    errlen);
+		if (st == DB_OK)
+			return st;
+		/* An idempotent transaction whose COMMIT's answer was lost
+		 * is run again: twice is the same as once. */
+		again = !alone && (q->trx_lost || (q->commit_lost &&
+		    t->idempotent) || (st == DB_CONFLICT &&
+		    (t->lock_wait_again || q->db->last_errno !=
+		    ER_LOCK_WAIT_TIMEOUT)));
+		q->commit_lost = 0;
+		rollback_trx(q);
+		if (t->undo != NULL)
+			t->undo(t->arg, st);
+		if (!again || tries >= t->tries)
+			return st;
+		if (st == DB_CONFLICT)
+			pause_after_conflict(q, tries < 3 ? tries : 3);
+	}
 }
 
 int
-queue_trx_lost(const struct queue *q)
+queue_trx_open(struct queue *q)
 {
-	return q->trx_lost;
+	if (q->db->conn != NULL && (q->db->conn->server_status &
+	    SERVER_STATUS_IN_TRANS) != 0)
+		return 1;
+	/* Rolled back under us: nothing is left to roll back, and what
+	 * follows runs on its own. */
+	q->in_trx = 0;
+	return 0;
+}
+
+enum db_status
+queue_lock_wait(struct queue *q, unsigned seconds, char *err, size_t errlen)
+{
+	char sql[160];
+	enum db_status st = DB_OK;
+
+	/* A connection made again meanwhile has the session's own: then
+	 * @jobrun_lock_wait is NULL, and the wait is left as it is. */
+	if (seconds > 0)
+		snprintf(sql, sizeof sql, "SET @jobrun_lock_wait ="
+		    " @@innodb_lock_wait_timeout, innodb_lock_wait_timeout"
+		    " = %u", seconds);
+	else
+		snprintf(sql, sizeof sql, "SET innodb_lock_wait_timeout ="
+		    " IFNULL(@jobrun_lock_wait, @@innodb_lock_wait_timeout)");
+	if (q->db->conn == NULL)
+		st = reconnect(q, 0, err, errlen);
+	if (st == DB_OK)
+		st = db_query(q->db, sql, err, errlen);
+	return st;
 }
 
 int
@@ -2133,4 +2381,20 @@ queue_number(const char *s)
 	if (s != NULL)
 		parse_ulong(s, 0, ULONG_MAX, &v);
 	return v;
+}
+
+int
+queue_int64(const char *s, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	if (s == NULL)
+		return -1;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0')
+		return -1;
+	*out = v;
+	return 0;
 }

@@ -46,6 +46,105 @@ struct queue_counters {
 };
 void queue_counters(const struct queue *q, struct queue_counters *out);
 
+/* One write of a transaction, by which the outcome of a COMMIT whose
+ * answer was lost is read: a fenced mark of job id under token, or with
+ * id 0 a claim made with token; token NULL when the transaction wrote
+ * nothing. */
+struct queue_witness {
+	uint64_t id;
+	const char *token;
+};
+
+/* --- the statements of the modules beside the queue (queue.c) ---------- */
+
+/* The job table in a module's statement text and table names. */
+#define QUEUE_JOBS_TABLE "%1$s"
+/* The module's own table (queue_stmts_open's other) in its text. */
+#define QUEUE_OTHER_TABLE "%2$s"
+
+/* A module's statements (flow control, fan-in, schedules) on the queue's
+ * connection, run by the queue's one runner: prepared on first use,
+ * forgotten when the connection is made again, run again after a
+ * deadlock or a lost connection outside a transaction and never inside
+ * one (queue_trx runs the whole transaction again).  texts[i] holds
+ * QUEUE_JOBS_TABLE and QUEUE_OTHER_TABLE (other, quoted) for the tables;
+ * errors read "<purposes[i]> in <tables[i]>: <cause>", tables[i] NULL
+ * for a statement on no table; tables NULL: every one is on other. */
+struct queue_stmts;
+struct queue_stmts *queue_stmts_open(struct queue *q,
+                                     const char *const *texts,
+                                     const char *const *purposes,
+                                     const char *const *tables, size_t n,
+                                     const char *other);
+void queue_stmts_close(struct queue_stmts *s);
+
+/* Prepare statement which (whether the tables it names exist). */
+enum db_status queue_stmts_prepare(struct queue_stmts *s, size_t which,
+                                   char *err, size_t errlen);
+/* Run statement which; its rows, if any, are left for queue_stmts_fetch. */
+enum db_status queue_stmts_run(struct queue_stmts *s, size_t which,
+                               const struct db_arg *args, unsigned nargs,
+                               char *err, size_t errlen);
+/* Run a select of at most one row of ncols columns (malloc'ed, NULL for
+ * SQL NULL); *found says whether it gave one. */
+enum db_status queue_stmts_one(struct queue_stmts *s, size_t which,
+                               const struct db_arg *args, unsigned nargs,
+                               char **cols, unsigned ncols, int *found,
+                               char *err, size_t errlen);
+/* The next row of which's result: 1, 0 at the end, -1 on error. */
+int queue_stmts_fetch(struct queue_stmts *s, size_t which, char **cols,
+                      unsigned ncols, char *err, size_t errlen);
+/* Rows the last run of which changed, and the id it inserted. */
+uint64_t queue_stmts_changed(const struct queue_stmts *s, size_t which);
+uint64_t queue_stmts_insert_id(const struct queue_stmts *s, size_t which);
+/* An unsigned number column, 0 when NULL or not a number; a signed one
+ * into *out (0), -1 when NULL or not a number. */
+unsigned long queue_number(const char *s);
+int queue_int64(const char *s, int64_t *out);
+/* The server's error number of the connection's last statement. */
+unsigned queue_last_errno(const struct queue *q);
+
+/* A transaction of the caller's statements, begun, committed, rolled
+ * back and run again whole by one helper.  body runs its statements
+ * (queue's operations and its module's); it may set *w to a write by
+ * which a COMMIT whose answer was lost is judged.
+ * An idempotent transaction (one that may be run twice: every write
+ * conditional on the state it changes) needs none: after a lost COMMIT
+ * it is run again.  Run again after a deadlock, a lost certification, a
+ * lost connection before the COMMIT or a COMMIT the server did not keep,
+ * up to tries runs, with a short random pause after a conflict; a lock
+ * wait that timed out is another runner holding the row for that long:
+ * not again unless lock_wait_again.  undo, when set, puts back what the
+ * body changed in the caller's state after a run that failed (st its
+ * error), before any run again.  alone, when set and true before a run,
+ * has that run's statements each be their own (no transaction; an
+ * error is final). */
+struct queue_trx {
+	enum db_status (*body)(void *arg, struct queue_witness *w, char *err,
+	                       size_t errlen);
+	void (*undo)(void *arg, enum db_status st);
+	int (*alone)(void *arg);
+	void *arg;
+	unsigned tries;
+	int idempotent;
+	int lock_wait_again;
+};
+enum db_status queue_trx(struct queue *q, const struct queue_trx *t,
+                         char *err, size_t errlen);
+
+/* Whether the server says our transaction is still open.  On Galera a
+ * replicated write can roll a local transaction back while it waits
+ * between two statements, and a prepared statement sent after that
+ * runs on its own, in autocommit, without an error: after a no, the
+ * statements that follow are each their own (run again after a
+ * deadlock), and the transaction ends in an error (DB_CONFLICT). */
+int queue_trx_open(struct queue *q);
+
+/* The session's lock wait (innodb_lock_wait_timeout) for a while: seconds
+ * long, or, with 0, as it was before. */
+enum db_status queue_lock_wait(struct queue *q, unsigned seconds, char *err,
+                               size_t errlen);
+
 /* --- the run's cycle (queue.c) ------------------------------------------ */
 
 /* Before a run's first claim: prepare the claim over ntypes types and the
@@ -127,35 +226,6 @@ enum db_status queue_take_single(struct queue *q, const char *name,
                                  int *held, char *err, size_t errlen);
 int queue_single_lost(const struct queue *q);
 
-/* One transaction for several claims and outcomes (--jobs): one commit
- * where there were as many as statements.  Inside it no statement is
- * run again after a deadlock or a lost connection: the caller rolls it
- * back (which also puts the claim's cursor back) and runs it again
- * whole when the error was a conflict (DB_CONFLICT) or the connection
- * was lost before the COMMIT and made again (queue_trx_lost). */
-enum db_status queue_begin(struct queue *q, char *err, size_t errlen);
-enum db_status queue_commit(struct queue *q, char *err, size_t errlen);
-void queue_rollback(struct queue *q);
-int queue_trx_lost(const struct queue *q);
-
-/* One write of a transaction, by which the outcome of a COMMIT whose
- * answer was lost is read: a fenced mark of job id under token, or with
- * id 0 a claim made with token; token NULL when the transaction wrote
- * nothing. */
-struct queue_witness {
-	uint64_t id;
-	const char *token;
-};
-
-/* queue_commit, and when the connection is lost during the COMMIT (not
- * for want of an answer in time), a new one is made and asked by w
- * whether the server kept the transaction: kept, DB_OK; rolled back, the
- * error with queue_trx_lost set, so the caller runs it again whole.  If
- * the new connection cannot tell, the error stands. */
-enum db_status queue_commit_witnessed(struct queue *q,
-                                      const struct queue_witness *w,
-                                      char *err, size_t errlen);
-
 /* A group's claim (in a transaction): the job is not read, and the
  * cursor not moved, until queue_read_claimed; *id is 0 when none was
  * due. */
@@ -192,10 +262,6 @@ enum db_status queue_mark_success_many(struct queue *q, const uint64_t *ids,
                                        const char *const *tokens, size_t n,
                                        uint64_t *changed, char *err,
                                        size_t errlen);
-
-/* Before running a transaction again after its tries-th conflict: a
- * short random pause, so two runners do not collide again in step. */
-void queue_pause(struct queue *q, unsigned tries);
 
 /* --- adding jobs (queue.c) ------------------------------------------------ */
 

@@ -87,15 +87,13 @@ struct queue {
 	int spread;		/* a claim has met a conflict in this run */
 	struct queue_cursor cursor;
 	struct queue_cursor cursor_spare;	/* another list of types' */
-	/* A transaction of several statements is open (queue_begin, or
-	 * flow.c's claim transaction): a
+	/* A transaction of several statements is open (queue_trx): a
 	 * deadlock or a lost connection ends it whole, so no statement in
 	 * it is run again on its own; trx_lost says the connection was lost
 	 * (and made again) before the COMMIT, so its caller may run the
 	 * whole transaction again; the cursor goes back to trx_cursor when
-	 * it is rolled back.  own_trx: the transaction is queue_begin's
-	 * (flow.c makes the connection again itself). */
-	int in_trx, trx_lost, own_trx;
+	 * it is rolled back. */
+	int in_trx, trx_lost;
 	int commit_lost;	/* the COMMIT's answer was lost; reconnected */
 	struct queue_cursor trx_cursor;
 };
@@ -137,8 +135,5 @@ struct db_arg *queue_claim_args(enum queue_stmt which,
                                 const char *const *types, size_t ntypes,
                                 unsigned long lock_seconds,
                                 const char *token, unsigned *nargs);
-
-/* An unsigned number column, 0 when NULL or not a number. */
-unsigned long queue_number(const char *s);
 
 #endif

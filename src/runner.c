@@ -962,7 +962,7 @@ group_claim_bulk(struct cycle *cy, struct request *group, char *err,
 }
 
 /* The write of the group by which a COMMIT whose answer was lost is
- * judged (queue_commit_witnessed): a mark that was written, else a claim
+ * judged (queue_trx): a mark that was written, else a claim
  * that took a job; none when the group wrote nothing. */
 static struct queue_witness
 group_witness(const struct request *group)
@@ -979,14 +979,9 @@ group_witness(const struct request *group)
 	return (struct queue_witness){ 0, NULL };
 }
 
-/* Run a group's statements: the marks, then a claim for each slot that
- * may have another job; in one transaction (*trx) when there is more
- * than one write, but SOLO.  The marks go first: a mark waits for the
- * claims of the slots that got the connection with it, for no running
- * job.  The jobs claimed are read after the commit (group_read). */
 /* The types the group's claims take: the run's, less those paused now
- * when the control table is there (flow control hook: one read a group,
- * before its transaction). */
+ * when the control table is there (flow control hook: one read a
+ * group). */
 static enum db_status
 group_types(struct cycle *cy, char *err, size_t errlen)
 {
@@ -996,27 +991,53 @@ group_types(struct cycle *cy, char *err, size_t errlen)
 	    cy->claim_types, &cy->nclaim, err, errlen);
 }
 
-static enum db_status
-group_try(struct cycle *cy, struct request *group, enum group_mode mode,
-    int *trx, int *split, char *err, size_t errlen)
+/* A group being served (serve): how it is written, and what to put back
+ * in the run's state when a run of it fails. */
+struct group_write {
+	struct cycle *cy;
+	struct request *group;
+	enum group_mode mode;
+	int split;		/* a shared success found a job not ours */
+	uint64_t claimed;	/* the run's count before */
+	int drained;
+};
+
+/* Whether the group's statements are each their own: one write, or SOLO. */
+static int
+group_alone(void *arg)
 {
-	struct queue_witness witness;
+	struct group_write *g = arg;
 	struct request *r;
-	enum db_status st = DB_OK;
 	size_t writes = 0;
+
+	for (r = g->group; r != NULL; r = r->next)
+		writes += (size_t)(r->h != NULL) + (size_t)may_claim(g->cy);
+	return writes <= 1 || g->mode == SOLO;
+}
+
+/* Run a group's statements: the marks, then a claim for each slot that
+ * may have another job; in one transaction when there is more than one
+ * write, but SOLO (group_alone).  The marks go first: a mark waits for
+ * the claims of the slots that got the connection with it, for no
+ * running job.  The jobs claimed are read after the commit
+ * (group_read). */
+static enum db_status
+group_body(void *arg, struct queue_witness *w, char *err, size_t errlen)
+{
+	struct group_write *g = arg;
+	struct cycle *cy = g->cy;
+	struct request *r;
+	enum db_status st;
 	uint64_t id;
 
-	for (r = group; r != NULL; r = r->next)
-		writes += (size_t)(r->h != NULL) + (size_t)may_claim(cy);
+	g->split = 0;
 	if ((st = group_types(cy, err, errlen)) != DB_OK)
 		return st;
-	*trx = writes > 1 && mode != SOLO;
-	if (*trx && (st = queue_begin(cy->q, err, errlen)) != DB_OK)
-		return st;
-	st = group_marks(cy, group, mode != SHARED, split, err, errlen);
-	if (st == DB_OK && *trx)
-		st = group_claim_bulk(cy, group, err, errlen);
-	for (r = group; r != NULL && st == DB_OK && may_claim(cy);
+	st = group_marks(cy, g->group, g->mode != SHARED, &g->split, err,
+	    errlen);
+	if (st == DB_OK && !group_alone(g))
+		st = group_claim_bulk(cy, g->group, err, errlen);
+	for (r = g->group; r != NULL && st == DB_OK && may_claim(cy);
 	    r = r->next) {
 		if (r->claimed)
 			continue;
@@ -1035,10 +1056,8 @@ group_try(struct cycle *cy, struct request *group, enum group_mode mode,
 			r->claimed = 1;
 		}
 	}
-	if (*trx && st == DB_OK) {
-		witness = group_witness(group);
-		st = queue_commit_witnessed(cy->q, &witness, err, errlen);
-	}
+	if (st == DB_OK)
+		*w = group_witness(g->group);
 	return st;
 }
 
@@ -1064,67 +1083,61 @@ group_read(struct cycle *cy, struct request *group, char *err, size_t errlen)
 	return queue_read_claimed(cy->q, ids, tokens, jobs, n, err, errlen);
 }
 
-/* Undo what a group that failed changed in the run's own state. */
+/* Undo what a run of a group that failed changed in the run's own
+ * state, and choose how the group is written if it is run again: each
+ * success apart when a shared one found a job no longer ours, SOLO after
+ * a conflict. */
 static void
-group_undo(struct cycle *cy, struct request *group, uint64_t claimed,
-    int drained)
+group_undo(void *arg, enum db_status st)
 {
+	struct group_write *g = arg;
+	struct cycle *cy = g->cy;
 	struct request *r;
 
-	queue_rollback(cy->q);
-	for (r = group; r != NULL; r = r->next)
+	for (r = g->group; r != NULL; r = r->next)
 		if (r->claimed || r->read) {
 			queue_job_free(r->job);
 			memset(r->job, 0, sizeof *r->job);
 			r->claimed = r->read = 0;
 		}
-	cy->stats->claimed = claimed;
-	cy->drained = drained;
+	cy->stats->claimed = g->claimed;
+	cy->drained = g->drained;
+	if (g->split) {
+		log_msg(cy->lg, LV_DEBUG, "a job of %zu marked success "
+		    "together was no longer ours: each is written alone",
+		    success_count(g->group));
+		g->mode = EACH;
+	} else if (st == DB_CONFLICT) {
+		cy->group_conflicts++;
+		g->mode = SOLO;
+	}
 }
 
 /* Serve a group (the connection held): write its marks and make its
- * claims, committed together; then count and log the marks.  A deadlock
- * (or a Galera certification failure) rolls the whole transaction back,
- * and the group is written again SOLO; one that lost its connection
- * before the COMMIT is run again as it was, and so is one whose COMMIT's
- * answer was lost and that the server did not keep (asked on the new
- * connection by one of its writes): a handler that finished is never run
- * again for want of its mark.  Any other error ends the run, as with one
- * handler: the jobs whose marks were not written wait for recovery. */
+ * claims, committed together (the queue's transaction helper); then
+ * count and log the marks.  A deadlock (or a Galera certification
+ * failure) rolls the whole transaction back, and the group is written
+ * again SOLO; one that lost its connection before the COMMIT is run
+ * again as it was, and so is one whose COMMIT's answer was lost and that
+ * the server did not keep (asked on the new connection by one of its
+ * writes): a handler that finished is never run again for want of its
+ * mark.  Any other error ends the run, as with one handler: the jobs
+ * whose marks were not written wait for recovery. */
 static void
 serve(struct cycle *cy, struct request *group)
 {
-	uint64_t claimed = cy->stats->claimed;
-	enum group_mode mode = cy->group_conflicts >= GROUP_CONFLICTS_MAX ?
-	    SOLO : SHARED;
-	int drained = cy->drained, trx, split;
+	struct group_write g = { cy, group, cy->group_conflicts >=
+	    GROUP_CONFLICTS_MAX ? SOLO : SHARED, 0, cy->stats->claimed,
+	    cy->drained };
+	struct queue_trx t = { group_body, group_undo, group_alone, &g,
+	    QUEUE_CLAIM_RETRIES + 1, 0, 1 };
 	struct request *r;
 	enum db_status st;
-	unsigned tries;
 	char err[1024];
 
 	if (cy->st != DB_OK)
 		return;		/* a database error ended the run */
-	for (tries = 0;; tries++) {
-		split = 0;
-		st = group_try(cy, group, mode, &trx, &split, err, sizeof err);
-		if (st == DB_OK)
-			break;
-		group_undo(cy, group, claimed, drained);
-		if (!trx || tries >= QUEUE_CLAIM_RETRIES ||
-		    (st != DB_CONFLICT && !queue_trx_lost(cy->q)))
-			break;
-		if (split) {
-			log_msg(cy->lg, LV_DEBUG, "a job of %zu marked "
-			    "success together was no longer ours: each is "
-			    "written alone", success_count(group));
-			mode = EACH;
-		} else if (st == DB_CONFLICT) {
-			cy->group_conflicts++;
-			mode = SOLO;
-			queue_pause(cy->q, tries);
-		}
-	}
+	st = queue_trx(cy->q, &t, err, sizeof err);
 	if (st != DB_OK) {
 		run_failed(cy, st, err);
 		return;
@@ -1436,10 +1449,10 @@ run_cycle(const struct cfg *cfg, struct db *db, struct queue *q,
 	/* Due slots of [schedule.NAME] become jobs before the first claim,
 	 * so this run can already take them (schedule.c). */
 	if (st == DB_OK)
-		st = sched_enqueue_due(cfg, db, q, lg, &scheduled, err,
+		st = sched_enqueue_due(cfg, q, lg, &scheduled, err,
 		    errlen);
 	/* fan-in hook: fan-ins a killed runner left complete fire now. */
-	fanin_open(&fanin, db, q, lg);
+	fanin_open(&fanin, q, lg);
 	cy->fanin = &fanin;
 	if (st == DB_OK)
 		st = fanin_sweep(&fanin, err, errlen);

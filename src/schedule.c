@@ -40,29 +40,23 @@
  */
 #include <mysqld_error.h>
 #include <stdint.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sysexits.h>
 #include <time.h>
 
-#include "command.h"
-#include "report.h"
 #include "schedule.h"
-#include "sqlset.h"
 #include "util.h"
 
 /* Slots looked at beyond those enqueued: a fold (an hour lived twice)
  * shows up to three hours of wall-clock slots that are not due yet. */
 #define SCHED_MAX_STEPS (SCHED_MAX_SLOTS + 3 * 60 + 10)
-/* How long a runner waits for another's schedule row before skipping
+/* How long (s) a runner waits for another's schedule row before skipping
  * the schedule in this run: the session's lock wait while it enqueues
- * schedules, the one before put back after (MariaDB's SET STATEMENT
- * would say it in one statement, MySQL has none). */
-#define SCHED_LOCK_WAIT "SET @jobrun_lock_wait = @@innodb_lock_wait_timeout," \
-	" innodb_lock_wait_timeout = 5"
-#define SCHED_LOCK_WAIT_END "SET innodb_lock_wait_timeout = @jobrun_lock_wait"
+ * schedules, the one before put back after. */
+#define SCHED_LOCK_WAIT 5
+/* Runs of a schedule's transaction after deadlocks and lost connections. */
+#define SCHED_TRIES 5
 
 enum sched_stmt {
 	S_NOW, S_LOCK, S_LAST, S_LOCAL, S_UTC, S_PAYLOAD, S_SAVE, S_COUNT
@@ -121,7 +115,8 @@ static const char *const tables[S_COUNT] = {
 /* The statements of one pass over the schedules, on the queue's
  * connection. */
 struct sched_db {
-	struct sqlset set;
+	struct queue *q;
+	struct queue_stmts *set;
 	int64_t now;		/* Unix seconds */
 };
 
@@ -135,8 +130,10 @@ run(struct sched_db *sd, enum sched_stmt w, const struct db_arg *args,
     unsigned nargs, char **cols, unsigned ncols, int *found, char *err,
     size_t errlen)
 {
-	return sqlset_run(&sd->set, w, args, nargs, cols, ncols, found, err,
-	    errlen);
+	if (ncols == 0)
+		return queue_stmts_run(sd->set, w, args, nargs, err, errlen);
+	return queue_stmts_one(sd->set, w, args, nargs, cols, ncols, found,
+	    err, errlen);
 }
 
 /* Now, in Unix seconds: the server's clock, or JOBRUN_TEST_NOW. */
@@ -149,14 +146,14 @@ sd_now(struct sched_db *sd, char *err, size_t errlen)
 	int found = 0;
 
 	if (fixed != NULL) {
-		if (sqlset_int64(fixed, &sd->now) == 0 && sd->now >= 86400)
+		if (queue_int64(fixed, &sd->now) == 0 && sd->now >= 86400)
 			return DB_OK;
 		errf(err, errlen, "JOBRUN_TEST_NOW: not Unix seconds: \"%s\"",
 		    fixed);
 		return DB_BAD_INPUT;
 	}
 	st = run(sd, S_NOW, NULL, 0, &col, 1, &found, err, errlen);
-	if (st == DB_OK && (!found || sqlset_int64(col, &sd->now) != 0)) {
+	if (st == DB_OK && (!found || queue_int64(col, &sd->now) != 0)) {
 		errf(err, errlen, "read the server's clock: no answer");
 		st = DB_ERROR;
 	}
@@ -221,7 +218,7 @@ to_utc(struct sched_db *sd, const struct cfg_schedule *s, int64_t wall,
 	args[0] = DB_STR(text);
 	args[1] = DB_STR(s->time_zone);
 	st = run(sd, S_UTC, args, 2, &col, 1, &found, err, errlen);
-	if (st == DB_OK && (!found || sqlset_int64(col, utc) != 0))
+	if (st == DB_OK && (!found || queue_int64(col, utc) != 0))
 		st = unknown_zone(s, err, errlen);
 	free(col);
 	return st;
@@ -298,12 +295,23 @@ enqueue_slot(struct sched_db *sd, struct queue *q,
 	return st;
 }
 
-/* One schedule, in one transaction that holds its row. */
+/* A schedule's transaction (enqueue_schedule). */
+struct sched_trx {
+	struct sched_db *sd;
+	const struct cfg_schedule *s;
+	const struct log *lg;
+	uint64_t *created, created_before;
+};
+
+/* Lock the schedule's row, enqueue its due slots after the last one
+ * enqueued, and move the row on. */
 static enum db_status
-enqueue_schedule(struct sched_db *sd, struct queue *q,
-    const struct cfg_schedule *s, const struct log *lg, uint64_t *created,
-    char *err, size_t errlen)
+schedule_body(void *arg, struct queue_witness *w, char *err, size_t errlen)
 {
+	struct sched_trx *t = arg;
+	struct sched_db *sd = t->sd;
+	struct queue *q = sd->q;
+	const struct cfg_schedule *s = t->s;
 	struct db_arg lock[3] = { DB_STR(queue_name(q)), DB_STR(s->name),
 	    DB_NUM(sd->now - (int64_t)s->catch_up - 1) };
 	struct db_arg save[4];
@@ -314,15 +322,14 @@ enqueue_schedule(struct sched_db *sd, struct queue *q,
 	size_t n = 0, i;
 	int found = 0;
 
-	st = queue_begin(q, err, errlen);
-	if (st == DB_OK)
-		st = run(sd, S_LOCK, lock, 3, NULL, 0, NULL, err, errlen);
-	if (st == DB_SCHEMA && sd->set.db->last_errno == ER_NO_SUCH_TABLE)
+	(void)w;	/* idempotent: a slot after the last one saved, once */
+	st = run(sd, S_LOCK, lock, 3, NULL, 0, NULL, err, errlen);
+	if (st == DB_SCHEMA && queue_last_errno(q) == ER_NO_SUCH_TABLE)
 		errf(err, errlen, "no table " SCHED_TABLE " (apply "
 		    "sql/004_schedules.sql)");
 	if (st == DB_OK)
 		st = run(sd, S_LAST, lock, 2, cols, 2, &found, err, errlen);
-	if (st == DB_OK && (!found || sqlset_int64(cols[0], &last) != 0)) {
+	if (st == DB_OK && (!found || queue_int64(cols[0], &last) != 0)) {
 		errf(err, errlen, "its row vanished");
 		st = DB_ERROR;
 	}
@@ -330,8 +337,8 @@ enqueue_schedule(struct sched_db *sd, struct queue *q,
 		st = due_slots(sd, s, last, slots, &n, err, errlen);
 	/* Oldest first: the jobs' ids follow their slots. */
 	for (i = n; st == DB_OK && i > 0; i--)
-		st = enqueue_slot(sd, q, s, &slots[i - 1], lg, created, err,
-		    errlen);
+		st = enqueue_slot(sd, q, s, &slots[i - 1], t->lg, t->created,
+		    err, errlen);
 	if (st == DB_OK && n > 0) {
 		cron_format_sql(slots[0].wall, wall, sizeof wall);
 		save[0] = DB_NUM(slots[0].utc);
@@ -340,18 +347,64 @@ enqueue_schedule(struct sched_db *sd, struct queue *q,
 		save[3] = DB_STR(s->name);
 		st = run(sd, S_SAVE, save, 4, NULL, 0, NULL, err, errlen);
 	}
-	if (st == DB_OK)
-		st = queue_commit(q, err, errlen);
-	if (st != DB_OK)
-		queue_rollback(q);
 	free(cols[0]);
 	free(cols[1]);
 	free(slots);
 	return st;
 }
 
+/* A run that was rolled back created nothing. */
+static void
+schedule_undo(void *arg, enum db_status st)
+{
+	struct sched_trx *t = arg;
+
+	(void)st;
+	*t->created = t->created_before;
+}
+
+/* One schedule, in one transaction that holds its row: run again whole
+ * after a deadlock, a lost connection or a lost COMMIT; a lock wait
+ * that timed out is another runner enqueuing it: not again. */
+static enum db_status
+enqueue_schedule(struct sched_db *sd, const struct cfg_schedule *s,
+    const struct log *lg, uint64_t *created, char *err, size_t errlen)
+{
+	struct sched_trx arg = { sd, s, lg, created, *created };
+	struct queue_trx t = { schedule_body, schedule_undo, NULL, &arg,
+	    SCHED_TRIES, 1, 0 };
+
+	return queue_trx(sd->q, &t, err, errlen);
+}
+
+/* Open the statements of a pass over the schedules, read now and set the
+ * lock wait. */
+static enum db_status
+sd_open(struct sched_db *sd, struct queue *q, char *err, size_t errlen)
+{
+	enum db_status st;
+
+	sd->q = q;
+	sd->set = queue_stmts_open(q, texts, purposes, tables, S_COUNT,
+	    NULL);
+	st = sd_now(sd, err, errlen);
+	if (st == DB_OK)
+		st = queue_lock_wait(q, SCHED_LOCK_WAIT, err, errlen);
+	return st;
+}
+
+/* Put the lock wait back, unless an error ended the pass already. */
+static enum db_status
+sd_close(struct sched_db *sd, enum db_status st, char *err, size_t errlen)
+{
+	if (st == DB_OK)
+		st = queue_lock_wait(sd->q, 0, err, errlen);
+	queue_stmts_close(sd->set);
+	return st;
+}
+
 enum db_status
-sched_enqueue_due(const struct cfg *cfg, struct db *db, struct queue *q,
+sched_enqueue_due(const struct cfg *cfg, struct queue *q,
     const struct log *lg, uint64_t *created, char *err, size_t errlen)
 {
 	struct sched_db sd;
@@ -362,15 +415,11 @@ sched_enqueue_due(const struct cfg *cfg, struct db *db, struct queue *q,
 	*created = 0;
 	if (cfg->nschedules == 0)
 		return DB_OK;
-	sqlset_open(&sd.set, db, q, texts, purposes, tables, S_COUNT);
-	st = sd_now(&sd, cause, sizeof cause);
-	if (st == DB_OK)
-		st = sqlset_plain(&sd.set, SCHED_LOCK_WAIT, cause,
-		    sizeof cause);
+	st = sd_open(&sd, q, cause, sizeof cause);
 	for (i = 0; st == DB_OK && i < cfg->nschedules; i++) {
 		const struct cfg_schedule *s = &cfg->schedules[i];
 
-		st = enqueue_schedule(&sd, q, s, lg, created, cause,
+		st = enqueue_schedule(&sd, s, lg, created, cause,
 		    sizeof cause);
 		/* Another runner holds the row (and is enqueuing it): its
 		 * slots are in hand; the next run looks again. */
@@ -384,10 +433,11 @@ sched_enqueue_due(const struct cfg *cfg, struct db *db, struct queue *q,
 	}
 	if (st != DB_OK && i == 0)
 		errf(err, errlen, "enqueue schedules: %s", cause);
-	if (st == DB_OK && (st = sqlset_plain(&sd.set, SCHED_LOCK_WAIT_END,
-	    cause, sizeof cause)) != DB_OK)
+	if (st == DB_OK && (st = sd_close(&sd, st, cause, sizeof cause)) !=
+	    DB_OK)
 		errf(err, errlen, "enqueue schedules: %s", cause);
-	sqlset_close(&sd.set);
+	else if (st != DB_OK)
+		sd_close(&sd, st, cause, sizeof cause);
 	return st;
 }
 
@@ -441,11 +491,11 @@ view_one(struct sched_db *sd, const char *table, struct sched_view *v,
 	int found = 0;
 
 	st = run(sd, S_LAST, args, 2, cols, 2, &found, err, errlen);
-	if (st == DB_SCHEMA && sd->set.db->last_errno == ER_NO_SUCH_TABLE)
+	if (st == DB_SCHEMA && queue_last_errno(sd->q) == ER_NO_SUCH_TABLE)
 		errf(err, errlen, "no table " SCHED_TABLE " (apply "
 		    "sql/004_schedules.sql)");
 	if (st == DB_OK && found) {
-		sqlset_int64(cols[0], &last);
+		queue_int64(cols[0], &last);
 		if (cols[1] != NULL)
 			v->last_utc = last;
 		if (cols[1] != NULL && cron_read(cols[1], &wall) == 0)
@@ -468,8 +518,8 @@ view_one(struct sched_db *sd, const char *table, struct sched_view *v,
 }
 
 enum db_status
-sched_view(const struct cfg *cfg, struct db *db, struct queue *q,
-    struct sched_view *out, char *err, size_t errlen)
+sched_view(const struct cfg *cfg, struct queue *q, struct sched_view *out,
+    char *err, size_t errlen)
 {
 	struct sched_db sd;
 	const char *table = queue_name(q);
@@ -478,73 +528,13 @@ sched_view(const struct cfg *cfg, struct db *db, struct queue *q,
 	size_t i;
 
 	memset(out, 0, cfg->nschedules * sizeof *out);
-	sqlset_open(&sd.set, db, q, texts, purposes, tables, S_COUNT);
-	st = sd_now(&sd, cause, sizeof cause);
-	if (st == DB_OK)
-		st = sqlset_plain(&sd.set, SCHED_LOCK_WAIT, cause,
-		    sizeof cause);
+	st = sd_open(&sd, q, cause, sizeof cause);
 	for (i = 0; st == DB_OK && i < cfg->nschedules; i++) {
 		out[i].s = &cfg->schedules[i];
 		st = view_one(&sd, table, &out[i], cause, sizeof cause);
 	}
+	st = sd_close(&sd, st, cause, sizeof cause);
 	if (st != DB_OK)
 		errf(err, errlen, "read schedules: %s", cause);
-	sqlset_close(&sd.set);
 	return st;
-}
-
-static json_t *
-slot_json(const char *slot)
-{
-	return slot[0] != '\0' ? json_string(slot) : json_null();
-}
-
-static void
-print_views(const struct sched_view *v, size_t n, int json)
-{
-	json_t *list;
-	size_t i;
-
-	if (json) {
-		list = json_array();
-		for (i = 0; i < n; i++)
-			json_array_append_new(list, json_pack(
-			    "{s:s,s:s,s:s,s:o,s:I,s:o,s:o,s:o,s:I}",
-			    "name", v[i].s->name, "type", v[i].s->type,
-			    "cron", v[i].s->cron_text, "time_zone",
-			    v[i].s->time_zone != NULL ?
-			    json_string(v[i].s->time_zone) : json_null(),
-			    "catch_up", (json_int_t)v[i].s->catch_up,
-			    "last_slot", slot_json(v[i].last),
-			    "due_slot", slot_json(v[i].due),
-			    "next_slot", slot_json(v[i].next),
-			    "lag", (json_int_t)v[i].lag));
-		report_json(json_pack("{s:o}", "schedules", list));
-		return;
-	}
-	printf("%-20s %-20s %-16s %-16s %-16s %s\n", "SCHEDULE", "TYPE",
-	    "LAST SLOT", "DUE SLOT", "NEXT SLOT", "LAG");
-	for (i = 0; i < n; i++)
-		printf("%-20s %-20s %-16s %-16s %-16s %ld\n", v[i].s->name,
-		    v[i].s->type, v[i].last[0] ? v[i].last : "-",
-		    v[i].due[0] ? v[i].due : "-",
-		    v[i].next[0] ? v[i].next : "-", v[i].lag);
-}
-
-int
-cmd_schedules(struct ctx *c)
-{
-	struct sched_view *v = xcalloc(c->cfg.nschedules + 1, sizeof *v);
-	char err[1024];
-	enum db_status st;
-	int rc = EX_OK;
-
-	st = sched_view(&c->cfg, &c->db, c->q, v, err, sizeof err);
-	if (st != DB_OK) {
-		cmd_db_error(c, st, err);
-		rc = cmd_exit_for(st);
-	} else
-		print_views(v, c->cfg.nschedules, c->cli.json);
-	free(v);
-	return rc;
 }

@@ -18,13 +18,12 @@
 #define SCHED_MAX_SLOTS 1000
 
 /* Before a run's first claim: enqueue every due slot of every schedule
- * of cfg into q's table (on db, q's connection), in one transaction per
+ * of cfg into q's table (on q's connection), in one transaction per
  * schedule.  *created counts the jobs created.  A schedule whose row
  * another runner holds past the lock wait is skipped with a warning. */
-enum db_status sched_enqueue_due(const struct cfg *cfg, struct db *db,
-                                 struct queue *q, const struct log *lg,
-                                 uint64_t *created, char *err,
-                                 size_t errlen);
+enum db_status sched_enqueue_due(const struct cfg *cfg, struct queue *q,
+                                 const struct log *lg, uint64_t *created,
+                                 char *err, size_t errlen);
 
 /* What `jobrun schedules` and `jobrun status` show of one schedule; slot
  * names are "YYYY-MM-DDTHH:MM" in its zone, "" for none. */
@@ -38,8 +37,7 @@ struct sched_view {
 };
 
 /* A view of each of cfg's schedules (out: cfg->nschedules of them). */
-enum db_status sched_view(const struct cfg *cfg, struct db *db,
-                          struct queue *q, struct sched_view *out,
-                          char *err, size_t errlen);
+enum db_status sched_view(const struct cfg *cfg, struct queue *q,
+                          struct sched_view *out, char *err, size_t errlen);
 
 #endif
