@@ -1982,22 +1982,28 @@ queue_trx_open(struct queue *q)
 enum db_status
 queue_lock_wait(struct queue *q, unsigned seconds, char *err, size_t errlen)
 {
-	char sql[160];
+	char sql[160], cause[512];
 	enum db_status st = DB_OK;
 
-	/* A connection made again meanwhile has the session's own: then
-	 * @jobrun_lock_wait is NULL, and the wait is left as it is. */
+	/* A connection made again meanwhile has the session's own wait:
+	 * nothing to put back. */
+	if (seconds == 0 && q->lock_wait_at != q->counters.reconnects)
+		return DB_OK;
 	if (seconds > 0)
 		snprintf(sql, sizeof sql, "SET @jobrun_lock_wait ="
 		    " @@innodb_lock_wait_timeout, innodb_lock_wait_timeout"
 		    " = %u", seconds);
 	else
 		snprintf(sql, sizeof sql, "SET innodb_lock_wait_timeout ="
-		    " IFNULL(@jobrun_lock_wait, @@innodb_lock_wait_timeout)");
+		    " @jobrun_lock_wait");
 	if (q->db->conn == NULL)
-		st = reconnect(q, 0, err, errlen);
+		st = reconnect(q, 0, cause, sizeof cause);
 	if (st == DB_OK)
-		st = db_query(q->db, sql, err, errlen);
+		st = db_query(q->db, sql, cause, sizeof cause);
+	if (st != DB_OK)
+		errf(err, errlen, "%s the session's lock wait: %s", seconds > 0 ?
+		    "set" : "put back", cause);
+	q->lock_wait_at = q->counters.reconnects;
 	return st;
 }
 

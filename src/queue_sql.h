@@ -95,6 +95,7 @@ struct queue {
 	 * it is rolled back. */
 	int in_trx, trx_lost;
 	int commit_lost;	/* the COMMIT's answer was lost; reconnected */
+	uint64_t lock_wait_at;	/* reconnects when queue_lock_wait set it */
 	struct queue_cursor trx_cursor;
 };
 
