@@ -47,7 +47,7 @@ DEFS       = -DJOBRUN_VERSION='"$(VERSION)"' \
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) $(PKG_CFLAGS) $(DEFS) $(CFLAGS)
 
 SRC  = admin argv backoff check cli command config cron db enqueue exec \
-       fanin flow handler schedule http_reply lines \
+       fanin flow group handler schedule http_reply lines queue_run queue_cycle \
        http inspect libcurl log main metrics noop queue queue_admin queue_info \
        pause policy rawjson report runner queue_report dash dash_html replace \
        utf8 util watchdog commands $(SRC_$(MARIADB))

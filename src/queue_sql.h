@@ -1,6 +1,6 @@
 /*
- * queue_sql.h - what queue.c, queue_admin.c and queue_info.c share, and
- * nobody else: the statements, the queue's state, and running them.
+ * queue_sql.h - what the queue's files (queue*.c) share, and nobody
+ * else: the statements, the queue's state, and running them.
  */
 #ifndef JOBRUN_QUEUE_SQL_H
 #define JOBRUN_QUEUE_SQL_H
@@ -98,6 +98,49 @@ struct queue {
 	uint64_t lock_wait_at;	/* reconnects when queue_lock_wait set it */
 	struct queue_cursor trx_cursor;
 };
+
+/* What statement which does, for messages (queue.c). */
+const char *queue_purpose(enum queue_stmt which);
+
+/* --- queue_run.c: the runner's parts the claims use ---------------------- */
+
+/* Prepare statement which, unless it is. */
+enum db_status queue_prepare(struct queue *q, enum queue_stmt which,
+                             char *cause, size_t len);
+/* Prepare (if need be) and execute which once, again after a deadlock
+ * outside a transaction; cause is the bare cause. */
+enum db_status queue_attempt(struct queue *q, enum queue_stmt which,
+                             const struct db_arg *args, unsigned nargs,
+                             char *cause, size_t len);
+/* queue_stmt_run for nrows rows of arguments at once when nrows > 0 (a
+ * bulk execution, made only inside a transaction); s NULL. */
+struct queue_stmts;
+enum db_status queue_run_rows(struct queue *q, struct queue_stmts *s,
+                              size_t which, const struct db_arg *args,
+                              unsigned nargs, unsigned nrows, char *err,
+                              size_t errlen);
+/* Lost the connection: make it again.  DB_OK when the statement that met
+ * it (values of size bytes) may be run again; DB_BAD_INPUT when they were
+ * too large for the server's max_allowed_packet. */
+enum db_status queue_reconnect(struct queue *q, size_t size, char *cause,
+                               size_t len);
+/* Close every prepared statement of the queue's (they die with their
+ * connection). */
+void queue_forget(struct queue *q);
+/* The next number of the queue's own generator (xorshift). */
+uint64_t queue_random(struct queue *q);
+/* Sleep 2..10 ms, doubled per earlier attempt. */
+void queue_conflict_pause(struct queue *q, unsigned attempt);
+
+/* --- queue.c and queue_cycle.c ------------------------------------------- */
+
+/* Whether the table supports which (prepared once to see). */
+int queue_supports(struct queue *q, enum queue_stmt which, int *probed,
+                   int *has);
+/* The job claimed with token: its id, 0 for none. */
+enum db_status queue_claimed_by_token(struct queue *q, const char *token,
+                                      uint64_t *id, char *err,
+                                      size_t errlen);
 
 /* Run statement which with args (preparing it first if need be, running
  * it again after a deadlock or a lost connection); err reads "<purpose>

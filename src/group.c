@@ -1,0 +1,483 @@
+/*
+ * group.c - the group commits of --jobs: what the slots have ready for
+ * the connection (an outcome to write, a job to claim) is written by
+ * whichever slot gets the connection first, for all of them, in one
+ * transaction of the queue's helper (queue_trx): one commit where there
+ * were as many as statements.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flow.h"
+#include "runner_int.h"
+#include "util.h"
+
+/* Requests served in one transaction at most: its locks are held, and
+ * its marks wait, while its statements run. */
+#define GROUP_MAX 16
+
+/* What a slot has ready for the connection when --jobs is above 1: the
+ * verdict on the job it finished, if any, and its wish for another. */
+struct request {
+	struct request *next;
+	const struct in_hand *h;	/* the job to mark, or NULL */
+	struct verdict v;
+	int64_t ms;			/* its handler's time */
+	int owned;			/* the mark found the job still ours */
+	struct job *job;		/* where to claim the next job */
+	char *token;			/* its token, QUEUE_TOKEN_MAX + 1 bytes */
+	int claimed;
+	int read;			/* the job claimed was read already */
+	pthread_cond_t wake;		/* served, or its turn to serve */
+	int done;			/* served (pending_mu) */
+};
+
+/* Up to GROUP_MAX of the pending requests, oldest first (pending_mu
+ * held). */
+static struct request *
+cut_pending(struct cycle *cy)
+{
+	struct request *group, *last;
+	size_t n;
+
+	group = last = cy->pending;
+	n = last != NULL;
+	for (; last != NULL && last->next != NULL && n < GROUP_MAX; n++)
+		last = last->next;
+	if (last != NULL) {
+		cy->pending = last->next;
+		last->next = NULL;
+		if (cy->pending == NULL)
+			cy->pending_tail = &cy->pending;
+	}
+	cy->npending -= n;
+	return group;
+}
+
+/* Before a group is cut (pending_mu held): slots that were given a job
+ * and are about to come back with its verdict (a handler that took no
+ * time) are waited for, at most GATHER_US, less than a statement's round
+ * trip, so that they share this commit rather than start the next. */
+#define GATHER_US 100
+
+static void
+gather(struct cycle *cy)
+{
+	struct timespec until;
+	int64_t ns;
+
+	if (cy->returning == 0 || cy->npending >= GROUP_MAX)
+		return;
+	/* The monotonic clock, as cy->gather's attribute says: a wall
+	 * clock stepped back would hold every slot here. */
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	ns = until.tv_nsec + GATHER_US * 1000L;
+	until.tv_sec += ns / 1000000000L;
+	until.tv_nsec = ns % 1000000000L;
+	while (cy->returning > 0 && cy->npending < GROUP_MAX &&
+	    pthread_cond_timedwait(&cy->gather, &cy->pending_mu, &until) == 0)
+		;
+}
+
+/* The group's marks.  Success, the common verdict, is written for all
+ * of them with one statement, unless mark_each: if that finds one job
+ * no longer ours, which one is not known, and the group is run again
+ * (DB_CONFLICT, *split) with a fenced write for each. */
+static enum db_status
+group_marks(struct cycle *cy, struct request *group, int mark_each,
+    int *split, char *err, size_t errlen)
+{
+	uint64_t ids[GROUP_MAX], changed;
+	const char *tokens[GROUP_MAX];
+	struct request *r;
+	enum db_status st = DB_OK;
+	size_t n = 0;
+
+	for (r = group; r != NULL; r = r->next)
+		if (r->h != NULL && r->v.verb == VERB_SUCCESS && !mark_each) {
+			ids[n] = r->h->job->id;
+			tokens[n++] = r->h->token;
+		}
+	if (n >= 2) {
+		st = queue_mark_success_many(cy->q, ids, tokens, n, &changed,
+		    err, errlen);
+		if (st == DB_OK && changed != n) {
+			*split = 1;
+			snprintf(err, errlen, "a job of the group was no "
+			    "longer ours");
+			return DB_CONFLICT;
+		}
+	}
+	for (r = group; r != NULL && st == DB_OK; r = r->next) {
+		if (r->h == NULL)
+			continue;
+		r->owned = 1;
+		if (n < 2 || r->v.verb != VERB_SUCCESS)
+			st = run_apply(r->h, &r->v, &r->owned, err, errlen);
+	}
+	return st;
+}
+
+static size_t
+success_count(const struct request *group)
+{
+	size_t n = 0;
+
+	for (; group != NULL; group = group->next)
+		n += group->h != NULL && group->v.verb == VERB_SUCCESS;
+	return n;
+}
+
+/* How a group is written: SHARED, one transaction, the successes in one
+ * statement; EACH, one transaction, a statement per verdict; SOLO, each
+ * statement its own transaction, run again on its own after a conflict,
+ * as with one slot. */
+enum group_mode { SHARED, EACH, SOLO };
+
+/* Conflicts after which a run writes every group SOLO: where they are
+ * that frequent (runners on several Galera nodes), a transaction of many
+ * statements loses more often than it saves. */
+#define GROUP_CONFLICTS_MAX 3
+
+static void
+new_token(struct cycle *cy, struct request *r)
+{
+	snprintf(r->token, QUEUE_TOKEN_MAX + 1, "%s:%llu", cy->prefix,
+	    (unsigned long long)++cy->tokens_made);
+}
+
+/* The group's claims in one round trip (queue_claim_bulk), as many as
+ * the batch budget allows; the slots it finds no job for are claimed one
+ * by one after it. */
+static enum db_status
+group_claim_bulk(struct cycle *cy, struct request *group, char *err,
+    size_t errlen)
+{
+	struct request *r, *take[GROUP_MAX];
+	const char *tokens[GROUP_MAX];
+	struct job *jobs[GROUP_MAX];
+	size_t n = 0, i, claimed;
+	uint64_t left;
+	enum db_status st;
+
+	if (!run_may_claim(cy))
+		return DB_OK;
+	left = cy->opts->batch_size - cy->stats->claimed;
+	for (r = group; r != NULL && n < GROUP_MAX && n < left; r = r->next) {
+		new_token(cy, r);
+		take[n] = r;
+		tokens[n] = r->token;
+		jobs[n++] = r->job;
+	}
+	if (cy->nclaim == 0)
+		return DB_OK;	/* every type paused: claimed one by one */
+	st = queue_claim_bulk(cy->q, cy->claim_types, cy->nclaim,
+	    cy->cfg->run.lock_seconds, tokens, jobs, n, &claimed, err, errlen);
+	/* Jobs read are flagged even when the group failed after all, so
+	 * that group_undo frees them. */
+	for (i = 0; i < n; i++)
+		if (take[i]->job->id != 0) {
+			take[i]->claimed = take[i]->read = 1;
+			cy->stats->claimed++;
+		}
+	return st;
+}
+
+/* The write of the group by which a COMMIT whose answer was lost is
+ * judged (queue_trx): a mark that was written, else a claim
+ * that took a job; none when the group wrote nothing. */
+static struct queue_witness
+group_witness(const struct request *group)
+{
+	const struct request *r;
+
+	for (r = group; r != NULL; r = r->next)
+		if (r->h != NULL && r->owned && r->v.verb != VERB_NOTHING)
+			return (struct queue_witness){ r->h->job->id,
+			    r->h->token };
+	for (r = group; r != NULL; r = r->next)
+		if (r->claimed && r->job->id != 0)
+			return (struct queue_witness){ 0, r->token };
+	return (struct queue_witness){ 0, NULL };
+}
+
+/* The types the group's claims take: the run's, less those paused now
+ * when the control table is there (flow control hook: one read a
+ * group). */
+static enum db_status
+group_types(struct cycle *cy, char *err, size_t errlen)
+{
+	if (cy->opts->flow == NULL || !run_may_claim(cy))
+		return DB_OK;
+	return flow_unpaused(cy->opts->flow, cy->types, cy->ntypes,
+	    cy->claim_types, &cy->nclaim, err, errlen);
+}
+
+/* A group being served (serve): how it is written, and what to put back
+ * in the run's state when a run of it fails. */
+struct group_write {
+	struct cycle *cy;
+	struct request *group;
+	enum group_mode mode;
+	int split;		/* a shared success found a job not ours */
+	uint64_t claimed;	/* the run's count before */
+	int drained;
+};
+
+/* Whether the group's statements are each their own: one write, or SOLO. */
+static int
+group_alone(void *arg)
+{
+	struct group_write *g = arg;
+	struct request *r;
+	size_t writes = 0;
+
+	for (r = g->group; r != NULL; r = r->next)
+		writes += (size_t)(r->h != NULL) + (size_t)run_may_claim(g->cy);
+	return writes <= 1 || g->mode == SOLO;
+}
+
+/* Run a group's statements: the marks, then a claim for each slot that
+ * may have another job; in one transaction when there is more than one
+ * write, but SOLO (group_alone).  The marks go first: a mark waits for
+ * the claims of the slots that got the connection with it, for no
+ * running job.  The jobs claimed are read after the commit
+ * (group_read). */
+static enum db_status
+group_body(void *arg, struct queue_witness *w, char *err, size_t errlen)
+{
+	struct group_write *g = arg;
+	struct cycle *cy = g->cy;
+	struct request *r;
+	enum db_status st;
+	uint64_t id;
+
+	g->split = 0;
+	if ((st = group_types(cy, err, errlen)) != DB_OK)
+		return st;
+	st = group_marks(cy, g->group, g->mode != SHARED, &g->split, err,
+	    errlen);
+	if (st == DB_OK && !group_alone(g))
+		st = group_claim_bulk(cy, g->group, err, errlen);
+	for (r = g->group; r != NULL && st == DB_OK && run_may_claim(cy);
+	    r = r->next) {
+		if (r->claimed)
+			continue;
+		if (cy->nclaim == 0) {	/* every type paused */
+			cy->drained = 1;
+			break;
+		}
+		new_token(cy, r);
+		st = queue_claim_id(cy->q, cy->claim_types, cy->nclaim,
+		    cy->cfg->run.lock_seconds, r->token, &id, err, errlen);
+		if (st == DB_OK && id == 0)
+			cy->drained = 1;
+		else if (st == DB_OK) {
+			cy->stats->claimed++;
+			r->job->id = id;
+			r->claimed = 1;
+		}
+	}
+	if (st == DB_OK)
+		*w = group_witness(g->group);
+	return st;
+}
+
+/* Read the jobs a group claimed, in one statement. */
+static enum db_status
+group_read(struct cycle *cy, struct request *group, char *err, size_t errlen)
+{
+	uint64_t ids[GROUP_MAX];
+	const char *tokens[GROUP_MAX];
+	struct job *jobs[GROUP_MAX];
+	struct request *r;
+	size_t n = 0;
+
+	for (r = group; r != NULL; r = r->next)
+		if (r->claimed && !r->read) {
+			ids[n] = r->job->id;
+			r->job->id = 0;
+			tokens[n] = r->token;
+			jobs[n++] = r->job;
+		}
+	if (n == 0)
+		return DB_OK;
+	return queue_read_claimed(cy->q, ids, tokens, jobs, n, err, errlen);
+}
+
+/* Undo what a run of a group that failed changed in the run's own
+ * state, and choose how the group is written if it is run again: each
+ * success apart when a shared one found a job no longer ours, SOLO after
+ * a conflict. */
+static void
+group_undo(void *arg, enum db_status st)
+{
+	struct group_write *g = arg;
+	struct cycle *cy = g->cy;
+	struct request *r;
+
+	for (r = g->group; r != NULL; r = r->next)
+		if (r->claimed || r->read) {
+			queue_job_free(r->job);
+			memset(r->job, 0, sizeof *r->job);
+			r->claimed = r->read = 0;
+		}
+	cy->stats->claimed = g->claimed;
+	cy->drained = g->drained;
+	if (g->split) {
+		log_msg(cy->lg, LV_DEBUG, "a job of %zu marked success "
+		    "together was no longer ours: each is written alone",
+		    success_count(g->group));
+		g->mode = EACH;
+	} else if (st == DB_CONFLICT) {
+		cy->group_conflicts++;
+		g->mode = SOLO;
+	}
+}
+
+/* Serve a group (the connection held): write its marks and make its
+ * claims, committed together (the queue's transaction helper); then
+ * count and log the marks.  A deadlock (or a Galera certification
+ * failure) rolls the whole transaction back, and the group is written
+ * again SOLO; one that lost its connection before the COMMIT is run
+ * again as it was, and so is one whose COMMIT's answer was lost and that
+ * the server did not keep (asked on the new connection by one of its
+ * writes): a handler that finished is never run again for want of its
+ * mark.  Any other error ends the run, as with one handler: the jobs
+ * whose marks were not written wait for recovery. */
+static void
+serve(struct cycle *cy, struct request *group)
+{
+	struct group_write g = { cy, group, cy->group_conflicts >=
+	    GROUP_CONFLICTS_MAX ? SOLO : SHARED, 0, cy->stats->claimed,
+	    cy->drained };
+	struct queue_trx t = { group_body, group_undo, group_alone, &g,
+	    QUEUE_CLAIM_RETRIES + 1, 0, 1 };
+	struct request *r;
+	enum db_status st;
+	char err[1024];
+
+	if (cy->st != DB_OK)
+		return;		/* a database error ended the run */
+	st = queue_trx(cy->q, &t, err, sizeof err);
+	if (st != DB_OK) {
+		run_failed(cy, st, err);
+		return;
+	}
+	cy->ext_retry_at = 0;
+	for (r = group; r != NULL; r = r->next)
+		if (r->h != NULL) {
+			if (!r->owned)
+				policy_lost(&r->v);
+			run_tell(r->h, &r->v, r->ms, cy->stats);
+			/* fan-in hook: the outcome is committed. */
+			fanin_after_finish(cy->fanin, r->h->job->id);
+		}
+	/* The claims are committed: a job that cannot be read now is left
+	 * to recovery, as with a claim whose run failed after it. */
+	if ((st = group_read(cy, group, err, sizeof err)) != DB_OK) {
+		run_failed(cy, st, err);
+		for (r = group; r != NULL; r = r->next)
+			if (r->claimed) {
+				queue_job_free(r->job);
+				r->claimed = 0;
+			}
+	}
+}
+
+/* Hand r to the connection and wait until it is served.  The first
+ * slot to find no one serving serves every request pending up to its
+ * own, group by group, with the connection, and then wakes the oldest
+ * request left to serve the rest; the others wait to be told theirs was
+ * served, each woken alone (a slot that waited for the connection itself
+ * to learn that would wait behind the next group's statements, and
+ * waking every slot for every group keeps two CPUs busy with slots that
+ * only go back to sleep). */
+static void
+submit(struct cycle *cy, struct request *r)
+{
+	struct request *group, *g;
+	int ours;
+
+	r->next = NULL;
+	pthread_mutex_lock(&cy->pending_mu);
+	if (r->claimed)
+		cy->returning--;
+	r->claimed = r->read = r->done = 0;
+	*cy->pending_tail = r;
+	cy->pending_tail = &r->next;
+	cy->npending++;
+	if (cy->serving)
+		pthread_cond_signal(&cy->gather);
+	while (!r->done) {
+		if (cy->serving) {
+			pthread_cond_wait(&r->wake, &cy->pending_mu);
+			continue;
+		}
+		cy->serving = 1;
+		pthread_mutex_unlock(&cy->pending_mu);
+		/* Without the connection (a database error ended the run),
+		 * requests are done unserved: nothing claimed, nothing
+		 * written; recovery takes the jobs back. */
+		ours = connection_take(cy, 0) == 0;
+		pthread_mutex_lock(&cy->pending_mu);
+		while (!r->done) {
+			gather(cy);
+			group = cut_pending(cy);
+			pthread_mutex_unlock(&cy->pending_mu);
+			if (ours)
+				serve(cy, group);
+			pthread_mutex_lock(&cy->pending_mu);
+			for (g = group; g != NULL; g = g->next) {
+				g->done = 1;
+				cy->returning += g->claimed != 0;
+				pthread_cond_signal(&g->wake);
+			}
+		}
+		if (ours)
+			connection_give(cy);
+		/* The oldest request waiting is the next to serve. */
+		cy->serving = 0;
+		if (cy->pending != NULL)
+			pthread_cond_signal(&cy->pending->wake);
+	}
+	pthread_mutex_unlock(&cy->pending_mu);
+}
+
+/* One slot of several: its mark and its next claim go to the connection
+ * together, and share a commit with what other slots have ready. */
+void
+run_slot_grouped(struct cycle *cy, size_t slot)
+{
+	struct result *res = xcalloc(1, sizeof *res);
+	struct request *r = xcalloc(1, sizeof *r);
+	char tokens[2][QUEUE_TOKEN_MAX + 1];
+	struct job jobs[2];
+	struct in_hand h;
+	int cur = 0;
+
+	pthread_cond_init(&r->wake, NULL);
+	memset(jobs, 0, sizeof jobs);
+	for (;;) {
+		/* The job in hand is marked from jobs[cur ^ 1] while the
+		 * next is claimed into jobs[cur]. */
+		memset(&jobs[cur], 0, sizeof jobs[cur]);
+		r->job = &jobs[cur];
+		r->token = tokens[cur];
+		submit(cy, r);
+		if (r->h != NULL)
+			queue_job_free(&jobs[cur ^ 1]);
+		r->h = NULL;
+		if (!r->claimed)
+			break;
+		r->ms = run_work(cy, slot, &jobs[cur], tokens[cur], &h, res);
+		run_decide(cy->cfg, &h, res, &r->v);
+		r->h = &h;
+		cur ^= 1;
+	}
+	pthread_cond_destroy(&r->wake);
+	free(r);
+	free(res);
+}

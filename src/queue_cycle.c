@@ -1,0 +1,747 @@
+/*
+ * queue_cycle.c - the run's cycle on the job table: claims (one, a
+ * group's, a bulk of them), reading the claimed jobs, the cursor, and
+ * every fenced write after the claim (outcomes, lock extensions,
+ * checkpoints, snoozes).  The statements' text and why they are shaped
+ * so are queue.c's.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "queue_sql.h"
+#include "utf8.h"
+#include "util.h"
+
+/* A claimed row's columns (READ's, and checkpoint and snoozes when
+ * resumable) as job id, and its next_run_at into at (atlen bytes; ""
+ * when NULL or longer).  Every column may be NULL in a table that is not
+ * quite the seed's: a NULL key stays NULL (the handlers say so), a NULL
+ * payload is "{}", NULL numbers are 0.  Takes the columns it keeps. */
+static void
+fill_job(struct job *job, uint64_t id, char **cols, const size_t *lens,
+    unsigned ncols, int resumable, char *at, size_t atlen)
+{
+	unsigned long attempts = 0, max_attempts = 0;
+	unsigned i;
+
+	if (cols[4] != NULL)
+		parse_ulong(cols[4], 0, 0xffffffffUL, &attempts);
+	if (cols[5] != NULL)
+		parse_ulong(cols[5], 0, 0xffffffffUL, &max_attempts);
+	job->id = id;
+	job->type = cols[1] != NULL ? cols[1] : xstrdup("");
+	job->business_key = cols[2];
+	job->business_key_len = lens[2];
+	job->payload = cols[3] != NULL ? cols[3] : xstrdup("{}");
+	job->payload_len = cols[3] != NULL ? lens[3] : 2;
+	job->payload_valid = cols[6] != NULL && strcmp(cols[6], "1") == 0;
+	job->attempt = attempts;
+	job->max_attempts = max_attempts;
+	at[0] = '\0';
+	if (cols[7] != NULL && lens[7] < atlen)
+		memcpy(at, cols[7], lens[7] + 1);
+	job->resumable = resumable;
+	if (resumable) {
+		job->checkpoint = cols[8];
+		job->checkpoint_len = lens[8];
+		if (cols[9] != NULL)
+			parse_ulong(cols[9], 0, 0xffffffffUL, &job->snoozes);
+		cols[8] = NULL;
+	}
+	cols[1] = cols[2] = cols[3] = NULL;
+	for (i = 0; i < ncols; i++) {
+		free(cols[i]);
+		cols[i] = NULL;
+	}
+}
+
+/* Read back the row just claimed, and its next_run_at into at. */
+enum db_status
+queue_read_job(struct queue *q, uint64_t id, const char *token, struct job *job,
+    char *at, size_t atlen, char *err, size_t errlen)
+{
+	struct db_arg args[] = { DB_NUM(id), DB_STR(token) };
+	enum queue_stmt which = queue_resumable(q) ? Q_READ_RESUMABLE : Q_READ;
+	unsigned ncols = which == Q_READ ? 8 : 10;
+	char *cols[10] = { NULL };
+	size_t lens[10] = { 0 };
+	enum db_status st;
+	int rc;
+
+	st = queue_stmt_run(q, which, args, 2, err, errlen);
+	if (st != DB_OK)
+		return st;
+	rc = db_fetch_len(q->stmt[which], cols, lens, ncols, err, errlen);
+	if (rc <= 0) {
+		if (rc == 0)
+			errf(err, errlen, "read the claimed job %llu in %s: "
+			    "row vanished", (unsigned long long)id, q->table);
+		/* Inside a transaction (flow.c's), Galera rolled the claim
+		 * back under us (a replicated write won): the transaction is
+		 * run again. */
+		return rc == 0 && q->in_trx ? DB_CONFLICT : DB_ERROR;
+	}
+	db_done(q->stmt[which]);
+	fill_job(job, id, cols, lens, ncols, which == Q_READ_RESUMABLE, at,
+	    atlen);
+	return DB_OK;
+}
+
+/* The arguments of a statement on several claimed rows (FENCE_MANY):
+ * n ids, then their n tokens, the unused places repeating the first. */
+static void
+group_args(struct db_arg *args, const uint64_t *ids,
+    const char *const *tokens, size_t n)
+{
+	size_t i, k;
+
+	for (i = 0; i < QUEUE_GROUP_MAX; i++) {
+		k = i < n ? i : 0;
+		args[i] = DB_NUM(ids[k]);
+		args[QUEUE_GROUP_MAX + i] = DB_STR(tokens[k]);
+	}
+}
+
+/* The cursor moves to the job just read, if it is the one the claims
+ * left for it (see queue_cursor). */
+static void
+cursor_move(struct queue *q, uint64_t id, const char *at)
+{
+	struct queue_cursor *c = &q->cursor;
+
+	if (c->next_id == 0 || id != c->next_id || at[0] == '\0')
+		return;
+	memcpy(c->at, at, sizeof c->at);
+	c->id = id;
+	c->claim = c->next_claim;
+	c->types = c->next_types;
+	c->set = 1;
+	c->next_id = 0;
+}
+
+enum db_status
+queue_read_claimed(struct queue *q, const uint64_t *ids,
+    const char *const *tokens, struct job *const *jobs, size_t n, char *err,
+    size_t errlen)
+{
+	struct db_arg args[2 * QUEUE_GROUP_MAX];
+	enum queue_stmt which = queue_resumable(q) ? Q_READ_MANY_RESUMABLE :
+	    Q_READ_MANY;
+	unsigned ncols = which == Q_READ_MANY ? 8 : 10;
+	char *cols[10] = { NULL }, at[sizeof q->cursor.at];
+	size_t lens[10] = { 0 }, i, found = 0;
+	enum db_status st;
+	uint64_t id;
+	int rc;
+
+	if (n == 0 || n > QUEUE_GROUP_MAX) {
+		errf(err, errlen, "read %zu claimed jobs: 1 to %d", n,
+		    QUEUE_GROUP_MAX);
+		return DB_ERROR;
+	}
+	group_args(args, ids, tokens, n);
+	st = queue_stmt_run(q, which, args, 2 * QUEUE_GROUP_MAX, err, errlen);
+	while (st == DB_OK && (rc = db_fetch_len(q->stmt[which], cols, lens,
+	    ncols, err, errlen)) != 0) {
+		if (rc < 0)
+			return DB_ERROR;
+		id = queue_number(cols[0]);
+		for (i = 0; i < n && (ids[i] != id || jobs[i]->type != NULL);
+		    i++)
+			;
+		if (i == n) {
+			db_free_cols(cols, ncols);
+			continue;
+		}
+		fill_job(jobs[i], id, cols, lens, ncols,
+		    which == Q_READ_MANY_RESUMABLE, at, sizeof at);
+		cursor_move(q, id, at);
+		found++;
+	}
+	if (st == DB_OK && found < n) {
+		errf(err, errlen, "read the claimed jobs in %s: %zu of %zu "
+		    "rows vanished", q->table, n - found, n);
+		st = DB_ERROR;
+	}
+	return st;
+}
+
+enum db_status
+queue_mark_success_many(struct queue *q, const uint64_t *ids,
+    const char *const *tokens, size_t n, uint64_t *changed, char *err,
+    size_t errlen)
+{
+	struct db_arg args[2 * QUEUE_GROUP_MAX];
+	enum db_status st;
+
+	*changed = 0;
+	if (n == 0 || n > QUEUE_GROUP_MAX) {
+		errf(err, errlen, "mark %zu jobs: 1 to %d", n,
+		    QUEUE_GROUP_MAX);
+		return DB_ERROR;
+	}
+	group_args(args, ids, tokens, n);
+	st = queue_stmt_run(q, Q_SUCCESS_MANY, args, 2 * QUEUE_GROUP_MAX, err,
+	    errlen);
+	if (st == DB_OK)
+		*changed = queue_stmt_changed(q, Q_SUCCESS_MANY);
+	return st;
+}
+
+/* Whether the single-type claim can use idx_type_pick: tried once, by
+ * preparing it; a table without the index falls back to idx_pick. */
+static int
+type_index_usable(struct queue *q)
+{
+	return queue_supports(q, Q_CLAIM_TYPE, &q->caps.type_index_probed,
+	    &q->caps.type_index);
+}
+
+/* The claim statement for ntypes types; a prepared one for another
+ * number of types is dropped. */
+enum queue_stmt
+queue_claim_stmt(struct queue *q, size_t ntypes, enum queue_stmt *spread)
+{
+	enum queue_stmt s[] = { Q_CLAIM, Q_CLAIM_SPREAD, Q_CLAIM_AFTER };
+	size_t i;
+
+	if (q->claim_types != ntypes)
+		for (i = 0; i < sizeof s / sizeof s[0]; i++)
+			if (q->stmt[s[i]] != NULL) {
+				mysql_stmt_close(q->stmt[s[i]]);
+				q->stmt[s[i]] = NULL;
+			}
+	q->claim_types = ntypes;
+	if (ntypes == 1 && type_index_usable(q)) {
+		*spread = Q_CLAIM_TYPE_SPREAD;
+		return Q_CLAIM_TYPE;
+	}
+	*spread = Q_CLAIM_SPREAD;
+	return Q_CLAIM;
+}
+
+/* The claim's arguments: the lock, then the types (the one type twice for
+ * the index's claim), room for the spread's two more or the cursor's
+ * three. */
+struct db_arg *
+queue_claim_args(enum queue_stmt which, const char *const *types,
+    size_t ntypes, unsigned long lock_seconds, const char *token,
+    unsigned *nargs)
+{
+	struct db_arg *args = xcalloc(ntypes + 7, sizeof *args);
+	unsigned n = 0;
+	size_t i;
+
+	args[n++] = DB_STR(token);
+	args[n++] = DB_NUM(lock_seconds);
+	args[n++] = DB_NUM(lock_seconds);
+	for (i = 0; i < ntypes; i++)
+		args[n++] = DB_STR(types[i]);
+	if (which == Q_CLAIM_TYPE)
+		args[n++] = DB_STR(types[0]);
+	*nargs = n;
+	return args;
+}
+
+enum db_status
+queue_prepare_run(struct queue *q, size_t ntypes, char *err, size_t errlen)
+{
+	enum queue_stmt which, spread;
+	char cause[512];
+	enum db_status st;
+
+	/* The claim and the recovery run first anyway; one more statement,
+	 * prepared and dropped, names every column and index the others
+	 * use, so a start-up costs one round trip more, not ten. */
+	which = queue_claim_stmt(q, ntypes, &spread);
+	st = queue_prepare(q, which, cause, sizeof cause);
+	if (st == DB_OK)
+		st = queue_prepare(q, which = Q_RECOVER, cause, sizeof cause);
+	if (st == DB_OK)
+		st = queue_prepare(q, which = Q_SCHEMA, cause, sizeof cause);
+	if (q->stmt[Q_SCHEMA] != NULL) {
+		mysql_stmt_close(q->stmt[Q_SCHEMA]);
+		q->stmt[Q_SCHEMA] = NULL;
+	}
+	if (st != DB_OK)
+		errf(err, errlen, "%s in %s: %s", queue_purpose(which), q->table,
+		    cause);
+	return st;
+}
+
+/* The id of the row claimed with token, read back by the token: a
+ * trigger on the table (an audit trail, say) leaves the claim's reply
+ * without LAST_INSERT_ID's value. */
+enum db_status
+queue_claimed_by_token(struct queue *q, const char *token, uint64_t *id, char *err,
+    size_t errlen)
+{
+	struct db_arg args[] = { DB_STR(token) };
+	enum db_status st;
+	char *col = NULL;
+	int found;
+
+	st = queue_stmt_one(q, Q_CLAIMED_ID, args, 1, &col, 1, &found, err,
+	    errlen);
+	*id = queue_number(col);
+	free(col);
+	return st;
+}
+
+/* A hash of the claim's types (FNV-1a over their bytes and lengths): the
+ * cursor of one list of types is no place to start a claim of another. */
+static uint64_t
+types_hash(const char *const *types, size_t ntypes)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	size_t i;
+	const char *p;
+
+	for (i = 0; i < ntypes; i++) {
+		for (p = types[i]; *p != '\0'; p++)
+			h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+		h = (h ^ 0xff) * 0x100000001b3ULL;
+	}
+	return h;
+}
+
+/* Run the claim: *id is the row it took, 0 for none.  The cursor is
+ * left as it was, and where it may move next (next_id) is noted. */
+static enum db_status
+claim_row(struct queue *q, const char *const *types, size_t ntypes,
+    unsigned long lock_seconds, const char *token, uint64_t *id, char *err,
+    size_t errlen)
+{
+	struct queue_cursor *c = &q->cursor;
+	enum queue_stmt which, spread, after, used;
+	struct db_arg *args;
+	enum db_status st;
+	unsigned tries, n;
+	uint64_t m, hash;
+	int64_t start;
+
+	*id = 0;
+	if (ntypes == 0) {
+		errf(err, errlen, "claim a job: no types");
+		return DB_ERROR;
+	}
+	which = queue_claim_stmt(q, ntypes, &spread);
+	after = which == Q_CLAIM_TYPE ? Q_CLAIM_TYPE_AFTER : Q_CLAIM_AFTER;
+	args = queue_claim_args(which, types, ntypes, lock_seconds, token, &n);
+	/* Past the cursor, unless it belongs to another claim or the last
+	 * claim from the head is QUEUE_CURSOR_MS old (see the top of the
+	 * file). */
+	start = now_ms();
+	hash = types_hash(types, ntypes);
+	/* A run that claims from two lists of types in turn (flow control:
+	 * the types with room in its transaction, then the plain ones)
+	 * keeps a cursor for each: the other list's waits in the spare. */
+	if (c->types != hash || c->claim != which) {
+		struct queue_cursor other = q->cursor_spare;
+
+		q->cursor_spare = *c;
+		*c = other;
+	}
+	if (c->set && (c->claim != which || c->types != hash ||
+	    start - c->head_ms >= QUEUE_CURSOR_MS || q->spread))
+		c->set = 0;
+	if (c->set) {
+		args[n] = DB_STR(c->at);
+		args[n + 1] = DB_STR(c->at);
+		args[n + 2] = DB_NUM(c->id);
+	}
+	/* Every runner's claim aims at the head of the queue.  On one
+	 * server they queue up on its row lock; on Galera, runners on
+	 * different nodes each take it locally and all but one lose
+	 * certification (1213), and a statement run again as it was loses
+	 * again about half the time.  After a first loss, this runner aims
+	 * at a random one of the first 32, 64, then 128 due rows instead
+	 * (id MOD m = r), for the rest of the run: runners on different
+	 * nodes rarely pick the same row.  A residue with no due row falls
+	 * back to the head.  One server never gets here unless an InnoDB
+	 * deadlock happens, and then only loosens the order among due jobs.
+	 * The spread claims use no cursor: they skip rows on purpose. */
+	q->no_retry = 1;
+	for (tries = 0;; tries++) {
+		used = which;
+		if (tries == 0 && !q->spread && c->set) {
+			used = after;
+			st = queue_stmt_run(q, after, args, n + 3, err, errlen);
+			if (st == DB_OK && queue_stmt_changed(q, after) == 0) {
+				/* Nothing due past it: from the head. */
+				c->set = 0;
+				used = which;
+				start = now_ms();
+				st = queue_stmt_run(q, which, args, n, err,
+				    errlen);
+			}
+		} else if (tries == 0 && !q->spread) {
+			st = queue_stmt_run(q, which, args, n, err, errlen);
+		} else {
+			m = 32ULL << (tries < 2 ? tries : 2);
+			args[n] = DB_NUM(m);
+			args[n + 1] = DB_NUM(queue_random(q) % m);
+			used = spread;
+			st = queue_stmt_run(q, spread, args, n + 2, err, errlen);
+			if (st == DB_OK && queue_stmt_changed(q, spread) == 0) {
+				used = which;
+				st = queue_stmt_run(q, which, args, n, err, errlen);
+			}
+		}
+		if (st != DB_CONFLICT || tries >= QUEUE_CLAIM_RETRIES)
+			break;
+		q->counters.conflicts++;
+		q->spread = 1;
+		/* In a transaction of several statements, the deadlock rolled
+		 * back all of it: its caller runs it again whole. */
+		if (q->in_trx)
+			break;
+		queue_conflict_pause(q, tries < 3 ? tries : 3);
+	}
+	q->no_retry = 0;
+	free(args);
+	if (used == which)
+		c->head_ms = start;
+	if (st != DB_OK || queue_stmt_changed(q, used) == 0)
+		return st;
+	*id = (uint64_t)mysql_stmt_insert_id(q->stmt[used]);
+	if (*id == 0 && (st = queue_claimed_by_token(q, token, id, err, errlen)) !=
+	    DB_OK)
+		return st;
+	/* The cursor may move to the job just claimed, in the claim's
+	 * order: never after a spread claim, which took a row out of
+	 * order. */
+	c->next_id = 0;
+	if (!q->spread && (used == which || used == after)) {
+		c->next_id = *id;
+		c->next_claim = which;
+		c->next_types = hash;
+	}
+	return DB_OK;
+}
+
+enum db_status
+queue_claim(struct queue *q, const char *const *types, size_t ntypes,
+    unsigned long lock_seconds, const char *token, struct job *job,
+    int *claimed, char *err, size_t errlen)
+{
+	char at[sizeof q->cursor.at];
+	enum db_status st;
+	uint64_t id;
+
+	*claimed = 0;
+	st = claim_row(q, types, ntypes, lock_seconds, token, &id, err,
+	    errlen);
+	q->cursor.set = 0;
+	if (st != DB_OK || id == 0)
+		return st;
+	*claimed = 1;
+	st = queue_read_job(q, id, token, job, at, sizeof at, err, errlen);
+	if (st == DB_OK)
+		cursor_move(q, id, at);
+	return st;
+}
+
+enum db_status
+queue_claim_id(struct queue *q, const char *const *types, size_t ntypes,
+    unsigned long lock_seconds, const char *token, uint64_t *id, char *err,
+    size_t errlen)
+{
+	return claim_row(q, types, ntypes, lock_seconds, token, id, err,
+	    errlen);
+}
+
+/* Read the jobs a bulk claim took, by their tokens, into the matching
+ * jobs; *found is how many.  The cursor moves to the last of them in
+ * the claim's order. */
+static enum db_status
+read_tokens(struct queue *q, const char *const *tokens,
+    struct job *const *jobs, size_t n, size_t *found, char *err,
+    size_t errlen)
+{
+	struct queue_cursor *c = &q->cursor;
+	enum queue_stmt which = queue_resumable(q) ? Q_READ_TOKENS_RESUMABLE :
+	    Q_READ_TOKENS;
+	unsigned ncols = which == Q_READ_TOKENS ? 8 : 10;
+	struct db_arg args[3 + QUEUE_GROUP_MAX];
+	char *cols[11] = { NULL }, at[sizeof c->at], last_at[sizeof c->at];
+	size_t lens[11] = { 0 }, i;
+	uint64_t id, last_id = 0;
+	enum db_status st;
+	int rc;
+
+	*found = 0;
+	args[0] = DB_STR(c->at);
+	args[1] = DB_STR(c->at);
+	args[2] = DB_NUM(c->id);
+	for (i = 0; i < QUEUE_GROUP_MAX; i++)
+		args[3 + i] = DB_STR(tokens[i < n ? i : 0]);
+	st = queue_stmt_run(q, which, args, 3 + QUEUE_GROUP_MAX, err, errlen);
+	while (st == DB_OK && (rc = db_fetch_len(q->stmt[which], cols, lens,
+	    ncols + 1, err, errlen)) != 0) {
+		if (rc < 0)
+			return DB_ERROR;
+		for (i = 0; i < n && (cols[ncols] == NULL ||
+		    strcmp(tokens[i], cols[ncols]) != 0 ||
+		    jobs[i]->type != NULL); i++)
+			;
+		free(cols[ncols]);
+		cols[ncols] = NULL;
+		if (i == n) {
+			db_free_cols(cols, ncols);
+			continue;
+		}
+		id = queue_number(cols[0]);
+		fill_job(jobs[i], id, cols, lens, ncols,
+		    which == Q_READ_TOKENS_RESUMABLE, at, sizeof at);
+		(*found)++;
+		if (at[0] != '\0' && (last_id == 0 || strcmp(at, last_at) > 0 ||
+		    (strcmp(at, last_at) == 0 && id > last_id))) {
+			memcpy(last_at, at, sizeof last_at);
+			last_id = id;
+		}
+	}
+	if (st == DB_OK && last_id != 0) {
+		memcpy(c->at, last_at, sizeof c->at);
+		c->id = last_id;
+	}
+	return st;
+}
+
+/* Bulk claims need the server's bulk execution, and are not made on
+ * Galera: there a transaction that a replicated write set aborted under
+ * a bulk execution was seen (test/galera) to lose the statements before
+ * it without an error, the group's marks with them, so groups there
+ * claim one by one.  Asked once; a server that cannot say counts as
+ * Galera. */
+static int
+bulk_claims_ok(struct queue *q)
+{
+	char *col = NULL, tmp[512];
+
+	if (!db_bulk_supported(q->db))
+		return 0;
+	if (!q->caps.galera_probed) {
+		q->caps.galera_probed = q->caps.galera = 1;
+		if (queue_attempt(q, Q_WSREP, NULL, 0, tmp, sizeof tmp) == DB_OK &&
+		    db_fetch(q->stmt[Q_WSREP], &col, 1, tmp, sizeof tmp) == 1) {
+			q->caps.galera = col == NULL || (strcmp(col, "0") != 0 &&
+			    strcasecmp(col, "OFF") != 0);
+			db_done(q->stmt[Q_WSREP]);
+		}
+		free(col);
+	}
+	return !q->caps.galera;
+}
+
+enum db_status
+queue_claim_bulk(struct queue *q, const char *const *types, size_t ntypes,
+    unsigned long lock_seconds, const char *const *tokens,
+    struct job *const *jobs, size_t n, size_t *claimed, char *err,
+    size_t errlen)
+{
+	struct queue_cursor *c = &q->cursor;
+	enum queue_stmt which, spread, after;
+	struct db_arg *one, *rows;
+	enum db_status st;
+	size_t i, found;
+	unsigned nargs;
+
+	*claimed = 0;
+	if (n < 2 || n > QUEUE_GROUP_MAX || ntypes == 0 || !q->in_trx ||
+	    q->spread || !bulk_claims_ok(q))
+		return DB_OK;
+	which = queue_claim_stmt(q, ntypes, &spread);
+	after = which == Q_CLAIM_TYPE ? Q_CLAIM_TYPE_AFTER : Q_CLAIM_AFTER;
+	if (!c->set || c->claim != which ||
+	    c->types != types_hash(types, ntypes) ||
+	    now_ms() - c->head_ms >= QUEUE_CURSOR_MS)
+		return DB_OK;
+	one = queue_claim_args(which, types, ntypes, lock_seconds, tokens[0],
+	    &nargs);
+	one[nargs] = DB_STR(c->at);
+	one[nargs + 1] = DB_STR(c->at);
+	one[nargs + 2] = DB_NUM(c->id);
+	nargs += 3;
+	rows = xcalloc(n * nargs, sizeof *rows);
+	for (i = 0; i < n; i++) {
+		memcpy(&rows[i * nargs], one, nargs * sizeof *one);
+		rows[i * nargs] = DB_STR(tokens[i]);
+	}
+	/* In the transaction: a conflict or a lost connection is its
+	 * caller's to run again whole (attempt_rows and stmt_run_rows). */
+	st = queue_run_rows(q, NULL, after, rows, nargs, (unsigned)n, err,
+	    errlen);
+	free(rows);
+	free(one);
+	if (st != DB_OK)
+		return st;
+	if (queue_stmt_changed(q, after) == 0)
+		return DB_OK;
+	st = read_tokens(q, tokens, jobs, n, &found, err, errlen);
+	/* Fewer jobs under their tokens than the bulk took (seen on Galera,
+	 * before bulk claims were left out there: a transaction aborted
+	 * under the bulk, the read run outside it).  Nothing is committed
+	 * yet: a conflict, the group rolled back and written again one
+	 * statement at a time. */
+	if (st == DB_OK && found != queue_stmt_changed(q, after)) {
+		errf(err, errlen, "read the claimed jobs in %s: %zu rows "
+		    "claimed, %zu found", q->table,
+		    (size_t)queue_stmt_changed(q, after), found);
+		q->counters.conflicts++;
+		st = DB_CONFLICT;
+	}
+	*claimed = found;
+	return st;
+}
+
+/* Run a fenced write; *owned says whether it found the job still ours. */
+static enum db_status
+fenced(struct queue *q, enum queue_stmt which, struct db_arg *args,
+    unsigned nargs, int *owned, char *err, size_t errlen)
+{
+	enum db_status st = queue_stmt_run(q, which, args, nargs, err, errlen);
+
+	*owned = st == DB_OK && queue_stmt_changed(q, which) == 1;
+	return st;
+}
+
+/* A fenced write whose args[text] is a message for last_error.  Every
+ * message is valid UTF-8, but a table made in utf8mb3 or latin1 cannot
+ * hold every character, and in strict mode the server refuses the whole
+ * write (1366, or 1977 for a conversion): the job would stay processing
+ * and every run that claimed it would end the same way.  Refused so, the
+ * message is written again with the characters utf8mb3 cannot hold as
+ * '?', and then with every character beyond ASCII so, which every such
+ * character set holds. */
+static enum db_status
+fenced_text(struct queue *q, enum queue_stmt which, struct db_arg *args,
+    unsigned nargs, unsigned text, int *owned, char *err, size_t errlen)
+{
+	static const size_t narrower[] = { 3, 1 };
+	enum db_status st = fenced(q, which, args, nargs, owned, err, errlen);
+	const char *message = args[text].str;
+	size_t len, i;
+	char *narrow;
+
+	if (message == NULL)
+		return st;
+	len = args[text].len == DB_STRLEN ? strlen(message) : args[text].len;
+	for (i = 0; i < 2 && st != DB_OK && (q->db->last_errno == 1366 ||
+	    q->db->last_errno == 1977); i++) {
+		narrow = utf8_narrow(message, len, narrower[i]);
+		args[text] = DB_STR(narrow);
+		st = fenced(q, which, args, nargs, owned, err, errlen);
+		free(narrow);
+	}
+	args[text] = DB_STRN(message, len);
+	return st;
+}
+
+enum db_status
+queue_mark_success(struct queue *q, const struct job *job, const char *token,
+    int *owned, char *err, size_t errlen)
+{
+	struct db_arg args[] = { DB_NUM(job->id), DB_STR(token) };
+
+	return fenced(q, Q_SUCCESS, args, 2, owned, err, errlen);
+}
+
+enum db_status
+queue_mark_retry(struct queue *q, const struct job *job, const char *token,
+    unsigned long delay, const char *last_error, int *owned, char *err,
+    size_t errlen)
+{
+	struct db_arg args[] = { DB_NUM(delay), DB_STR(last_error),
+	    DB_NUM(job->id), DB_STR(token) };
+
+	return fenced_text(q, Q_RETRY, args, 4, 1, owned, err, errlen);
+}
+
+enum db_status
+queue_mark_failed(struct queue *q, const struct job *job, const char *token,
+    const char *last_error, int *owned, char *err, size_t errlen)
+{
+	struct db_arg args[] = { DB_STR(last_error), DB_NUM(job->id),
+	    DB_STR(token) };
+
+	return fenced_text(q, Q_FAIL, args, 3, 0, owned, err, errlen);
+}
+
+/* A fenced write that may change nothing (the same lock time or the same
+ * checkpoint within one second): MariaDB then reports zero changed rows,
+ * which is also what a lost lock reports, so ask with check whether the
+ * job is still ours; *answer is check's one column ("1" true), when
+ * asked. */
+static enum db_status
+fenced_or_owner(struct queue *q, enum queue_stmt which, struct db_arg *args,
+    unsigned nargs, enum queue_stmt check, const struct db_arg *check_args,
+    unsigned check_nargs, int *owned, int *answer, char *err,
+    size_t errlen)
+{
+	enum db_status st;
+	char *col = NULL;
+
+	st = fenced(q, which, args, nargs, owned, err, errlen);
+	if (st != DB_OK || *owned)
+		return st;
+	st = queue_stmt_one(q, check, check_args, check_nargs, &col, 1, owned, err,
+	    errlen);
+	if (answer != NULL)
+		*answer = col != NULL && strcmp(col, "1") == 0;
+	free(col);
+	return st;
+}
+
+enum db_status
+queue_checkpoint(struct queue *q, const struct job *job, const char *token,
+    const char *json, size_t len, unsigned long lock_seconds, int *owned,
+    int *valid, char *err, size_t errlen)
+{
+	struct db_arg args[] = { DB_STRN(json, len), DB_NUM(lock_seconds),
+	    DB_NUM(lock_seconds), DB_NUM(job->id), DB_STR(token),
+	    DB_STRN(json, len) };
+	struct db_arg check[] = { DB_STRN(json, len), DB_NUM(job->id),
+	    DB_STR(token) };
+	enum db_status st;
+
+	*valid = 1;
+	st = fenced_or_owner(q, Q_CHECKPOINT, args, 6, Q_CHECKPOINT_CHECK,
+	    check, 3, owned, valid, err, errlen);
+	if (st == DB_OK && !*owned)
+		*valid = 1;	/* not asked: the lock is gone */
+	return st;
+}
+
+enum db_status
+queue_snooze(struct queue *q, const struct job *job, const char *token,
+    unsigned long delay, int progress, const char *note, int *owned,
+    char *err, size_t errlen)
+{
+	struct db_arg args[] = { DB_NUM(progress != 0), DB_NUM(delay),
+	    DB_STR(note), DB_NUM(job->id), DB_STR(token) };
+
+	return fenced_text(q, Q_SNOOZE, args, 5, 2, owned, err, errlen);
+}
+
+enum db_status
+queue_release(struct queue *q, const struct job *job, const char *token,
+    int *owned, char *err, size_t errlen)
+{
+	struct db_arg args[] = { DB_NUM(job->id), DB_STR(token) };
+
+	return fenced(q, Q_RELEASE, args, 2, owned, err, errlen);
+}
+
+enum db_status
+queue_extend(struct queue *q, const struct job *job, const char *token,
+    unsigned long lock_seconds, int *owned, char *err, size_t errlen)
+{
+	struct db_arg args[] = { DB_NUM(lock_seconds), DB_NUM(lock_seconds),
+	    DB_NUM(job->id), DB_STR(token) };
+
+	return fenced_or_owner(q, Q_EXTEND, args, 4, Q_OWNER, args + 2, 2,
+	    owned, NULL, err, errlen);
+}

@@ -1,0 +1,122 @@
+/*
+ * runner_int.h - what runner.c and group.c (the --jobs group commits)
+ * share, and nobody else: the run's state and the steps of a job.
+ */
+#ifndef JOBRUN_RUNNER_INT_H
+#define JOBRUN_RUNNER_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "fanin.h"
+#include "policy.h"
+#include "runner.h"
+#include "watchdog.h"
+
+struct request;
+
+/* What one run works with, for each of its jobs.  Its slots (--jobs)
+ * share the one connection, and with it the queue, the counters and the
+ * claim sequence: mu guards them all, and a slot holds it only for a
+ * statement, never while its handler runs. */
+struct cycle {
+	const struct cfg *cfg;
+	struct queue *q;
+	const char *const *types;
+	size_t ntypes;
+	struct secrets secrets;
+	const struct log *lg;
+	struct db *db;
+	struct watchdog watchdog;
+	int guarded;		/* the watchdog runs */
+	int guard_tried;	/* it was started, or could not be */
+	struct run_stats *stats;
+	const struct run_opts *opts;
+	int64_t deadline;	/* now_ms() the time budget ends */
+	char prefix[64];	/* of every claim token of the run */
+	uint64_t tokens_made;	/* grouped claims' tokens: PREFIX:N, N from 1 */
+	pthread_mutex_t mu;
+	int drained;		/* a claim found nothing due */
+	/* After a lock extension failed, none is tried before this (now_ms;
+	 * 0: none failed since the last statement that went through), nor
+	 * while a slot waits to claim or to write an outcome: on a server
+	 * that stopped answering, every try holds the connection for
+	 * read_timeout, and slots must not queue their tries in front of
+	 * the statements that end the run. */
+	int64_t ext_retry_at;
+	_Atomic int waiting;	/* slots waiting for the connection */
+	struct fanin *fanin;	/* fan-in work on the connection */
+	enum db_status st;	/* the first database error: the run ends */
+	char err[1024];
+	/* What slots have ready for the connection (--jobs above 1): each
+	 * waits for whichever slot gets it first to serve them all, in one
+	 * transaction.  pending_mu guards the list alone. */
+	pthread_mutex_t pending_mu;
+	int serving;		/* a slot serves the pending requests */
+	size_t npending;	/* requests in pending */
+	size_t returning;	/* slots given a job, not back with its verdict */
+	pthread_cond_t gather;	/* a request joined pending */
+	unsigned group_conflicts;	/* transactions rolled back by one */
+	struct request *pending, **pending_tail;
+	/* flow control: one slot of the run tries a claim at a time while
+	 * the run's types are held back; the others wait on flow_turn.
+	 * flow_mu guards flow_trying. */
+	pthread_mutex_t flow_mu;
+	pthread_cond_t flow_turn;
+	int flow_trying;
+	unsigned claim_conflicts;	/* claims given up on a deadlock, in a row */
+	/* flow control with no cap or rate among the run's types: slots
+	 * share commits as without it, and each group's claims take the
+	 * types not paused when it began (read into claim_types). */
+	int flow_limited;
+	const char **claim_types;
+	size_t nclaim;
+};
+
+/* The runner's view of the job being handled in one slot, for the watch
+ * tick. */
+struct in_hand {
+	struct cycle *cy;	/* its mutex guards the connection */
+	size_t slot;
+	struct queue *q;
+	struct job *job;
+	const char *token;
+	const struct log *lg;
+	unsigned long lock_seconds;
+	int64_t extended_at;
+	int lost;
+	int interrupted;	/* a second signal stopped the handler */
+	int progress;		/* a checkpoint was saved in this attempt */
+	struct watchdog *watchdog;	/* NULL when it could not start */
+};
+
+/* Take the connection; with try, only if no other slot has it.  -1 when
+ * it would have to wait, or when a database error has ended the run. */
+int connection_take(struct cycle *cy, int try);
+void connection_give(struct cycle *cy);
+
+/* A database error ends the run: the first one is what it reports. */
+void run_failed(struct cycle *cy, enum db_status st, const char *err);
+/* Whether the run may claim another job (the connection held). */
+int run_may_claim(const struct cycle *cy);
+/* Run the handler of a job claimed for slot, into res; returns the
+ * milliseconds it took.  h is filled in for the job's mark. */
+int64_t run_work(struct cycle *cy, size_t slot, struct job *job,
+                 const char *token, struct in_hand *h, struct result *res);
+/* What becomes of the job: policy.c's verdict. */
+void run_decide(const struct cfg *cfg, const struct in_hand *h,
+                const struct result *res, struct verdict *v);
+/* The verdict's one write; *owned is 0 when its fence found another
+ * runner's lock. */
+enum db_status run_apply(const struct in_hand *h, const struct verdict *v,
+                         int *owned, char *err, size_t errlen);
+/* Count the verdict that was applied, and log it. */
+void run_tell(const struct in_hand *h, const struct verdict *v, int64_t ms,
+              struct run_stats *stats);
+
+/* A slot of a run of --jobs above 1 (group.c): claims and outcomes of
+ * the slots written together, group by group. */
+void run_slot_grouped(struct cycle *cy, size_t slot);
+
+#endif
