@@ -581,8 +581,7 @@ run_key_list(struct fanin *fi, const char *what, const char *head,
     const char *tail, uint64_t id, const char *const *keys, size_t n,
     uint64_t **ids, size_t *nids, char *err, size_t errlen)
 {
-	const char *text[1] = { key_list_text(head, tail, n) };
-	const char *whats[1] = { what }, *on[1] = { FANIN_JOBS_TABLE };
+	char *text = key_list_text(head, tail, n);
 	struct db_arg *args = xcalloc(n + 1, sizeof *args);
 	struct queue_stmts *set;
 	enum db_status st;
@@ -593,7 +592,7 @@ run_key_list(struct fanin *fi, const char *what, const char *head,
 	args[0] = DB_NUM(id);
 	for (i = 0; i < n; i++)
 		args[i + 1] = DB_STR(keys[i]);
-	set = queue_stmts_open(fi->q, text, whats, on, 1, NULL);
+	set = queue_stmts_once(fi->q, text, what, FANIN_JOBS_TABLE);
 	st = queue_stmts_run(set, 0, args, (unsigned)(n + 1), err, errlen);
 	while (st == DB_OK && ids != NULL && (rc = queue_stmts_fetch(set, 0,
 	    &col, 1, err, errlen)) != 0) {
@@ -607,7 +606,7 @@ run_key_list(struct fanin *fi, const char *what, const char *head,
 		col = NULL;
 	}
 	queue_stmts_close(set);
-	free((char *)text[0]);
+	free(text);
 	free(args);
 	return st;
 }

@@ -840,35 +840,27 @@ queue_enqueue_again(struct queue *q, const char *type, const char *key,
 /* The multi-row insert for n rows, prepared once per batch size.  Each
  * row's payload is the template with "from" and "to" set by the server's
  * JSON_SET, so the template's own numbers and strings stay as written. */
-static enum db_status
-prepare_batch(struct queue *q, size_t n, char *err, size_t errlen)
+static void
+prepare_batch(struct queue *q, size_t n)
 {
 	static const char row[] = JOB_ROW(CHUNK_PAYLOAD);
-	char *sql, cause[512];
-	size_t i, len;
-	enum db_status st;
+	char *sql;
+	size_t i, len, at;
 
 	if (q->batch != NULL && q->batch_rows == n)
-		return DB_OK;
-	if (q->batch != NULL)
-		mysql_stmt_close(q->batch);
-	q->batch = NULL;
-	len = 256 + strlen(q->table) + n * (sizeof row + 2);
+		return;
+	queue_stmts_close(q->batch);
+	len = sizeof INSERT_JOBS + n * (sizeof row + 2) + 40;
 	sql = xmalloc(len);
-	i = (size_t)snprintf(sql, len, INSERT_JOBS, q->table);
-	for (; n > 0 && i < len; n--)
-		i += (size_t)snprintf(sql + i, len - i, "%s%s", row,
-		    n > 1 ? ", " : "");
+	at = (size_t)snprintf(sql, len, "%s", INSERT_JOBS);
+	for (i = 0; i < n; i++)
+		at += (size_t)snprintf(sql + at, len - at, "%s%s", row,
+		    i + 1 < n ? ", " : "");
 	/* An existing key is left as it is and not counted as changed. */
-	snprintf(sql + i, len - i, " ON DUPLICATE KEY UPDATE id = id");
-	st = db_prepare(q->db, sql, &q->batch, cause, sizeof cause);
+	snprintf(sql + at, len - at, " ON DUPLICATE KEY UPDATE id = id");
+	q->batch = queue_stmts_once(q, sql, "enqueue jobs", QUEUE_JOBS_TABLE);
+	q->batch_rows = n;
 	free(sql);
-	if (st != DB_OK) {
-		errf(err, errlen, "enqueue jobs in %s: %s", q->table, cause);
-		return st;
-	}
-	q->batch_rows = mysql_stmt_param_count(q->batch) / BATCH_PARAMS;
-	return DB_OK;
 }
 
 enum db_status
@@ -877,7 +869,6 @@ queue_enqueue_batch(struct queue *q, const char *type, const char *template,
     unsigned long max_attempts, uint64_t *created, char *err, size_t errlen)
 {
 	struct db_arg *args;
-	char cause[512];
 	enum db_status st;
 	size_t i;
 
@@ -887,9 +878,7 @@ queue_enqueue_batch(struct queue *q, const char *type, const char *template,
 	if (when->at != NULL && (st = check_at(q, when->at, err, errlen)) !=
 	    DB_OK)
 		return st;
-	st = prepare_batch(q, n, err, errlen);
-	if (st != DB_OK)
-		return st;
+	prepare_batch(q, n);
 	args = xcalloc(n * BATCH_PARAMS, sizeof *args);
 	for (i = 0; i < n; i++) {
 		struct db_arg *a = &args[BATCH_PARAMS * i];
@@ -903,19 +892,14 @@ queue_enqueue_batch(struct queue *q, const char *type, const char *template,
 		a[6] = DB_STR(when->at);
 		a[7] = DB_NUM(when->delay);
 	}
-	st = db_execute(q->db, q->batch, args, (unsigned)(n * BATCH_PARAMS),
-	    cause, sizeof cause);
-	/* Too big for the server: say so, rather than "gone away". */
-	if (st == DB_UNREACHABLE && db_connection_lost(q->db->last_errno) &&
-	    queue_reconnect(q, db_args_size(args, (unsigned)(n * BATCH_PARAMS)),
-	    cause, sizeof cause) == DB_BAD_INPUT)
-		st = DB_BAD_INPUT;
+	/* Too big for the server: the runner says so, rather than "gone
+	 * away", and does not send it again. */
+	st = queue_stmts_run(q->batch, 0, args, (unsigned)(n * BATCH_PARAMS),
+	    err, errlen);
 	free(args);
-	if (st != DB_OK) {
-		errf(err, errlen, "enqueue jobs in %s: %s", q->table, cause);
+	if (st != DB_OK)
 		return st;
-	}
-	*created = (uint64_t)mysql_stmt_affected_rows(q->batch);
+	*created = queue_stmts_changed(q->batch, 0);
 	return DB_OK;
 }
 
@@ -928,21 +912,21 @@ queue_key_among(struct queue *q, const char *key, const char *const *keys,
     size_t n, size_t *index, char *err, size_t errlen)
 {
 	static const char head[] = "SELECT MIN(x.n) FROM (SELECT business_key"
-	    " AS k, 0 AS n FROM %s WHERE FALSE",
+	    " AS k, 0 AS n FROM %1$s WHERE FALSE",
 	    tail[] = ") AS x WHERE x.k = ?";
-	MYSQL_STMT *stmt = NULL;
+	struct queue_stmts *once;
 	struct db_arg *args;
-	char *sql, *col = NULL, cause[512];
+	char *sql, *col = NULL;
 	enum db_status st;
 	size_t i, len, at;
-	int rc;
+	int found;
 
 	*index = 0;
 	if (n == 0)
 		return DB_OK;
-	len = sizeof head + strlen(q->table) + n * 40 + sizeof tail;
+	len = sizeof head + n * 40 + sizeof tail;
 	sql = xmalloc(len);
-	at = (size_t)snprintf(sql, len, head, q->table);
+	at = (size_t)snprintf(sql, len, "%s", head);
 	for (i = 0; i < n && at < len; i++)
 		at += (size_t)snprintf(sql + at, len - at,
 		    " UNION ALL SELECT ?, %zu", i + 1);
@@ -951,25 +935,12 @@ queue_key_among(struct queue *q, const char *key, const char *const *keys,
 	for (i = 0; i < n; i++)
 		args[i] = DB_STR(keys[i]);
 	args[n] = DB_STR(key);
-	st = db_prepare(q->db, sql, &stmt, cause, sizeof cause);
-	if (st == DB_OK)
-		st = db_execute(q->db, stmt, args, (unsigned)(n + 1), cause,
-		    sizeof cause);
-	if (st == DB_OK) {
-		rc = db_fetch(stmt, &col, 1, cause, sizeof cause);
-		if (rc < 0)
-			st = DB_ERROR;
-		else if (rc == 1) {
-			if (col != NULL)
-				*index = (size_t)strtoull(col, NULL, 10);
-			db_done(stmt);
-		}
-	}
-	if (st != DB_OK)
-		errf(err, errlen, "compare keys as %s does: %s", q->table,
-		    cause);
-	if (stmt != NULL)
-		mysql_stmt_close(stmt);
+	once = queue_stmts_once(q, sql, "compare keys", QUEUE_JOBS_TABLE);
+	st = queue_stmts_one(once, 0, args, (unsigned)(n + 1), &col, 1,
+	    &found, err, errlen);
+	if (st == DB_OK && found && col != NULL)
+		*index = (size_t)strtoull(col, NULL, 10);
+	queue_stmts_close(once);
 	free(col);
 	free(args);
 	free(sql);

@@ -77,6 +77,10 @@ struct queue_stmts *queue_stmts_open(struct queue *q,
                                      const char *const *tables, size_t n,
                                      const char *other);
 void queue_stmts_close(struct queue_stmts *s);
+/* A set of one statement of one use, text built for the call (a list of
+ * n keys), which does purpose on table (as tables[i] above). */
+struct queue_stmts *queue_stmts_once(struct queue *q, const char *text,
+                                     const char *purpose, const char *table);
 
 /* Prepare statement which (whether the tables it names exist). */
 enum db_status queue_stmts_prepare(struct queue_stmts *s, size_t which,

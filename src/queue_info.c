@@ -454,8 +454,9 @@ queue_explain_claim(struct queue *q, const char *const *types, size_t ntypes,
 {
 	enum queue_stmt which, spread;
 	struct db_arg *args = NULL;
-	char *text, *sql, cause[512], *cols[32];
-	MYSQL_STMT *stmt = NULL;
+	char *text, *sql, *cols[32];
+	struct queue_stmts *once;
+	MYSQL_STMT *stmt;
 	enum db_status st;
 	unsigned n, ncols;
 	int rc, key, nrows;
@@ -474,20 +475,21 @@ queue_explain_claim(struct queue *q, const char *const *types, size_t ntypes,
 	sprintf(sql, "EXPLAIN %s", text);
 	free(text);
 	args = queue_claim_args(which, types, ntypes, 1, "explain", &n);
-	st = db_prepare(q->db, sql, &stmt, cause, sizeof cause);
+	once = queue_stmts_once(q, sql, "explain the claim", QUEUE_JOBS_TABLE);
 	free(sql);
-	if (st == DB_OK)
-		st = db_execute(q->db, stmt, args, n, cause, sizeof cause);
+	st = queue_stmts_run(once, 0, args, n, err, errlen);
 	free(args);
+	stmt = queue_stmts_handle(once, 0);
 	ncols = stmt != NULL ? mysql_stmt_field_count(stmt) : 0;
 	key = st == DB_OK ? column_named(stmt, "key") : -1;
 	nrows = st == DB_OK ? column_named(stmt, "rows") : -1;
 	if (st == DB_OK && (ncols > 32 || key < 0 || nrows < 0)) {
-		errf(cause, sizeof cause, "EXPLAIN has no key or rows column");
+		errf(err, errlen, "explain the claim in %s: EXPLAIN has no "
+		    "key or rows column", q->table);
 		st = DB_ERROR;
 	}
 	if (st == DB_OK) {
-		rc = db_fetch(stmt, cols, ncols, cause, sizeof cause);
+		rc = queue_stmts_fetch(once, 0, cols, ncols, err, errlen);
 		if (rc < 0)
 			st = DB_ERROR;
 		if (rc == 1) {
@@ -499,10 +501,6 @@ queue_explain_claim(struct queue *q, const char *const *types, size_t ntypes,
 			db_done(stmt);
 		}
 	}
-	if (stmt != NULL)
-		mysql_stmt_close(stmt);
-	if (st != DB_OK)
-		errf(err, errlen, "explain the claim in %s: %s", q->table,
-		    cause);
+	queue_stmts_close(once);
 	return st;
 }

@@ -39,6 +39,8 @@ struct queue_stmts {
 	char *other;		/* the module's table, quoted */
 	MYSQL_STMT **stmt;	/* n of them, NULL until prepared */
 	uint64_t reconnects;	/* the queue's count when they were */
+	/* A set of one statement of one use (queue_stmts_once) owns it. */
+	const char *once[3];
 };
 
 struct queue_stmts *
@@ -78,7 +80,32 @@ queue_stmts_close(struct queue_stmts *s)
 	stmts_forget(s);
 	free(s->stmt);
 	free(s->other);
+	free((char *)s->once[0]);
+	free((char *)s->once[1]);
+	free((char *)s->once[2]);
 	free(s);
+}
+
+struct queue_stmts *
+queue_stmts_once(struct queue *q, const char *text, const char *purpose,
+    const char *table)
+{
+	struct queue_stmts *s;
+
+	s = queue_stmts_open(q, NULL, NULL, NULL, 1, NULL);
+	s->once[0] = xstrdup(text);
+	s->once[1] = xstrdup(purpose);
+	s->once[2] = table != NULL ? xstrdup(table) : NULL;
+	s->texts = &s->once[0];
+	s->purposes = &s->once[1];
+	s->tables = &s->once[2];
+	return s;
+}
+
+MYSQL_STMT *
+queue_stmts_handle(const struct queue_stmts *s, size_t which)
+{
+	return s->stmt[which];
 }
 
 /* Where statement which of s (the queue's own when NULL) is kept. */
@@ -133,8 +160,7 @@ queue_forget(struct queue *q)
 		if (q->stmt[i] != NULL)
 			mysql_stmt_close(q->stmt[i]);
 	memset(q->stmt, 0, sizeof q->stmt);
-	if (q->batch != NULL)
-		mysql_stmt_close(q->batch);
+	queue_stmts_close(q->batch);
 	q->batch = NULL;
 }
 

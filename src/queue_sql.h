@@ -77,7 +77,7 @@ struct queue {
 	struct queue_caps caps;
 	size_t claim_types;	/* placeholders in the prepared claim */
 	MYSQL_STMT *stmt[Q_COUNT];
-	MYSQL_STMT *batch;	/* the multi-row insert of a fan-out */
+	struct queue_stmts *batch;	/* the multi-row insert of a fan-out */
 	size_t batch_rows;
 	struct queue_counters counters;
 	char lock_name[65];	/* the --single lock we hold, or "" */
@@ -98,6 +98,9 @@ struct queue {
 	uint64_t lock_wait_at;	/* reconnects when queue_lock_wait set it */
 	struct queue_cursor trx_cursor;
 };
+
+/* Statement which of s, as prepared (its result's metadata). */
+MYSQL_STMT *queue_stmts_handle(const struct queue_stmts *s, size_t which);
 
 /* What statement which does, for messages (queue.c). */
 const char *queue_purpose(enum queue_stmt which);
