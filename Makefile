@@ -46,11 +46,12 @@ DEFS       = -DJOBRUN_VERSION='"$(VERSION)"' \
              -DCFG_DEFAULT_PATH='"$(SYSCONFDIR)/jobrun.conf"'
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) $(PKG_CFLAGS) $(DEFS) $(CFLAGS)
 
-SRC  = admin argv backoff check cli command config cron db enqueue exec \
-       fanin flow group handler schedule http_reply lines queue_run queue_cycle \
-       http inspect libcurl log main metrics noop queue queue_admin queue_info \
-       pause policy rawjson report runner queue_report dash dash_html replace \
-       utf8 util watchdog commands $(SRC_$(MARIADB))
+SRC  = admin argv backoff check cli command commands config cron dash \
+       dash_html db enqueue exec fanin flow group handler http http_reply \
+       inspect libcurl lines log main metrics noop pause policy queue \
+       queue_admin queue_cycle queue_info queue_report queue_run rawjson \
+       replace report run_cmd runner schedule utf8 util watchdog \
+       $(SRC_$(MARIADB))
 OBJ  = $(SRC:%=build/%.o)
 AOBJ = $(SRC:%=build/asan/%.o)
 TOBJ = $(SRC:%=build/tsan/%.o)

@@ -431,6 +431,45 @@ range_again(struct ctx *c, struct fanout *f)
 	return rc;
 }
 
+/* What a fan-out did, on stdout: its jobs (of what: "chunk" or "job"),
+ * how many it created and found, whether it is complete or was
+ * interrupted, and its fan-in. */
+static void
+report_fanout(struct ctx *c, struct fanout *f, int complete,
+    int interrupted, int fired, const char *what)
+{
+	json_t *doc;
+
+	if (c->cli.json) {
+		doc = json_pack("{s:I,s:I,s:I,s:b}", strcmp(what, "chunk") ==
+		    0 ? "chunks" : "jobs", (json_int_t)f->total, "created",
+		    (json_int_t)f->created, "existing",
+		    (json_int_t)(f->done - f->created), "complete", complete);
+		if (interrupted)
+			json_object_set_new(doc, "interrupted", json_true());
+		if (f->fan_in != 0)
+			json_object_set_new(doc, "then", then_json(c, f,
+			    fired));
+		report_json(doc);
+		return;
+	}
+	printf("%llu %sjobs: %llu created, %llu existed%s\n",
+	    (unsigned long long)f->done, strcmp(what, "chunk") == 0 ?
+	    "chunk " : "", (unsigned long long)f->created,
+	    (unsigned long long)(f->done - f->created),
+	    interrupted ? " (interrupted)" : "");
+	if (f->fan_in != 0)
+		print_then(c, f, fired, what);
+}
+
+static void
+fanout_free(struct fanout *f)
+{
+	fanin_state_free(&f->state);
+	fanin_close(&f->fi);
+	free(f);
+}
+
 static int
 enqueue_range(struct ctx *c)
 {
@@ -458,9 +497,7 @@ enqueue_range(struct ctx *c)
 	st = start_fan_in(c, f, err, sizeof err);
 	if (st == DB_OK && f->state.existed) {
 		if ((rc = range_again(c, f)) != EX_OK) {
-			fanin_state_free(&f->state);
-			fanin_close(&f->fi);
-			free(f);
+			fanout_free(f);
 			return rc;
 		}
 	}
@@ -494,30 +531,9 @@ enqueue_range(struct ctx *c)
 		    (unsigned long long)f->total);
 		rc = stop;
 	}
-	if (o->json) {
-		json_t *doc = json_pack("{s:I,s:I,s:I,s:b}", "chunks",
-		    (json_int_t)f->total, "created", (json_int_t)f->created,
-		    "existing", (json_int_t)(f->done - f->created),
-		    "complete", st == DB_OK && stop == 0);
-
-		if (stop != 0)
-			json_object_set_new(doc, "interrupted", json_true());
-		if (f->fan_in != 0)
-			json_object_set_new(doc, "then", then_json(c, f,
-			    fired));
-		report_json(doc);
-	} else {
-		printf("%llu chunk jobs: %llu created, %llu existed%s\n",
-		    (unsigned long long)f->done,
-		    (unsigned long long)f->created,
-		    (unsigned long long)(f->done - f->created),
-		    stop != 0 ? " (interrupted)" : "");
-		if (f->fan_in != 0)
-			print_then(c, f, fired, "chunk");
-	}
-	fanin_state_free(&f->state);
-	fanin_close(&f->fi);
-	free(f);
+	report_fanout(c, f, st == DB_OK && stop == 0, stop != 0, fired,
+	    "chunk");
+	fanout_free(f);
 	return rc;
 }
 
@@ -712,9 +728,7 @@ enqueue_list(struct ctx *c)
 	st = start_fan_in(c, f, err, sizeof err);
 	if (st == DB_OK && f->state.existed) {
 		if ((rc = list_again(c, f, &k)) != EX_OK) {
-			fanin_state_free(&f->state);
-			fanin_close(&f->fi);
-			free(f);
+			fanout_free(f);
 			free_keys(&k);
 			return rc;
 		}
@@ -742,27 +756,8 @@ enqueue_list(struct ctx *c)
 		cmd_db_error(c, st, err);
 		rc = cmd_exit_for(st);
 	}
-	if (o->json) {
-		json_t *doc = json_pack("{s:I,s:I,s:I,s:b}", "jobs",
-		    (json_int_t)f->total, "created", (json_int_t)f->created,
-		    "existing", (json_int_t)(f->done - f->created),
-		    "complete", st == DB_OK);
-
-		if (f->fan_in != 0)
-			json_object_set_new(doc, "then", then_json(c, f,
-			    fired));
-		report_json(doc);
-	} else {
-		printf("%llu jobs: %llu created, %llu existed\n",
-		    (unsigned long long)f->done,
-		    (unsigned long long)f->created,
-		    (unsigned long long)(f->done - f->created));
-		if (f->fan_in != 0)
-			print_then(c, f, fired, "job");
-	}
-	fanin_state_free(&f->state);
-	fanin_close(&f->fi);
-	free(f);
+	report_fanout(c, f, st == DB_OK, 0, fired, "job");
+	fanout_free(f);
 	free_keys(&k);
 	return rc;
 }

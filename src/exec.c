@@ -613,6 +613,44 @@ finished(struct child *c)
 	return c->exited || c->exiting;
 }
 
+/* Wait until the handler's pipes or its exit need us, or until wake
+ * (now_ms); then feed its input, drain its output and checkpoints, and
+ * reap it if it has exited.  -1 when poll fails. */
+static int
+wait_child(struct child *c, int64_t now, int64_t wake,
+    const struct handler_watch *w)
+{
+	struct pollfd pfd[4];
+	nfds_t n = 0;
+	int wait_ms;
+
+	if (c->in_fd >= 0)
+		pfd[n++] = (struct pollfd){ c->in_fd, POLLOUT, 0 };
+	if (c->out_fd >= 0)
+		pfd[n++] = (struct pollfd){ c->out_fd, POLLIN, 0 };
+	if (c->pid_fd >= 0)
+		pfd[n++] = (struct pollfd){ c->pid_fd, POLLIN, 0 };
+	if (c->cp_fd >= 0)
+		pfd[n++] = (struct pollfd){ c->cp_fd, (short)(POLLIN |
+		    (c->ack_len > 0 && !c->ack_closed ? POLLOUT : 0)), 0 };
+	/* Without a pidfd (old kernels) poll the exit every 10 ms. */
+	if (c->pid_fd < 0 && !c->exited && wake > now + 10)
+		wake = now + 10;
+	wait_ms = wake > now ? (int)(wake - now) : 0;
+	if (poll(pfd, n, wait_ms) < 0 && errno != EINTR)
+		return -1;
+	if (c->in_fd >= 0)
+		feed_input(c);
+	if (c->out_fd >= 0)
+		drain_output(c);
+	if (c->cp_fd >= 0) {
+		flush_answers(c);
+		drain_checkpoints(c, w);
+	}
+	reap(c, WNOHANG);
+	return 0;
+}
+
 /* Wait for the handler to finish, feeding and draining as it goes. */
 static enum stop_reason
 supervise(struct child *c, unsigned long timeout, const struct handler_watch *w)
@@ -621,9 +659,7 @@ supervise(struct child *c, unsigned long timeout, const struct handler_watch *w)
 	int64_t deadline = start + (int64_t)timeout * 1000, kill_at = 0;
 	int64_t exited_at = 0, wake;
 	enum stop_reason stop = STOP_NONE;
-	struct pollfd pfd[4];
-	nfds_t n;
-	int wait_ms, fired;
+	int fired;
 
 	/* While this loop waits on the database (a lock extension, a
 	 * checkpoint), the runner's watchdog keeps the timeout. */
@@ -657,37 +693,13 @@ supervise(struct child *c, unsigned long timeout, const struct handler_watch *w)
 			kill_at = now + EXEC_TICK_MS;
 		}
 
-		n = 0;
-		if (c->in_fd >= 0)
-			pfd[n++] = (struct pollfd){ c->in_fd, POLLOUT, 0 };
-		if (c->out_fd >= 0)
-			pfd[n++] = (struct pollfd){ c->out_fd, POLLIN, 0 };
-		if (c->pid_fd >= 0)
-			pfd[n++] = (struct pollfd){ c->pid_fd, POLLIN, 0 };
-		if (c->cp_fd >= 0)
-			pfd[n++] = (struct pollfd){ c->cp_fd, (short)(POLLIN |
-			    (c->ack_len > 0 && !c->ack_closed ? POLLOUT : 0)),
-			    0 };
 		/* An exiting handler is waited for: its pidfd wakes us. */
 		wake = c->exited ? exited_at + EXEC_DRAIN_MS :
 		    c->exiting ? now + EXEC_TICK_MS :
 		    stop != STOP_NONE ? kill_at : deadline < next_tick ?
 		    deadline : next_tick;
-		/* Without a pidfd (old kernels) poll the exit every 10 ms. */
-		if (c->pid_fd < 0 && !c->exited && wake > now + 10)
-			wake = now + 10;
-		wait_ms = wake > now ? (int)(wake - now) : 0;
-		if (poll(pfd, n, wait_ms) < 0 && errno != EINTR)
+		if (wait_child(c, now, wake, w) != 0)
 			break;
-		if (c->in_fd >= 0)
-			feed_input(c);
-		if (c->out_fd >= 0)
-			drain_output(c);
-		if (c->cp_fd >= 0) {
-			flush_answers(c);
-			drain_checkpoints(c, w);
-		}
-		reap(c, WNOHANG);
 	}
 	/* Progress written just before the exit still counts. */
 	if (c->cp_fd >= 0)

@@ -307,6 +307,84 @@ types_hash(const char *const *types, size_t ntypes)
 	return h;
 }
 
+/* The cursor of the claim which over the types whose hash is hash: a
+ * run that claims from two lists of types in turn (flow control: the
+ * types with room in its transaction, then the plain ones) keeps a
+ * cursor for each, the other list's waiting in the spare.  It is not
+ * used when it belongs to another claim, after a spread claim, or when
+ * the last claim from the head is QUEUE_CURSOR_MS old (see the top of
+ * queue.c). */
+static void
+cursor_for(struct queue *q, enum queue_stmt which, uint64_t hash,
+    int64_t start)
+{
+	struct queue_cursor *c = &q->cursor, other;
+
+	if (c->types != hash || c->claim != which) {
+		other = q->cursor_spare;
+		q->cursor_spare = *c;
+		*c = other;
+	}
+	if (c->set && (c->claim != which || c->types != hash ||
+	    start - c->head_ms >= QUEUE_CURSOR_MS || q->spread))
+		c->set = 0;
+}
+
+/* One try of the claim which (args: its n, room for 3 more): the first
+ * past the cursor when it is set, from the head when that finds nothing;
+ * after a conflict a spread one.  *used is the statement whose reply
+ * counts; *start moves when the claim scans from the head.
+ *
+ * Every runner's claim aims at the head of the queue.  On one server
+ * they queue up on its row lock; on Galera, runners on different nodes
+ * each take it locally and all but one lose certification (1213), and a
+ * statement run again as it was loses again about half the time.  After
+ * a first loss, this runner aims at a random one of the first 32, 64,
+ * then 128 due rows instead (id MOD m = r), for the rest of the run:
+ * runners on different nodes rarely pick the same row.  A residue with
+ * no due row falls back to the head.  One server never gets here unless
+ * an InnoDB deadlock happens, and then only loosens the order among due
+ * jobs.  The spread claims use no cursor: they skip rows on purpose. */
+static enum db_status
+claim_try(struct queue *q, unsigned tries, enum queue_stmt which,
+    enum queue_stmt spread, struct db_arg *args, unsigned n,
+    enum queue_stmt *used, int64_t *start, char *err, size_t errlen)
+{
+	struct queue_cursor *c = &q->cursor;
+	enum queue_stmt after = which == Q_CLAIM_TYPE ? Q_CLAIM_TYPE_AFTER :
+	    Q_CLAIM_AFTER;
+	enum db_status st;
+	uint64_t m;
+
+	*used = which;
+	if (tries == 0 && !q->spread && c->set) {
+		args[n] = DB_STR(c->at);
+		args[n + 1] = DB_STR(c->at);
+		args[n + 2] = DB_NUM(c->id);
+		*used = after;
+		st = queue_stmt_run(q, after, args, n + 3, err, errlen);
+		if (st != DB_OK || queue_stmt_changed(q, after) != 0)
+			return st;
+		/* Nothing due past it: from the head. */
+		c->set = 0;
+		*used = which;
+		*start = now_ms();
+		return queue_stmt_run(q, which, args, n, err, errlen);
+	}
+	if (tries == 0 && !q->spread)
+		return queue_stmt_run(q, which, args, n, err, errlen);
+	m = 32ULL << (tries < 2 ? tries : 2);
+	args[n] = DB_NUM(m);
+	args[n + 1] = DB_NUM(queue_random(q) % m);
+	*used = spread;
+	st = queue_stmt_run(q, spread, args, n + 2, err, errlen);
+	if (st == DB_OK && queue_stmt_changed(q, spread) == 0) {
+		*used = which;
+		st = queue_stmt_run(q, which, args, n, err, errlen);
+	}
+	return st;
+}
+
 /* Run the claim: *id is the row it took, 0 for none.  The cursor is
  * left as it was, and where it may move next (next_id) is noted. */
 static enum db_status
@@ -315,11 +393,11 @@ claim_row(struct queue *q, const char *const *types, size_t ntypes,
     size_t errlen)
 {
 	struct queue_cursor *c = &q->cursor;
-	enum queue_stmt which, spread, after, used;
+	enum queue_stmt which, spread, used;
 	struct db_arg *args;
 	enum db_status st;
 	unsigned tries, n;
-	uint64_t m, hash;
+	uint64_t hash;
 	int64_t start;
 
 	*id = 0;
@@ -328,68 +406,14 @@ claim_row(struct queue *q, const char *const *types, size_t ntypes,
 		return DB_ERROR;
 	}
 	which = queue_claim_stmt(q, ntypes, &spread);
-	after = which == Q_CLAIM_TYPE ? Q_CLAIM_TYPE_AFTER : Q_CLAIM_AFTER;
 	args = queue_claim_args(which, types, ntypes, lock_seconds, token, &n);
-	/* Past the cursor, unless it belongs to another claim or the last
-	 * claim from the head is QUEUE_CURSOR_MS old (see the top of the
-	 * file). */
 	start = now_ms();
 	hash = types_hash(types, ntypes);
-	/* A run that claims from two lists of types in turn (flow control:
-	 * the types with room in its transaction, then the plain ones)
-	 * keeps a cursor for each: the other list's waits in the spare. */
-	if (c->types != hash || c->claim != which) {
-		struct queue_cursor other = q->cursor_spare;
-
-		q->cursor_spare = *c;
-		*c = other;
-	}
-	if (c->set && (c->claim != which || c->types != hash ||
-	    start - c->head_ms >= QUEUE_CURSOR_MS || q->spread))
-		c->set = 0;
-	if (c->set) {
-		args[n] = DB_STR(c->at);
-		args[n + 1] = DB_STR(c->at);
-		args[n + 2] = DB_NUM(c->id);
-	}
-	/* Every runner's claim aims at the head of the queue.  On one
-	 * server they queue up on its row lock; on Galera, runners on
-	 * different nodes each take it locally and all but one lose
-	 * certification (1213), and a statement run again as it was loses
-	 * again about half the time.  After a first loss, this runner aims
-	 * at a random one of the first 32, 64, then 128 due rows instead
-	 * (id MOD m = r), for the rest of the run: runners on different
-	 * nodes rarely pick the same row.  A residue with no due row falls
-	 * back to the head.  One server never gets here unless an InnoDB
-	 * deadlock happens, and then only loosens the order among due jobs.
-	 * The spread claims use no cursor: they skip rows on purpose. */
+	cursor_for(q, which, hash, start);
 	q->no_retry = 1;
 	for (tries = 0;; tries++) {
-		used = which;
-		if (tries == 0 && !q->spread && c->set) {
-			used = after;
-			st = queue_stmt_run(q, after, args, n + 3, err, errlen);
-			if (st == DB_OK && queue_stmt_changed(q, after) == 0) {
-				/* Nothing due past it: from the head. */
-				c->set = 0;
-				used = which;
-				start = now_ms();
-				st = queue_stmt_run(q, which, args, n, err,
-				    errlen);
-			}
-		} else if (tries == 0 && !q->spread) {
-			st = queue_stmt_run(q, which, args, n, err, errlen);
-		} else {
-			m = 32ULL << (tries < 2 ? tries : 2);
-			args[n] = DB_NUM(m);
-			args[n + 1] = DB_NUM(queue_random(q) % m);
-			used = spread;
-			st = queue_stmt_run(q, spread, args, n + 2, err, errlen);
-			if (st == DB_OK && queue_stmt_changed(q, spread) == 0) {
-				used = which;
-				st = queue_stmt_run(q, which, args, n, err, errlen);
-			}
-		}
+		st = claim_try(q, tries, which, spread, args, n, &used, &start,
+		    err, errlen);
 		if (st != DB_CONFLICT || tries >= QUEUE_CLAIM_RETRIES)
 			break;
 		q->counters.conflicts++;
@@ -407,14 +431,14 @@ claim_row(struct queue *q, const char *const *types, size_t ntypes,
 	if (st != DB_OK || queue_stmt_changed(q, used) == 0)
 		return st;
 	*id = (uint64_t)mysql_stmt_insert_id(q->stmt[used]);
-	if (*id == 0 && (st = queue_claimed_by_token(q, token, id, err, errlen)) !=
-	    DB_OK)
+	if (*id == 0 && (st = queue_claimed_by_token(q, token, id, err,
+	    errlen)) != DB_OK)
 		return st;
 	/* The cursor may move to the job just claimed, in the claim's
 	 * order: never after a spread claim, which took a row out of
 	 * order. */
 	c->next_id = 0;
-	if (!q->spread && (used == which || used == after)) {
+	if (!q->spread && used != spread) {
 		c->next_id = *id;
 		c->next_claim = which;
 		c->next_types = hash;

@@ -845,19 +845,17 @@ warn_types(const struct cfg *cfg, const char *const *types, size_t ntypes,
 	}
 }
 
-enum db_status
-run_cycle(const struct cfg *cfg, struct db *db, struct queue *q,
+/* The run's state: its types (the one of --type, or every configured
+ * one), counters, locks and the condition variables its slots wait on. */
+static struct cycle *
+cycle_new(const struct cfg *cfg, struct db *db, struct queue *q,
     const struct run_opts *opts, const struct log *lg,
-    struct run_stats *stats, char *err, size_t errlen)
+    struct run_stats *stats, int64_t start)
 {
-	int64_t start = now_ms();
-	pthread_condattr_t cattr;
 	struct cycle *cy = xcalloc(1, sizeof *cy);
+	pthread_condattr_t cattr;
 	const char **types;
 	size_t ntypes = 0, i;
-	uint64_t scheduled = 0;
-	struct fanin fanin;
-	enum db_status st;
 
 	memset(stats, 0, sizeof *stats);
 	types = xcalloc(cfg->ntypes + 1, sizeof *types);
@@ -891,11 +889,40 @@ run_cycle(const struct cfg *cfg, struct db *db, struct queue *q,
 	make_token_prefix(cy->prefix, sizeof cy->prefix);
 	warn_types(cfg, types, ntypes, lg);
 	collect_secrets(cfg, &cy->secrets);
+	return cy;
+}
+
+static void
+cycle_free(struct cycle *cy)
+{
+	if (cy->guarded)
+		watchdog_stop(&cy->watchdog);
+	pthread_mutex_destroy(&cy->mu);
+	pthread_mutex_destroy(&cy->pending_mu);
+	pthread_cond_destroy(&cy->gather);
+	pthread_mutex_destroy(&cy->flow_mu);
+	pthread_cond_destroy(&cy->flow_turn);
+	free(cy->claim_types);
+	free((void *)cy->types);
+	secrets_free(&cy->secrets);
+	free(cy);
+}
+
+enum db_status
+run_cycle(const struct cfg *cfg, struct db *db, struct queue *q,
+    const struct run_opts *opts, const struct log *lg,
+    struct run_stats *stats, char *err, size_t errlen)
+{
+	int64_t start = now_ms();
+	struct cycle *cy = cycle_new(cfg, db, q, opts, lg, stats, start);
+	uint64_t scheduled = 0;
+	struct fanin fanin;
+	enum db_status st;
 
 	guard(cy);
 	/* A table that lacks what the run needs stops it here, before any
 	 * row is touched. */
-	st = queue_prepare_run(q, ntypes, err, errlen);
+	st = queue_prepare_run(q, cy->ntypes, err, errlen);
 	if (st == DB_OK)
 		st = queue_recover(q, cfg->run.recover_limit,
 		    &stats->recovered, err, errlen);
@@ -923,18 +950,8 @@ run_cycle(const struct cfg *cfg, struct db *db, struct queue *q,
 		log_msg(lg, LV_WARN, "stopped: the connection was lost and "
 		    "another runner took the --single lock %s",
 		    opts->single_lock != NULL ? opts->single_lock : "");
-	if (cy->guarded)
-		watchdog_stop(&cy->watchdog);
-	pthread_mutex_destroy(&cy->mu);
-	pthread_mutex_destroy(&cy->pending_mu);
-	pthread_cond_destroy(&cy->gather);
-	pthread_mutex_destroy(&cy->flow_mu);
-	pthread_cond_destroy(&cy->flow_turn);
-	free(cy->claim_types);
-	free(types);
-	secrets_free(&cy->secrets);
+	cycle_free(cy);
 	fanin_close(&fanin);
-	free(cy);
 	stats->elapsed_ms = now_ms() - start;
 	return st;
 }
