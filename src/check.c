@@ -326,8 +326,7 @@ check_schedules(struct ctx *c, struct report *r)
 	if (c->cfg.nschedules == 0)
 		return;
 	v = xcalloc(c->cfg.nschedules, sizeof *v);
-	st = sched_view(&c->cfg, c->q, v, err,
-	    sizeof err);
+	st = sched_view(&c->cfg, c->q, v, err, sizeof err);
 	if (st == DB_OK)
 		note(r, OK, NULL, "%zu schedule(s): table " SCHED_TABLE
 		    " present, every time zone known", c->cfg.nschedules);

@@ -297,8 +297,7 @@ cmd_status(struct ctx *c)
 	st = queue_backlog(c->q, known, c->cfg.ntypes, c->cli.type, 1, &b,
 	    err, sizeof err);
 	if (st == DB_OK && nsched > 0)
-		st = sched_view(&c->cfg, c->q, v, err,
-		    sizeof err);
+		st = sched_view(&c->cfg, c->q, v, err, sizeof err);
 	fanin_open(&fi, c->q, &c->lg);
 	if (st == DB_OK && c->cli.type == NULL)
 		st = fanin_list(&fi, &fv, &nfv, err, sizeof err);
