@@ -16,7 +16,9 @@ MANDIR     = $(PREFIX)/share/man
 SYSCONFDIR = /etc
 
 CC       = cc
-CFLAGS   = -O2 -g
+# _FORTIFY_SOURCE as Debian's hardened build has it, so that every test
+# runs the checks the packaged binary runs.
+CFLAGS   = -O2 -g -D_FORTIFY_SOURCE=2
 LDFLAGS  = -Wl,--as-needed
 WARNINGS = -Wall -Wextra -Werror -Wshadow -Wconversion
 SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all \
