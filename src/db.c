@@ -26,10 +26,6 @@
  * 4031 for an error of CREATE TRIGGER, which jobrun never runs). */
 #define ER_CLIENT_INTERACTION_TIMEOUT 4031
 
-/* The static libmariadb.a defines it; libmariadb.so.3 does not export it,
- * and linked with that (make MARIADB=shared) its address is NULL. */
-extern unsigned int mysql_port __attribute__((weak));
-
 /* Hints shared by several rows. */
 #define H_LOGIN "check user and password in [database] or " \
 	"JOBRUN_DB_PASSWORD, and the hosts the account may connect from"
@@ -285,9 +281,9 @@ describe_target(struct db *db, const struct cfg_db *cfg)
 	"mysql_native_password,client_ed25519,auth_gssapi_client"
 
 /* TLS as [database] tls asks, and the plugins allowed to log in: NULL,
- * or the option the client library refused (an older libmariadb, under
- * make MARIADB=shared, may not know one: then no connection, rather than
- * one without the protection asked for). */
+ * or the option the client library refused (an older libmariadb.so.3
+ * may not know one: then no connection, rather than one without the
+ * protection asked for). */
 static const char *
 set_tls(MYSQL *conn, const struct cfg_db *cfg)
 {
@@ -387,11 +383,6 @@ db_connect(struct db *db, const struct cfg_db *cfg, char *err, size_t errlen)
 	atomic_store(&db->fd, -1);
 	describe_target(db, cfg);
 	db->cfg = cfg;
-	/* jobrun always names the port, so libmariadb's default one is never
-	 * used; left 0, the first mysql_init looks "mysql" up in
-	 * /etc/services through NSS to find it (bench/RESULTS.md, 4.). */
-	if (&mysql_port != NULL && mysql_port == 0)
-		mysql_port = MYSQL_PORT;
 	db->conn = xcheck(mysql_init(NULL));
 	mysql_options(db->conn, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
 	/* A server that stops answering (SIGSTOP, a stuck disk, a network

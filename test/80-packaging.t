@@ -437,7 +437,7 @@ fi
 is "$(sed -n 's/^Recommends: *//p' "$TOP/debian/control" | tr ', ' '\n\n' | grep -cx libcurl4)" 1 \
     "debian/control recommends libcurl4"
 
-deb_tests=15
+deb_tests=16
 if [ "${JOBRUN_TEST_DEB:-}" != 1 ]; then
 	skip $deb_tests "set JOBRUN_TEST_DEB=1 to build and install the Debian package"
 elif [ "$(id -u)" != 0 ]; then
@@ -457,6 +457,10 @@ else
 	like "$(cat "$T/deb.log")" "All tests successful" "make deb: the unit tests ran in the build"
 	like "$(dpkg-deb -f "$deb" Recommends 2>&1)" '(^|[ ,])libcurl4($|[ ,(])' \
 	    "the package recommends libcurl4, which http types load at run time"
+	# Linked as Debian links the client library: dpkg-shlibdeps names
+	# libmariadb3, so its security updates reach jobrun.
+	like "$(dpkg-deb -f "$deb" Depends 2>&1)" '(^|[ ,])libmariadb3 \(>= [^)]*\)' \
+	    "the package depends on libmariadb3, found by dpkg-shlibdeps"
 	defer "dpkg -P jobrun"
 	run dpkg -i "$deb"
 	is "$rc" 0 "dpkg -i $(basename "$deb")"
