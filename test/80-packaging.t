@@ -12,7 +12,7 @@
 # Debian package builds, installs, runs and is removed.
 . "${0%/*}/lib.sh"
 
-plan 65
+plan 66
 setup_db
 
 # man pages where man(1) finds them, for Documentation=man:... in the units
