@@ -37,7 +37,7 @@
  *
  * Waiting for a full type costs the server little, however many slots
  * and runners wait.  A type found full at its last claim is looked at
- * first, without a lock (F_LOOK, one read): only when it shows room is
+ * first, without a lock (queue_type_load, one read): only when it shows room is
  * the transaction started.  The looks back off (FLOW_POLL_MS, doubled
  * for each look that found the type full), and in a run one slot looks
  * while the others wait for it; the slot whose job of the type ended
@@ -82,7 +82,7 @@
 #define FLOW_RECOVER_MS 1000
 
 enum flow_stmt {
-	F_PROBE, F_PAUSED, F_ENSURE, F_LOCK, F_TAKE, F_DUE, F_LOOK,
+	F_PROBE, F_PAUSED, F_ENSURE, F_LOCK, F_TAKE,
 	F_SET_PAUSE, F_ROWS, F_SHAPE,
 	F_N
 };
@@ -104,34 +104,18 @@ static const char *const templates[F_N] = {
 	[F_ENSURE] = "INSERT INTO %2$s (type, paused, tokens, refilled_at,"
 	    " claims, updated_at) VALUES (?, 0, 0, 0, 0, NOW())"
 	    " ON DUPLICATE KEY UPDATE type = type",
-	/* The row, and the type's jobs in processing (a count covered by
-	 * idx_type_status (type, status): no row is read).  The control
-	 * row is a const table, read and locked while the statement is
-	 * optimised; the subquery runs when the row is sent, after the
-	 * lock was granted, and locks nothing: under READ COMMITTED it
-	 * sees every claim committed before.  (name, name, name) */
-	[F_LOCK] = "SELECT paused, tokens, refilled_at, " NOW_EPOCH ","
-	    " (SELECT COUNT(*) FROM %1$s FORCE INDEX (idx_type_status)"
-	    " WHERE type = ? AND CAST(type AS BINARY) = CAST(? AS BINARY)"
-	    " AND status = 'processing')"
-	    " FROM %2$s WHERE type = ? FOR UPDATE",
+	/* The row, and the type's jobs in processing (the queue's count,
+	 * which reads no row).  The control row is a const table, read and
+	 * locked while the statement is optimised; the subquery runs when
+	 * the row is sent, after the lock was granted, and locks nothing:
+	 * under READ COMMITTED it sees every claim committed before.
+	 * (name, name, name) */
+	[F_LOCK] = "SELECT paused, tokens, refilled_at, " NOW_EPOCH ", "
+	    QUEUE_RUNNING_SQL " FROM %2$s WHERE type = ? FOR UPDATE",
 	/* (tokens, refilled_at, type): the claimed type's row is written,
 	 * which is what makes two claimers on two Galera nodes conflict. */
 	[F_TAKE] = "UPDATE %2$s SET tokens = ?, refilled_at = ?,"
 	    " claims = claims + 1, updated_at = NOW() WHERE type = ?",
-	[F_DUE] = "SELECT 1 FROM %1$s WHERE status = 'pending'"
-	    " AND type = ? AND CAST(type AS BINARY) = CAST(? AS BINARY)"
-	    " AND next_run_at <= NOW() LIMIT 1",
-	/* A full type's jobs in processing and whether it has a due job,
-	 * read without a lock: whether the claim's transaction is worth
-	 * starting.  (name, name, name, name) */
-	[F_LOOK] = "SELECT (SELECT COUNT(*) FROM %1$s"
-	    " FORCE INDEX (idx_type_status) WHERE type = ?"
-	    " AND CAST(type AS BINARY) = CAST(? AS BINARY)"
-	    " AND status = 'processing'), EXISTS (SELECT 1 FROM %1$s"
-	    " WHERE status = 'pending' AND type = ?"
-	    " AND CAST(type AS BINARY) = CAST(? AS BINARY)"
-	    " AND next_run_at <= NOW())",
 	[F_SET_PAUSE] = "INSERT INTO %2$s (type, paused, tokens, refilled_at,"
 	    " claims, updated_at) VALUES (?, ?, 0, 0, 0, NOW())"
 	    " ON DUPLICATE KEY UPDATE paused = VALUES(paused),"
@@ -153,8 +137,6 @@ static const char *const purposes[F_N] = {
 	[F_ENSURE] = "add a type's control row",
 	[F_LOCK] = "lock a type's control row",
 	[F_TAKE] = "count a start",
-	[F_DUE] = "look for due jobs",
-	[F_LOOK] = "look at a full type",
 	[F_SET_PAUSE] = "set a type's pause flag",
 	[F_ROWS] = "read the control table",
 	[F_SHAPE] = "read the control table's indexes",
@@ -615,21 +597,6 @@ claim_limited(struct flow *f, unsigned long lock_seconds, const char *token,
 	return queue_trx(f->q, &t, err, errlen);
 }
 
-/* Whether a held-back type has a due job: else there is nothing to wait
- * for. */
-static enum db_status
-due(struct flow *f, const struct flow_type *t, int *any, char *err,
-    size_t errlen)
-{
-	struct db_arg args[] = { DB_STR(t->name), DB_STR(t->name) };
-	char *col = NULL;
-	enum db_status st;
-
-	st = one(f, F_DUE, args, 2, &col, 1, any, err, errlen);
-	free(col);
-	return st;
-}
-
 /* The shortest wait among the held types that have due jobs; a full type
  * first has its expired locks recovered (at most once a second). */
 static enum db_status
@@ -645,8 +612,9 @@ held_wait(struct flow *f, int64_t *wait_ms, char *err, size_t errlen)
 		t = &f->types[i];
 		if (!t->held || t->paused)
 			continue;
-		if (!t->due_known && (st = due(f, t, &t->due, err,
-		    errlen)) != DB_OK)
+		/* Without a due job there is nothing to wait for. */
+		if (!t->due_known && (st = queue_type_due(f->q, t->name,
+		    &t->due, err, errlen)) != DB_OK)
 			break;
 		if (!t->due)	/* nothing to wait for */
 			continue;
@@ -672,12 +640,11 @@ held_wait(struct flow *f, int64_t *wait_ms, char *err, size_t errlen)
 static enum db_status
 look(struct flow *f, size_t *judge, char *err, size_t errlen)
 {
-	struct db_arg args[4];
 	struct flow_type *t;
 	enum db_status st = DB_OK;
-	char *cols[2] = { NULL };
+	uint64_t running;
 	size_t i;
-	int found;
+	int due;
 
 	*judge = 0;
 	for (i = 0; st == DB_OK && i < f->ntypes; i++) {
@@ -697,19 +664,17 @@ look(struct flow *f, size_t *judge, char *err, size_t errlen)
 			t->wait_ms = poll_ms(t);
 			continue;
 		}
-		args[0] = args[1] = args[2] = args[3] = DB_STR(t->name);
-		st = one(f, F_LOOK, args, 4, cols, 2, &found, err, errlen);
-		if (st == DB_OK && found &&
-		    queue_number(cols[0]) >= t->limits->concurrency) {
+		st = queue_type_load(f->q, t->name, &running, &due, err,
+		    errlen);
+		if (st == DB_OK && running >= t->limits->concurrency) {
 			t->held = t->looked = t->due_known = 1;
-			t->due = number(cols[1]) != 0;
+			t->due = due;
 			t->wait_ms = poll_ms(t);
 		} else if (st == DB_OK) {
 			/* Another run freed a place: look often again. */
 			t->misses = 0;
 			(*judge)++;
 		}
-		db_free_cols(cols, 2);
 	}
 	return st;
 }
@@ -838,11 +803,9 @@ static enum db_status
 fill_state(struct flow *f, struct flow_state *s, char *err, size_t errlen)
 {
 	const struct cfg_type *t = cfg_find_type(f->cfg, s->type);
-	struct db_arg args[] = { DB_STR(s->type), DB_STR(s->type),
-	    DB_STR(s->type), DB_STR(s->type) };
-	char *cols[2] = { NULL };
 	enum db_status st;
-	int found;
+	uint64_t running;
+	int due;
 
 	if (t != NULL) {
 		s->concurrency = t->flow.concurrency;
@@ -850,9 +813,8 @@ fill_state(struct flow *f, struct flow_state *s, char *err, size_t errlen)
 		s->period = t->flow.period;
 		s->burst = t->flow.burst;
 	}
-	st = one(f, F_LOOK, args, 4, cols, 2, &found, err, errlen);
-	s->in_use = queue_number(cols[0]);
-	db_free_cols(cols, 2);
+	st = queue_type_load(f->q, s->type, &running, &due, err, errlen);
+	s->in_use = (unsigned long)running;
 	s->full = s->concurrency && s->in_use >= s->concurrency;
 	s->throttled = s->rate && s->tokens < 1;
 	return st;

@@ -330,6 +330,16 @@ static const char *const templates[Q_COUNT] = {
 	    " WHERE FALSE",
 	[Q_JOB_STATUS] =
 	    "SELECT status FROM %1$s WHERE id = ?",
+	/* Whether a type has a due job.  (name, name) */
+	[Q_TYPE_DUE] = "SELECT 1 FROM %1$s WHERE status = 'pending'"
+	    " AND type = ? AND CAST(type AS BINARY) = CAST(? AS BINARY)"
+	    " AND next_run_at <= NOW() LIMIT 1",
+	/* A type's jobs in processing and whether it has a due job, read
+	 * without a lock.  (name, name, name, name) */
+	[Q_TYPE_LOAD] = "SELECT " QUEUE_RUNNING_SQL ", EXISTS (SELECT 1"
+	    " FROM %1$s WHERE status = 'pending' AND type = ?"
+	    " AND CAST(type AS BINARY) = CAST(? AS BINARY)"
+	    " AND next_run_at <= NOW())",
 	/* A loose index scan: one jump per type, not a row per job.  Types
 	 * that differ only in case or accents come back as one. */
 	[Q_TYPES] =
@@ -488,6 +498,8 @@ static const char *const purposes[Q_COUNT] = {
 	[Q_WSREP] = "read wsrep_on",
 	[Q_SCHEMA] = "check the table",
 	[Q_JOB_STATUS] = "read job status",
+	[Q_TYPE_DUE] = "look for due jobs",
+	[Q_TYPE_LOAD] = "look at a full type",
 	[Q_TYPES] = "list job types",
 	[Q_TYPE_COUNTS] = "count jobs",
 	[Q_SUCCESS_ESTIMATE] = "estimate finished jobs",

@@ -62,6 +62,17 @@ struct queue_witness {
 /* The module's own table (queue_stmts_open's other) in its text. */
 #define QUEUE_OTHER_TABLE "%2$s"
 
+/* A type's jobs in processing, as a subquery of the job table with two
+ * parameters (name, name): idx_type_status (type, status) covers the
+ * count, so no row is read, and the binary comparison keeps a type that
+ * the collation takes for equal out of it.  Flow control's statement
+ * that locks a type's control row embeds it, so that the count is read
+ * after the lock was granted; queue_type_load runs it on its own. */
+#define QUEUE_RUNNING_SQL "(SELECT COUNT(*) FROM " QUEUE_JOBS_TABLE \
+	" FORCE INDEX (idx_type_status) WHERE type = ?" \
+	" AND CAST(type AS BINARY) = CAST(? AS BINARY)" \
+	" AND status = 'processing')"
+
 /* A module's statements (flow control, fan-in, schedules) on the queue's
  * connection, run by the queue's one runner: prepared on first use,
  * forgotten when the connection is made again, run again after a
@@ -355,6 +366,15 @@ enum db_status queue_enqueue_batch(struct queue *q, const char *type,
 /* A job's status (malloc'ed), or NULL when there is no such job. */
 enum db_status queue_job_status(struct queue *q, uint64_t id, char **status,
                                 char *err, size_t errlen);
+
+/* What flow control reads of a type's jobs, without a lock: whether one
+ * is due (*due), and with queue_type_load its jobs in processing too
+ * (QUEUE_RUNNING_SQL).  The type is compared byte for byte. */
+enum db_status queue_type_due(struct queue *q, const char *type, int *due,
+                              char *err, size_t errlen);
+enum db_status queue_type_load(struct queue *q, const char *type,
+                               uint64_t *running, int *due, char *err,
+                               size_t errlen);
 
 /* A failed job (with force also a pending one) back to pending, due now,
  * attempts 0; *changed says whether it was. */

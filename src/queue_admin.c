@@ -1,6 +1,7 @@
 /*
  * queue_admin.c - the changes operators make to the job table: retry,
- * cancel, bulk requeue and purge, as named operations.
+ * cancel, bulk requeue and purge, as named operations; and the reads of
+ * one job's status and of a type's load (flow control's look).
  *
  * Each statement states the status it expects in its WHERE clause, so a
  * job that a runner claimed in the meantime is left alone; the changed
@@ -24,6 +25,37 @@ queue_job_status(struct queue *q, uint64_t id, char **status, char *err,
 	*status = NULL;
 	return queue_stmt_one(q, Q_JOB_STATUS, args, 1, status, 1, &found, err,
 	    errlen);
+}
+
+enum db_status
+queue_type_due(struct queue *q, const char *type, int *due, char *err,
+    size_t errlen)
+{
+	struct db_arg args[] = { DB_STR(type), DB_STR(type) };
+	char *col = NULL;
+	enum db_status st;
+
+	st = queue_stmt_one(q, Q_TYPE_DUE, args, 2, &col, 1, due, err, errlen);
+	free(col);
+	return st;
+}
+
+enum db_status
+queue_type_load(struct queue *q, const char *type, uint64_t *running,
+    int *due, char *err, size_t errlen)
+{
+	struct db_arg args[] = { DB_STR(type), DB_STR(type), DB_STR(type),
+	    DB_STR(type) };
+	char *cols[2] = { NULL };
+	enum db_status st;
+	int found;
+
+	st = queue_stmt_one(q, Q_TYPE_LOAD, args, 4, cols, 2, &found, err,
+	    errlen);
+	*running = st == DB_OK && found ? queue_number(cols[0]) : 0;
+	*due = st == DB_OK && found && queue_number(cols[1]) != 0;
+	db_free_cols(cols, 2);
+	return st;
 }
 
 /* Run a change of one job by id; *changed says whether it changed. */
