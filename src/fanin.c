@@ -48,7 +48,6 @@ static const char *const texts[FI_COUNT_STMTS] = {
 	[FI_LOCK] = "SELECT total, succeeded, failed, then_type, then_key,"
 	    " then_payload FROM " FANIN_TABLE " WHERE id = ?"
 	    " AND fired_at IS NULL FOR UPDATE",
-	[FI_JOB_STATUS] = "SELECT status FROM %1$s WHERE id = ?",
 	/* (outcome, job, fan-in) */
 	[FI_SET_OUTCOME] = "UPDATE " FANIN_JOBS_TABLE " SET outcome = ?"
 	    " WHERE job_id = ? AND fan_in_id = ? AND outcome IS NULL",
@@ -99,7 +98,6 @@ static const char *const purposes[FI_COUNT_STMTS] = {
 	[FI_PROBE] = "check the fan-in tables",
 	[FI_MEMBER_OF] = "look up a job's fan-ins",
 	[FI_LOCK] = "lock a fan-in",
-	[FI_JOB_STATUS] = "read a member's status",
 	[FI_SET_OUTCOME] = "record a member's outcome",
 	[FI_COUNT] = "count a fan-in's outcomes",
 	[FI_FIRE] = "fire a fan-in",
@@ -119,7 +117,6 @@ static const char *const tables[FI_COUNT_STMTS] = {
 	[FI_PROBE] = FANIN_JOBS_TABLE " and " FANIN_TABLE,
 	[FI_MEMBER_OF] = FANIN_JOBS_TABLE,
 	[FI_LOCK] = FANIN_TABLE,
-	[FI_JOB_STATUS] = QUEUE_JOBS_TABLE,
 	[FI_SET_OUTCOME] = FANIN_JOBS_TABLE,
 	[FI_COUNT] = FANIN_TABLE,
 	[FI_FIRE] = FANIN_TABLE,
@@ -271,7 +268,6 @@ count_job(struct fanin *fi, uint64_t id, uint64_t job, int *fired,
     char *err, size_t errlen)
 {
 	struct db_arg lock[1] = { DB_NUM(id) };
-	struct db_arg status_args[1] = { DB_NUM(job) };
 	struct db_arg set[3], count[3];
 	char *cols[L_COLS] = { NULL }, *status = NULL;
 	enum db_status st;
@@ -280,9 +276,10 @@ count_job(struct fanin *fi, uint64_t id, uint64_t job, int *fired,
 	st = run(fi, FI_LOCK, lock, 1, cols, L_COLS, &found, err, errlen);
 	if (st != DB_OK || !found)
 		goto out;
-	st = run(fi, FI_JOB_STATUS, status_args, 1, &status, 1, &found, err,
-	    errlen);
-	if (st != DB_OK || !found || status == NULL ||
+	/* The member's status, read in the transaction that holds the
+	 * fan-in's lock. */
+	st = queue_job_status(fi->q, job, &status, err, errlen);
+	if (st != DB_OK || status == NULL ||
 	    (strcmp(status, "success") != 0 && strcmp(status, "failed") != 0))
 		goto out;
 	ok = strcmp(status, "success") == 0;
