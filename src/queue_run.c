@@ -539,8 +539,8 @@ trx_statement(struct queue *q, const char *sql, const char *purpose,
 }
 
 /* START TRANSACTION: inside it no statement is run again after a
- * deadlock or a lost connection; queue_trx rolls it back (which also puts
- * the claim's cursor back) and runs it again whole. */
+ * deadlock or a lost connection; queue_trx rolls it back, puts the
+ * claim's cursor back and runs it again whole. */
 static enum db_status
 begin_trx(struct queue *q, char *err, size_t errlen)
 {
@@ -623,7 +623,6 @@ commit_trx(struct queue *q, const struct queue_witness *w, char *err,
 	if (kept)
 		return DB_OK;
 	/* Rolled back: the caller runs it again whole. */
-	q->cursor = q->trx_cursor;
 	q->trx_lost = 1;
 	return st;
 }
@@ -641,7 +640,6 @@ rollback_trx(struct queue *q)
 	if (q->db->conn != NULL && !q->trx_lost)
 		(void)db_query(q->db, "ROLLBACK", err, sizeof err);
 	q->in_trx = 0;
-	q->cursor = q->trx_cursor;
 }
 
 enum db_status
@@ -651,12 +649,13 @@ queue_trx(struct queue *q, const struct queue_trx *t, char *err,
 	struct queue_witness w;
 	enum db_status st;
 	unsigned tries;
-	int again, alone;
+	int again, alone, begun;
 
 	for (tries = 1;; tries++) {
 		w = (struct queue_witness){ 0, NULL };
 		alone = t->alone != NULL && t->alone(t->arg);
 		st = alone ? DB_OK : begin_trx(q, err, errlen);
+		begun = !alone && st == DB_OK;
 		if (st == DB_OK)
 			st = t->body(t->arg, &w, err, errlen);
 		if (st == DB_OK && !alone)
@@ -672,6 +671,13 @@ queue_trx(struct queue *q, const struct queue_trx *t, char *err,
 		    ER_LOCK_WAIT_TIMEOUT)));
 		q->commit_lost = 0;
 		rollback_trx(q);
+		/* Whatever ended the transaction (a ROLLBACK, or the server
+		 * on a deadlock or a lost connection, which leaves in_trx
+		 * clear), its claims are undone: the cursor goes back to
+		 * where it was before them, so that a job one of them took
+		 * is not left behind it. */
+		if (begun)
+			q->cursor = q->trx_cursor;
 		if (t->undo != NULL)
 			t->undo(t->arg, st);
 		if (!again || tries >= t->tries)
