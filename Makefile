@@ -39,8 +39,8 @@ DEFS       = -DJOBRUN_VERSION='"$(VERSION)"' \
              -DCFG_DEFAULT_PATH='"$(SYSCONFDIR)/jobrun.conf"'
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) $(PKG_CFLAGS) $(DEFS) $(CFLAGS)
 
-SRC  = admin argv backoff check cli command commands config cron dash \
-       dash_html db enqueue exec fanin flow group handler http http_reply \
+SRC  = admin argv backoff check cli command commands config config_file \
+       cron dash dash_html db enqueue exec fanin flow group handler http http_reply \
        inspect libcurl lines log main metrics noop pause policy queue \
        queue_admin queue_cycle queue_info queue_report queue_run rawjson \
        replace report run_cmd runner schedule utf8 util watchdog
