@@ -19,6 +19,7 @@
 #include <sysexits.h>
 
 #include "command.h"
+#include "queue_schema.h"
 #include "report.h"
 #include "runner.h"
 #include "util.h"
@@ -42,7 +43,8 @@ explain_skip(struct ctx *c, const char *verb, unsigned long id,
 	st = queue_job_status(c->q, id, &status, err, errlen);
 	if (st != DB_OK)
 		return st;
-	if (status != NULL && c->cli.force && strcmp(status, "pending") == 0) {
+	if (status != NULL && c->cli.force &&
+	    strcmp(status, QUEUE_PENDING) == 0) {
 		*done = 1;
 		free(status);
 		return DB_OK;
@@ -221,7 +223,7 @@ cmd_retry(struct ctx *c)
 {
 	if (!c->cli.failed)
 		return each_id(c, "retry", 0, c->cli.force ?
-		    "failed or pending" : "failed");
+		    QUEUE_FAILED " or " QUEUE_PENDING : QUEUE_FAILED);
 	return retry_failed(c);
 }
 
@@ -236,17 +238,16 @@ cmd_cancel_check(const struct cli *cli, char *err, size_t errlen)
 int
 cmd_cancel(struct ctx *c)
 {
-	return each_id(c, "cancel", 1, "pending");
+	return each_id(c, "cancel", 1, QUEUE_PENDING);
 }
 
 int
 cmd_purge_check(const struct cli *cli, char *err, size_t errlen)
 {
-	static const char *const finished[] = { "success", "failed", NULL };
-
-	if (cli->status == NULL || !cli_one_of(cli->status, finished))
-		return errf(err, errlen, "purge needs --status=success or "
-		    "--status=failed");
+	if (cli->status == NULL ||
+	    !cli_one_of(cli->status, queue_finished_statuses))
+		return errf(err, errlen, "purge needs --status=" QUEUE_SUCCESS
+		    " or --status=" QUEUE_FAILED);
 	if (!cli->has_older_than)
 		return errf(err, errlen, "purge needs --older-than");
 	if (cli->nargs > 0)

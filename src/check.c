@@ -21,6 +21,7 @@
 #include "fanin.h"
 #include "flow.h"
 #include "libcurl.h"
+#include "queue_schema.h"
 #include "report.h"
 #include "schedule.h"
 #include "utf8.h"
@@ -69,38 +70,6 @@ note(struct report *r, enum level level, const char *fix, const char *fmt,
 	}
 }
 
-static const char *const required_columns[] = {
-	"id", "business_key", "type", "payload", "status", "attempts",
-	"max_attempts", "next_run_at", "locked_by", "locked_until",
-	"last_error", "created_at", "updated_at", "finished_at", NULL,
-};
-
-/* Indexes jobrun relies on: the name, its columns, and, for one a
- * migration adds, the migration and what is missed without it. */
-static const struct {
-	const char *name, *columns, *definition;
-	int unique;
-	const char *migration, *without;	/* NULL: required */
-} indexes[] = {
-	{ "uniq_business_key", "business_key",
-	  "UNIQUE KEY uniq_business_key (business_key)", 1, NULL, NULL },
-	{ "idx_pick", "status,next_run_at,id",
-	  "KEY idx_pick (status, next_run_at, id)", 0, NULL, NULL },
-	{ "idx_lock", "status,locked_until",
-	  "KEY idx_lock (status, locked_until)", 0, NULL, NULL },
-	{ "idx_type_status", "type,status",
-	  "KEY idx_type_status (type, status)", 0, NULL, NULL },
-	{ "idx_type_pick", "status,type,next_run_at,id",
-	  "KEY idx_type_pick (status, type, next_run_at, id)", 0,
-	  "sql/001_type_pick.sql", "claims of one type (--type, or a "
-	  "configuration with one type) read past other types' due jobs" },
-	{ "idx_finished", "status,finished_at,type",
-	  "KEY idx_finished (status, finished_at, type)", 0,
-	  "sql/005_finished.sql", "jobrun report leaves out the jobs "
-	  "finished and failed per hour" },
-};
-#define NINDEXES (sizeof indexes / sizeof indexes[0])
-
 /* The table's column name: 0 when it has none, 1 when it has it, 2 when
  * it also allows NULL. */
 static int
@@ -148,40 +117,24 @@ check_unfilled(struct report *r, const struct ctx *c,
 	}
 }
 
-/* Columns the seed's table declares NOT NULL and what a NULL in them
- * would mean: jobrun reads a NULL without harm, but the row then does
- * not behave as the design says. */
-static const struct {
-	const char *name, *effect, *definition;
-} not_null[] = {
-	{ "business_key", "UNIQUE does not stop two jobs with a NULL key, "
-	  "and such a job has no Idempotency-Key", "VARCHAR(128) NOT NULL" },
-	{ "type", "a job with a NULL type is never run", "VARCHAR(64) NOT NULL" },
-	{ "status", "a job with a NULL status is never run",
-	  "VARCHAR(20) NOT NULL DEFAULT 'pending'" },
-	{ "attempts", "a NULL attempts count is never compared with "
-	  "max_attempts", "INT UNSIGNED NOT NULL DEFAULT 0" },
-	{ "max_attempts", "a NULL max_attempts fails the job at its first "
-	  "failure", "INT UNSIGNED NOT NULL DEFAULT 5" },
-	{ "next_run_at", "a job with a NULL next_run_at is never due",
-	  "DATETIME NOT NULL" },
-};
-
+/* Columns the seed's table declares NOT NULL that allow NULL here: each
+ * a problem, with what the NULL would break (queue_schema.c). */
 static void
 check_nullable(struct report *r, const struct ctx *c,
     const struct queue_table *t)
 {
+	size_t i, n;
+	const struct queue_schema_column *col = queue_schema_columns(&n);
 	char fix[256];
-	size_t i;
 
-	for (i = 0; i < sizeof not_null / sizeof not_null[0]; i++) {
-		if (has_column(t, not_null[i].name) != 2)
+	for (i = 0; i < n; i++) {
+		if (col[i].null_breaks == NULL ||
+		    has_column(t, col[i].name) != 2)
 			continue;
 		snprintf(fix, sizeof fix, "ALTER TABLE %s MODIFY %s %s",
-		    queue_quoted(c->q), not_null[i].name,
-		    not_null[i].definition);
+		    queue_quoted(c->q), col[i].name, col[i].definition);
 		note(r, PROBLEM, fix, "column %s allows NULL: %s",
-		    not_null[i].name, not_null[i].effect);
+		    col[i].name, col[i].null_breaks);
 	}
 }
 
@@ -190,31 +143,64 @@ static void
 check_indexes(struct report *r, const struct ctx *c,
     const struct queue_table *t)
 {
+	size_t i, n;
+	const struct queue_schema_index *want = queue_schema_indexes(&n);
 	const struct queue_index_info *x;
 	char fix[512];
-	size_t i;
 
-	for (i = 0; i < NINDEXES; i++) {
-		x = index_named(t, indexes[i].name);
+	for (i = 0; i < n; i++) {
+		x = index_named(t, want[i].name);
 		snprintf(fix, sizeof fix, "ALTER TABLE %s ADD %s",
-		    queue_quoted(c->q), indexes[i].definition);
-		if (x != NULL && strcmp(x->columns, indexes[i].columns) == 0 &&
-		    x->unique == indexes[i].unique)
-			note(r, OK, NULL, "index %s (%s)", indexes[i].name,
-			    indexes[i].columns);
-		else if (indexes[i].migration != NULL)
-			note(r, ADVICE, indexes[i].migration, "no index %s: %s",
-			    indexes[i].name, indexes[i].without);
+		    queue_quoted(c->q), want[i].definition);
+		if (x != NULL && strcmp(x->columns, want[i].columns) == 0 &&
+		    x->unique == want[i].unique)
+			note(r, OK, NULL, "index %s (%s)", want[i].name,
+			    want[i].columns);
+		else if (want[i].migration != NULL)
+			note(r, ADVICE, want[i].migration, "no index %s: %s",
+			    want[i].name, want[i].without);
 		else if (x == NULL)
 			note(r, PROBLEM, fix, "index %s is missing",
-			    indexes[i].name);
+			    want[i].name);
 		else
 			note(r, PROBLEM, "drop it and add it as in "
 			    "sql/schema.sql", "index %s is on (%s)%s, expected "
-			    "(%s)%s", indexes[i].name, x->columns,
-			    x->unique ? " unique" : "", indexes[i].columns,
-			    indexes[i].unique ? " unique" : "");
+			    "(%s)%s", want[i].name, x->columns,
+			    x->unique ? " unique" : "", want[i].columns,
+			    want[i].unique ? " unique" : "");
 	}
+}
+
+/* The columns sql/schema.sql creates, against the table's: the number
+ * missing, each a problem. */
+static size_t
+check_required(struct report *r, const struct ctx *c,
+    const struct queue_table *t)
+{
+	size_t i, n, missing = 0;
+	const struct queue_schema_column *col = queue_schema_columns(&n);
+
+	for (i = 0; i < n; i++)
+		if (col[i].migration == NULL && !has_column(t, col[i].name)) {
+			missing++;
+			note(r, PROBLEM, "compare the table with sql/schema.sql",
+			    "table %s lacks column %s", queue_name(c->q),
+			    col[i].name);
+		}
+	return missing;
+}
+
+/* Checkpoints and snooze need both of the migration's columns. */
+static void
+check_checkpoint(struct report *r, const struct queue_table *t)
+{
+	if (has_column(t, "checkpoint") && has_column(t, "snoozes"))
+		note(r, OK, NULL, "checkpoints and snooze are on (columns "
+		    "checkpoint, snoozes)");
+	else
+		note(r, ADVICE, queue_schema_column("checkpoint")->migration,
+		    "checkpoints and snooze are off: the table has no "
+		    "checkpoint and snoozes columns");
 }
 
 /* Columns and indexes; *usable when the claim can be explained at all. */
@@ -225,7 +211,7 @@ check_table(struct ctx *c, struct report *r, int *usable, char *err,
 	struct queue_table t;
 	char fix[512];
 	enum db_status st;
-	size_t i, missing = 0;
+	size_t missing = 0;
 
 	*usable = 0;
 	st = queue_describe(c->q, &t, err, errlen);
@@ -238,25 +224,13 @@ check_table(struct ctx *c, struct report *r, int *usable, char *err,
 		    c->cfg.db.database, queue_name(c->q));
 		goto out;
 	}
-	for (i = 0; required_columns[i] != NULL; i++)
-		if (!has_column(&t, required_columns[i])) {
-			missing++;
-			note(r, PROBLEM, "compare the table with sql/schema.sql",
-			    "table %s lacks column %s", queue_name(c->q),
-			    required_columns[i]);
-		}
+	missing = check_required(r, c, &t);
 	if (missing == 0)
 		note(r, OK, NULL, "table %s.%s has the %zu columns jobrun uses",
 		    c->cfg.db.database, queue_name(c->q), t.ncolumns);
 	check_nullable(r, c, &t);
 	check_unfilled(r, c, &t);
-	if (has_column(&t, "checkpoint") && has_column(&t, "snoozes"))
-		note(r, OK, NULL, "checkpoints and snooze are on (columns "
-		    "checkpoint, snoozes)");
-	else
-		note(r, ADVICE, "sql/002_checkpoint.sql", "checkpoints and "
-		    "snooze are off: the table has no checkpoint and snoozes "
-		    "columns");
+	check_checkpoint(r, &t);
 	check_indexes(r, c, &t);
 	*usable = missing == 0 && index_named(&t, "idx_pick") != NULL;
 out:

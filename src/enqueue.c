@@ -21,6 +21,7 @@
 
 #include "command.h"
 #include "fanin.h"
+#include "queue_schema.h"
 #include "report.h"
 #include "runner.h"
 #include "utf8.h"
@@ -104,8 +105,10 @@ report_again(const struct ctx *c, uint64_t id, enum queue_again outcome,
     const char *status)
 {
 	static const char *const names[] = { "created", "rearmed", "left" };
-	int running = outcome == QUEUE_LEFT && strcmp(status, "processing") == 0;
-	int pending = outcome == QUEUE_LEFT && strcmp(status, "pending") == 0;
+	int running = outcome == QUEUE_LEFT &&
+	    strcmp(status, QUEUE_PROCESSING) == 0;
+	int pending = outcome == QUEUE_LEFT &&
+	    strcmp(status, QUEUE_PENDING) == 0;
 	char *shown;
 
 	if (c->cli.json)
@@ -114,14 +117,14 @@ report_again(const struct ctx *c, uint64_t id, enum queue_again outcome,
 	else if (outcome == QUEUE_CREATED)
 		printf("job %llu created\n", (unsigned long long)id);
 	else if (outcome == QUEUE_REARMED)
-		printf("job %llu enqueued again (pending, attempts 0)\n",
-		    (unsigned long long)id);
+		printf("job %llu enqueued again (" QUEUE_PENDING
+		    ", attempts 0)\n", (unsigned long long)id);
 	else if (pending)
-		printf("job %llu is pending already, left as it is\n",
-		    (unsigned long long)id);
+		printf("job %llu is " QUEUE_PENDING " already, left as "
+		    "it is\n", (unsigned long long)id);
 	else if (running)
-		printf("job %llu is running (status processing), not "
-		    "touched\n", (unsigned long long)id);
+		printf("job %llu is running (status " QUEUE_PROCESSING
+		    "), not touched\n", (unsigned long long)id);
 	else {
 		/* The status is the row's, whatever an application wrote. */
 		shown = utf8_escape_dup(status, 0);

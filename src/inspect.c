@@ -17,6 +17,7 @@
 #include "command.h"
 #include "fanin.h"
 #include "flow.h"
+#include "queue_schema.h"
 #include "rawjson.h"
 #include "report.h"
 #include "schedule.h"
@@ -131,13 +132,13 @@ print_status_json(const struct ctx *c, const struct queue_backlog *b,
 		json_array_append_new(types, json_pack(
 		    "{s:s,s:s?,s:I,s:I,s:o,s:I,s:I,s:I,s:I}",
 		    "type", t->type, "handler", handler,
-		    "pending", (json_int_t)t->pending,
+		    QUEUE_PENDING, (json_int_t)t->pending,
 		    "due", (json_int_t)t->due,
 		    "lag_seconds", t->lag < 0 ? json_null() :
 		    json_integer(t->lag),
-		    "processing", (json_int_t)t->processing,
+		    QUEUE_PROCESSING, (json_int_t)t->processing,
 		    "expired_locks", (json_int_t)t->expired,
-		    "failed", (json_int_t)t->failed,
+		    QUEUE_FAILED, (json_int_t)t->failed,
 		    "success_estimate", (json_int_t)t->success));
 		if (handler == NULL && t->pending > 0)
 			json_array_append_new(unhandled,
@@ -340,12 +341,10 @@ cmd_status(struct ctx *c)
 int
 cmd_list_check(const struct cli *cli, char *err, size_t errlen)
 {
-	static const char *const statuses[] = { "pending", "processing",
-	    "success", "failed", NULL };
-
-	if (cli->status != NULL && !cli_one_of(cli->status, statuses))
-		return errf(err, errlen, "--status: pending, processing, "
-		    "success or failed, not \"%s\"", cli->status);
+	if (cli->status != NULL && !cli_one_of(cli->status, queue_statuses))
+		return errf(err, errlen, "--status: " QUEUE_PENDING ", "
+		    QUEUE_PROCESSING ", " QUEUE_SUCCESS " or " QUEUE_FAILED
+		    ", not \"%s\"", cli->status);
 	if (cli->nargs > 0)
 		return errf(err, errlen, "unexpected argument \"%s\"",
 		    cli->args[0]);
