@@ -40,11 +40,11 @@ DEFS       = -DJOBRUN_VERSION='"$(VERSION)"' \
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) $(PKG_CFLAGS) $(DEFS) $(CFLAGS)
 
 SRC  = admin argv backoff check cli command commands config config_file \
-       cron dash dash_html db enqueue exec fanin flow group handler http http_reply \
-       inspect libcurl lines log main metrics noop pause policy queue \
-       queue_admin queue_cycle queue_info queue_report queue_run \
-       queue_schema rawjson replace report run_cmd runner schedule utf8 \
-       util watchdog
+       cron dash dash_html db enqueue exec fanin flow group handler \
+       handlers http http_reply inspect libcurl lines log main metrics \
+       noop pause policy queue queue_admin queue_cycle queue_info \
+       queue_report queue_run queue_schema rawjson replace report run_cmd \
+       runner schedule utf8 util watchdog
 OBJ  = $(SRC:%=build/%.o)
 AOBJ = $(SRC:%=build/asan/%.o)
 TOBJ = $(SRC:%=build/tsan/%.o)
@@ -103,9 +103,9 @@ FUZZ_CC      = clang
 FUZZ_SECONDS = 25
 FUZZ_FLAGS   = -g -O1 -fsanitize=fuzzer,address,undefined \
                -fno-sanitize-recover=all
-FUZZ_CONFIG_SRC = src/config.c src/cron.c src/cli.c src/handler.c src/exec.c src/http.c src/http_reply.c src/lines.c src/rawjson.c \
+FUZZ_CONFIG_SRC = src/config.c src/cron.c src/cli.c src/handler.c src/handlers.c src/exec.c src/http.c src/http_reply.c src/lines.c src/rawjson.c \
                   src/libcurl.c src/noop.c src/argv.c src/util.c src/utf8.c
-FUZZ_HANDLER_SRC = src/handler.c src/exec.c src/http.c src/http_reply.c \
+FUZZ_HANDLER_SRC = src/handler.c src/handlers.c src/exec.c src/http.c src/http_reply.c \
                    src/lines.c src/rawjson.c src/libcurl.c src/noop.c \
                    src/argv.c src/config.c src/cron.c src/cli.c src/util.c \
                    src/utf8.c
@@ -200,12 +200,18 @@ integration-valgrind: jobrun
 	  VALGRIND_LOGS=$(VALGRIND_LOGS) JOBRUN_TEST_SLACK=10 test/run -j2; \
 	  rc=$$?; test/valgrind-reports $(VALGRIND_LOGS) || rc=1; exit $$rc
 
+# The shape issue 24 asks of src/: no file over 1,000 lines, no function
+# over 80, queue_sql.h the queue's own, and no two modules that call each
+# other (from the objects' symbols).
+lint-structure: jobrun
+	test/structure build
+
 lint-man:
 	mandoc -T lint -W warning man/jobrun.1 man/jobrun.conf.5 man/jobrun.7
 
 # Each pass says how long it took, but the last, so that the run ends
 # with prove's summary.
-CHECK_PASSES = lint-man unit tls-check fuzz integration-valgrind \
+CHECK_PASSES = lint-man lint-structure unit tls-check fuzz integration-valgrind \
                integration-asan integration-tsan
 check: install-deps
 	@for t in $(CHECK_PASSES); do \
@@ -265,6 +271,6 @@ clean:
 
 .PHONY: all check clean deb demo deps-check fuzz fuzz-long install install-deps \
         integration integration-asan integration-tsan integration-valgrind \
-        lint-man tls-check uninstall unit
+        lint-man lint-structure tls-check uninstall unit
 
 -include $(OBJ:.o=.d) $(AOBJ:.o=.d) $(TOBJ:.o=.d)

@@ -315,7 +315,7 @@ set_key(struct parser *p, const struct cfg_key *k, const char *value)
 			    value);
 		return 1;
 	case CFG_BOOL:
-		if (cfg_bool(value, flag) != 0)
+		if (parse_bool(value, flag) != 0)
 			return fail(p, p->line, k->section, k->key,
 			    "yes or no, not \"%s\"", value);
 		return 1;
@@ -891,22 +891,6 @@ cfg_free(struct cfg *cfg)
 	}
 	free(cfg->path);
 	memset(cfg, 0, sizeof *cfg);
-}
-
-int
-cfg_bool(const char *value, int *out)
-{
-	static const char *const yes[] = { "yes", "true", "on", "1", NULL };
-	static const char *const no[] = { "no", "false", "off", "0", NULL };
-	int i;
-
-	for (i = 0; yes[i] != NULL; i++)
-		if (strcasecmp(value, yes[i]) == 0)
-			return *out = 1, 0;
-	for (i = 0; no[i] != NULL; i++)
-		if (strcasecmp(value, no[i]) == 0)
-			return *out = 0, 0;
-	return -1;
 }
 
 const struct cfg_type *

@@ -159,9 +159,6 @@ int cfg_parse(struct cfg *cfg, const char *path, const char *text,
 
 void cfg_free(struct cfg *cfg);
 
-/* yes/no, true/false, on/off, 1/0 (any case) into *out; -1 otherwise. */
-int cfg_bool(const char *value, int *out);
-
 /* "R/s", "R/min" or "R/h" into R and the period's seconds; -1 when value
  * is none of those. */
 int cfg_parse_rate(const char *value, unsigned long *rate,

@@ -324,7 +324,7 @@ http_set(void *state, const char *key, const char *value, char *err,
 		free(st->ca_path);
 		st->ca_path = xstrdup(value);
 	} else if (strcmp(key, "insecure") == 0) {
-		if (cfg_bool(value, &st->insecure) != 0)
+		if (parse_bool(value, &st->insecure) != 0)
 			return errf(err, errlen, "yes or no, not \"%s\"",
 			    value);
 	} else if (strcmp(key, "max_response") == 0) {

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sysexits.h>
 #include <time.h>
 
@@ -149,4 +150,20 @@ proc_exiting(pid_t pid)
 	    sscanf(rp + 1, " %c %*d %*d %*d %*d %*d %u", &state, &flags) != 2)
 		return 0;
 	return state == 'Z' || state == 'X' || (flags & PROC_PF_EXITING) != 0;
+}
+
+int
+parse_bool(const char *value, int *out)
+{
+	static const char *const yes[] = { "yes", "true", "on", "1", NULL };
+	static const char *const no[] = { "no", "false", "off", "0", NULL };
+	int i;
+
+	for (i = 0; yes[i] != NULL; i++)
+		if (strcasecmp(value, yes[i]) == 0)
+			return *out = 1, 0;
+	for (i = 0; no[i] != NULL; i++)
+		if (strcasecmp(value, no[i]) == 0)
+			return *out = 0, 0;
+	return -1;
 }

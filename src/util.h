@@ -22,6 +22,10 @@ char *xstrndup(const char *s, size_t n);
 void *xcheck(void *p);
 
 /* Parse a whole decimal string into [min, max]; 0 on success, -1 otherwise. */
+/* yes/no, true/false, on/off, 1/0 (any case) into *out; -1 otherwise
+ * (a configuration's flags, in jobrun.conf and in a handler's keys). */
+int parse_bool(const char *value, int *out);
+
 int parse_ulong(const char *s, unsigned long min, unsigned long max,
                 unsigned long *out);
 
