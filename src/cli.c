@@ -6,6 +6,12 @@
  * there is none.  One option table serves every command; each command's
  * row in commands.c says which options it takes, so "jobrun run
  * --payload=x" is a usage error rather than silently ignored.
+ *
+ * An option is one row of rows[] below, as in git's struct option: its
+ * names, its kind, where its value goes in struct cli and the bounds it
+ * is checked against, its help line.  getopt_long's table, the help text
+ * and the completion helper are all built from the rows, so a new option
+ * is a row and a bit in enum cli_option, and nothing is written twice.
  */
 #include <getopt.h>
 #include <limits.h>
@@ -16,139 +22,241 @@
 #include "utf8.h"
 #include "util.h"
 
-enum opt_id {
-	OPT_CONFIG = 'c', OPT_HELP = 'h', OPT_JOBS = 'j', OPT_MAX = 'n',
-	OPT_QUIET = 'q',
-	OPT_TYPE = 't', OPT_VERBOSE = 'v', OPT_VERSION = 'V',
-	OPT_JSON = 256, OPT_MAX_SECONDS, OPT_KEY, OPT_PAYLOAD,
-	OPT_PAYLOAD_FILE, OPT_DELAY, OPT_MAX_ATTEMPTS, OPT_AT,
-	OPT_KEY_PREFIX, OPT_RANGE, OPT_CHUNK, OPT_PAYLOAD_TEMPLATE,
-	OPT_STATUS, OPT_LIMIT, OPT_BEFORE_ID, OPT_FAILED, OPT_FORCE,
-	OPT_OLDER_THAN, OPT_DRY_RUN, OPT_SINGLE, OPT_LOG, OPT_METRICS_FILE,
-	OPT_INCLUDE_CANCELLED, OPT_HTML, OPT_AGAIN, OPT_THEN, OPT_KEYS_FROM,
+/* What an option's value is, and so how apply() stores it. */
+enum cli_kind {
+	CK_FLAG,	/* no value: the int is set to 1 */
+	CK_COUNT,	/* no value: the int counts (-vv) */
+	CK_TEXT,	/* the value itself, as a const char * */
+	CK_NUMBER,	/* an unsigned long in min..max */
+	CK_DURATION,	/* seconds, from 3600, 90m, 12h, ... (cli_duration) */
+	CK_OWN,		/* a rule of its own, in apply_own() */
 };
 
-struct opt {
-	struct option lo;
-	enum cli_option bit;
+struct cli_row {
+	enum cli_option id;
+	const char *name;	/* the long name, without "--" */
+	char letter;		/* the short name; 0 when there is none */
+	enum cli_kind kind;
+	size_t field;		/* offsetof the value in struct cli */
+	size_t has;		/* offsetof its has_X flag, or NO_HAS */
+	unsigned long min, max;	/* CK_NUMBER's bounds */
+	const char *value;	/* the value's name in the help, NULL: none */
+	const char *help;	/* '\n' continues on an indented line; NULL
+				 * hides the option from help and completion */
 };
 
-static const struct opt opts[] = {
-	{ { "config", required_argument, NULL, OPT_CONFIG }, CO_CONFIG },
-	{ { "help", no_argument, NULL, OPT_HELP }, CO_HELP },
-	{ { "version", no_argument, NULL, OPT_VERSION }, CO_VERSION },
-	{ { "json", no_argument, NULL, OPT_JSON }, CO_JSON },
-	{ { "quiet", no_argument, NULL, OPT_QUIET }, CO_QUIET },
-	{ { "verbose", no_argument, NULL, OPT_VERBOSE }, CO_VERBOSE },
-	{ { "log", required_argument, NULL, OPT_LOG }, CO_LOG },
-	{ { "type", required_argument, NULL, OPT_TYPE }, CO_TYPE },
-	{ { "max", required_argument, NULL, OPT_MAX }, CO_MAX },
-	{ { "max-seconds", required_argument, NULL, OPT_MAX_SECONDS },
-	  CO_MAX_SECONDS },
-	{ { "jobs", required_argument, NULL, OPT_JOBS }, CO_JOBS },
-	{ { "single", no_argument, NULL, OPT_SINGLE }, CO_SINGLE },
-	{ { "metrics-file", required_argument, NULL, OPT_METRICS_FILE },
-	  CO_METRICS_FILE },
-	{ { "key", required_argument, NULL, OPT_KEY }, CO_KEY },
-	{ { "payload", required_argument, NULL, OPT_PAYLOAD }, CO_PAYLOAD },
-	{ { "payload-file", required_argument, NULL, OPT_PAYLOAD_FILE },
-	  CO_PAYLOAD_FILE },
-	{ { "delay", required_argument, NULL, OPT_DELAY }, CO_DELAY },
-	{ { "at", required_argument, NULL, OPT_AT }, CO_AT },
-	{ { "max-attempts", required_argument, NULL, OPT_MAX_ATTEMPTS },
-	  CO_MAX_ATTEMPTS },
-	{ { "key-prefix", required_argument, NULL, OPT_KEY_PREFIX },
-	  CO_KEY_PREFIX },
-	{ { "range", required_argument, NULL, OPT_RANGE }, CO_RANGE },
-	{ { "chunk", required_argument, NULL, OPT_CHUNK }, CO_CHUNK },
-	{ { "payload-template", required_argument, NULL,
-	    OPT_PAYLOAD_TEMPLATE }, CO_PAYLOAD_TEMPLATE },
-	{ { "status", required_argument, NULL, OPT_STATUS }, CO_STATUS },
-	{ { "limit", required_argument, NULL, OPT_LIMIT }, CO_LIMIT },
-	{ { "before-id", required_argument, NULL, OPT_BEFORE_ID },
-	  CO_BEFORE_ID },
-	{ { "failed", no_argument, NULL, OPT_FAILED }, CO_FAILED },
-	{ { "force", no_argument, NULL, OPT_FORCE }, CO_FORCE },
-	{ { "include-cancelled", no_argument, NULL, OPT_INCLUDE_CANCELLED },
-	  CO_INCLUDE_CANCELLED },
-	{ { "older-than", required_argument, NULL, OPT_OLDER_THAN },
-	  CO_OLDER_THAN },
-	{ { "dry-run", no_argument, NULL, OPT_DRY_RUN }, CO_DRY_RUN },
-	{ { "html", required_argument, NULL, OPT_HTML }, CO_HTML },
-	{ { "again", no_argument, NULL, OPT_AGAIN }, CO_AGAIN },
-	{ { "then", required_argument, NULL, OPT_THEN }, CO_THEN },
-	{ { "keys-from", required_argument, NULL, OPT_KEYS_FROM },
-	  CO_KEYS_FROM },
+#define NO_HAS ((size_t)-1)
+
+/* offsetof f in struct cli, refused at compile time unless f is a T:
+ * the comparison of distinct pointer types is an error under -Werror,
+ * and sizeof does not evaluate it. */
+#define FIELD(f, T) (offsetof(struct cli, f) + \
+    0 * sizeof(&((struct cli *)0)->f == (T *)0))
+
+/* The kind, field, has_X flag and bounds of a row, by kind. */
+#define FLAG(f)		CK_FLAG, FIELD(f, int), NO_HAS, 0, 0
+#define COUNT(f)	CK_COUNT, FIELD(f, int), NO_HAS, 0, 0
+#define TEXT(f)		CK_TEXT, FIELD(f, const char *), NO_HAS, 0, 0
+#define NUMBER(f, lo, hi) \
+	CK_NUMBER, FIELD(f, unsigned long), NO_HAS, lo, hi
+#define NUMBER_HAS(f, has, lo, hi) \
+	CK_NUMBER, FIELD(f, unsigned long), FIELD(has, int), lo, hi
+#define DURATION_HAS(f, has) \
+	CK_DURATION, FIELD(f, unsigned long), FIELD(has, int), 0, 0
+#define OWN(has)	CK_OWN, 0, has, 0, 0
+
+/* In the order --help lists them.  The bounds are the ones the messages
+ * quote ("--max: not a number in 1..1000000"). */
+static const struct cli_row rows[] = {
+	{ CO_CONFIG, "config", 'c', TEXT(config), "FILE",
+	  "the configuration file (default $JOBRUN_CONFIG,\n"
+	  "then " CFG_DEFAULT_PATH ")" },
+	{ CO_JSON, "json", 0, FLAG(json), NULL,
+	  "machine-readable output: one JSON document on stdout" },
+	{ CO_LOG, "log", 0, OWN(NO_HAS), "stderr|syslog",
+	  "where messages go ([run] log)" },
+	{ CO_VERBOSE, "verbose", 'v', COUNT(verbose), NULL,
+	  "a line per job on stderr (-vv: more)" },
+	{ CO_QUIET, "quiet", 'q', FLAG(quiet), NULL,
+	  "only fatal errors on stderr" },
+	{ CO_HELP, "help", 'h', FLAG(help), NULL,
+	  "the usage; after a command, that command's" },
+	{ CO_VERSION, "version", 'V', FLAG(version), NULL,
+	  "the version" },
+	{ CO_COMPLETION_HELPER, "completion-helper", 0,
+	  FLAG(completion_helper), NULL, NULL },
+	{ CO_TYPE, "type", 't', TEXT(type), "NAME",
+	  "only jobs of this type (enqueue: the new jobs' type)" },
+	{ CO_MAX, "max", 'n', NUMBER_HAS(max, has_max, 1, 1000000), "N",
+	  "claim at most N jobs ([run] batch_size)" },
+	{ CO_MAX_SECONDS, "max-seconds", 0,
+	  NUMBER_HAS(max_seconds, has_max_seconds, 1, 86400), "S",
+	  "stop claiming after S seconds ([run] max_seconds)" },
+	{ CO_JOBS, "jobs", 'j', NUMBER_HAS(jobs, has_jobs, 1, CFG_JOBS_MAX),
+	  "N", "run up to N handlers at once ([run] jobs)" },
+	{ CO_SINGLE, "single", 0, FLAG(single), NULL,
+	  "exit at once if another runner of this table (and\n"
+	  "--type) is running ([run] single)" },
+	{ CO_METRICS_FILE, "metrics-file", 0, TEXT(metrics_file), "FILE",
+	  "write Prometheus metrics of the run to FILE\n"
+	  "([run] metrics_file)" },
+	{ CO_KEY, "key", 0, TEXT(key), "KEY",
+	  "the job's business key" },
+	{ CO_PAYLOAD, "payload", 0, TEXT(payload), "JSON",
+	  "the job's payload (default {})" },
+	{ CO_PAYLOAD_FILE, "payload-file", 0, TEXT(payload_file), "FILE",
+	  "the job's payload, read from FILE (- or a lone -:\n"
+	  "standard input)" },
+	{ CO_DELAY, "delay", 0, NUMBER_HAS(delay, has_delay, 0, 315360000),
+	  "SECONDS", "due SECONDS from now" },
+	{ CO_AT, "at", 0, TEXT(at), "DATETIME",
+	  "due at YYYY-MM-DD HH:MM[:SS], the session's time zone" },
+	{ CO_MAX_ATTEMPTS, "max-attempts", 0,
+	  NUMBER(max_attempts, 1, 1000000), "N",
+	  "fail the job after N attempts" },
+	{ CO_AGAIN, "again", 0, FLAG(again), NULL,
+	  "enqueue the key again once its job has finished" },
+	{ CO_KEY_PREFIX, "key-prefix", 0, TEXT(key_prefix), "P",
+	  "fan-out: the prefix of every chunk's key" },
+	{ CO_RANGE, "range", 0, OWN(FIELD(has_range, int)), "FROM-TO",
+	  "fan-out: the numbers FROM to TO, both included" },
+	{ CO_CHUNK, "chunk", 0, NUMBER(chunk, 1, 100000000), "N",
+	  "fan-out: N numbers of the range per job" },
+	{ CO_KEYS_FROM, "keys-from", 0, TEXT(keys_from), "FILE",
+	  "fan-out: a job per line of FILE (-: standard input)" },
+	{ CO_PAYLOAD_TEMPLATE, "payload-template", 0, TEXT(payload_template),
+	  "JSON", "fan-out: the payload every job starts from" },
+	{ CO_THEN, "then", 0, TEXT(then_type), "NAME",
+	  "fan-out: a job of type NAME once every job has\n"
+	  "finished" },
+	{ CO_STATUS, "status", 0, TEXT(status), "S",
+	  "only jobs in status S" },
+	{ CO_LIMIT, "limit", 0, NUMBER(limit, 1, 100000), "N",
+	  "at most N jobs (default 20)" },
+	{ CO_BEFORE_ID, "before-id", 0, NUMBER(before_id, 1, ULONG_MAX), "ID",
+	  "only jobs whose id is below ID (the next page)" },
+	{ CO_FAILED, "failed", 0, FLAG(failed), NULL,
+	  "every failed job (of --type)" },
+	{ CO_INCLUDE_CANCELLED, "include-cancelled", 0,
+	  FLAG(include_cancelled), NULL,
+	  "with --failed: cancelled jobs too" },
+	{ CO_FORCE, "force", 0, FLAG(force), NULL,
+	  "pending jobs too: due now, attempts reset" },
+	{ CO_OLDER_THAN, "older-than", 0,
+	  DURATION_HAS(older_than, has_older_than), "DURATION",
+	  "finished more than DURATION ago (3600, 90m, 12h,\n"
+	  "30d, 2w)" },
+	{ CO_DRY_RUN, "dry-run", 0, FLAG(dry_run), NULL,
+	  "count the jobs it would change, change nothing" },
+	{ CO_HTML, "html", 0, TEXT(html), "FILE",
+	  "write the queue's state as one HTML page to FILE\n"
+	  "(- for standard output)" },
 };
 
-#define NOPTS (sizeof opts / sizeof opts[0])
+#define NROWS (sizeof rows / sizeof rows[0])
+
+/* getopt_long's val for a row: its letter, else a number past every
+ * character. */
+#define LONG_ONLY 256
+
+static int
+takes_value(const struct cli_row *r)
+{
+	return r->kind != CK_FLAG && r->kind != CK_COUNT;
+}
+
+static const struct cli_row *
+row_of(enum cli_option o)
+{
+	size_t i;
+
+	for (i = 0; i < NROWS; i++)
+		if (rows[i].id == o)
+			return &rows[i];
+	return NULL;
+}
+
+/* The row getopt_long's return value c (or its optopt) stands for. */
+static const struct cli_row *
+row_for_val(int c)
+{
+	size_t i;
+
+	if (c >= LONG_ONLY && (size_t)(c - LONG_ONLY) < NROWS)
+		return &rows[c - LONG_ONLY];
+	for (i = 0; c > 0 && i < NROWS; i++)
+		if (rows[i].letter == c)
+			return &rows[i];
+	return NULL;
+}
 
 const char *
 cli_option_name(enum cli_option o)
 {
-	size_t i;
+	const struct cli_row *r = row_of(o);
 
-	for (i = 0; i < NOPTS; i++)
-		if (opts[i].bit == o)
-			return opts[i].lo.name;
-	return "?";
+	return r != NULL ? r->name : "?";
+}
+
+/* The help column; a longer left side ("--log=stderr|syslog") puts its
+ * help on the next line rather than pushing every line right. */
+#define HELP_COLUMN 24
+
+static void
+usage_row(FILE *out, const struct cli_row *r)
+{
+	const char *line, *end;
+	int width;
+
+	if (r->letter != 0)
+		width = fprintf(out, "  -%c, --%s", r->letter, r->name);
+	else
+		width = fprintf(out, "      --%s", r->name);
+	if (r->value != NULL)
+		width += fprintf(out, "=%s", r->value);
+	if (width > HELP_COLUMN - 2) {
+		fputc('\n', out);
+		width = 0;
+	}
+	for (line = r->help; ; line = end + 1) {
+		end = strchr(line, '\n');
+		fprintf(out, "%*s%.*s\n", HELP_COLUMN - width, "",
+		    (int)(end != NULL ? (size_t)(end - line) : strlen(line)),
+		    line);
+		width = 0;
+		if (end == NULL)
+			break;
+	}
 }
 
 void
-cli_usage_options(FILE *out)
-{
-	fputs(
-"       jobrun --help | --version\n"
-"\n"
-"Runs due jobs from a MariaDB/MySQL table: recovers expired locks, claims\n"
-"jobs one at a time, runs each type's handler and records the outcome.\n"
-"Every command takes --config=FILE (default $JOBRUN_CONFIG or\n"
-"/etc/jobrun.conf) and --json (machine-readable output on stdout).\n"
-"\n"
-"  -t, --type=NAME       only jobs of this type\n"
-"  -n, --max=N           claim at most N jobs ([run] batch_size)\n"
-"      --max-seconds=S   stop claiming after S seconds ([run] max_seconds)\n"
-"  -j, --jobs=N          run up to N handlers at once ([run] jobs)\n"
-"      --single          exit at once if another runner of this table (and\n"
-"                        --type) is running ([run] single)\n"
-"      --metrics-file=F  write Prometheus metrics of the run to F\n"
-"                        ([run] metrics_file)\n"
-"      --html=FILE       report: write the queue's state as one HTML page to\n"
-"                        FILE (- for standard output)\n"
-"      --log=stderr|syslog  where messages go, for every command\n"
-"                        ([run] log)\n"
-"  -v, --verbose         a line per job on stderr (-vv: more)\n"
-"  -q, --quiet           only fatal errors on stderr\n"
-"\n"
-"Exit status: 0 success (run: all claimed jobs succeeded or none was due);\n"
-"1 a job was retried, failed or lost, or an operand was not acted on;\n"
-"64 usage; 65 invalid payload or value; 66 payload file unreadable;\n"
-"69 database or account unavailable (unreachable, login refused,\n"
-"read-only, not answering); 70 internal error; 74 output error (or\n"
-"report's page not written);\n"
-"75 try again later (deadlock, lock wait, statement stopped by the\n"
-"server); 77 privilege missing; 78 configuration or schema problem;\n"
-"128+N stopped by signal N.  See jobrun(1).\n", out);
-}
-
-static const struct opt *
-find_opt(int id)
+cli_usage_options(FILE *out, unsigned long long options)
 {
 	size_t i;
 
-	for (i = 0; i < NOPTS; i++)
-		if (opts[i].lo.val == id)
-			return &opts[i];
-	return NULL;
+	for (i = 0; i < NROWS; i++)
+		if ((options & CLI_OPT(rows[i].id)) && rows[i].help != NULL)
+			usage_row(out, &rows[i]);
+}
+
+void
+cli_complete_options(FILE *out, unsigned long long options)
+{
+	size_t i;
+
+	for (i = 0; i < NROWS; i++)
+		if ((options & CLI_OPT(rows[i].id)) && rows[i].help != NULL)
+			fprintf(out, "--%s%s\n", rows[i].name,
+			    takes_value(&rows[i]) ? "=" : "");
 }
 
 static int
-number(const char *name, const char *value, unsigned long min,
-    unsigned long max, unsigned long *out, char *err, size_t errlen)
+number(const struct cli_row *r, const char *value, unsigned long *out,
+    char *err, size_t errlen)
 {
-	if (parse_ulong(value, min, max, out) != 0)
+	if (parse_ulong(value, r->min, r->max, out) != 0)
 		return errf(err, errlen, "--%s: not a number in %lu..%lu: "
-		    "\"%s\"", name, min, max, value);
+		    "\"%s\"", r->name, r->min, r->max, value);
 	return 0;
 }
 
@@ -198,80 +306,58 @@ cli_duration(const char *s, unsigned long *seconds)
 	return 0;
 }
 
+/* The options whose value follows a rule no kind has. */
 static int
-apply(struct cli *cli, int id, const char *arg, char *err, size_t errlen)
+apply_own(struct cli *cli, enum cli_option o, const char *arg, char *err,
+    size_t errlen)
 {
-	switch (id) {
-	case OPT_CONFIG: cli->config = arg; return 0;
-	case OPT_HELP: cli->help = 1; return 0;
-	case OPT_VERSION: cli->version = 1; return 0;
-	case OPT_JSON: cli->json = 1; return 0;
-	case OPT_QUIET: cli->quiet = 1; return 0;
-	case OPT_VERBOSE: cli->verbose++; return 0;
-	case OPT_KEY: cli->key = arg; return 0;
-	case OPT_PAYLOAD: cli->payload = arg; return 0;
-	case OPT_PAYLOAD_FILE: cli->payload_file = arg; return 0;
-	case OPT_TYPE: cli->type = arg; return 0;
-	case OPT_MAX:
-		cli->has_max = 1;
-		return number("max", arg, 1, 1000000, &cli->max, err, errlen);
-	case OPT_MAX_SECONDS:
-		cli->has_max_seconds = 1;
-		return number("max-seconds", arg, 1, 86400, &cli->max_seconds,
-		    err, errlen);
-	case OPT_JOBS:
-		cli->has_jobs = 1;
-		return number("jobs", arg, 1, CFG_JOBS_MAX, &cli->jobs, err,
-		    errlen);
-	case OPT_DELAY:
-		cli->has_delay = 1;
-		return number("delay", arg, 0, 315360000, &cli->delay, err,
-		    errlen);
-	case OPT_MAX_ATTEMPTS:
-		return number("max-attempts", arg, 1, 1000000,
-		    &cli->max_attempts, err, errlen);
-	case OPT_AT: cli->at = arg; return 0;
-	case OPT_KEY_PREFIX: cli->key_prefix = arg; return 0;
-	case OPT_PAYLOAD_TEMPLATE: cli->payload_template = arg; return 0;
-	case OPT_STATUS: cli->status = arg; return 0;
-	case OPT_FAILED: cli->failed = 1; return 0;
-	case OPT_FORCE: cli->force = 1; return 0;
-	case OPT_AGAIN: cli->again = 1; return 0;
-	case OPT_THEN: cli->then_type = arg; return 0;
-	case OPT_KEYS_FROM: cli->keys_from = arg; return 0;
-	case OPT_DRY_RUN: cli->dry_run = 1; return 0;
-	case OPT_INCLUDE_CANCELLED: cli->include_cancelled = 1; return 0;
-	case OPT_SINGLE: cli->single = 1; return 0;
-	case OPT_METRICS_FILE: cli->metrics_file = arg; return 0;
-	case OPT_HTML: cli->html = arg; return 0;
-	case OPT_LOG:
+	switch (o) {
+	case CO_LOG:
 		if (strcmp(arg, "stderr") != 0 && strcmp(arg, "syslog") != 0)
 			return errf(err, errlen, "--log: stderr or syslog, not "
 			    "\"%s\"", arg);
 		cli->log = arg;
 		return 0;
-	case OPT_RANGE:
-		cli->has_range = 1;
+	case CO_RANGE:
 		return range(arg, cli, err, errlen);
-	case OPT_CHUNK:
-		return number("chunk", arg, 1, 100000000, &cli->chunk, err,
-		    errlen);
-	case OPT_LIMIT:
-		return number("limit", arg, 1, 100000, &cli->limit, err,
-		    errlen);
-	case OPT_BEFORE_ID:
-		return number("before-id", arg, 1, ULONG_MAX, &cli->before_id,
-		    err, errlen);
-	case OPT_OLDER_THAN:
-		cli->has_older_than = 1;
-		if (cli_duration(arg, &cli->older_than) != 0)
-			return errf(err, errlen, "--older-than: not a "
-			    "duration such as 3600, 90m, 12h, 30d or 2w: "
-			    "\"%s\"", arg);
-		return 0;
 	default:
-		return errf(err, errlen, "unknown option");
+		return errf(err, errlen, "--%s: no rule for its value",
+		    cli_option_name(o));
 	}
+}
+
+/* Store row r's value (arg, NULL for a flag) where the row says. */
+static int
+apply(struct cli *cli, const struct cli_row *r, const char *arg, char *err,
+    size_t errlen)
+{
+	char *base = (char *)cli;
+
+	cli->given |= CLI_OPT(r->id);
+	if (r->has != NO_HAS)
+		*(int *)(base + r->has) = 1;
+	switch (r->kind) {
+	case CK_FLAG:
+		*(int *)(base + r->field) = 1;
+		return 0;
+	case CK_COUNT:
+		(*(int *)(base + r->field))++;
+		return 0;
+	case CK_TEXT:
+		*(const char **)(base + r->field) = arg;
+		return 0;
+	case CK_NUMBER:
+		return number(r, arg, (unsigned long *)(base + r->field), err,
+		    errlen);
+	case CK_DURATION:
+		if (cli_duration(arg, (unsigned long *)(base + r->field)) != 0)
+			return errf(err, errlen, "--%s: not a duration such as "
+			    "3600, 90m, 12h, 30d or 2w: \"%s\"", r->name, arg);
+		return 0;
+	case CK_OWN:
+		return apply_own(cli, r->id, arg, err, errlen);
+	}
+	return errf(err, errlen, "--%s: unknown kind", r->name);
 }
 
 /* A type or key must fit its column, counted in characters as MariaDB
@@ -344,41 +430,70 @@ cli_check_common(const struct cli *cli, char *err, size_t errlen)
 	return 0;
 }
 
+/* getopt_long's long options and short option string, from the rows. */
+static void
+getopt_tables(struct option *lo, char *shorts)
+{
+	size_t i;
+
+	for (i = 0; i < NROWS; i++) {
+		lo[i].name = rows[i].name;
+		lo[i].has_arg = takes_value(&rows[i]) ? required_argument :
+		    no_argument;
+		lo[i].flag = NULL;
+		lo[i].val = rows[i].letter != 0 ? rows[i].letter :
+		    LONG_ONLY + (int)i;
+		if (rows[i].letter != 0) {
+			*shorts++ = rows[i].letter;
+			if (takes_value(&rows[i]))
+				*shorts++ = ':';
+		}
+	}
+	memset(&lo[NROWS], 0, sizeof lo[NROWS]);
+	*shorts = '\0';
+}
+
+/* The message for getopt_long's '?' or ':' at argv[optind - 1]. */
+static int
+getopt_error(char **argv, char *err, size_t errlen)
+{
+	const struct cli_row *r = optopt != 0 ? row_for_val(optopt) : NULL;
+
+	if (r != NULL && !takes_value(r))
+		return errf(err, errlen, "option --%s takes no value",
+		    r->name);
+	if (r != NULL)
+		return errf(err, errlen, "option %s needs a value",
+		    argv[optind - 1]);
+	return errf(err, errlen, "unknown option %s", argv[optind - 1]);
+}
+
 int
 cli_parse(int argc, char **argv, struct cli *cli, char *err, size_t errlen)
 {
-	struct option lo[NOPTS + 1];
-	const struct opt *o;
-	size_t i;
+	struct option lo[NROWS + 1];
+	char shorts[2 * NROWS + 1];
+	const struct cli_row *r;
 	int c;
 
 	memset(cli, 0, sizeof *cli);
-	for (i = 0; i < NOPTS; i++)
-		lo[i] = opts[i].lo;
-	memset(&lo[NOPTS], 0, sizeof lo[NOPTS]);
+	getopt_tables(lo, shorts);
 	optind = 0;	/* glibc: reinitialise fully */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "c:hj:n:qt:vV", lo, NULL)) != -1) {
-		if (c == '?' || c == ':') {
-			o = optopt != 0 ? find_opt(optopt) : NULL;
-			if (o != NULL && o->lo.has_arg == no_argument)
-				return errf(err, errlen, "option --%s takes "
-				    "no value", o->lo.name);
-			if (o != NULL)
-				return errf(err, errlen, "option %s needs a "
-				    "value", argv[optind - 1]);
-			return errf(err, errlen, "unknown option %s",
-			    argv[optind - 1]);
-		}
-		if (apply(cli, c, optarg, err, errlen) != 0)
+	while ((c = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
+		if (c == '?' || c == ':')
+			return getopt_error(argv, err, errlen);
+		if ((r = row_for_val(c)) == NULL)
+			return errf(err, errlen, "unknown option");
+		if (apply(cli, r, optarg, err, errlen) != 0)
 			return -1;
-		if ((o = find_opt(c)) != NULL)
-			cli->given |= CLI_OPT(o->bit);
 	}
 	/* getopt moved the words to the end: the first is the command. */
 	cli->command = "run";
-	if (optind < argc)
+	if (optind < argc) {
 		cli->command = argv[optind++];
+		cli->command_named = 1;
+	}
 	cli->args = argv + optind;
 	cli->nargs = argc - optind;
 	if (cli->limit == 0)

@@ -1,8 +1,10 @@
 /*
  * cli.h - the command line, parsed into a struct.
  *
- * This file knows the options; which command takes which, and what each
- * command makes of its operands, is the commands table's (commands.c).
+ * This file knows the options, one row each in cli.c: the row drives the
+ * parsing, the option's help line and its completion.  Which command
+ * takes which, and what each command makes of its operands, is the
+ * commands table's (commands.c).
  */
 #ifndef JOBRUN_CLI_H
 #define JOBRUN_CLI_H
@@ -19,20 +21,24 @@ enum cli_option {
 	CO_MAX_ATTEMPTS, CO_KEY_PREFIX, CO_RANGE, CO_CHUNK,
 	CO_PAYLOAD_TEMPLATE, CO_STATUS, CO_LIMIT, CO_BEFORE_ID, CO_FAILED,
 	CO_FORCE, CO_INCLUDE_CANCELLED, CO_OLDER_THAN, CO_DRY_RUN,
-	CO_HTML, CO_AGAIN, CO_THEN, CO_KEYS_FROM,
+	CO_HTML, CO_AGAIN, CO_THEN, CO_KEYS_FROM, CO_COMPLETION_HELPER,
 	CO_COUNT
 };
 
 #define CLI_OPT(o) (1ULL << (o))
-/* Every command takes these. */
+/* Every command takes these (--completion-helper is hidden). */
 #define CLI_COMMON (CLI_OPT(CO_CONFIG) | CLI_OPT(CO_HELP) | \
     CLI_OPT(CO_VERSION) | CLI_OPT(CO_JSON) | CLI_OPT(CO_QUIET) | \
-    CLI_OPT(CO_VERBOSE) | CLI_OPT(CO_LOG))
+    CLI_OPT(CO_VERBOSE) | CLI_OPT(CO_LOG) | CLI_OPT(CO_COMPLETION_HELPER))
 
 /* Everything the command line can say; NULL or 0 when not given. */
 struct cli {
 	const char *command;		/* the command word; "run" if none */
+	int command_named;		/* command came from argv, not the
+					 * default */
 	int help, version;		/* --help, --version */
+	int completion_helper;		/* --completion-helper, for the bash
+					 * completion */
 	unsigned long long given;	/* CLI_OPT bits of the options given */
 	const char *config;
 	const char *type;
@@ -98,8 +104,13 @@ int cli_one_of(const char *s, const char *const *set);
  * -1 when it is not one. */
 int cli_duration(const char *s, unsigned long *seconds);
 
-/* What follows the commands' synopses in the usage text: the options
- * and the exit statuses. */
-void cli_usage_options(FILE *out);
+/* The help lines of the options in the CLI_OPT bits, in the table's
+ * order, hidden ones left out. */
+void cli_usage_options(FILE *out, unsigned long long options);
+
+/* The long names of the options in the CLI_OPT bits, one a line, with a
+ * trailing "=" when the option takes a value (git's completion helper
+ * format), hidden ones left out. */
+void cli_complete_options(FILE *out, unsigned long long options);
 
 #endif

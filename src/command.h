@@ -70,13 +70,18 @@ struct command {
 };
 
 /* The command cli names, its options and operands checked: 0 with *cmd
- * set, or -1 with err for a usage error.  With --help or --version *cmd
- * is NULL and nothing is checked. */
+ * set, or -1 with err for a usage error.  With --help or
+ * --completion-helper only the command word is checked, and *cmd is NULL
+ * when there is none; with --version (alone) nothing is checked. */
 int commands_parse(int argc, char **argv, struct cli *cli,
                    const struct command **cmd, char *err, size_t errlen);
 
-/* The usage text, from the table. */
-void commands_usage(FILE *out);
+/* What --help prints: the overview, or with a command, its usage; or
+ * what --completion-helper prints: the commands, one a line, or with a
+ * command, the options it takes (cli_complete_options).  From the
+ * table and the option rows. */
+void commands_help(FILE *out, const struct cli *cli,
+                   const struct command *cmd);
 
 /* The commands and their checks, each in the command's own file. */
 int cmd_run(struct ctx *c);

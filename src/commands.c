@@ -3,8 +3,9 @@
  *
  * A row says what the command is called, what runs it, which options it
  * takes besides the common ones, what checks its operands, and its
- * synopsis; the usage text and "option --X is not for Y" come from here.
- * Adding a command is adding a row (and the command's own file).
+ * synopsis; the usage text, each command's --help, the completion
+ * helper's lists and "option --X is not for Y" come from here.  Adding a
+ * command is adding a row (and the command's own file).
  */
 #include <stdio.h>
 #include <string.h>
@@ -80,29 +81,48 @@ find(const char *name)
 	return NULL;
 }
 
-int
-commands_parse(int argc, char **argv, struct cli *cli,
-    const struct command **cmd, char *err, size_t errlen)
+/* -1 with err naming the first option given that c does not take. */
+static int
+check_options(const struct cli *cli, const struct command *c, char *err,
+    size_t errlen)
 {
-	const struct command *c;
-	unsigned long long extra;
+	unsigned long long extra = cli->given & ~(c->options | CLI_COMMON);
 	int o;
 
-	*cmd = NULL;
-	if (cli_parse(argc, argv, cli, err, errlen) != 0)
-		return -1;
-	if (cli->help || cli->version)
-		return 0;
-	if ((c = find(cli->command)) == NULL)
-		return errf(err, errlen, "unknown command \"%s\"",
-		    cli->command);
-	extra = cli->given & ~(c->options | CLI_COMMON);
 	for (o = 0; extra != 0 && o < CO_COUNT; o++)
 		if (extra & CLI_OPT(o))
 			return errf(err, errlen, "option --%s is not for "
 			    "\"%s\"", cli_option_name((enum cli_option)o),
 			    c->name);
-	if (cli_check_common(cli, err, errlen) != 0)
+	return 0;
+}
+
+int
+commands_parse(int argc, char **argv, struct cli *cli,
+    const struct command **cmd, char *err, size_t errlen)
+{
+	const struct command *c;
+	int asks;
+
+	*cmd = NULL;
+	if (cli_parse(argc, argv, cli, err, errlen) != 0)
+		return -1;
+	/* --help and the completion helper describe the command named, if
+	 * any, and check nothing else; --version needs no command. */
+	asks = cli->help || cli->completion_helper;
+	if (!asks && cli->version)
+		return 0;
+	if (asks && !cli->command_named)
+		return 0;
+	if ((c = find(cli->command)) == NULL)
+		return errf(err, errlen, "unknown command \"%s\"",
+		    cli->command);
+	if (asks) {
+		*cmd = c;
+		return 0;
+	}
+	if (check_options(cli, c, err, errlen) != 0 ||
+	    cli_check_common(cli, err, errlen) != 0)
 		return -1;
 	if (c->check != NULL && c->check(cli, err, errlen) != 0)
 		return -1;
@@ -113,13 +133,73 @@ commands_parse(int argc, char **argv, struct cli *cli,
 	return 0;
 }
 
-void
-commands_usage(FILE *out)
+static void
+synopsis(FILE *out, const struct command *c, const char *lead)
+{
+	fprintf(out, "%s jobrun %s", lead, c->synopsis);
+}
+
+/* jobrun --help: every synopsis, what jobrun does, the options every
+ * command takes and run's, the exit statuses. */
+static void
+overview(FILE *out)
 {
 	size_t i;
 
 	for (i = 0; i < NCOMMANDS; i++)
-		fprintf(out, "%s jobrun %s", i == 0 ? "usage:" : "      ",
-		    commands[i].synopsis);
-	cli_usage_options(out);
+		synopsis(out, &commands[i], i == 0 ? "usage:" : "      ");
+	fputs(
+"       jobrun COMMAND --help\n"
+"       jobrun --help | --version\n"
+"\n"
+"Runs due jobs from a MariaDB/MySQL table: recovers expired locks, claims\n"
+"jobs one at a time, runs each type's handler and records the outcome.\n"
+"\n"
+"Options of every command:\n", out);
+	cli_usage_options(out, CLI_COMMON);
+	fputs("\nOptions of run, the default command (the others': jobrun "
+	    "COMMAND --help):\n", out);
+	cli_usage_options(out, commands[0].options);
+	fputs(
+"\n"
+"Exit status: 0 success (run: all claimed jobs succeeded or none was due);\n"
+"1 a job was retried, failed or lost, or an operand was not acted on;\n"
+"64 usage; 65 invalid payload or value; 66 payload file unreadable;\n"
+"69 database or account unavailable (unreachable, login refused,\n"
+"read-only, not answering); 70 internal error; 74 output error (or\n"
+"report's page not written);\n"
+"75 try again later (deadlock, lock wait, statement stopped by the\n"
+"server); 77 privilege missing; 78 configuration or schema problem;\n"
+"128+N stopped by signal N.  See jobrun(1).\n", out);
+}
+
+/* jobrun COMMAND --help: c's synopsis and the options c takes. */
+static void
+command_usage(FILE *out, const struct command *c)
+{
+	synopsis(out, c, "usage:");
+	if (c->options != 0) {
+		fputs("\nOptions:\n", out);
+		cli_usage_options(out, c->options);
+	}
+	fputs("\nOptions of every command:\n", out);
+	cli_usage_options(out, CLI_COMMON);
+	fprintf(out, "\nExit statuses and more: jobrun(1), under %s.\n",
+	    c->name);
+}
+
+void
+commands_help(FILE *out, const struct cli *cli, const struct command *cmd)
+{
+	size_t i;
+
+	if (cli->help && cmd != NULL)
+		command_usage(out, cmd);
+	else if (cli->help)
+		overview(out);
+	else if (cmd != NULL)
+		cli_complete_options(out, cmd->options | CLI_COMMON);
+	else
+		for (i = 0; i < NCOMMANDS; i++)
+			fprintf(out, "%s\n", commands[i].name);
 }

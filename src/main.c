@@ -144,8 +144,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "jobrun: %s\nTry 'jobrun --help'.\n", err);
 		return EX_USAGE;
 	}
-	if (c.cli.help) {
-		commands_usage(stdout);
+	if (c.cli.help || c.cli.completion_helper) {
+		commands_help(stdout, &c.cli, cmd);
 		return close_stdout(EX_OK);
 	}
 	if (c.cli.version) {

@@ -494,23 +494,128 @@ test_help_and_version(void **state)
 	assert_true(cli.version);
 }
 
+/* What commands_help prints for the command line argv, NUL-ended. */
 static void
-test_usage_text(void **state)
+help_text(char **argv, char *buf, size_t size)
 {
-	char buf[4096];
+	const struct command *cmd;
+	struct cli cli;
+	char err[ERRLEN];
 	FILE *f;
+	int argc = 0;
 	size_t n;
 
-	(void)state;
-	f = fmemopen(buf, sizeof buf - 1, "w");
+	while (argv[argc] != NULL)
+		argc++;
+	assert_int_equal(commands_parse(argc, argv, &cli, &cmd, err, ERRLEN),
+	    0);
+	f = fmemopen(buf, size - 1, "w");
 	assert_non_null(f);
-	commands_usage(f);
+	commands_help(f, &cli, cmd);
 	n = (size_t)ftell(f);
 	assert_int_equal(fclose(f), 0);
 	buf[n] = '\0';
+}
+
+#define HELP(buf, ...) \
+	help_text((char *[]){ "jobrun", __VA_ARGS__, NULL }, (buf), sizeof (buf))
+
+static void
+test_usage_text(void **state)
+{
+	char buf[8192];
+
+	(void)state;
+	HELP(buf, "--help");
 	assert_true(strncmp(buf, "usage: jobrun [run]", 19) == 0);
 	assert_non_null(strstr(buf, "jobrun enqueue --type=NAME --key=KEY"));
 	assert_non_null(strstr(buf, "jobrun --help | --version"));
+	assert_non_null(strstr(buf, "  -n, --max=N "));
+	assert_null(strstr(buf, "completion-helper"));
+}
+
+/* jobrun COMMAND --help: that command's synopsis and options only. */
+static void
+test_command_usage(void **state)
+{
+	char buf[8192];
+
+	(void)state;
+	HELP(buf, "purge", "--help");
+	assert_true(strncmp(buf, "usage: jobrun purge --status=success|failed",
+	    43) == 0);
+	assert_non_null(strstr(buf, "\n      --older-than=DURATION\n"));
+	assert_non_null(strstr(buf, "\n      --dry-run "));
+	assert_non_null(strstr(buf, "\n  -c, --config=FILE "));
+	assert_null(strstr(buf, "--keys-from"));
+	assert_null(strstr(buf, "jobrun enqueue"));
+	assert_null(strstr(buf, "completion-helper"));
+
+	/* Whatever else the line holds, and wherever --help is. */
+	HELP(buf, "-h", "enqueue", "--max=5");
+	assert_true(strncmp(buf, "usage: jobrun enqueue ", 22) == 0);
+	assert_non_null(strstr(buf, "--keys-from=FILE"));
+	assert_null(strstr(buf, "--older-than"));
+
+	EXPECT_ERR("unknown command \"frob\"", "frob", "--help");
+}
+
+/* The completion helper: the commands, or a command's long options with
+ * "=" for a value. */
+static void
+test_completion_helper(void **state)
+{
+	char buf[8192];
+
+	(void)state;
+	HELP(buf, "--completion-helper");
+	assert_string_equal(buf, "run\nenqueue\nstatus\nlist\nshow\nretry\n"
+	    "cancel\npurge\ncheck\nschedules\nreport\npause\nresume\n");
+	HELP(buf, "--completion-helper", "purge");
+	assert_string_equal(buf, "--config=\n--json\n--log=\n--verbose\n"
+	    "--quiet\n--help\n--version\n--type=\n--status=\n"
+	    "--older-than=\n--dry-run\n");
+	EXPECT_ERR("unknown command \"frob\"", "--completion-helper",
+	    "frob");
+}
+
+/* Every option id has its row: a name, and a parse that accepts it. */
+static void
+test_every_option_has_a_row(void **state)
+{
+	int o;
+
+	(void)state;
+	for (o = 0; o < CO_COUNT; o++)
+		if (strcmp(cli_option_name((enum cli_option)o), "?") == 0)
+			fail_msg("option %d has no row", o);
+}
+
+/* --older-than and --range, whose values have rules of their own. */
+static void
+test_duration_and_range(void **state)
+{
+	struct cli cli;
+	char err[ERRLEN];
+
+	(void)state;
+	assert_int_equal(PARSE(&cli, err, "purge", "--status=failed",
+	    "--older-than=2w"), 0);
+	assert_int_equal(cli.has_older_than, 1);
+	assert_int_equal(cli.older_than, 1209600);
+	EXPECT_ERR("--older-than: not a duration such as 3600, 90m, 12h, 30d "
+	    "or 2w: \"2y\"", "purge", "--status=failed", "--older-than=2y");
+	assert_int_equal(PARSE(&cli, err, "enqueue", "-tt", "--key-prefix=p",
+	    "--range=3-9", "--chunk=2"), 0);
+	assert_int_equal(cli.has_range, 1);
+	assert_int_equal(cli.range_from, 3);
+	assert_int_equal(cli.range_to, 9);
+	assert_int_equal(cli.chunk, 2);
+	EXPECT_ERR("--range: not FROM-TO with FROM <= TO: \"9-3\"", "enqueue",
+	    "-tt", "--key-prefix=p", "--range=9-3", "--chunk=2");
+	EXPECT_ERR("--log: stderr or syslog, not \"file\"", "--log=file");
+	assert_int_equal(PARSE(&cli, err, "--log=syslog"), 0);
+	assert_string_equal(cli.log, "syslog");
 }
 
 int
@@ -539,6 +644,10 @@ main(void)
 		cmocka_unit_test(test_verbose_counts),
 		cmocka_unit_test(test_help_and_version),
 		cmocka_unit_test(test_usage_text),
+		cmocka_unit_test(test_command_usage),
+		cmocka_unit_test(test_completion_helper),
+		cmocka_unit_test(test_every_option_has_a_row),
+		cmocka_unit_test(test_duration_and_range),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
