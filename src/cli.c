@@ -248,6 +248,12 @@ cli_complete_options(FILE *out, unsigned long long options)
 		if ((options & CLI_OPT(rows[i].id)) && rows[i].help != NULL)
 			fprintf(out, "--%s%s\n", rows[i].name,
 			    takes_value(&rows[i]) ? "=" : "");
+	/* The short names that take a value, so that the word after one
+	 * is completed as its value, not as a command. */
+	for (i = 0; i < NROWS; i++)
+		if ((options & CLI_OPT(rows[i].id)) && rows[i].help != NULL &&
+		    rows[i].letter != 0 && takes_value(&rows[i]))
+			fprintf(out, "-%c=\n", rows[i].letter);
 }
 
 static int

@@ -110,7 +110,8 @@ void cli_usage_options(FILE *out, unsigned long long options);
 
 /* The long names of the options in the CLI_OPT bits, one a line, with a
  * trailing "=" when the option takes a value (git's completion helper
- * format), hidden ones left out. */
+ * format), hidden ones left out; then "-X=" for each short name that
+ * takes a value. */
 void cli_complete_options(FILE *out, unsigned long long options);
 
 #endif

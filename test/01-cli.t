@@ -4,7 +4,7 @@
 # bash completion asks, against the commands table.
 . "${0%/*}/lib.sh"
 
-plan 34
+plan 35
 setup_db
 write_config <<EOF2
 [type.email]
@@ -88,14 +88,14 @@ for c in $table; do
 	[[ ${help%%$'\n'*} =~ ^usage:\ jobrun\ \[?$c\]?(\ |$) ]] ||
 	    mismatch+="$c: not its synopsis; "
 	shown=$(sed -n 's/^  \(-., \|    \)\(--[a-z-]*\)\(=\{0,1\}\).*/\2\3/p' <<<"$help" | sort)
-	offered=$(jobrun_raw --completion-helper "$c" | sort)
+	offered=$(jobrun_raw --completion-helper "$c" | grep -- '^--' | sort)
 	[ -n "$shown" ] && [ "$shown" = "$offered" ] || mismatch+="$c: [$offered] vs [$shown]; "
 done
 is "$help_rcs" "$(for c in $table; do printf '%s:0 ' "$c"; done)" "every command's --help exits 0"
 is "$mismatch" "" "every command: the helper's options are those its --help shows"
 is "$(jobrun_raw --completion-helper purge | tr '\n' ' ')" \
-    "--config= --json --log= --verbose --quiet --help --version --type= --status= --older-than= --dry-run " \
-    "--completion-helper purge: purge's options, = after those with a value"
+    "--config= --json --log= --verbose --quiet --help --version --type= --status= --older-than= --dry-run -c= -t= " \
+    "--completion-helper purge: purge's options, = after those with a value, then the short names that take one"
 
 # The bash completion asks the jobrun it completes (here, from PATH).
 mkdir -p "$T/bin"
@@ -110,5 +110,7 @@ complete_words() {
 is "$(complete_words jobrun pu) $(complete_words jobrun -q '')" \
     "purge  $(printf '%s\n' $table | sort | tr '\n' ' ')" \
     "completion: the commands, from jobrun itself"
-is "$(complete_words jobrun purge --)" "$(jobrun_raw --completion-helper purge | sort | tr '\n' ' ')" \
+is "$(complete_words jobrun -n '')|$(complete_words jobrun -j '')" " | " \
+    "completion: the word after -n or -j is their value, not a command"
+is "$(complete_words jobrun purge --)" "$(jobrun_raw --completion-helper purge | grep -- '^--' | sort | tr '\n' ' ')" \
     "completion: purge -- offers what the helper lists for purge"

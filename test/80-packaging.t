@@ -158,13 +158,13 @@ EOF2
 # complete WORD...: what _jobrun offers for the words as readline splits
 # them (--status=pe is "--status" "=" "pe"), the last being completed
 complete_words() {
-	bash -c 'source "$1"; shift
+	PATH=$T/bin:$PATH bash -c 'source "$1"; shift
 	    COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _jobrun
 	    printf "%s\n" "${COMPREPLY[@]}"' _ "$COMPLETION" "$@" | sort | tr '\n' ' '
 }
 # complete_line LINE: the same, as bash calls it (COMP_LINE, COMP_POINT)
 complete_line() {
-	bash -c 'source "$1"; COMP_LINE=$2; COMP_POINT=${#2}
+	PATH=$T/bin:$PATH bash -c 'source "$1"; COMP_LINE=$2; COMP_POINT=${#2}
 	    read -r -a COMP_WORDS <<<"$2"; COMP_CWORD=${#COMP_WORDS[@]}; _jobrun
 	    printf "%s\n" "${COMPREPLY[@]}"' _ "$COMPLETION" "$1" | sort | tr '\n' ' '
 }

@@ -574,7 +574,7 @@ test_completion_helper(void **state)
 	HELP(buf, "--completion-helper", "purge");
 	assert_string_equal(buf, "--config=\n--json\n--log=\n--verbose\n"
 	    "--quiet\n--help\n--version\n--type=\n--status=\n"
-	    "--older-than=\n--dry-run\n");
+	    "--older-than=\n--dry-run\n-c=\n-t=\n");
 	EXPECT_ERR("unknown command \"frob\"", "--completion-helper",
 	    "frob");
 }
