@@ -30,6 +30,8 @@ struct request {
 	char *token;			/* its token, QUEUE_TOKEN_MAX + 1 bytes */
 	int claimed;
 	int read;			/* the job claimed was read already */
+	int64_t claim_again_ms;		/* no claim: the claims gave up on a
+					 * deadlock, and may try after this */
 	pthread_cond_t wake;		/* served, or its turn to serve */
 	int done;			/* served (pending_mu) */
 };
@@ -222,6 +224,7 @@ struct group_write {
 	struct request *group;
 	enum group_mode mode;
 	int split;		/* a shared success found a job not ours */
+	int no_claims;		/* the marks alone: the claims gave up */
 	uint64_t claimed;	/* the run's count before */
 	int drained;
 };
@@ -235,7 +238,8 @@ group_alone(void *arg)
 	size_t writes = 0;
 
 	for (r = g->group; r != NULL; r = r->next)
-		writes += (size_t)(r->h != NULL) + (size_t)run_may_claim(g->cy);
+		writes += (size_t)(r->h != NULL) +
+		    (size_t)(!g->no_claims && run_may_claim(g->cy));
 	return writes <= 1 || g->mode == SOLO;
 }
 
@@ -259,10 +263,10 @@ group_body(void *arg, struct queue_witness *w, char *err, size_t errlen)
 		return st;
 	st = group_marks(cy, g->group, g->mode != SHARED, &g->split, err,
 	    errlen);
-	if (st == DB_OK && !group_alone(g))
+	if (st == DB_OK && !g->no_claims && !group_alone(g))
 		st = group_claim_bulk(cy, g->group, err, errlen);
-	for (r = g->group; r != NULL && st == DB_OK && run_may_claim(cy);
-	    r = r->next) {
+	for (r = g->group; r != NULL && st == DB_OK && !g->no_claims &&
+	    run_may_claim(cy); r = r->next) {
 		if (r->claimed)
 			continue;
 		if (cy->nclaim == 0) {	/* every type paused */
@@ -337,6 +341,33 @@ group_undo(void *arg, enum db_status st)
 	}
 }
 
+/* The group's transaction gave up on a deadlock that persisted: the
+ * marks are written without the claims (each its own statement: the
+ * group is SOLO after a conflict), so that no finished job waits for
+ * recovery because another program deadlocks the claims; then its slots
+ * wait longer each time in a row (run_claim_conflict) and claim again,
+ * within the run's budget, rather than end the run with 75.  A deadlock
+ * the marks alone still meet ends the run. */
+static enum db_status
+serve_marks_alone(struct cycle *cy, struct group_write *g,
+    const struct queue_trx *t, char *err, size_t errlen)
+{
+	char cause[1024];
+	enum db_status st;
+	struct request *r;
+	int64_t wait_ms;
+
+	snprintf(cause, sizeof cause, "%s", err);
+	g->no_claims = 1;
+	st = queue_trx(cy->q, t, err, errlen);
+	if (st != DB_OK || run_wait_over(cy))
+		return st;
+	wait_ms = run_claim_conflict(cy, cause);
+	for (r = g->group; r != NULL; r = r->next)
+		r->claim_again_ms = wait_ms;
+	return DB_OK;
+}
+
 /* Serve a group (the connection held): write its marks and make its
  * claims, committed together (the queue's transaction helper); then
  * count and log the marks.  A deadlock (or a Galera certification
@@ -350,9 +381,9 @@ group_undo(void *arg, enum db_status st)
 static void
 serve(struct cycle *cy, struct request *group)
 {
-	struct group_write g = { cy, group, cy->group_conflicts >=
-	    GROUP_CONFLICTS_MAX ? SOLO : SHARED, 0, cy->stats->claimed,
-	    cy->drained };
+	struct group_write g = { .cy = cy, .group = group,
+	    .mode = cy->group_conflicts >= GROUP_CONFLICTS_MAX ? SOLO : SHARED,
+	    .claimed = cy->stats->claimed, .drained = cy->drained };
 	struct queue_trx t = { group_body, group_undo, group_alone, &g,
 	    QUEUE_CLAIM_RETRIES + 1, 0, 1 };
 	struct request *r;
@@ -362,6 +393,10 @@ serve(struct cycle *cy, struct request *group)
 	if (cy->st != DB_OK)
 		return;		/* a database error ended the run */
 	st = queue_trx(cy->q, &t, err, sizeof err);
+	if (st == DB_CONFLICT)
+		st = serve_marks_alone(cy, &g, &t, err, sizeof err);
+	else if (st == DB_OK)
+		cy->claim_conflicts = 0;
 	if (st != DB_OK) {
 		run_failed(cy, st, err);
 		return;
@@ -406,6 +441,7 @@ submit(struct cycle *cy, struct request *r)
 	if (r->claimed)
 		cy->returning--;
 	r->claimed = r->read = r->done = 0;
+	r->claim_again_ms = 0;
 	*cy->pending_tail = r;
 	cy->pending_tail = &r->next;
 	cy->npending++;
@@ -470,6 +506,11 @@ run_slot_grouped(struct cycle *cy, size_t slot)
 		if (r->h != NULL)
 			queue_job_free(&jobs[cur ^ 1]);
 		r->h = NULL;
+		if (!r->claimed && r->claim_again_ms > 0 &&
+		    !run_wait_over(cy)) {
+			run_pause(cy, r->claim_again_ms);
+			continue;
+		}
 		if (!r->claimed)
 			break;
 		r->ms = run_work(cy, slot, &jobs[cur], tokens[cur], &h, res);

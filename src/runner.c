@@ -494,15 +494,22 @@ claim_one(struct cycle *cy, struct job *job, char *token, size_t tokenlen,
 	return st;
 }
 
-/* How long to wait after the claim gave up on a deadlock for the nth
- * time running: 100 ms doubled each time, at most 1.6 s, and up to a
- * tenth more at random so that two runners do not come back in step. */
-static int64_t
-conflict_wait_ms(unsigned n)
+/* Another program's transactions on the table deadlocked the claim
+ * QUEUE_CLAIM_RETRIES times running: outlast it within the run's budget,
+ * backing off longer each time, rather than hand the jobs to the next
+ * run.  The wait after the nth time running: 100 ms doubled each time,
+ * at most 1.6 s, and up to a tenth more at random so that two runners do
+ * not come back in step. */
+int64_t
+run_claim_conflict(struct cycle *cy, const char *err)
 {
+	unsigned n = cy->claim_conflicts++;
 	int64_t ms = (int64_t)100 << (n < 4 ? n : 4);
 
-	return ms + now_ms() % (ms / 10 + 1);
+	ms += now_ms() % (ms / 10 + 1);
+	log_msg(cy->lg, LV_INFO, "%s; claiming again in %lld ms", err,
+	    (long long)ms);
+	return ms;
 }
 
 /* Claim the run's next job for a slot: 1 with job and token filled in,
@@ -535,13 +542,7 @@ claim_once(struct cycle *cy, struct job *job, char *token, size_t tokenlen,
 		st = claim_one(cy, job, token, tokenlen, &claimed, err,
 		    sizeof err);
 	if (st == DB_CONFLICT && now_ms() < cy->deadline) {
-		/* Another program's transactions on the table deadlocked
-		 * the claim QUEUE_CLAIM_RETRIES times running: outlast it
-		 * within the run's budget, backing off longer each time,
-		 * rather than hand the jobs to the next run. */
-		*wait_ms = conflict_wait_ms(cy->claim_conflicts++);
-		log_msg(cy->lg, LV_INFO, "%s; claiming again in %lld ms", err,
-		    (long long)*wait_ms);
+		*wait_ms = run_claim_conflict(cy, err);
 		st = DB_OK;
 	} else if (st == DB_OK)
 		cy->claim_conflicts = 0;
@@ -553,10 +554,9 @@ claim_once(struct cycle *cy, struct job *job, char *token, size_t tokenlen,
 	return claimed;
 }
 
-/* Sleep ms, or until a stop or the end of the budget, in steps of a
- * tenth of a second (slot threads block signals). */
-static void
-pause_claims(const struct cycle *cy, int64_t ms)
+/* In steps of a tenth of a second: slot threads block signals. */
+void
+run_pause(const struct cycle *cy, int64_t ms)
 {
 	int64_t until = now_ms() + ms, left;
 	struct timespec ts;
@@ -588,10 +588,8 @@ cond_wait_ms(pthread_cond_t *cond, pthread_mutex_t *mu, int64_t ms)
 	pthread_cond_timedwait(cond, mu, &until);
 }
 
-/* Whether a slot waiting for flow control stops waiting: a signal, or
- * the time budget spent. */
-static int
-flow_wait_over(const struct cycle *cy)
+int
+run_wait_over(const struct cycle *cy)
 {
 	return run_stop_requested() || now_ms() >= cy->deadline;
 }
@@ -629,18 +627,18 @@ claim_next(struct cycle *cy, struct job *job, char *token, size_t tokenlen,
 
 	if (cy->opts->flow == NULL) {
 		while (!(claimed = claim_once(cy, job, token, tokenlen,
-		    &wait_ms)) && wait_ms > 0 && !flow_wait_over(cy))
-			pause_claims(cy, wait_ms);
+		    &wait_ms)) && wait_ms > 0 && !run_wait_over(cy))
+			run_pause(cy, wait_ms);
 		return claimed;
 	}
 	if (after_job) {
 		claimed = claim_once(cy, job, token, tokenlen, &wait_ms);
-		if (claimed || wait_ms == 0 || flow_wait_over(cy))
+		if (claimed || wait_ms == 0 || run_wait_over(cy))
 			return claimed;
 	}
 	for (;;) {
 		pthread_mutex_lock(&cy->flow_mu);
-		while (cy->flow_trying && !flow_wait_over(cy))
+		while (cy->flow_trying && !run_wait_over(cy))
 			cond_wait_ms(&cy->flow_turn, &cy->flow_mu, 100);
 		if (cy->flow_trying) {
 			pthread_mutex_unlock(&cy->flow_mu);
@@ -655,7 +653,7 @@ claim_next(struct cycle *cy, struct job *job, char *token, size_t tokenlen,
 		cy->flow_trying = 0;
 		pthread_cond_broadcast(&cy->flow_turn);
 		pthread_mutex_unlock(&cy->flow_mu);
-		if (claimed || wait_ms == 0 || flow_wait_over(cy))
+		if (claimed || wait_ms == 0 || run_wait_over(cy))
 			return claimed;
 	}
 }

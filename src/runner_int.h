@@ -100,6 +100,15 @@ void connection_give(struct cycle *cy);
 void run_failed(struct cycle *cy, enum db_status st, const char *err);
 /* Whether the run may claim another job (the connection held). */
 int run_may_claim(const struct cycle *cy);
+/* The claims gave up on a deadlock (err says why; the connection held):
+ * how long to wait before claiming again, longer each time in a row,
+ * logged with err. */
+int64_t run_claim_conflict(struct cycle *cy, const char *err);
+/* Sleep ms, or until a stop or the end of the budget. */
+void run_pause(const struct cycle *cy, int64_t ms);
+/* Whether a slot waiting to claim stops waiting: a signal, or the time
+ * budget spent. */
+int run_wait_over(const struct cycle *cy);
 /* Run the handler of a job claimed for slot, into res; returns the
  * milliseconds it took.  h is filled in for the job's mark. */
 int64_t run_work(struct cycle *cy, size_t slot, struct job *job,

@@ -7,12 +7,14 @@
 # transaction run again whole).  And a claim that meets a deadlock 15
 # times running, more than the claim's own 10 tries (a busy neighbour,
 # such as the seed's own PHP loop): the run backs off and outlasts it
-# within its budget, with and without flow control, instead of giving up
+# within its budget, with and without flow control and with --jobs=4
+# (whose claims share a transaction with the marks: the marks are written
+# on their own, and the slots claim again later), instead of giving up
 # with 75.  The server raises the deadlocks itself, from a trigger, and
 # counts them in a table that a rollback does not undo (Aria).
 . "${0%/*}/lib.sh"
 
-plan 15
+plan 18
 setup_db
 write_config <<EOF2
 [type.work]
@@ -78,7 +80,7 @@ END//
 SQL
     bail_out "cannot create the claims' trigger"
 sql "$(cat "$TOP/sql/003_flow.sql")" || bail_out "cannot apply sql/003_flow.sql"
-for kind in plain capped; do
+for kind in plain grouped capped; do
 	if [ "$kind" = capped ]; then
 		printf 'concurrency = 2\n' >>"$CONF"
 	fi
@@ -89,7 +91,11 @@ for kind in plain capped; do
 	     SELECT CONCAT('c', seq), 'work', NOW(), NOW(), NOW()
 	       FROM seq_1_to_6"
 	rm -f "$T/ran"
-	run jobrun -v
+	if [ "$kind" = grouped ]; then
+		run jobrun -v --jobs=4
+	else
+		run jobrun -v
+	fi
 	is "$rc" 0 "$kind: the run outlasts 15 deadlocked claims running and exits 0"
 	is "$(sql "SELECT raised FROM claim_deadlocks")" 15 \
 	    "$kind: the server raised the 15 deadlocks"
