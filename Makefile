@@ -208,6 +208,7 @@ lint-structure: jobrun
 
 lint-man:
 	mandoc -T lint -W warning man/jobrun.1 man/jobrun.conf.5 man/jobrun.7
+	test/doc-sizes
 
 # Each pass says how long it took, but the last, so that the run ends
 # with prove's summary.
