@@ -364,8 +364,9 @@ def main():
     ])
 
     # --- 1. throughput ---------------------------------------------------
-    fl, jr, pl, rr, rp = (drain_totals(s) for s in
-                          ("floor", "jobrun", "plain", "rr", "rrplain"))
+    fl, jr, pl, rr, rp, bs = (drain_totals(s) for s in
+                              ("floor", "jobrun", "plain", "rr", "rrplain",
+                               "base"))
     p("## 1. Throughput: the floor, jobrun, the article's design", "",
       f"Each side drains {fmt(f('tp.n'))} due jobs of one type in "
       f"{g('tp.rounds')} rounds on a fresh table (the sides take turns, "
@@ -392,6 +393,13 @@ def main():
                      fmt(jr["jps"]), fmt(jr["us_job"]), "", "", "",
                      fmt(jr["cpu_us_job"], 1),
                      fmt(jr["server_cpu_us_job"])])
+    if bs:
+        rows.append([f"jobrun as `{g('build.base')}` "
+                     f"({g('build.base_commit', '?')}) builds it, "
+                     "handler = noop", fmt(bs["jobs"]),
+                     fmt(bs["jps"]), fmt(bs["us_job"]), "", "", "",
+                     fmt(bs["cpu_us_job"], 1),
+                     fmt(bs["server_cpu_us_job"])])
     ex_jobs = f("tp.exec.jobs")
     ex_us = (f("tp.exec.median_us", 0) / ex_jobs) if ex_jobs else None
     if ex_us:
@@ -431,6 +439,14 @@ def main():
           (("; plain claim " + ", ".join(fmt(x) for x in pl["rounds"]))
            if pl else "") + ".  jobrun / floor per round: " +
           ", ".join(fmt(x, 2) for x in per_round) + ".", "")
+    if bs and jr:
+        p(f"Beside the build of `{g('build.base')}`, in the same rounds: "
+          f"jobrun {fmt(jr['jps'])} jobs/s against {fmt(bs['jps'])} "
+          f"({fmt(ratio(jr['jps'], bs['jps']), 2)} ×); per round "
+          + ", ".join(fmt(x, 2) for x in
+                      (ratio(a, b) for a, b in zip(jr["rounds"],
+                                                   bs["rounds"])))
+          + ".", "")
     if ex_us and jr:
         p(f"exec of /bin/true costs {fmt(ex_us - jr['us_job'])} µs per job "
           f"more than noop (fork, exec, wait, the pipe for the payload); "
@@ -1108,6 +1124,11 @@ def main():
     mid = pairs[len(pairs) // 2] if pairs else None
     sl["noop16"] = mid[2] if mid else None
     floor_jps = mid[3] if mid else None
+    # BENCH_BASE's jobrun in the same rounds: the median of its rounds.
+    based = sorted((v["jps"], v) for v in
+                   (slot(f"base16.r{r}")
+                    for r in range(1, i("slots.rounds", 0) + 1)) if v)
+    base16 = based[len(based) // 2][1] if based else None
     fk = f"slots.floor.r{mid[1]}" if mid else "slots.floor"
     fn = f(f"{fk}.n")
     if any(sl.values()):
@@ -1189,6 +1210,17 @@ def main():
             pk = sl["exec64"]["peak"]
             targets.append(("peak RSS with --jobs=64 ≤ 16 MB",
                             f"{fmt(pk / 1024, 2)} MB", pk <= 16384))
+        if base16 and sl["noop16"]:
+            p(f"--jobs=16, noop, beside the build of `{g('build.base')}` "
+              f"in the same rounds: {fmt(sl['noop16']['jps'])} jobs/s "
+              f"against {fmt(base16['jps'])} "
+              f"({fmt(ratio(sl['noop16']['jps'], base16['jps']), 2)} ×); "
+              f"statements per job {fmt(sl['noop16']['stmts'], 2)} against "
+              f"{fmt(base16['stmts'], 2)}, round trips "
+              f"{fmt(sl['noop16']['reqs'], 2)} against "
+              f"{fmt(base16['reqs'], 2)}, durable commits "
+              f"{fmt(sl['noop16']['fsyncs'], 2)} against "
+              f"{fmt(base16['fsyncs'], 2)}.", "")
         p("The slots share one connection.  With --jobs above 1 what they "
           "have ready at the same moment goes in one transaction (src/"
           "runner.c, serve): the finished jobs' success marks in one fenced "
