@@ -6,11 +6,14 @@
  * operator did not mean: unknown sections and keys are errors, a key given
  * twice is an error, numbers are checked against their ranges.
  *
- * The keys of [database] and [run] are rows of one table, keys[] below,
- * as redis's static_configs[]: section, key, kind, range, default and the
- * field's offset in struct cfg.  Finding a key, setting it, its default,
- * "given twice", its error messages and freeing it all go through the
- * row, so a key is written once and an unknown one cannot land anywhere.
+ * Every key is a row (struct cfg_key), as redis's static_configs[]:
+ * section, key, kind, range, default and the offset of its field in the
+ * struct it fills: struct cfg for [database] and [run] (keys[]), cfg_type
+ * for [type.NAME] (type_keys[]), cfg_schedule for [schedule.NAME]
+ * (sched_keys[]), a handler kind's state for its keys (rows in its file).
+ * Finding a key, setting it, its default, "given twice", its messages and
+ * freeing it all go through the row, so a key is written once and an
+ * unknown one cannot land anywhere.
  *
  * inih is driven through ini_parse_stream with a reader of our own so that
  * we know the line of every key (Debian's inih does not pass it), and so
@@ -32,12 +35,6 @@
 #include "config.h"
 #include "util.h"
 
-/* The keys of a [schedule.NAME] section, in the order of the example
- * file. */
-static const char *const sched_keys[] = { "type", "cron", "payload",
-	"time_zone", "catch_up" };
-#define SCHED_NKEYS (sizeof sched_keys / sizeof sched_keys[0])
-
 /* A key of a [type.NAME] section, kept until the handler kind is known. */
 struct entry {
 	char *key, *value;
@@ -50,28 +47,31 @@ struct pending_type {
 	int line;		/* of the first key, for section-wide errors */
 	int keyed;
 	int handler_line;
-	const struct handler_kind *kind;
+	struct cfg_type type;	/* its kind, once handler is read */
 	struct entry *entries;
 	size_t nentries;
 };
 
 static int check_table(const char *value, char *msg, size_t msglen);
 static int check_time_zone(const char *value, char *msg, size_t msglen);
+static int check_type_name(const char *value, char *msg, size_t msglen);
+static int parse_cron(void *base, const char *value, char *msg,
+    size_t msglen);
+static int parse_rate(void *base, const char *value, char *msg,
+    size_t msglen);
 
-/* The field of struct cfg at f, which must have the type t: the offset
- * alone would not notice a row that writes an int as a string. */
-#define FIELD(f, t) \
-	_Generic(((struct cfg *)0)->f, t: offsetof(struct cfg, f))
-#define NUMBER(s, k, f, lo, hi, d) \
-	{ s, k, CFG_NUMBER, FIELD(f, unsigned long), lo, hi, NULL, d, NULL, 0 }
-#define STRING(s, k, f, d, check) \
-	{ s, k, CFG_STRING, FIELD(f, char *), 0, 0, NULL, d, check, 0 }
-#define SECRET(s, k, f) \
-	{ s, k, CFG_STRING, FIELD(f, char *), 0, 0, NULL, NULL, NULL, 1 }
-#define BOOL(s, k, f, d) \
-	{ s, k, CFG_BOOL, FIELD(f, int), 0, 0, NULL, d, NULL, 0 }
-#define ENUM(s, k, f, names, d) \
-	{ s, k, CFG_ENUM, FIELD(f, int), 0, 0, names, d, NULL, 0 }
+#define FIELD(f, t) CFG_FIELD(struct cfg, f, t)
+#define NUMBER(s, k, f, lo, hi, d) { .section = s, .key = k, \
+	.kind = CFG_NUMBER, .offset = FIELD(f, unsigned long), .min = lo, \
+	.max = hi, .def = d }
+#define STRING(s, k, f, d, chk) { .section = s, .key = k, \
+	.kind = CFG_STRING, .offset = FIELD(f, char *), .def = d, .check = chk }
+#define SECRET(s, k, f) { .section = s, .key = k, .kind = CFG_STRING, \
+	.offset = FIELD(f, char *), .secret = 1 }
+#define BOOL(s, k, f, d) { .section = s, .key = k, .kind = CFG_BOOL, \
+	.offset = FIELD(f, int), .def = d }
+#define ENUM(s, k, f, n, d) { .section = s, .key = k, .kind = CFG_ENUM, \
+	.offset = FIELD(f, int), .names = n, .def = d }
 
 static const char *const log_names[] = { "stderr", "syslog", NULL };
 /* enum cfg_tls, in its order. */
@@ -111,6 +111,49 @@ static const struct cfg_key keys[] = {
 };
 
 #define NKEYS (sizeof keys / sizeof keys[0])
+
+/* The longest cap and rate a type may have: far beyond what one table
+ * can serve, small enough that no arithmetic on them overflows. */
+#define FLOW_MAX 1000000UL
+
+/* The keys of [type.NAME] besides its kind's: the flow control keys that
+ * every kind takes (src/flow.c applies them), and handler, read as soon
+ * as it is given so that the kind's keys may come before it.  The flow
+ * messages leave out the value, as they always have. */
+static const struct cfg_key type_keys[] = {
+	{ .section = "type.NAME", .key = "concurrency", .kind = CFG_NUMBER,
+	  .offset = CFG_FIELD(struct cfg_type, flow.concurrency,
+	  unsigned long), .min = 1, .max = FLOW_MAX, .unit = "jobs",
+	  .bare = 1 },
+	{ .section = "type.NAME", .key = "rate", .kind = CFG_CUSTOM,
+	  .parse = parse_rate },
+	{ .section = "type.NAME", .key = "burst", .kind = CFG_NUMBER,
+	  .offset = CFG_FIELD(struct cfg_type, flow.burst, unsigned long),
+	  .min = 1, .max = FLOW_MAX, .unit = "starts", .bare = 1 },
+	{ .section = "type.NAME", .key = "handler", .kind = CFG_HANDLER,
+	  .offset = CFG_FIELD(struct cfg_type, kind,
+	  const struct handler_kind *) },
+};
+
+#define NTYPE_KEYS (sizeof type_keys / sizeof type_keys[0])
+
+#define SCHED(k, f, chk) { .section = "schedule.NAME", .key = k, \
+	.kind = CFG_STRING, .offset = CFG_FIELD(struct cfg_schedule, f, \
+	char *), .check = chk }
+
+/* The keys of [schedule.NAME], in the order of the example file. */
+static const struct cfg_key sched_keys[] = {
+	SCHED("type", type, check_type_name),
+	{ .section = "schedule.NAME", .key = "cron", .kind = CFG_CUSTOM,
+	  .parse = parse_cron },
+	SCHED("payload", payload, NULL),	/* the server judges it */
+	SCHED("time_zone", time_zone, check_time_zone),
+	{ .section = "schedule.NAME", .key = "catch_up", .kind = CFG_DURATION,
+	  .offset = CFG_FIELD(struct cfg_schedule, catch_up,
+	  unsigned long) },
+};
+
+#define SCHED_NKEYS (sizeof sched_keys / sizeof sched_keys[0])
 
 /* State shared by the reader and the handler during one parse. */
 struct parser {
@@ -259,11 +302,60 @@ check_time_zone(const char *value, char *msg, size_t msglen)
 	    "Europe/Berlin): \"%s\"", value);
 }
 
+/* A type's name as a schedule names it: the type column's values. */
+static int
+check_type_name(const char *value, char *msg, size_t msglen)
+{
+	if (strlen(value) >= 1 && strlen(value) <= CFG_TYPE_MAX &&
+	    valid_chars(value, "_.:-"))
+		return 0;
+	return errf(msg, msglen, "not a type name (1..%d letters, digits, _ "
+	    ". : or -): \"%s\"", CFG_TYPE_MAX, value);
+}
+
+/* cron into a struct cfg_schedule: the parsed form and the text. */
+static int
+parse_cron(void *base, const char *value, char *msg, size_t msglen)
+{
+	struct cfg_schedule *s = base;
+
+	if (cron_parse(value, &s->cron, msg, msglen) != 0)
+		return -1;
+	s->cron_text = xstrdup(value);
+	return 0;
+}
+
 const struct cfg_key *
 cfg_keys(size_t *n)
 {
 	*n = NKEYS;
 	return keys;
+}
+
+const struct cfg_key *
+cfg_type_keys(size_t *n)
+{
+	*n = NTYPE_KEYS;
+	return type_keys;
+}
+
+const struct cfg_key *
+cfg_schedule_keys(size_t *n)
+{
+	*n = SCHED_NKEYS;
+	return sched_keys;
+}
+
+/* The row of key among the n rows at rows, or NULL. */
+static const struct cfg_key *
+find_row(const struct cfg_key *rows, size_t n, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(rows[i].key, key) == 0)
+			return &rows[i];
+	return NULL;
 }
 
 /* The row of [section] key, or NULL. */
@@ -291,53 +383,108 @@ enum_names(const struct cfg_key *k, char *buf, size_t len)
 		    k->names[i + 1] == NULL ? " or " : ", ", k->names[i]);
 }
 
-/* Where row k's value lives in cfg. */
-static void *
-field_of(struct cfg *cfg, const struct cfg_key *k)
-{
-	return (char *)cfg + k->offset;
-}
-
-/* Set the field of row k from value: 1, or 0 after fail(). */
+/* Read value into the field of row k in the struct at base: 0, or -1
+ * with msg saying what is wrong. */
 static int
-set_key(struct parser *p, const struct cfg_key *k, const char *value)
+key_set(const struct cfg_key *k, void *base, const char *value, char *msg,
+    size_t msglen)
 {
-	void *field = field_of(p->cfg, k);
+	void *field = (char *)base + k->offset;
 	unsigned long *number = field;
 	int *flag = field, i;
-	char **string = field, msg[512];
+	char **string = field, names[256];
+	const struct handler_kind **kind = field;
 
 	switch (k->kind) {
 	case CFG_NUMBER:
-		if (parse_ulong(value, k->min, k->max, number) != 0)
-			return fail(p, p->line, k->section, k->key,
-			    "not a number in %lu..%lu: \"%s\"", k->min, k->max,
-			    value);
-		return 1;
+		if (parse_ulong(value, k->min, k->max, number) == 0)
+			return 0;
+		return errf(msg, msglen, "not a number%s%s in %lu..%lu%s%s%s",
+		    k->unit != NULL ? " of " : "", k->unit != NULL ? k->unit :
+		    "", k->min, k->max, k->bare ? "" : ": \"", k->bare ? "" :
+		    value, k->bare ? "" : "\"");
 	case CFG_BOOL:
-		if (parse_bool(value, flag) != 0)
-			return fail(p, p->line, k->section, k->key,
-			    "yes or no, not \"%s\"", value);
-		return 1;
+		if (parse_bool(value, flag) == 0)
+			return 0;
+		return errf(msg, msglen, "yes or no, not \"%s\"", value);
 	case CFG_ENUM:
 		for (i = 0; k->names[i] != NULL; i++)
 			if (strcmp(k->names[i], value) == 0) {
 				*flag = i;
-				return 1;
+				return 0;
 			}
-		enum_names(k, msg, sizeof msg);
-		return fail(p, p->line, k->section, k->key, "%s, not \"%s\"",
-		    msg, value);
+		enum_names(k, names, sizeof names);
+		return errf(msg, msglen, "%s, not \"%s\"", names, value);
 	case CFG_STRING:
-		if (k->check != NULL && k->check(value, msg, sizeof msg) != 0)
-			return fail(p, p->line, k->section, k->key, "%s", msg);
+		if (k->check != NULL && k->check(value, msg, msglen) != 0)
+			return -1;
 		/* Empty means unset, so "socket =" in the example file is
 		 * harmless. */
 		free(*string);
 		*string = value[0] != '\0' ? xstrdup(value) : NULL;
-		return 1;
+		return 0;
+	case CFG_DURATION:
+		if (cli_duration(value, number) == 0)
+			return 0;
+		return errf(msg, msglen, "not a duration such as 3600, 90m, "
+		    "12h, 30d or 2w (at most 10 years): \"%s\"", value);
+	case CFG_HANDLER:
+		if ((*kind = handler_find(value)) != NULL)
+			return 0;
+		return errf(msg, msglen, "unknown handler \"%s\" (known: %s)",
+		    value, handler_names(names, sizeof names));
+	case CFG_CUSTOM:
+		return k->parse(base, value, msg, msglen);
 	}
-	return fail(p, p->line, k->section, k->key, "no kind");
+	return errf(msg, msglen, "no kind");
+}
+
+/* Every default of the n rows at rows into base, through the same checks
+ * as a value in the file: 1, or 0 after fail() (in section, or the
+ * row's when NULL). */
+static int
+set_defaults(struct parser *p, const struct cfg_key *rows, size_t n,
+    void *base, const char *section)
+{
+	char msg[512];
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (rows[i].def != NULL && key_set(&rows[i], base,
+		    rows[i].def, msg, sizeof msg) != 0)
+			return fail(p, 0, section != NULL ? section :
+			    rows[i].section, rows[i].key, "default: %s", msg);
+	return 1;
+}
+
+/* Free the strings the n rows at rows put into base. */
+static void
+free_strings(const struct cfg_key *rows, size_t n, void *base)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		char **field = (void *)((char *)base + rows[i].offset);
+
+		if (rows[i].kind != CFG_STRING || *field == NULL)
+			continue;
+		if (rows[i].secret)
+			explicit_bzero(*field, strlen(*field));
+		free(*field);
+		*field = NULL;
+	}
+}
+
+/* "a, b or c": the keys of the n rows at rows, for an unknown one. */
+static void
+key_names(const struct cfg_key *rows, size_t n, char *buf, size_t len)
+{
+	size_t i, used = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < n && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%s",
+		    i == 0 ? "" : ", ", rows[i].key);
 }
 
 /* A key given again at the current line, first at line first: inih
@@ -368,6 +515,7 @@ fixed_section_key(struct parser *p, const char *section, const char *key,
     const char *value)
 {
 	const struct cfg_key *k = find_key(section, key);
+	char msg[512];
 	int *given;
 
 	if (k == NULL)
@@ -377,7 +525,9 @@ fixed_section_key(struct parser *p, const char *section, const char *key,
 		return fail_twice(p, p->line, section, key, *given,
 		    continuation(p));
 	*given = p->line;
-	return set_key(p, k, value);
+	if (key_set(k, p->cfg, value, msg, sizeof msg) != 0)
+		return fail(p, p->line, section, key, "%s", msg);
+	return 1;
 }
 
 static struct pending_type *
@@ -399,9 +549,10 @@ type_key(struct parser *p, const char *section, const char *key,
     const char *value)
 {
 	const char *name = section + strlen("type.");
+	const struct cfg_key *k = find_row(type_keys, NTYPE_KEYS, key);
 	struct pending_type *t;
 	struct entry *e;
-	char names[128];
+	char msg[512];
 
 	if (strlen(name) < 1 || strlen(name) > CFG_TYPE_MAX ||
 	    !valid_chars(name, "_.:-"))
@@ -413,16 +564,13 @@ type_key(struct parser *p, const char *section, const char *key,
 		t->keyed = 1;
 		t->line = p->line;
 	}
-	if (strcmp(key, "handler") == 0) {
-		if (t->kind != NULL)
+	if (k != NULL && k->kind == CFG_HANDLER) {
+		if (t->handler_line != 0)
 			return fail_twice(p, p->line, section, key,
 			    t->handler_line, continuation(p));
-		t->kind = handler_find(value);
 		t->handler_line = p->line;
-		if (t->kind == NULL)
-			return fail(p, p->line, section, key,
-			    "unknown handler \"%s\" (known: %s)", value,
-			    handler_names(names, sizeof names));
+		if (key_set(k, &t->type, value, msg, sizeof msg) != 0)
+			return fail(p, p->line, section, key, "%s", msg);
 		return 1;
 	}
 	t->entries = xrealloc(t->entries, (t->nentries + 1) *
@@ -451,48 +599,9 @@ find_schedule(struct parser *p, const char *name)
 	memset(p->sched_given[cfg->nschedules], 0, sizeof *p->sched_given);
 	cfg->schedules[cfg->nschedules] = (struct cfg_schedule){
 	    .name = xstrdup(name), .line = p->line };
+	set_defaults(p, sched_keys, SCHED_NKEYS,
+	    &cfg->schedules[cfg->nschedules], p->section);
 	return &cfg->schedules[cfg->nschedules++];
-}
-
-/* A value of [schedule.NAME] into s: 1, or 0 after fail(). */
-static int
-set_schedule(struct parser *p, struct cfg_schedule *s, const char *section,
-    size_t k, const char *value)
-{
-	char msg[512];
-
-	switch (k) {
-	case 0:
-		if (strlen(value) < 1 || strlen(value) > CFG_TYPE_MAX ||
-		    !valid_chars(value, "_.:-"))
-			return fail(p, p->line, section, sched_keys[k],
-			    "not a type name (1..%d letters, digits, _ . : "
-			    "or -): \"%s\"", CFG_TYPE_MAX, value);
-		s->type = xstrdup(value);
-		return 1;
-	case 1:
-		if (cron_parse(value, &s->cron, msg, sizeof msg) != 0)
-			return fail(p, p->line, section, sched_keys[k], "%s",
-			    msg);
-		s->cron_text = xstrdup(value);
-		return 1;
-	case 2:
-		/* The server judges it, as it judges enqueue's. */
-		s->payload = value[0] != '\0' ? xstrdup(value) : NULL;
-		return 1;
-	case 3:
-		if (check_time_zone(value, msg, sizeof msg) != 0)
-			return fail(p, p->line, section, sched_keys[k], "%s",
-			    msg);
-		s->time_zone = value[0] != '\0' ? xstrdup(value) : NULL;
-		return 1;
-	default:
-		if (cli_duration(value, &s->catch_up) != 0)
-			return fail(p, p->line, section, sched_keys[k],
-			    "not a duration such as 3600, 90m, 12h, 30d or 2w "
-			    "(at most 10 years): \"%s\"", value);
-		return 1;
-	}
 }
 
 /* Whether name is another schedule's under the job table's collation
@@ -526,9 +635,10 @@ schedule_key(struct parser *p, const char *section, const char *key,
     const char *value)
 {
 	const char *name = section + strlen("schedule.");
+	const struct cfg_key *k = find_row(sched_keys, SCHED_NKEYS, key);
 	struct cfg_schedule *s;
+	char msg[512];
 	int *given;
-	size_t k;
 
 	/* The name goes into business keys "NAME@YYYY-MM-DDTHH:MM". */
 	if (strlen(name) < 1 || strlen(name) > CFG_TYPE_MAX ||
@@ -536,21 +646,22 @@ schedule_key(struct parser *p, const char *section, const char *key,
 		return fail(p, p->line, section, NULL,
 		    "not a schedule name (1..%d letters, digits, _ . : or -)",
 		    CFG_TYPE_MAX);
-	for (k = 0; k < SCHED_NKEYS; k++)
-		if (strcmp(sched_keys[k], key) == 0)
-			break;
-	if (k == SCHED_NKEYS)
+	if (k == NULL) {
+		key_names(sched_keys, SCHED_NKEYS, msg, sizeof msg);
 		return fail(p, p->line, section, key, "unknown key (known: "
-		    "type, cron, payload, time_zone, catch_up)");
+		    "%s)", msg);
+	}
 	if (same_schedule(p, section, name) != 0)
 		return 0;
 	s = find_schedule(p, name);
-	given = &p->sched_given[s - p->cfg->schedules][k];
+	given = &p->sched_given[s - p->cfg->schedules][k - sched_keys];
 	if (*given != 0)
 		return fail_twice(p, p->line, section, key, *given,
 		    continuation(p));
 	*given = p->line;
-	return set_schedule(p, s, section, k, value);
+	if (key_set(k, s, value, msg, sizeof msg) != 0)
+		return fail(p, p->line, section, key, "%s", msg);
+	return 1;
 }
 
 /* A schedule needs a type and a cron expression. */
@@ -581,7 +692,7 @@ unknown_section(struct parser *p, const char *section)
 			n += (size_t)snprintf(known + n, sizeof known - n,
 			    "%s, ", keys[i].section);
 	return fail(p, p->line, section, NULL, "unknown section (known: "
-	    "%stype.NAME, schedule.NAME)", known);
+	    "%s%s, %s)", known, type_keys[0].section, sched_keys[0].section);
 }
 
 static int
@@ -611,21 +722,6 @@ on_key(void *user, const char *inih_section, const char *key,
 	return rc;
 }
 
-static int
-is_repeatable(const struct handler_kind *kind, const char *key)
-{
-	const char *const *k;
-
-	for (k = kind->repeatable; k != NULL && *k != NULL; k++)
-		if (strcmp(*k, key) == 0)
-			return 1;
-	return 0;
-}
-
-/* The longest cap and rate a type may have: far beyond what one table
- * can serve, small enough that no arithmetic on them overflows. */
-#define FLOW_MAX 1000000UL
-
 /* The periods a rate may be counted in. */
 static const struct {
 	const char *unit;
@@ -654,62 +750,75 @@ cfg_parse_rate(const char *value, unsigned long *rate, unsigned long *period)
 	return -1;
 }
 
-/* The flow control keys every kind of type takes (src/flow.c applies
- * them): 1 when key is not one, 0 when set, -1 with msg. */
+/* rate into a struct cfg_type: the count and the period's seconds. */
 static int
-flow_key(struct cfg_flow *f, const char *key, const char *value, char *msg,
-    size_t msglen)
+parse_rate(void *base, const char *value, char *msg, size_t msglen)
 {
-	if (strcmp(key, "concurrency") == 0) {
-		if (parse_ulong(value, 1, FLOW_MAX, &f->concurrency) == 0)
-			return 0;
-		snprintf(msg, msglen, "not a number of jobs in 1..%lu",
-		    FLOW_MAX);
-		return -1;
-	}
-	if (strcmp(key, "rate") == 0) {
-		if (cfg_parse_rate(value, &f->rate, &f->period) == 0)
-			return 0;
-		snprintf(msg, msglen, "not a rate: N/s, N/min or N/h with N "
-		    "in 1..%lu", FLOW_MAX);
-		return -1;
-	}
-	if (strcmp(key, "burst") == 0) {
-		if (parse_ulong(value, 1, FLOW_MAX, &f->burst) == 0)
-			return 0;
-		snprintf(msg, msglen, "not a number of starts in 1..%lu",
-		    FLOW_MAX);
-		return -1;
-	}
-	return 1;
+	struct cfg_flow *f = &((struct cfg_type *)base)->flow;
+
+	if (cfg_parse_rate(value, &f->rate, &f->period) == 0)
+		return 0;
+	return errf(msg, msglen, "not a rate: N/s, N/min or N/h with N in "
+	    "1..%lu", FLOW_MAX);
+}
+
+/* The row of a [type.NAME] key, flow or the kind's, and the struct it
+ * fills; NULL after fail() for a key neither has. */
+static const struct cfg_key *
+type_row(struct parser *p, const char *section, struct cfg_type *t,
+    const struct entry *e, void **base)
+{
+	const struct handler_kind *kind = t->kind;
+	const struct cfg_key *k;
+
+	*base = t;
+	if ((k = find_row(type_keys, NTYPE_KEYS, e->key)) != NULL)
+		return k;
+	*base = t->handler;
+	if ((k = find_row(kind->keys, kind->nkeys, e->key)) != NULL)
+		return k;
+	/* noop, which has no key of its own, names the one it was given. */
+	if (kind->nkeys == 0)
+		fail(p, e->line, section, e->key, "unknown key for handler "
+		    "%s: %s", kind->name, e->key);
+	else
+		fail(p, e->line, section, e->key, "unknown key for handler "
+		    "%s", kind->name);
+	return NULL;
 }
 
 /* Hand a collected [type.NAME] section to its handler kind. */
 static int
 finish_type(struct parser *p, struct pending_type *t, struct cfg_type *out)
 {
-	char section[CFG_TYPE_MAX + 8], msg[256], names[128];
-	int rc, burst_line = 0;
+	char section[CFG_TYPE_MAX + 8], msg[512], names[128];
+	const struct cfg_key *k;
+	int burst_line = 0;
 	size_t i, j;
+	void *base;
 
 	snprintf(section, sizeof section, "type.%s", t->name);
-	if (t->kind == NULL)
+	if (t->type.kind == NULL)
 		return fail(p, t->line, section, "handler",
 		    "missing (known: %s)", handler_names(names, sizeof names));
 	out->name = xstrdup(t->name);
-	out->kind = t->kind;
-	out->handler = t->kind->create();
+	out->kind = t->type.kind;
+	out->handler = out->kind->create();
+	if (!set_defaults(p, type_keys, NTYPE_KEYS, out, section) ||
+	    !set_defaults(p, out->kind->keys, out->kind->nkeys, out->handler,
+	    section))
+		return 0;
 	for (i = 0; i < t->nentries; i++) {
 		const struct entry *e = &t->entries[i];
 
+		if ((k = type_row(p, section, out, e, &base)) == NULL)
+			return 0;
 		for (j = 0; j < i; j++)
 			if (strcmp(t->entries[j].key, e->key) == 0 &&
-			    !is_repeatable(t->kind, e->key))
+			    !k->repeatable)
 				return fail_twice(p, e->line, section, e->key,
 				    t->entries[j].line, e->continued);
-		rc = flow_key(&out->flow, e->key, e->value, msg, sizeof msg);
-		if (rc < 0 || (rc > 0 && t->kind->set(out->handler, e->key,
-		    e->value, msg, sizeof msg) != 0))
+		if (key_set(k, base, e->value, msg, sizeof msg) != 0)
 			return fail(p, e->line, section, e->key, "%s", msg);
 		if (strcmp(e->key, "burst") == 0)
 			burst_line = e->line;
@@ -718,7 +827,7 @@ finish_type(struct parser *p, struct pending_type *t, struct cfg_type *out)
 		return fail(p, burst_line, section, "burst", "without rate");
 	if (out->flow.rate != 0 && out->flow.burst == 0)
 		out->flow.burst = 1;
-	if (t->kind->ready(out->handler, msg, sizeof msg) != 0)
+	if (out->kind->ready(out->handler, msg, sizeof msg) != 0)
 		return fail(p, t->handler_line, section, NULL, "%s", msg);
 	return 1;
 }
@@ -737,17 +846,6 @@ free_pending(struct parser *p)
 		free(p->types[i].name);
 	}
 	free(p->types);
-}
-
-/* Every row's default, through the same checks as a value in the file. */
-static void
-set_defaults(struct parser *p)
-{
-	size_t i;
-
-	for (i = 0; i < NKEYS; i++)
-		if (keys[i].def != NULL)
-			set_key(p, &keys[i], keys[i].def);
 }
 
 /* The line row (section, key) was given at, or 0. */
@@ -830,7 +928,7 @@ cfg_parse(struct cfg *cfg, const char *path, const char *text, char *err,
 		p.pos = text + 3;
 	memset(cfg, 0, sizeof *cfg);
 	cfg->path = xstrdup(path);
-	set_defaults(&p);
+	set_defaults(&p, keys, NKEYS, cfg, NULL);
 	rc = ini_parse_stream(read_line, &p, on_key, &p);
 	if (rc > 0 && (!p.failed || rc < p.fail_line)) {
 		p.failed = 0;
@@ -874,21 +972,11 @@ cfg_free(struct cfg *cfg)
 	free(cfg->types);
 	for (i = 0; i < cfg->nschedules; i++) {
 		free(cfg->schedules[i].name);
-		free(cfg->schedules[i].type);
 		free(cfg->schedules[i].cron_text);
-		free(cfg->schedules[i].payload);
-		free(cfg->schedules[i].time_zone);
+		free_strings(sched_keys, SCHED_NKEYS, &cfg->schedules[i]);
 	}
 	free(cfg->schedules);
-	for (i = 0; i < NKEYS; i++) {
-		char **field = field_of(cfg, &keys[i]);
-
-		if (keys[i].kind != CFG_STRING || *field == NULL)
-			continue;
-		if (keys[i].secret)
-			explicit_bzero(*field, strlen(*field));
-		free(*field);
-	}
+	free_strings(keys, NKEYS, cfg);
 	free(cfg->path);
 	memset(cfg, 0, sizeof *cfg);
 }

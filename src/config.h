@@ -119,34 +119,56 @@ struct cfg {
 	size_t nschedules;
 };
 
-/* How the value of a [database] or [run] key is read into its field. */
+/* How the value of a key is read into its field. */
 enum cfg_kind {
 	CFG_NUMBER,	/* unsigned long, decimal, in min..max */
 	CFG_STRING,	/* char *, malloc'ed; empty means unset (NULL) */
 	CFG_BOOL,	/* int 0 or 1: yes/no, true/false, on/off, 1/0 */
-	CFG_ENUM	/* int: the index of the value in names */
+	CFG_ENUM,	/* int: the index of the value in names */
+	CFG_DURATION,	/* unsigned long seconds: 3600, 90m, 12h, 30d, 2w */
+	CFG_HANDLER,	/* const struct handler_kind *, by name (handlers.c) */
+	CFG_CUSTOM	/* read by the row's parse */
 };
 
-/* One key of [database] or [run]: the one place that says it exists,
- * what it takes and where it goes.  Parsing, defaults, cfg_free and the
- * unit test that holds etc/jobrun.conf and jobrun.conf(5) to the code all
- * read the table of these. */
+/* One key of a section: the one place that says it exists, what it takes
+ * and where it goes.  [database] and [run] fill struct cfg, [type.NAME]
+ * struct cfg_type, [schedule.NAME] struct cfg_schedule, and a handler
+ * kind's keys (its handler_kind's keys) the kind's own state.  Parsing,
+ * defaults, "given twice", the messages, cfg_free and the unit test that
+ * holds etc/jobrun.conf and jobrun.conf(5) to the code all read these. */
 struct cfg_key {
+	/* database, run, type.NAME, schedule.NAME, or a handler kind's
+	 * name (its keys are [type.NAME] keys once handler names it) */
 	const char *section;
 	const char *key;
 	enum cfg_kind kind;
-	size_t offset;		/* of the field in struct cfg */
+	size_t offset;		/* of the field in the struct it fills */
 	unsigned long min, max;	/* CFG_NUMBER */
+	const char *unit;	/* CFG_NUMBER: "not a number of UNIT in" */
+	int bare;		/* CFG_NUMBER: the message omits the value */
 	const char *const *names;	/* CFG_ENUM, NULL-ended */
 	const char *def;	/* the default as the file writes it, or NULL */
 	/* A further check of a CFG_STRING value, empty ones included (NULL:
 	 * none): 0, or -1 with msg saying what is wrong. */
 	int (*check)(const char *value, char *msg, size_t msglen);
+	/* CFG_CUSTOM: read value into the struct at base (offset unused):
+	 * 0, or -1 with msg. */
+	int (*parse)(void *base, const char *value, char *msg, size_t msglen);
 	int secret;		/* wiped before it is freed */
+	int repeatable;		/* may be given more than once */
 };
 
-/* The table of keys, in the order of the example file; *n its length. */
+/* The offset of field f of struct s, which must have the type t: the
+ * offset alone would not notice a row that writes an int as a string. */
+#define CFG_FIELD(s, f, t) _Generic(((s *)0)->f, t: offsetof(s, f))
+
+/* The keys of [database] and [run], in the order of the example file;
+ * *n its length. */
 const struct cfg_key *cfg_keys(size_t *n);
+/* The keys of [type.NAME] that are not the handler kind's own. */
+const struct cfg_key *cfg_type_keys(size_t *n);
+/* The keys of [schedule.NAME]. */
+const struct cfg_key *cfg_schedule_keys(size_t *n);
 
 /* Read and check the file at path.  On error returns -1 and err reads
  * "FILE:LINE: [section] key: what is wrong"; cfg is then empty. */

@@ -43,13 +43,13 @@
 #include <unistd.h>
 
 #include "argv.h"
+#include "config.h"
 #include "handler.h"
 #include "lines.h"
 #include "http.h"
 #include "util.h"
 #include "watchdog.h"
 
-#define EXEC_DEFAULT_TIMEOUT 60
 #define EXEC_KILL_GRACE_MS 2000
 #define EXEC_TAIL_BYTES (64 * 1024)
 #define EXEC_TICK_MS 1000
@@ -103,35 +103,28 @@ struct child {
 static void *
 exec_create(void)
 {
-	struct exec_state *st = xcalloc(1, sizeof *st);
-
-	st->timeout = EXEC_DEFAULT_TIMEOUT;
-	return st;
+	return xcalloc(1, sizeof(struct exec_state));
 }
 
+/* command into argv, split as a shell would, without one. */
 static int
-exec_set(void *state, const char *key, const char *value, char *err,
-    size_t errlen)
+parse_command(void *state, const char *value, char *msg, size_t msglen)
 {
 	struct exec_state *st = state;
-	char msg[256];
 
-	if (strcmp(key, "command") == 0) {
-		argv_free(st->argv);
-		st->argv = NULL;
-		if (argv_split(value, &st->argv, msg, sizeof msg) != 0)
-			return errf(err, errlen, "%s", msg);
-		return 0;
-	}
-	if (strcmp(key, "timeout") == 0) {
-		if (parse_ulong(value, 1, 86400, &st->timeout) != 0)
-			return errf(err, errlen,
-			    "not a number of seconds in 1..86400: \"%s\"",
-			    value);
-		return 0;
-	}
-	return errf(err, errlen, "unknown key for handler exec");
+	argv_free(st->argv);
+	st->argv = NULL;
+	return argv_split(value, &st->argv, msg, msglen) != 0 ? -1 : 0;
 }
+
+/* The keys of an exec section, which config.c reads into exec_state. */
+static const struct cfg_key exec_keys[] = {
+	{ .section = "exec", .key = "command", .kind = CFG_CUSTOM,
+	  .parse = parse_command },
+	{ .section = "exec", .key = "timeout", .kind = CFG_NUMBER,
+	  .offset = CFG_FIELD(struct exec_state, timeout, unsigned long),
+	  .min = 1, .max = 86400, .unit = "seconds", .def = "60" },
+};
 
 static int
 exec_ready(void *state, char *err, size_t errlen)
@@ -840,7 +833,8 @@ out:
 const struct handler_kind exec_kind = {
 	.name = "exec",
 	.create = exec_create,
-	.set = exec_set,
+	.keys = exec_keys,
+	.nkeys = sizeof exec_keys / sizeof exec_keys[0],
 	.ready = exec_ready,
 	.run = exec_run,
 	.destroy = exec_destroy,

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct cfg_key;
+
 /* last_error keeps at most this many characters (the seed's mb_substr). */
 #define LAST_ERROR_CHARS 1000
 #define LAST_ERROR_BYTES (LAST_ERROR_CHARS * 4 + 1)
@@ -129,14 +131,12 @@ struct handler_watch {
 
 struct handler_kind {
 	const char *name;
-	/* Keys that may be given more than once in a section (NULL-ended). */
-	const char *const *repeatable;
+	/* Its keys in a [type.NAME] section: rows that config.c reads into
+	 * the state (struct cfg_key, config.h), defaults included. */
+	const struct cfg_key *keys;
+	size_t nkeys;
 	/* Allocate the per-type state. */
 	void *(*create)(void);
-	/* Apply one configuration key of a [type.NAME] section; -1 with err
-	 * for an unknown key or a bad value. */
-	int (*set)(void *state, const char *key, const char *value,
-	           char *err, size_t errlen);
 	/* All keys are in: check that the required ones were given. */
 	int (*ready)(void *state, char *err, size_t errlen);
 	/* Before the first job of a run: read what the configuration only

@@ -40,13 +40,8 @@
 #include "rawjson.h"
 #include "util.h"
 
-#define HTTP_DEFAULT_TIMEOUT 60
-#define HTTP_DEFAULT_CONNECT_TIMEOUT 10
-#define HTTP_DEFAULT_MAX_RESPONSE 65536
 #define HTTP_MAX_RESPONSE_LIMIT (16 * 1024 * 1024)
 #define HTTP_TICK_MS 1000
-
-static const char *const http_repeatable[] = { "header", "header_env", NULL };
 
 struct http_state {
 	char *url;
@@ -83,9 +78,6 @@ http_create(void)
 	struct http_state *st = xcalloc(1, sizeof *st);
 
 	pthread_mutex_init(&st->pool_lock, NULL);
-	st->timeout = HTTP_DEFAULT_TIMEOUT;
-	st->connect_timeout = HTTP_DEFAULT_CONNECT_TIMEOUT;
-	st->max_response = HTTP_DEFAULT_MAX_RESPONSE;
 	return st;
 }
 
@@ -271,80 +263,101 @@ valid_url(const struct libcurl *lc, const char *url)
 	return ok;
 }
 
+/* libcurl, which url and header need, loaded once: 0, or -1 with err. */
 static int
-set_seconds(const char *value, unsigned long max, unsigned long *out,
-    char *err, size_t errlen)
+load_curl(struct http_state *st, char *err, size_t errlen)
 {
-	if (parse_ulong(value, 1, max, out) != 0)
-		return errf(err, errlen, "not a number of seconds in 1..%lu: "
-		    "\"%s\"", max, value);
+	if (st->lc.handle == NULL && libcurl_open(&st->lc, err, errlen) != 0)
+		return -1;
 	return 0;
 }
 
 static int
-http_set(void *state, const char *key, const char *value, char *err,
-    size_t errlen)
+parse_url(void *state, const char *value, char *err, size_t errlen)
 {
 	struct http_state *st = state;
 
-	if (st->lc.handle == NULL && libcurl_open(&st->lc, err, errlen) != 0)
+	if (load_curl(st, err, errlen) != 0)
 		return -1;
-
-	if (strcmp(key, "url") == 0) {
-		if (!valid_url(&st->lc, value))
-			return errf(err, errlen, "not an http:// or https:// "
-			    "URL: \"%s\"", value);
-		free(st->url);
-		st->url = xstrdup(value);
-	} else if (strcmp(key, "method") == 0) {
-		if (strcmp(value, "POST") != 0 && strcmp(value, "PUT") != 0)
-			return errf(err, errlen, "POST or PUT, not \"%s\"",
-			    value);
-		st->put = strcmp(value, "PUT") == 0;
-	} else if (strcmp(key, "timeout") == 0)
-		return set_seconds(value, 86400, &st->timeout, err, errlen);
-	else if (strcmp(key, "connect_timeout") == 0)
-		return set_seconds(value, 3600, &st->connect_timeout, err,
-		    errlen);
-	else if (strcmp(key, "header") == 0)
-		return add_header(st, value, err, errlen);
-	else if (strcmp(key, "header_env") == 0) {
-		const char *colon = strchr(value, ':');
-
-		if (colon == NULL || colon == value ||
-		    strspn(colon + 1, " \t") == strlen(colon + 1))
-			return errf(err, errlen, "expected \"Name: VARIABLE\"");
-		remember(&st->env_specs, &st->nenv, value);
-	} else if (strcmp(key, "header_file") == 0)
-		remember(&st->files, &st->nfiles, value);
-	else if (strcmp(key, "ca_file") == 0) {
-		free(st->ca_file);
-		st->ca_file = xstrdup(value);
-	} else if (strcmp(key, "ca_path") == 0) {
-		free(st->ca_path);
-		st->ca_path = xstrdup(value);
-	} else if (strcmp(key, "insecure") == 0) {
-		if (parse_bool(value, &st->insecure) != 0)
-			return errf(err, errlen, "yes or no, not \"%s\"",
-			    value);
-	} else if (strcmp(key, "max_response") == 0) {
-		if (parse_ulong(value, 0, HTTP_MAX_RESPONSE_LIMIT,
-		    &st->max_response) != 0)
-			return errf(err, errlen, "not a number of bytes in "
-			    "0..%d: \"%s\"", HTTP_MAX_RESPONSE_LIMIT, value);
-	} else
-		return errf(err, errlen, "unknown key for handler http");
+	if (!valid_url(&st->lc, value))
+		return errf(err, errlen, "not an http:// or https:// URL: "
+		    "\"%s\"", value);
+	free(st->url);
+	st->url = xstrdup(value);
 	return 0;
 }
+
+static int
+parse_header(void *state, const char *value, char *err, size_t errlen)
+{
+	if (load_curl(state, err, errlen) != 0)
+		return -1;
+	return add_header(state, value, err, errlen);
+}
+
+/* Only its form here; the variable is read by prepare. */
+static int
+parse_header_env(void *state, const char *value, char *err, size_t errlen)
+{
+	struct http_state *st = state;
+	const char *colon = strchr(value, ':');
+
+	if (colon == NULL || colon == value ||
+	    strspn(colon + 1, " \t") == strlen(colon + 1))
+		return errf(err, errlen, "expected \"Name: VARIABLE\"");
+	remember(&st->env_specs, &st->nenv, value);
+	return 0;
+}
+
+/* The file is read by prepare. */
+static int
+parse_header_file(void *state, const char *value, char *err, size_t errlen)
+{
+	struct http_state *st = state;
+
+	(void)err, (void)errlen;
+	remember(&st->files, &st->nfiles, value);
+	return 0;
+}
+
+#define HTTP_FIELD(f, t) CFG_FIELD(struct http_state, f, t)
+#define HTTP_SECONDS(k, f, hi, d) { .section = "http", .key = k, \
+	.kind = CFG_NUMBER, .offset = HTTP_FIELD(f, unsigned long), .min = 1, \
+	.max = hi, .unit = "seconds", .def = d }
+#define HTTP_PARSE(k, fn, rep) { .section = "http", .key = k, \
+	.kind = CFG_CUSTOM, .parse = fn, .repeatable = rep }
+#define HTTP_STRING(k, f) { .section = "http", .key = k, \
+	.kind = CFG_STRING, .offset = HTTP_FIELD(f, char *) }
+
+static const char *const methods[] = { "POST", "PUT", NULL };
+
+/* The keys of an http section, which config.c reads into http_state;
+ * only header and header_env may be given more than once. */
+static const struct cfg_key http_keys[] = {
+	HTTP_PARSE("url", parse_url, 0),
+	{ .section = "http", .key = "method", .kind = CFG_ENUM,
+	  .offset = HTTP_FIELD(put, int), .names = methods, .def = "POST" },
+	HTTP_SECONDS("timeout", timeout, 86400, "60"),
+	HTTP_SECONDS("connect_timeout", connect_timeout, 3600, "10"),
+	HTTP_PARSE("header", parse_header, 1),
+	HTTP_PARSE("header_env", parse_header_env, 1),
+	HTTP_PARSE("header_file", parse_header_file, 0),
+	HTTP_STRING("ca_file", ca_file),
+	HTTP_STRING("ca_path", ca_path),
+	{ .section = "http", .key = "insecure", .kind = CFG_BOOL,
+	  .offset = HTTP_FIELD(insecure, int), .def = "no" },
+	{ .section = "http", .key = "max_response", .kind = CFG_NUMBER,
+	  .offset = HTTP_FIELD(max_response, unsigned long), .min = 0,
+	  .max = HTTP_MAX_RESPONSE_LIMIT, .unit = "bytes", .def = "65536" },
+};
 
 static int
 http_ready(void *state, char *err, size_t errlen)
 {
 	struct http_state *st = state;
 
-	if (st->lc.handle == NULL && libcurl_open(&st->lc, err, errlen) != 0)
+	if (load_curl(st, err, errlen) != 0)
 		return -1;
-
 	if (st->url == NULL)
 		return errf(err, errlen, "handler http needs a url");
 	return 0;
@@ -696,9 +709,9 @@ out:
 
 const struct handler_kind http_kind = {
 	.name = "http",
-	.repeatable = http_repeatable,
+	.keys = http_keys,
+	.nkeys = sizeof http_keys / sizeof http_keys[0],
 	.create = http_create,
-	.set = http_set,
 	.ready = http_ready,
 	.prepare = http_prepare,
 	.warning = http_warning,

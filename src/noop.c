@@ -16,15 +16,6 @@ noop_create(void)
 }
 
 static int
-noop_set(void *state, const char *key, const char *value, char *err,
-    size_t errlen)
-{
-	(void)state;
-	(void)value;
-	return errf(err, errlen, "unknown key for handler noop: %s", key);
-}
-
-static int
 noop_ready(void *state, char *err, size_t errlen)
 {
 	(void)state;
@@ -52,7 +43,6 @@ noop_destroy(void *state)
 const struct handler_kind noop_kind = {
 	.name = "noop",
 	.create = noop_create,
-	.set = noop_set,
 	.ready = noop_ready,
 	.run = noop_run,
 	.destroy = noop_destroy,

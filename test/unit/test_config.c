@@ -441,6 +441,130 @@ test_every_key_twice(void **state)
 	}
 }
 
+/* A value row k takes, for the tests that walk every table. */
+static const char *
+sample(const struct cfg_key *k)
+{
+	static const char *const samples[][2] = { { "rate", "1/s" },
+	    { "command", "true" }, { "url", "http://127.0.0.1/" },
+	    { "header", "X-A: b" }, { "header_env", "X-A: HOME" },
+	    { "cron", "@daily" }, { "time_zone", "+00:00" },
+	    { "payload", "{}" }, { "catch_up", "0" } };
+	static char number[32];
+	size_t i;
+
+	if (k->def != NULL)
+		return k->def;
+	if (k->kind == CFG_NUMBER) {
+		snprintf(number, sizeof number, "%lu", k->min);
+		return number;
+	}
+	for (i = 0; i < sizeof samples / sizeof samples[0]; i++)
+		if (strcmp(samples[i][0], k->key) == 0)
+			return samples[i][1];
+	return "t";
+}
+
+/* A [type.x] section of kind around "KEY = VALUE" on line 4 (and line 5
+ * when twice), with what the kind needs besides. */
+static void
+type_text(char *text, size_t len, const char *kind, const char *key,
+    const char *value, int twice)
+{
+	snprintf(text, len, DB "[type.x]\n%s = %s\n%s%s%s%shandler = %s\n%s",
+	    key, value, twice ? key : "", twice ? " = " : "",
+	    twice ? value : "", twice ? "\n" : "", kind,
+	    strcmp(kind, "exec") == 0 ? "command = true\n" :
+	    strcmp(kind, "http") == 0 ? "url = http://127.0.0.1/\n" :
+	    "rate = 1/s\n");
+}
+
+/* Every number row of [type.NAME] and of the handler kinds takes its
+ * range's ends and nothing past them, with its row's message. */
+static void
+type_ranges(const char *kind, const struct cfg_key *rows, size_t n)
+{
+	struct cfg cfg;
+	char text[512], value[32], want[256];
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct cfg_key *k = &rows[i];
+
+		if (k->kind != CFG_NUMBER)
+			continue;
+		snprintf(value, sizeof value, "%lu", k->min);
+		type_text(text, sizeof text, kind, k->key, value, 0);
+		parse_ok(&cfg, text);
+		cfg_free(&cfg);
+		snprintf(value, sizeof value, "%lu", k->max);
+		type_text(text, sizeof text, kind, k->key, value, 0);
+		parse_ok(&cfg, text);
+		cfg_free(&cfg);
+		snprintf(value, sizeof value, "%lu", k->max + 1);
+		type_text(text, sizeof text, kind, k->key, value, 0);
+		snprintf(want, sizeof want, "test.conf:4: [type.x] %s: not a "
+		    "number of %s in %lu..%lu%s%s%s", k->key, k->unit, k->min,
+		    k->max, k->bare ? "" : ": \"", k->bare ? "" : value,
+		    k->bare ? "" : "\"");
+		parse_err(text, want);
+	}
+}
+
+/* Each row of [type.NAME], of each kind and of [schedule.NAME] given
+ * twice is an error naming the first line, unless the row repeats. */
+static void
+type_twice(const char *kind, const struct cfg_key *rows, size_t n)
+{
+	struct cfg cfg;
+	char text[512], want[256];
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (rows[i].kind == CFG_HANDLER)
+			continue;	/* test_key_twice has it */
+		type_text(text, sizeof text, kind, rows[i].key,
+		    sample(&rows[i]), 1);
+		if (rows[i].repeatable) {
+			parse_ok(&cfg, text);
+			cfg_free(&cfg);
+			continue;
+		}
+		snprintf(want, sizeof want, "test.conf:5: [type.x] %s: given "
+		    "twice: already given at line 4", rows[i].key);
+		parse_err(text, want);
+	}
+}
+
+static void
+test_every_type_key(void **state)
+{
+	const struct cfg_key *rows;
+	const char *const kinds[] = { "exec", "http", "noop" };
+	char text[256], want[256];
+	size_t i, n;
+
+	(void)state;
+	rows = cfg_type_keys(&n);
+	type_ranges("noop", rows, n);
+	type_twice("noop", rows, n);
+	for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+		const struct handler_kind *kind = handler_find(kinds[i]);
+
+		type_ranges(kinds[i], kind->keys, kind->nkeys);
+		type_twice(kinds[i], kind->keys, kind->nkeys);
+	}
+	rows = cfg_schedule_keys(&n);
+	for (i = 0; i < n; i++) {
+		snprintf(text, sizeof text, DB "[schedule.s]\n%s = %s\n"
+		    "%s = %s\n", rows[i].key, sample(&rows[i]), rows[i].key,
+		    sample(&rows[i]));
+		snprintf(want, sizeof want, "test.conf:5: [schedule.s] %s: "
+		    "given twice: already given at line 4", rows[i].key);
+		parse_err(text, want);
+	}
+}
+
 /* log, single and metrics_file: the keys that are neither numbers nor
  * checked names. */
 static void
@@ -622,23 +746,23 @@ test_example_file_agrees(void **state)
 	free(text);
 }
 
-/* The paragraph of ".It Cm KEY" in the man page's section of [section]
- * (and the .It lines right after it, which share it), joined into out
- * with blanks for newlines; 0, or -1 when the key is not there. */
+/* The paragraph of ".It Cm KEY" in the part of the man page that starts
+ * at head and ends at stop (its section, or its list), and the .It lines
+ * right after it, which share it, joined into out with blanks for
+ * newlines; 0, or -1 when the key is not there. */
 static int
-man_paragraph(const char *text, const char *section, const char *key,
-    char *out, size_t len)
+man_paragraph(const char *text, const char *head, const char *stop,
+    const char *key, char *out, size_t len)
 {
-	char head[64], item[64];
+	char item[64];
 	const char *start, *end, *p;
 	size_t n;
 
-	snprintf(head, sizeof head, "\n.Ss Section \\&[%s]\\&\n", section);
 	snprintf(item, sizeof item, "\n.It Cm %s ", key);
 	if ((start = strstr(text, head)) == NULL)
 		return -1;
 	start += strlen(head);
-	end = strstr(start, "\n.Ss ");
+	end = strstr(start, stop);
 	if ((p = strstr(start, item)) == NULL || (end != NULL && p > end))
 		return -1;
 	p++;
@@ -662,73 +786,112 @@ man_paragraph(const char *text, const char *section, const char *key,
 	return 0;
 }
 
-/* jobrun.conf(5) has an item for every key of the table, which says its
- * range ("1 to 3600"), its values and its default as the table has
- * them. */
+/* ".It Cm KEY No = Cm a | b | c": the values of an enum row, or for
+ * handler the kinds of handler.c's table. */
 static void
-test_man_page_agrees(void **state)
+man_values(const struct cfg_key *k, char *want, size_t len)
 {
-	const struct cfg_key *keys;
-	char *text, para[8192], want[256], names[128];
+	char names[128];
 	const char *p;
-	size_t i, j, n;
+	size_t j, n;
 
-	(void)state;
-	text = slurp("man/jobrun.conf.5");
-	keys = cfg_keys(&n);
-	for (i = 0; i < n; i++) {
-		const struct cfg_key *k = &keys[i];
-
-		if (man_paragraph(text, k->section, k->key, para,
-		    sizeof para) != 0)
-			fail_msg("jobrun.conf(5): no \".It Cm %s\" under "
-			    "[%s]", k->key, k->section);
-		if (k->kind == CFG_NUMBER) {
-			snprintf(want, sizeof want, "%lu to %lu", k->min,
-			    k->max);
-			if (strstr(para, want) == NULL)
-				fail_msg("jobrun.conf(5): [%s] %s does not say "
-				    "%s", k->section, k->key, want);
-		}
-		if (k->kind == CFG_ENUM) {
-			snprintf(want, sizeof want, ".It Cm %s No = Cm ",
-			    k->key);
-			for (j = 0; k->names[j] != NULL; j++)
-				snprintf(want + strlen(want), sizeof want -
-				    strlen(want), "%s%s", j > 0 ? " | " : "",
-				    k->names[j]);
-			if (strncmp(para, want, strlen(want)) != 0)
-				fail_msg("jobrun.conf(5): want \"%s\"", want);
-		}
-		if (k->def == NULL)
-			continue;
-		if ((p = strstr(para, "Default:")) == NULL)
-			fail_msg("jobrun.conf(5): [%s] %s has no Default:",
-			    k->section, k->key);
-		p += strlen("Default:");
-		while (*p == ' ')
-			p++;
-		if (strncmp(p, ".Li ", 4) == 0 || strncmp(p, ".Cm ", 4) == 0)
-			p += 4;
-		if (strncmp(p, k->def, strlen(k->def)) != 0 ||
-		    strchr(" .,;", p[strlen(k->def)]) == NULL)
-			fail_msg("jobrun.conf(5): [%s] %s: want \"Default: "
-			    "%s\", have \"Default: %.20s\"", k->section,
-			    k->key, k->def, p);
+	n = (size_t)snprintf(want, len, ".It Cm %s No = Cm ", k->key);
+	if (k->kind == CFG_ENUM) {
+		for (j = 0; k->names[j] != NULL; j++)
+			snprintf(want + strlen(want), len - strlen(want),
+			    "%s%s", j > 0 ? " | " : "", k->names[j]);
+		return;
 	}
-	/* The kinds of handler.c's table, as "exec | http | noop". */
 	handler_names(names, sizeof names);
-	n = (size_t)snprintf(want, sizeof want, "\n.It Cm handler No = Cm ");
-	for (p = names; *p != '\0' && n + 4 < sizeof want; p++)
+	for (p = names; *p != '\0' && n + 4 < len; p++)
 		if (strncmp(p, ", ", 2) == 0) {
 			memcpy(want + n, " | ", 3);
 			n += 3;
 			p++;
 		} else
 			want[n++] = *p;
-	memcpy(want + n, "\n", 2);
-	if (strstr(text, want) == NULL)
-		fail_msg("jobrun.conf(5): no \"%s\"", want + 1);
+	want[n] = '\0';
+}
+
+/* Row k has its item between head and stop in jobrun.conf(5), which says
+ * its range ("1 to 3600"), its values and its default as k has them. */
+static void
+man_row_agrees(const char *text, const struct cfg_key *k, const char *head,
+    const char *stop)
+{
+	char para[8192], want[256];
+	const char *p;
+
+	if (man_paragraph(text, head, stop, k->key, para, sizeof para) != 0)
+		fail_msg("jobrun.conf(5): no \".It Cm %s\" under %s", k->key,
+		    k->section);
+	if (k->kind == CFG_NUMBER) {
+		snprintf(want, sizeof want, "%lu to %lu", k->min, k->max);
+		if (strstr(para, want) == NULL)
+			fail_msg("jobrun.conf(5): %s %s does not say %s",
+			    k->section, k->key, want);
+	}
+	if (k->kind == CFG_ENUM || k->kind == CFG_HANDLER) {
+		man_values(k, want, sizeof want);
+		if (strncmp(para, want, strlen(want)) != 0 ||
+		    strchr(" ", para[strlen(want)]) == NULL)
+			fail_msg("jobrun.conf(5): want \"%s\"", want);
+	}
+	if (k->def == NULL)
+		return;
+	if ((p = strstr(para, "Default:")) == NULL)
+		fail_msg("jobrun.conf(5): %s %s has no Default:", k->section,
+		    k->key);
+	p += strlen("Default:");
+	while (*p == ' ')
+		p++;
+	if (strncmp(p, ".Li ", 4) == 0 || strncmp(p, ".Cm ", 4) == 0)
+		p += 4;
+	if (strncmp(p, k->def, strlen(k->def)) != 0 ||
+	    strchr(" .,;", p[strlen(k->def)]) == NULL)
+		fail_msg("jobrun.conf(5): %s %s: want \"Default: %s\", have "
+		    "\"Default: %.20s\"", k->section, k->key, k->def, p);
+}
+
+/* jobrun.conf(5) has an item for every row of every table: [database]
+ * and [run] in their sections, [type.NAME]'s own keys in the section's
+ * first list, each handler kind's in the list that names the kind, and
+ * [schedule.NAME]'s in its section. */
+static void
+test_man_page_agrees(void **state)
+{
+	const struct cfg_key *keys;
+	const struct handler_kind *kind;
+	char *text, head[128], names[128], *name, *save = NULL;
+	size_t i, n;
+
+	(void)state;
+	text = slurp("man/jobrun.conf.5");
+	keys = cfg_keys(&n);
+	for (i = 0; i < n; i++) {
+		snprintf(head, sizeof head, "\n.Ss Section \\&[%s]\\&\n",
+		    keys[i].section);
+		man_row_agrees(text, &keys[i], head, "\n.Ss ");
+	}
+	keys = cfg_type_keys(&n);
+	for (i = 0; i < n; i++)
+		man_row_agrees(text, &keys[i], "\n.Ss Section \\&[type. Ns "
+		    "Ar NAME Ns \\&]\\&\n", "\n.El\n");
+	keys = cfg_schedule_keys(&n);
+	for (i = 0; i < n; i++)
+		man_row_agrees(text, &keys[i], "\n.Ss Section \\&[schedule. "
+		    "Ns Ar NAME Ns \\&]\\&\n", "\n.Ss ");
+	handler_names(names, sizeof names);
+	for (name = strtok_r(names, ", ", &save); name != NULL;
+	    name = strtok_r(NULL, ", ", &save)) {
+		kind = handler_find(name);
+		assert_non_null(kind);
+		snprintf(head, sizeof head, "\n.Cm %s\nsection", name);
+		for (i = 0; i < kind->nkeys; i++) {
+			assert_string_equal(kind->keys[i].section, name);
+			man_row_agrees(text, &kind->keys[i], head, "\n.El\n");
+		}
+	}
 	free(text);
 }
 
@@ -1547,6 +1710,7 @@ main(void)
 		cmocka_unit_test(test_unknown_run_key),
 		cmocka_unit_test(test_every_range_both_ends),
 		cmocka_unit_test(test_every_key_twice),
+		cmocka_unit_test(test_every_type_key),
 		cmocka_unit_test(test_other_kinds),
 		cmocka_unit_test(test_example_file_agrees),
 		cmocka_unit_test(test_man_page_agrees),
