@@ -531,6 +531,38 @@ fanin_after_finish(struct fanin *fi, uint64_t job_id)
 		    "run counts it)", (unsigned long long)job_id, err);
 }
 
+/* The spelling under which the job table knows then_key (*out,
+ * malloc'ed): a callback job already there (its fan-in fired), or an
+ * open fan-in's callback key that the table's collation takes for equal;
+ * else NULL.  jobrun_fan_ins compares its keys byte for byte
+ * (utf8mb4_bin), so two prefixes the job table takes for one ("Fan",
+ * "fan") would otherwise make two fan-ins over the same jobs, with one
+ * callback. */
+static enum db_status
+known_spelling(struct fanin *fi, const char *then_key, char **out,
+    char *err, size_t errlen)
+{
+	struct fanin_view *open;
+	const char **keys;
+	enum db_status st;
+	size_t n, i, at = 0;
+
+	st = queue_key_spelling(fi->q, then_key, out, err, errlen);
+	if (st != DB_OK || *out != NULL)
+		return st;
+	if ((st = fanin_list(fi, &open, &n, err, errlen)) != DB_OK)
+		return st;
+	keys = xcalloc(n + 1, sizeof *keys);
+	for (i = 0; i < n; i++)
+		keys[i] = open[i].key;
+	st = queue_key_among(fi->q, then_key, keys, n, &at, err, errlen);
+	if (st == DB_OK && at > 0)
+		*out = xstrdup(keys[at - 1]);
+	free(keys);
+	fanin_list_free(open, n);
+	return st;
+}
+
 enum db_status
 fanin_create(struct fanin *fi, const char *then_type, const char *then_key,
     const char *payload, uint64_t total, uint64_t *id,
@@ -540,6 +572,7 @@ fanin_create(struct fanin *fi, const char *then_type, const char *then_key,
 	    DB_STR(then_type), DB_STR(then_key), DB_STR(payload),
 	    DB_NUM(total) };
 	enum db_status st;
+	char *known = NULL;
 
 	if ((st = probe(fi, err, errlen)) != DB_OK)
 		return st;
@@ -548,7 +581,12 @@ fanin_create(struct fanin *fi, const char *then_type, const char *then_key,
 		    "no tables " FANIN_TABLE " and " FANIN_JOBS_TABLE
 		    " (apply sql/006_fan_in.sql)");
 	memset(state, 0, sizeof *state);
+	if ((st = known_spelling(fi, then_key, &known, err, errlen)) != DB_OK)
+		return st;
+	if (known != NULL)
+		args[2] = DB_STR(known);
 	st = run(fi, FI_CREATE, args, 5, NULL, 0, NULL, err, errlen);
+	free(known);
 	if (st != DB_OK)
 		return st;
 	*id = queue_stmts_insert_id(fi->set, FI_CREATE);

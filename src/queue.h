@@ -367,6 +367,12 @@ enum db_status queue_enqueue_batch(struct queue *q, const char *type,
 enum db_status queue_job_status(struct queue *q, uint64_t id, char **status,
                                 char *err, size_t errlen);
 
+/* The spelling under which the table holds a job whose key its
+ * collation takes for equal to key (*stored, malloc'ed), or NULL when
+ * there is none. */
+enum db_status queue_key_spelling(struct queue *q, const char *key,
+                                  char **stored, char *err, size_t errlen);
+
 /* What flow control reads of a type's jobs, without a lock: whether one
  * is due (*due), and with queue_type_load its jobs in processing too
  * (QUEUE_RUNNING_SQL).  The type is compared byte for byte. */

@@ -28,6 +28,25 @@ queue_job_status(struct queue *q, uint64_t id, char **status, char *err,
 }
 
 enum db_status
+queue_key_spelling(struct queue *q, const char *key, char **stored,
+    char *err, size_t errlen)
+{
+	struct db_arg args[] = { DB_STR(key) };
+	struct queue_stmts *once;
+	enum db_status st;
+	int found;
+
+	*stored = NULL;
+	once = queue_stmts_once(q, "SELECT business_key FROM %1$s"
+	    " WHERE business_key = ? LIMIT 1", "look up a key",
+	    QUEUE_JOBS_TABLE);
+	st = queue_stmts_one(once, 0, args, 1, stored, 1, &found, err,
+	    errlen);
+	queue_stmts_close(once);
+	return st;
+}
+
+enum db_status
 queue_type_due(struct queue *q, const char *type, int *due, char *err,
     size_t errlen)
 {

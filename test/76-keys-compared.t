@@ -12,11 +12,12 @@
 #     it pads);
 #   - a fan-out run again with another --range, --chunk, list or --then
 #     type is refused (exit 65) before a job is written; the same one is
-#     "existed";
+#     "existed", and so is one whose --key-prefix the table takes for the
+#     same, before and after its fan-in fired;
 #   - [schedule.Rep] beside [schedule.rep] is a config error (exit 78).
 . "${0%/*}/lib.sh"
 
-plan 42
+plan 44
 setup_db
 mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" \
     <"$TOP/sql/006_fan_in.sql" || bail_out "cannot load sql/006"
@@ -128,6 +129,15 @@ run jobrun enqueue --type=slice --key-prefix=r --range=1-60 --chunk=10 \
 is "$(jpy 'd["then"]' <<<"$out")" \
     '{"type": "report", "key": "r:then", "fired": false, "jobs": 6}' \
     "--json: the fan-in waits for 6 jobs"
+# A --key-prefix the table takes for the same ("R" for "r"): the same
+# fan-in (jobrun_fan_ins compares bytes; the job table does not).
+fan_ins_r() {
+	sql "SELECT COUNT(*) FROM jobrun_fan_ins WHERE LOWER(then_key) = 'r:then'"
+}
+run jobrun enqueue --type=slice --key-prefix=R --range=1-60 --chunk=10 \
+    --then=report
+is "$rc:$(fan_ins_r):$(head -n 1 <<<"$out")" "0:1:6 chunk jobs: 0 created, 6 existed" \
+    "--key-prefix=R, which the table takes for r: the same fan-in, existed"
 run jobrun -q
 is "$(payload r:then)" \
     'report {"key_prefix": "r", "total": 6, "succeeded": 6, "failed": 0}' \
@@ -136,6 +146,10 @@ run jobrun enqueue --type=slice --key-prefix=r --range=1-70 --chunk=10 \
     --then=report
 is "$rc:$(count "business_key LIKE 'r:%'")" "65:7" \
     "a wider --range once the fan-in has fired: exit 65, nothing written"
+run jobrun enqueue --type=slice --key-prefix=R --range=1-60 --chunk=10 \
+    --then=report
+is "$rc:$(fan_ins_r):$(head -n 1 <<<"$out")" "0:1:6 chunk jobs: 0 created, 6 existed" \
+    "--key-prefix=R once r's fan-in has fired: still that fan-in"
 
 # a list run again
 run jobrun enqueue --type=slice --key-prefix=l --keys-from=- --then=report \
