@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "command.h"
@@ -534,6 +535,81 @@ test_usage_text(void **state)
 	assert_null(strstr(buf, "completion-helper"));
 }
 
+/* The statuses --help lists, in the order given: after "Exit status:",
+ * each piece between semicolons begins with one (a number, or 128+N). */
+static void
+statuses_in_help(const char *help, char *out, size_t len)
+{
+	const char *p = strstr(help, "Exit status:");
+	size_t n = 0;
+
+	assert_non_null(p);
+	p += strlen("Exit status:");
+	out[n++] = '|';
+	for (; p != NULL; p = strchr(p, ';')) {
+		p += *p == ';';
+		while (*p == ' ' || *p == '\n')
+			p++;
+		while (((*p >= '0' && *p <= '9') || *p == '+' || *p == 'N') &&
+		    n < len - 2)
+			out[n++] = *p++;
+		out[n++] = '|';
+	}
+	out[n] = '\0';
+}
+
+static char *
+read_text(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *text = calloc(1, 1 << 17);
+	size_t n;
+
+	if (f == NULL)
+		fail_msg("open %s (run the tests from the source tree's top)",
+		    path);
+	assert_non_null(text);
+	n = fread(text, 1, (1 << 17) - 1, f);
+	assert_true(n > 0 && n < (1 << 17) - 1);
+	fclose(f);
+	return text;
+}
+
+/* --help's short list of exit statuses is jobrun(1)'s EXIT STATUS list:
+ * the same statuses, in the same order (a new status added to one and
+ * not the other fails here). */
+static void
+test_help_exit_statuses(void **state)
+{
+	char buf[8192], in_help[256], in_man[256];
+	char *man = read_text("man/jobrun.1"), *p, *end;
+	size_t n = 0;
+
+	(void)state;
+	HELP(buf, "--help");
+	statuses_in_help(buf, in_help, sizeof in_help);
+	p = strstr(man, "\n.Sh EXIT STATUS\n");
+	assert_non_null(p);
+	end = strstr(p + 1, "\n.Sh ");
+	assert_non_null(end);
+	*end = '\0';
+	in_man[n++] = '|';
+	while ((p = strstr(p, "\n.It ")) != NULL) {
+		p += strlen("\n.It ");
+		if (*p < '0' || *p > '9')
+			continue;
+		while (*p != '\n' && *p != ' ' && n < sizeof in_man - 3)
+			in_man[n++] = *p++;
+		/* ".It 128+ Ns Ar N" */
+		if (in_man[n - 1] == '+')
+			in_man[n++] = 'N';
+		in_man[n++] = '|';
+	}
+	in_man[n] = '\0';
+	free(man);
+	assert_string_equal(in_help, in_man);
+}
+
 /* jobrun COMMAND --help: that command's synopsis and options only. */
 static void
 test_command_usage(void **state)
@@ -644,6 +720,7 @@ main(void)
 		cmocka_unit_test(test_verbose_counts),
 		cmocka_unit_test(test_help_and_version),
 		cmocka_unit_test(test_usage_text),
+		cmocka_unit_test(test_help_exit_statuses),
 		cmocka_unit_test(test_command_usage),
 		cmocka_unit_test(test_completion_helper),
 		cmocka_unit_test(test_every_option_has_a_row),
