@@ -610,6 +610,44 @@ test_help_exit_statuses(void **state)
 	assert_string_equal(in_help, in_man);
 }
 
+/* jobrun(1)'s SYNOPSIS names the commands of the commands table, each
+ * once, in its order (".Nm" then ".Cm NAME", or ".Op Cm run"), as the
+ * completion helper lists them from the table. */
+static void
+test_synopsis_commands(void **state)
+{
+	char buf[8192], in_man[1024], last[64] = "";
+	char *man = read_text("man/jobrun.1"), *p, *end, *w;
+	size_t n = 0, len;
+
+	(void)state;
+	HELP(buf, "--completion-helper");
+	p = strstr(man, "\n.Sh SYNOPSIS\n");
+	assert_non_null(p);
+	end = strstr(p + 1, "\n.Sh ");
+	assert_non_null(end);
+	*end = '\0';
+	while ((p = strstr(p, "\n.Nm\n")) != NULL) {
+		p += strlen("\n.Nm\n");
+		w = strncmp(p, ".Cm ", 4) == 0 ? p + 4 :
+		    strncmp(p, ".Op Cm ", 7) == 0 ? p + 7 : NULL;
+		if (w == NULL)
+			continue;	/* jobrun --help | --version */
+		len = strcspn(w, " \n");
+		assert_true(len < sizeof last && n + len + 2 < sizeof in_man);
+		if (strlen(last) == len && strncmp(last, w, len) == 0)
+			continue;	/* a second form of the same command */
+		memcpy(last, w, len);
+		last[len] = '\0';
+		memcpy(in_man + n, w, len);
+		n += len;
+		in_man[n++] = '\n';
+	}
+	in_man[n] = '\0';
+	free(man);
+	assert_string_equal(in_man, buf);
+}
+
 /* jobrun COMMAND --help: that command's synopsis and options only. */
 static void
 test_command_usage(void **state)
@@ -721,6 +759,7 @@ main(void)
 		cmocka_unit_test(test_help_and_version),
 		cmocka_unit_test(test_usage_text),
 		cmocka_unit_test(test_help_exit_statuses),
+		cmocka_unit_test(test_synopsis_commands),
 		cmocka_unit_test(test_command_usage),
 		cmocka_unit_test(test_completion_helper),
 		cmocka_unit_test(test_every_option_has_a_row),
