@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "fanin.h"
+#include "queue_schema.h"
 #include "util.h"
 
 #define FANIN_RETRIES 5
@@ -65,14 +66,14 @@ static const char *const texts[FI_COUNT_STMTS] = {
 	    " AND fired_at IS NULL AND total <= succeeded + failed + ?",
 	/* Members whose job finished without the hook counting it, each
 	 * outcome apart so that the counts go up by the rows changed. */
-	[FI_SETTLE_SUCCESS] = "UPDATE " FANIN_JOBS_TABLE " AS m JOIN %1$s AS j"
-	    " ON j.id = m.job_id SET m.outcome = 'success'"
-	    " WHERE m.fan_in_id = ? AND m.outcome IS NULL"
-	    " AND j.status = 'success'",
-	[FI_SETTLE_FAILED] = "UPDATE " FANIN_JOBS_TABLE " AS m JOIN %1$s AS j"
-	    " ON j.id = m.job_id SET m.outcome = 'failed'"
-	    " WHERE m.fan_in_id = ? AND m.outcome IS NULL"
-	    " AND j.status = 'failed'",
+	[FI_SETTLE_SUCCESS] = "UPDATE " FANIN_JOBS_TABLE " AS m"
+	    QUEUE_JOIN_JOBS("j", "m.job_id") " SET m.outcome = '" QUEUE_SUCCESS
+	    "' WHERE m.fan_in_id = ? AND m.outcome IS NULL AND"
+	    QUEUE_STATUS_IS("j", QUEUE_SUCCESS),
+	[FI_SETTLE_FAILED] = "UPDATE " FANIN_JOBS_TABLE " AS m"
+	    QUEUE_JOIN_JOBS("j", "m.job_id") " SET m.outcome = '" QUEUE_FAILED
+	    "' WHERE m.fan_in_id = ? AND m.outcome IS NULL AND"
+	    QUEUE_STATUS_IS("j", QUEUE_FAILED),
 	/* (table, type, key, payload, total) */
 	[FI_CREATE] = "INSERT INTO " FANIN_TABLE " (job_table, then_type,"
 	    " then_key, then_payload, total, created_at)"
@@ -280,10 +281,11 @@ count_job(struct fanin *fi, uint64_t id, uint64_t job, int *fired,
 	 * fan-in's lock. */
 	st = queue_job_status(fi->q, job, &status, err, errlen);
 	if (st != DB_OK || status == NULL ||
-	    (strcmp(status, "success") != 0 && strcmp(status, "failed") != 0))
+	    (strcmp(status, QUEUE_SUCCESS) != 0 &&
+	    strcmp(status, QUEUE_FAILED) != 0))
 		goto out;
-	ok = strcmp(status, "success") == 0;
-	set[0] = DB_STR(ok ? "success" : "failed");
+	ok = strcmp(status, QUEUE_SUCCESS) == 0;
+	set[0] = DB_STR(ok ? QUEUE_SUCCESS : QUEUE_FAILED);
 	set[1] = DB_NUM(job);
 	set[2] = DB_NUM(id);
 	st = run(fi, FI_SET_OUTCOME, set, 3, NULL, 0, NULL, err, errlen);
@@ -653,9 +655,9 @@ fanin_members_named(struct fanin *fi, uint64_t id, const char *const *keys,
 	if (n == 0)
 		return DB_OK;
 	return run_key_list(fi, "read a fan-in's members",
-	    "SELECT m.job_id FROM %1$s AS j JOIN "
-	    FANIN_JOBS_TABLE " AS m ON m.job_id = j.id AND m.fan_in_id = ?"
-	    " WHERE j.business_key IN (", ")", id, keys, n, ids, nids, err,
+	    "SELECT m.job_id FROM " FANIN_JOBS_TABLE " AS m WHERE"
+	    " m.fan_in_id = ? AND m.job_id IN (SELECT j.id FROM"
+	    QUEUE_JOBS_KEYED_IN("j"), "))", id, keys, n, ids, nids, err,
 	    errlen);
 }
 
@@ -667,7 +669,7 @@ fanin_add_members(struct fanin *fi, uint64_t id, const char *const *keys,
 		return DB_OK;
 	return run_key_list(fi, "add a fan-in's members",
 	    "INSERT INTO " FANIN_JOBS_TABLE " (job_id,"
-	    " fan_in_id) SELECT id, ? FROM %1$s WHERE business_key IN (",
+	    " fan_in_id) SELECT j.id, ? FROM" QUEUE_JOBS_KEYED_IN("j"),
 	    ") ON DUPLICATE KEY UPDATE job_id = job_id", id, keys, n, NULL,
 	    NULL, err, errlen);
 }

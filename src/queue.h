@@ -62,6 +62,18 @@ struct queue_witness {
 /* The module's own table (queue_stmts_open's other) in its text. */
 #define QUEUE_OTHER_TABLE "%2$s"
 
+/* The job table in a statement of fan-in's that joins it to its members
+ * (alias the job table's, id_expr the member's job id): the job table's
+ * columns are named here, by the queue, not in the module. */
+#define QUEUE_JOIN_JOBS(alias, id_expr) " JOIN " QUEUE_JOBS_TABLE " AS " \
+	alias " ON " alias ".id = " id_expr
+/* ... whose job has this status (a QUEUE_* word of queue_schema.h) */
+#define QUEUE_STATUS_IS(alias, status) " " alias ".status = '" status "'"
+/* ... the jobs whose keys are among a list of parameters; the list and
+ * ")" follow.  Compared under business_key's own collation. */
+#define QUEUE_JOBS_KEYED_IN(alias) " " QUEUE_JOBS_TABLE " AS " alias \
+	" WHERE " alias ".business_key IN ("
+
 /* A type's jobs in processing, as a subquery of the job table with two
  * parameters (name, name): idx_type_status (type, status) covers the
  * count, so no row is read, and the binary comparison keeps a type that
