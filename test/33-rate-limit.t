@@ -135,15 +135,19 @@ ok "no 1-second window holds more than $rate + 1 (the burst) claims ($most)" \
     test "$most" -le $((rate + 1))
 # The average, as the time from the first claim to the last: no shorter
 # than at R + 10 % (a count the limiter must not exceed, never widened),
-# no longer than at R - 10 %.  Each start after the first waits for its
+# and no longer than at 0.6 × R.  Each start after the first waits for its
 # token and then for a runner to wake and claim it, and with burst 1 a
-# token that waits is lost: that latency, which load (valgrind's pass)
-# lengthens, is a duration, widened by JOBRUN_TEST_SLACK as took_between
-# widens any (test/README).
+# token that waits is lost: that wake-up latency is the machine's, not
+# the limiter's, and at a load of 9 on two cores it took the average to
+# 8.6/s (issue 31's repetitions).  So the test holds the limiter to what
+# it decides: a bucket refilled at half the rate, or a wait for a whole
+# second's tokens, fails here; how close to R a loaded machine gets is a
+# figure for bench/, not a limit of the manual's (jobrun.conf(5): "at
+# most").  JOBRUN_TEST_SLACK widens the duration, as took_between does.
 span=$(claims span)
-ok "the average is within 10 % of $rate/s ($(claims rate); the $jobs claims took $span s)" \
+ok "the average is at most $rate/s + 10 % and at least 0.6 × $rate/s ($(claims rate); the $jobs claims took $span s)" \
     between_dec "$span" "$(calc "($jobs - 1) / ($rate * 1.1)")" \
-    "$(calc "($jobs - 1) / ($rate * 0.9) + ${JOBRUN_TEST_SLACK:-0}")"
+    "$(calc "($jobs - 1) / ($rate * 0.6) + ${JOBRUN_TEST_SLACK:-0}")"
 is "$(sql "SELECT claims FROM polling_jobs_flow WHERE type = 'rated'")" "$jobs" \
     "the control row counted every start"
 
