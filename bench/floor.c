@@ -26,7 +26,7 @@
  * every finished row in front of the first pending one.
  *
  * drain claims as jobrun does, with its cursor (src/queue.c): each claim
- * after the first is Q_CLAIM_AFTER, "AND (next_run_at > t OR
+ * after the first is Q_CLAIM | Q_F_AFTER, "AND (next_run_at > t OR
  * (next_run_at = t AND id > i))" for the last job claimed (t, i), read
  * back with the job (Q_READ), so that its range on idx_pick starts after
  * the index entries of jobs claimed in this run, which stay in the
@@ -50,7 +50,7 @@
  *
  * Options: --socket=PATH --database=NAME [--table=polling_jobs]
  *   [--types=A,B,...] (the claim's type list; default "work")
- *   [--type-index]    one type, claimed with idx_type_pick (Q_CLAIM_TYPE)
+ *   [--type-index]    one type, claimed with idx_type_pick (Q_CLAIM | Q_F_TYPE)
  *   [--round=N] [--in-trx] [--max-seconds=S] [--plain] [--skip-locked]
  *   [--repeatable-read]  drain and claims keep the server's default
  *                        isolation instead of jobrun's READ COMMITTED
@@ -209,7 +209,7 @@ claim_prepare(MYSQL *m, struct claim *c)
 {
 	size_t i;
 
-	c->stmt = opt_type_index ? prepare_q(m, Q_CLAIM_TYPE, 1) :
+	c->stmt = opt_type_index ? prepare_q(m, Q_CLAIM | Q_F_TYPE, 1) :
 	    prepare_q(m, Q_CLAIM, ntypes);
 	c->lock = LOCK_SECONDS;
 	memset(c->token, 'x', sizeof c->token - 1);
@@ -280,7 +280,7 @@ execute_or_conflict(MYSQL_STMT *s)
 struct claimer {
 	MYSQL *m;
 	struct claim plain;		/* jobrun's claim from the head */
-	MYSQL_STMT *cursor_upd;		/* past the cursor: Q_CLAIM_AFTER */
+	MYSQL_STMT *cursor_upd;		/* past the cursor: Q_F_AFTER */
 	MYSQL_STMT *sel[2], *upd;	/* --skip-locked: [0] plain, [1] cursor */
 	MYSQL_BIND cb[7 + MAX_TYPES], sb[2][3 + MAX_TYPES], ub[4], res[1];
 	unsigned long clen[7 + MAX_TYPES], slen[2][3 + MAX_TYPES], idlen;
@@ -317,8 +317,8 @@ claimer_init(MYSQL *m, struct claimer *cl)
 	if (!opt_plain && !opt_skip_locked) {
 		/* jobrun's claim past the cursor: the plain claim's
 		 * parameters, then time, time, id. */
-		cl->cursor_upd = prepare_q(m, opt_type_index ?
-		    Q_CLAIM_TYPE_AFTER : Q_CLAIM_AFTER, ntypes);
+		cl->cursor_upd = prepare_q(m, Q_CLAIM | Q_F_AFTER |
+		    (opt_type_index ? Q_F_TYPE : 0), ntypes);
 		nb = 3 + (opt_type_index ? 2 : ntypes);
 		memcpy(cl->cb, cl->plain.bind, nb * sizeof *cl->cb);
 		bind_cursor(cl, &cl->cb[nb]);

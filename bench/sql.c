@@ -2,12 +2,13 @@
  * sql.c - jobrun's own statement texts, for the benchmark's C helpers.
  *
  * The floor loop must run exactly the statements jobrun runs.  Rather than
- * a copy that would drift, this file compiles src/queue.c into itself and
- * hands out the formatted text of any statement (statement_text and the
- * templates are static there).  Linked with jobrun's build/db.o and
- * build/util.o; nothing else of queue.c is called.
+ * a copy that would drift, this file hands out the text jobrun builds
+ * (queue_stmt_text, src/queue.c) of any statement: its id ORed with its
+ * flags (Q_CLAIM | Q_F_TYPE), as src/queue_sql.h has them.  It compiles
+ * src/queue_cycle.c into itself for the claim's fragments (CLAIM_SET,
+ * PAST_CURSOR are its own); the rest comes from jobrun's objects.
  */
-#include "../src/queue.c"
+#include "../src/queue_cycle.c"
 
 #include "sql.h"
 
@@ -19,12 +20,12 @@ bench_statement(const char *table, int which, size_t ntypes, char *out,
 	char *text;
 	int n;
 
-	if (which < 0 || which >= Q_COUNT)
+	if (which < 0 || Q_ID((unsigned)which) >= Q_COUNT)
 		return -1;
 	memset(&q, 0, sizeof q);
 	db_quote_ident(table, q.table, sizeof q.table);
 	q.claim_types = ntypes;
-	text = queue_stmt_text(&q, (enum queue_stmt)which);
+	text = queue_stmt_text(&q, (unsigned)which);
 	n = snprintf(out, outlen, "%s", text);
 	free(text);
 	return n < 0 || (size_t)n >= outlen ? -1 : 0;

@@ -15,6 +15,84 @@
 #include "queue_sql.h"
 #include "util.h"
 
+/* Sets the columns of a job going back to pending for an operator. */
+#define REQUEUE "UPDATE %1$s SET status = 'pending', attempts = 0," \
+	" next_run_at = NOW(), finished_at = NULL, locked_by = NULL," \
+	" locked_until = NULL, updated_at = NOW()"
+
+/* The last_error Q_CANCEL writes, compared byte for byte. */
+#define CANCELLED "BINARY 'cancelled by operator'"
+
+/* Finished rows older than the cutoff.  next_run_at is never later than
+ * finished_at for a row jobrun finished (a job runs after it is due;
+ * cancel moves next_run_at to now at the latest), so the extra condition
+ * on it lets the delete walk idx_pick's (status, next_run_at) range and
+ * stop at the cutoff instead of reading every finished row.  A DELETE
+ * takes no index hint and MariaDB plans it on idx_lock with a filesort
+ * of every finished row per batch, so the batch's ids are picked by a
+ * derived SELECT that can be forced onto idx_pick. */
+#define PURGE_WHERE " WHERE status = ?" \
+	" AND next_run_at < NOW() - INTERVAL ? SECOND" \
+	" AND finished_at < NOW() - INTERVAL ? SECOND"
+#define AND_TYPE { Q_F_TYPE, 0, " AND" TYPE_IS }
+
+/* Q_F_TYPE: of one type only (type, type before the rest). */
+const struct queue_sql queue_admin_sql[Q_COUNT] = {
+	[Q_JOB_STATUS] = { "read job status",
+	    Q_TEXT("SELECT status FROM %1$s WHERE id = ?"), 0, NULL, 0 },
+	/* Whether a type has a due job.  (name, name) */
+	[Q_TYPE_DUE] = { "look for due jobs", Q_TEXT(
+	    "SELECT 1 FROM %1$s WHERE status = 'pending'"
+	    " AND type = ? AND CAST(type AS BINARY) = CAST(? AS BINARY)"
+	    " AND next_run_at <= NOW() LIMIT 1"), 0, NULL, 0 },
+	/* A type's jobs in processing and whether it has a due job, read
+	 * without a lock.  (name, name, name, name) */
+	[Q_TYPE_LOAD] = { "look at a full type", Q_TEXT(
+	    "SELECT " QUEUE_RUNNING_SQL ", EXISTS (SELECT 1"
+	    " FROM %1$s WHERE status = 'pending' AND type = ?"
+	    " AND CAST(type AS BINARY) = CAST(? AS BINARY)"
+	    " AND next_run_at <= NOW())"), 0, NULL, 0 },
+	/* Q_F_FORCE: a pending job too. */
+	[Q_RETRY_ID] = { "retry job", (const struct queue_piece[]){
+		{ 0, 0, REQUEUE " WHERE id = ? AND status " },
+		{ 0, Q_F_FORCE, "= 'failed'" },
+		{ Q_F_FORCE, 0, "IN ('failed', 'pending')" }, { 0, 0, NULL } },
+	    Q_F_FORCE, NULL, 0 },
+	[Q_CANCEL] = { "cancel job", Q_TEXT(
+	    "UPDATE %1$s SET status = 'failed',"
+	    " last_error = 'cancelled by operator',"
+	    " next_run_at = LEAST(next_run_at, NOW()), finished_at = NOW(),"
+	    " updated_at = NOW() WHERE id = ? AND status = 'pending'"),
+	    0, NULL, 0 },
+	/* Batches of at most ? rows: the caller loops.  Q_F_UNCANCELLED
+	 * leaves the jobs an operator cancelled. */
+	[Q_REQUEUE] = { "retry failed jobs", (const struct queue_piece[]){
+		{ 0, 0, REQUEUE " WHERE" }, { Q_F_TYPE, 0, TYPE_IS " AND" },
+		{ 0, 0, " status = 'failed'" },
+		{ Q_F_UNCANCELLED, 0, " AND NOT (last_error <=> " CANCELLED
+		    ")" },
+		{ 0, 0, " LIMIT ?" }, { 0, 0, NULL } },
+	    Q_F_TYPE | Q_F_UNCANCELLED, NULL, 0 },
+	[Q_FAILED_COUNTS] = { "count failed jobs",
+	    (const struct queue_piece[]){
+		{ 0, 0, "SELECT COUNT(*), COUNT(IF(last_error <=> " CANCELLED
+		    ", 1, NULL)) FROM %1$s FORCE INDEX (idx_" },
+		{ 0, Q_F_TYPE, "pick) WHERE" },
+		{ Q_F_TYPE, 0, "type_status) WHERE" TYPE_IS " AND" },
+		{ 0, 0, " status = 'failed'" }, { 0, 0, NULL } },
+	    Q_F_TYPE, NULL, 0 },
+	[Q_PURGE] = { "purge jobs", (const struct queue_piece[]){
+		{ 0, 0, "DELETE j FROM %1$s AS j JOIN (SELECT id FROM %1$s"
+		    " FORCE INDEX (idx_pick)" PURGE_WHERE },
+		AND_TYPE,
+		{ 0, 0, " ORDER BY next_run_at, id LIMIT ?) AS d USING (id)" },
+		{ 0, 0, NULL } }, Q_F_TYPE, NULL, 0 },
+	[Q_PURGE_COUNT] = { "count jobs to purge", (const struct queue_piece[]){
+		{ 0, 0, "SELECT COUNT(*) FROM %1$s FORCE INDEX (idx_pick)"
+		    PURGE_WHERE },
+		AND_TYPE, { 0, 0, NULL } }, Q_F_TYPE, NULL, 0 },
+};
+
 enum db_status
 queue_job_status(struct queue *q, uint64_t id, char **status, char *err,
     size_t errlen)
@@ -79,7 +157,7 @@ queue_type_load(struct queue *q, const char *type, uint64_t *running,
 
 /* Run a change of one job by id; *changed says whether it changed. */
 static enum db_status
-change_one(struct queue *q, enum queue_stmt which, uint64_t id, int *changed,
+change_one(struct queue *q, unsigned which, uint64_t id, int *changed,
     char *err, size_t errlen)
 {
 	struct db_arg args[] = { DB_NUM(id) };
@@ -94,7 +172,7 @@ enum db_status
 queue_retry_job(struct queue *q, uint64_t id, int force, int *changed,
     char *err, size_t errlen)
 {
-	return change_one(q, force ? Q_RETRY_ID_FORCE : Q_RETRY_ID, id,
+	return change_one(q, Q_RETRY_ID | (force ? Q_F_FORCE : 0), id,
 	    changed, err, errlen);
 }
 
@@ -119,7 +197,7 @@ add_type(struct db_arg *args, unsigned n, const struct queue_scope *scope)
 
 /* A select of one row of unsigned numbers. */
 static enum db_status
-numbers(struct queue *q, enum queue_stmt which, const struct db_arg *args,
+numbers(struct queue *q, unsigned which, const struct db_arg *args,
     unsigned nargs, uint64_t *out, unsigned nout, char *err, size_t errlen)
 {
 	char *cols[2] = { NULL, NULL };
@@ -144,9 +222,8 @@ queue_count_failed(struct queue *q, const struct queue_scope *scope,
 	uint64_t n[2] = { 0, 0 };
 	enum db_status st;
 
-	st = numbers(q, scope->type != NULL ? Q_FAILED_COUNTS_TYPE :
-	    Q_FAILED_COUNTS, args, add_type(args, 0, scope), n, 2, err,
-	    errlen);
+	st = numbers(q, Q_FAILED_COUNTS | (scope->type != NULL ? Q_F_TYPE : 0),
+	    args, add_type(args, 0, scope), n, 2, err, errlen);
 	*failed = n[0];
 	*cancelled = n[1];
 	return st;
@@ -156,12 +233,8 @@ enum db_status
 queue_requeue_failed(struct queue *q, const struct queue_scope *scope,
     unsigned long limit, uint64_t *changed, char *err, size_t errlen)
 {
-	static const enum queue_stmt which[2][2] = {
-		{ Q_REQUEUE_UNCANCELLED, Q_REQUEUE_UNCANCELLED_TYPE },
-		{ Q_REQUEUE, Q_REQUEUE_TYPE },
-	};
-	enum queue_stmt w = which[scope->include_cancelled != 0]
-	    [scope->type != NULL];
+	unsigned w = Q_REQUEUE | (scope->type != NULL ? Q_F_TYPE : 0) |
+	    (scope->include_cancelled ? 0 : Q_F_UNCANCELLED);
 	struct db_arg args[3];
 	unsigned n = add_type(args, 0, scope);
 	enum db_status st;
@@ -186,7 +259,7 @@ enum db_status
 queue_purge(struct queue *q, const struct queue_scope *scope,
     unsigned long limit, uint64_t *deleted, char *err, size_t errlen)
 {
-	enum queue_stmt w = scope->type != NULL ? Q_PURGE_TYPE : Q_PURGE;
+	unsigned w = Q_PURGE | (scope->type != NULL ? Q_F_TYPE : 0);
 	struct db_arg args[6];
 	unsigned n = purge_args(args, scope);
 	enum db_status st;
@@ -203,7 +276,6 @@ queue_count_purgeable(struct queue *q, const struct queue_scope *scope,
 {
 	struct db_arg args[5];
 
-	return numbers(q, scope->type != NULL ? Q_PURGE_COUNT_TYPE :
-	    Q_PURGE_COUNT, args, purge_args(args, scope), count, 1, err,
-	    errlen);
+	return numbers(q, Q_PURGE_COUNT | (scope->type != NULL ? Q_F_TYPE : 0),
+	    args, purge_args(args, scope), count, 1, err, errlen);
 }

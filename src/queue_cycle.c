@@ -2,8 +2,8 @@
  * queue_cycle.c - the run's cycle on the job table: claims (one, a
  * group's, a bulk of them), reading the claimed jobs, the cursor, and
  * every fenced write after the claim (outcomes, lock extensions,
- * checkpoints, snoozes).  The statements' text and why they are shaped
- * so are queue.c's.
+ * checkpoints, snoozes), with the text of the statements they run.  Why
+ * the claim and the fences are shaped so is at the top of queue.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +13,146 @@
 #include "queue_sql.h"
 #include "utf8.h"
 #include "util.h"
+
+/* A new lock of ? seconds for token ?: (token, seconds, seconds). */
+#define LOCK_SET " locked_by = CONCAT(?, '@', UNIX_TIMESTAMP() + ?)," \
+	" locked_until = NOW() + INTERVAL ? SECOND"
+
+/* The same lock, ? seconds from now: (seconds, seconds). */
+#define LOCK_RENEW " locked_by = CONCAT(" TOKEN \
+	", '@', UNIX_TIMESTAMP() + ?)," \
+	" locked_until = NOW() + INTERVAL ? SECOND"
+
+/* (token, seconds, seconds) */
+#define CLAIM_SET " SET status = 'processing'," LOCK_SET "," \
+	" attempts = attempts + 1, updated_at = NOW()," \
+	" id = LAST_INSERT_ID(id)"
+
+/* Past the cursor (time, time, id): the rows after the last claimed job in
+ * the claim's order, as two ranges of the index. */
+#define PAST_CURSOR " AND (next_run_at > ? OR (next_run_at = ? AND id > ?))"
+
+/* The claimed row: (id, token).  JSON_VALID is the server's judgement of
+ * the payload, the one rule the application's inserts also met;
+ * next_run_at, as it is stored, is the claim's cursor.  Q_F_RESUMABLE
+ * adds sql/002's columns. */
+#define READ "SELECT id, type, business_key, payload, attempts," \
+	" max_attempts, IFNULL(JSON_VALID(payload), 1), next_run_at"
+#define READ_MORE { Q_F_RESUMABLE, 0, ", checkpoint, snoozes" }
+
+/* Several claimed rows, (id, token) pairs, at most QUEUE_GROUP_MAX: a
+ * token is in locked_by only on the row its claim took, so a row whose
+ * id and token are both in the lists is one of the pairs.  Unused places
+ * repeat a pair. */
+#define GROUP_LIST "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+#define FENCE_MANY " WHERE id IN " GROUP_LIST " AND " TOKEN " IN " \
+	GROUP_LIST " AND status = 'processing'"
+_Static_assert(QUEUE_GROUP_MAX == 16, "GROUP_LIST has 16 places");
+
+#define SUCCESS_SET " SET status = 'success', finished_at = NOW()," \
+	" last_error = NULL, locked_by = NULL, locked_until = NULL," \
+	" updated_at = NOW()"
+
+/* The claim (Q_CLAIM) has idx_pick, with no type: the exact compare is a
+ * filter on the rows of the due range.  Q_F_TYPE, one type with
+ * sql/001_type_pick.sql applied: the range of idx_type_pick holds only
+ * that type's due jobs (and any that differ from it only in case or
+ * accents), however many other types have waiting.  Q_F_SPREAD adds
+ * (m, r) after the claim's arguments, Q_F_AFTER the cursor's (time,
+ * time, id). */
+static const struct queue_piece claim[] = {
+	{ 0, 0, "UPDATE %1$s FORCE INDEX (idx_" },
+	{ 0, Q_F_TYPE, "pick)" },
+	{ Q_F_TYPE, 0, "type_pick)" },
+	{ 0, 0, CLAIM_SET " WHERE status = 'pending' AND" },
+	{ 0, Q_F_TYPE, " next_run_at <= NOW() AND CAST(type AS BINARY)"
+	    " IN (%2$s)" },
+	{ Q_F_TYPE, 0, TYPE_IS " AND next_run_at <= NOW()" },
+	{ Q_F_SPREAD, 0, " AND id MOD ? = ?" },
+	{ Q_F_AFTER, 0, PAST_CURSOR },
+	{ 0, 0, " ORDER BY next_run_at, id LIMIT 1" },
+	{ 0, 0, NULL }
+};
+
+const struct queue_sql queue_cycle_sql[Q_COUNT] = {
+	[Q_CLAIM] = { "claim a job", claim,
+	    Q_F_TYPE | Q_F_SPREAD | Q_F_AFTER, NULL, 0 },
+	[Q_READ] = { "read the claimed job", (const struct queue_piece[]){
+		{ 0, 0, READ }, READ_MORE, { 0, 0, " FROM %1$s" FENCE },
+		{ 0, 0, NULL } }, Q_F_RESUMABLE, NULL, 0 },
+	[Q_READ_MANY] = { "read the claimed jobs", (const struct queue_piece[]){
+		{ 0, 0, READ }, READ_MORE, { 0, 0, " FROM %1$s" FENCE_MANY },
+		{ 0, 0, NULL } }, Q_F_RESUMABLE, NULL, 0 },
+	/* The jobs a bulk claim took past the cursor (time, time, id), by
+	 * token: in idx_pick's 'processing' range past the cursor, where
+	 * the claims left them (a claim does not move next_run_at). */
+	[Q_READ_TOKENS] = { "read the claimed jobs",
+	    (const struct queue_piece[]){ { 0, 0, READ }, READ_MORE,
+		{ 0, 0, ", " TOKEN " FROM %1$s FORCE INDEX (idx_pick)"
+		    " WHERE status = 'processing'" PAST_CURSOR " AND " TOKEN
+		    " IN " GROUP_LIST },
+		{ 0, 0, NULL } }, Q_F_RESUMABLE, NULL, 0 },
+	[Q_SUCCESS] = { "mark job success",
+	    Q_TEXT("UPDATE %1$s" SUCCESS_SET FENCE), 0, NULL, 0 },
+	[Q_SUCCESS_MANY] = { "mark jobs success",
+	    Q_TEXT("UPDATE %1$s" SUCCESS_SET FENCE_MANY), 0, NULL, 0 },
+	[Q_RETRY] = { "mark job for retry", Q_TEXT(
+	    "UPDATE %1$s SET status = 'pending',"
+	    " next_run_at = NOW() + INTERVAL ? SECOND, last_error = ?,"
+	    " locked_by = NULL, locked_until = NULL, updated_at = NOW()"
+	    FENCE), 0, NULL, 0 },
+	[Q_FAIL] = { "mark job failed", Q_TEXT(
+	    "UPDATE %1$s SET status = 'failed', finished_at = NOW(),"
+	    " last_error = ?, locked_by = NULL, locked_until = NULL,"
+	    " updated_at = NOW()" FENCE), 0, NULL, 0 },
+	[Q_EXTEND] = { "extend job lock", Q_TEXT(
+	    "UPDATE %1$s SET" LOCK_RENEW ", updated_at = NOW()" FENCE),
+	    0, NULL, 0 },
+	/* Q_F_LOCKED waits for a transaction that still holds the row: a
+	 * killed session's COMMIT may yet finish or roll back. */
+	[Q_OWNER] = { "check job lock", (const struct queue_piece[]){
+		{ 0, 0, "SELECT id FROM %1$s" FENCE },
+		{ Q_F_LOCKED, 0, " LOCK IN SHARE MODE" }, { 0, 0, NULL } },
+	    Q_F_LOCKED, "read what a lost commit kept", Q_F_LOCKED },
+	/* The row a claim took, by its token, when the claim's reply
+	 * carries no id (a trigger on the table resets it): among the
+	 * processing rows only.  (token) */
+	[Q_CLAIMED_ID] = { "find the claimed job", Q_TEXT(
+	    "SELECT id FROM %1$s FORCE INDEX (idx_lock)"
+	    " WHERE status = 'processing' AND " TOKEN " = ?"), 0, NULL, 0 },
+	[Q_RELEASE] = { "put job back", Q_TEXT(
+	    "UPDATE %1$s SET status = 'pending', next_run_at = NOW(),"
+	    " attempts = IF(attempts > 0, attempts - 1, 0),"
+	    " locked_by = NULL, locked_until = NULL, updated_at = NOW()"
+	    FENCE), 0, NULL, 0 },
+	/* The checkpoint as the handler wrote it, if the server's JSON_VALID
+	 * takes it: (json, seconds, seconds, id, token, json). */
+	[Q_CHECKPOINT] = { "save a checkpoint", Q_TEXT(
+	    "UPDATE %1$s SET checkpoint = ?," LOCK_RENEW ", updated_at = NOW()"
+	    FENCE " AND JSON_VALID(?)"), 0, NULL, 0 },
+	/* After a checkpoint changed nothing: no row, the lock is lost; else
+	 * whether the server found it valid JSON.  (json, id, token) */
+	[Q_CHECKPOINT_CHECK] = { "save a checkpoint",
+	    Q_TEXT("SELECT JSON_VALID(?) FROM %1$s" FENCE), 0, NULL, 0 },
+	/* attempts - 1 undoes the claim's count: a snooze is not a try. */
+	[Q_SNOOZE] = { "put the job off", Q_TEXT(
+	    "UPDATE %1$s SET status = 'pending',"
+	    " attempts = IF(attempts > 0, attempts - 1, 0),"
+	    " snoozes = IF(?, 0, snoozes + 1),"
+	    " next_run_at = NOW() + INTERVAL ? SECOND, last_error = ?,"
+	    " locked_by = NULL, locked_until = NULL, updated_at = NOW()"
+	    FENCE), 0, NULL, 0 },
+	[Q_WSREP] = { "read wsrep_on", Q_TEXT("SELECT @@GLOBAL.wsrep_on"),
+	    0, NULL, 0 },
+	/* Every column the cycle reads or writes and every index it forces
+	 * (but the optional idx_type_pick and sql/002's columns, probed when
+	 * first needed): prepared, never run. */
+	[Q_SCHEMA] = { "check the table", Q_TEXT(
+	    "SELECT id, type, business_key, payload, status, attempts,"
+	    " max_attempts, next_run_at, locked_by, locked_until, last_error,"
+	    " updated_at, finished_at FROM %1$s"
+	    " FORCE INDEX (idx_pick, idx_lock) WHERE FALSE"), 0, NULL, 0 },
+};
 
 /* A claimed row's columns (READ's, and checkpoint and snoozes when
  * resumable) as job id, and its next_run_at into at (atlen bytes; ""
@@ -63,7 +203,7 @@ queue_read_job(struct queue *q, uint64_t id, const char *token, struct job *job,
     char *at, size_t atlen, char *err, size_t errlen)
 {
 	struct db_arg args[] = { DB_NUM(id), DB_STR(token) };
-	enum queue_stmt which = queue_resumable(q) ? Q_READ_RESUMABLE : Q_READ;
+	unsigned which = Q_READ | (queue_resumable(q) ? Q_F_RESUMABLE : 0);
 	unsigned ncols = which == Q_READ ? 8 : 10;
 	char *cols[10] = { NULL };
 	size_t lens[10] = { 0 };
@@ -73,7 +213,8 @@ queue_read_job(struct queue *q, uint64_t id, const char *token, struct job *job,
 	st = queue_stmt_run(q, which, args, 2, err, errlen);
 	if (st != DB_OK)
 		return st;
-	rc = db_fetch_len(q->stmt[which], cols, lens, ncols, err, errlen);
+	rc = db_fetch_len(queue_handle(q, which), cols, lens, ncols, err,
+	    errlen);
 	if (rc <= 0) {
 		if (rc == 0)
 			errf(err, errlen, "read the claimed job %llu in %s: "
@@ -83,9 +224,8 @@ queue_read_job(struct queue *q, uint64_t id, const char *token, struct job *job,
 		 * run again. */
 		return rc == 0 && q->in_trx ? DB_CONFLICT : DB_ERROR;
 	}
-	db_done(q->stmt[which]);
-	fill_job(job, id, cols, lens, ncols, which == Q_READ_RESUMABLE, at,
-	    atlen);
+	db_done(queue_handle(q, which));
+	fill_job(job, id, cols, lens, ncols, which != Q_READ, at, atlen);
 	return DB_OK;
 }
 
@@ -127,8 +267,8 @@ queue_read_claimed(struct queue *q, const uint64_t *ids,
     size_t errlen)
 {
 	struct db_arg args[2 * QUEUE_GROUP_MAX];
-	enum queue_stmt which = queue_resumable(q) ? Q_READ_MANY_RESUMABLE :
-	    Q_READ_MANY;
+	unsigned which = Q_READ_MANY | (queue_resumable(q) ? Q_F_RESUMABLE :
+	    0);
 	unsigned ncols = which == Q_READ_MANY ? 8 : 10;
 	char *cols[10] = { NULL }, at[sizeof q->cursor.at];
 	size_t lens[10] = { 0 }, i, found = 0;
@@ -143,8 +283,8 @@ queue_read_claimed(struct queue *q, const uint64_t *ids,
 	}
 	group_args(args, ids, tokens, n);
 	st = queue_stmt_run(q, which, args, 2 * QUEUE_GROUP_MAX, err, errlen);
-	while (st == DB_OK && (rc = db_fetch_len(q->stmt[which], cols, lens,
-	    ncols, err, errlen)) != 0) {
+	while (st == DB_OK && (rc = db_fetch_len(queue_handle(q, which), cols,
+	    lens, ncols, err, errlen)) != 0) {
 		if (rc < 0)
 			return DB_ERROR;
 		id = queue_number(cols[0]);
@@ -155,8 +295,8 @@ queue_read_claimed(struct queue *q, const uint64_t *ids,
 			db_free_cols(cols, ncols);
 			continue;
 		}
-		fill_job(jobs[i], id, cols, lens, ncols,
-		    which == Q_READ_MANY_RESUMABLE, at, sizeof at);
+		fill_job(jobs[i], id, cols, lens, ncols, which != Q_READ_MANY,
+		    at, sizeof at);
 		cursor_move(q, id, at);
 		found++;
 	}
@@ -195,30 +335,33 @@ queue_mark_success_many(struct queue *q, const uint64_t *ids,
 static int
 type_index_usable(struct queue *q)
 {
-	return queue_supports(q, Q_CLAIM_TYPE, &q->caps.type_index_probed,
+	return queue_supports(q, Q_CLAIM | Q_F_TYPE, &q->caps.type_index_probed,
 	    &q->caps.type_index);
 }
 
-/* The claim statement for ntypes types; a prepared one for another
- * number of types is dropped. */
-enum queue_stmt
-queue_claim_stmt(struct queue *q, size_t ntypes, enum queue_stmt *spread)
+/* The claim statement for ntypes types, and its spread variant; a
+ * prepared one for another number of types (the variants without
+ * Q_F_TYPE) is dropped. */
+unsigned
+queue_claim_stmt(struct queue *q, size_t ntypes, unsigned *spread)
 {
-	enum queue_stmt s[] = { Q_CLAIM, Q_CLAIM_SPREAD, Q_CLAIM_AFTER };
+	static const unsigned s[] = { Q_CLAIM, Q_CLAIM | Q_F_SPREAD,
+	    Q_CLAIM | Q_F_AFTER, Q_CLAIM | Q_F_SPREAD | Q_F_AFTER };
+	MYSQL_STMT **slot;
 	size_t i;
 
 	if (q->claim_types != ntypes)
 		for (i = 0; i < sizeof s / sizeof s[0]; i++)
-			if (q->stmt[s[i]] != NULL) {
-				mysql_stmt_close(q->stmt[s[i]]);
-				q->stmt[s[i]] = NULL;
+			if (*(slot = queue_slot(q, s[i])) != NULL) {
+				mysql_stmt_close(*slot);
+				*slot = NULL;
 			}
 	q->claim_types = ntypes;
 	if (ntypes == 1 && type_index_usable(q)) {
-		*spread = Q_CLAIM_TYPE_SPREAD;
-		return Q_CLAIM_TYPE;
+		*spread = Q_CLAIM | Q_F_TYPE | Q_F_SPREAD;
+		return Q_CLAIM | Q_F_TYPE;
 	}
-	*spread = Q_CLAIM_SPREAD;
+	*spread = Q_CLAIM | Q_F_SPREAD;
 	return Q_CLAIM;
 }
 
@@ -226,7 +369,7 @@ queue_claim_stmt(struct queue *q, size_t ntypes, enum queue_stmt *spread)
  * the index's claim), room for the spread's two more or the cursor's
  * three. */
 struct db_arg *
-queue_claim_args(enum queue_stmt which, const char *const *types,
+queue_claim_args(unsigned which, const char *const *types,
     size_t ntypes, unsigned long lock_seconds, const char *token,
     unsigned *nargs)
 {
@@ -239,7 +382,7 @@ queue_claim_args(enum queue_stmt which, const char *const *types,
 	args[n++] = DB_NUM(lock_seconds);
 	for (i = 0; i < ntypes; i++)
 		args[n++] = DB_STR(types[i]);
-	if (which == Q_CLAIM_TYPE)
+	if ((which & Q_F_TYPE) != 0)
 		args[n++] = DB_STR(types[0]);
 	*nargs = n;
 	return args;
@@ -248,7 +391,8 @@ queue_claim_args(enum queue_stmt which, const char *const *types,
 enum db_status
 queue_prepare_run(struct queue *q, size_t ntypes, char *err, size_t errlen)
 {
-	enum queue_stmt which, spread;
+	unsigned which, spread;
+	MYSQL_STMT **schema;
 	char cause[512];
 	enum db_status st;
 
@@ -261,9 +405,9 @@ queue_prepare_run(struct queue *q, size_t ntypes, char *err, size_t errlen)
 		st = queue_prepare(q, which = Q_RECOVER, cause, sizeof cause);
 	if (st == DB_OK)
 		st = queue_prepare(q, which = Q_SCHEMA, cause, sizeof cause);
-	if (q->stmt[Q_SCHEMA] != NULL) {
-		mysql_stmt_close(q->stmt[Q_SCHEMA]);
-		q->stmt[Q_SCHEMA] = NULL;
+	if (*(schema = queue_slot(q, Q_SCHEMA)) != NULL) {
+		mysql_stmt_close(*schema);
+		*schema = NULL;
 	}
 	if (st != DB_OK)
 		errf(err, errlen, "%s in %s: %s", queue_purpose(which), q->table,
@@ -315,7 +459,7 @@ types_hash(const char *const *types, size_t ntypes)
  * the last claim from the head is QUEUE_CURSOR_MS old (see the top of
  * queue.c). */
 static void
-cursor_for(struct queue *q, enum queue_stmt which, uint64_t hash,
+cursor_for(struct queue *q, unsigned which, uint64_t hash,
     int64_t start)
 {
 	struct queue_cursor *c = &q->cursor, other;
@@ -346,13 +490,12 @@ cursor_for(struct queue *q, enum queue_stmt which, uint64_t hash,
  * an InnoDB deadlock happens, and then only loosens the order among due
  * jobs.  The spread claims use no cursor: they skip rows on purpose. */
 static enum db_status
-claim_try(struct queue *q, unsigned tries, enum queue_stmt which,
-    enum queue_stmt spread, struct db_arg *args, unsigned n,
-    enum queue_stmt *used, int64_t *start, char *err, size_t errlen)
+claim_try(struct queue *q, unsigned tries, unsigned which, unsigned spread,
+    struct db_arg *args, unsigned n, unsigned *used, int64_t *start,
+    char *err, size_t errlen)
 {
 	struct queue_cursor *c = &q->cursor;
-	enum queue_stmt after = which == Q_CLAIM_TYPE ? Q_CLAIM_TYPE_AFTER :
-	    Q_CLAIM_AFTER;
+	unsigned after = which | Q_F_AFTER;
 	enum db_status st;
 	uint64_t m;
 
@@ -393,7 +536,7 @@ claim_row(struct queue *q, const char *const *types, size_t ntypes,
     size_t errlen)
 {
 	struct queue_cursor *c = &q->cursor;
-	enum queue_stmt which, spread, used;
+	unsigned which, spread, used;
 	struct db_arg *args;
 	enum db_status st;
 	unsigned tries, n;
@@ -430,7 +573,7 @@ claim_row(struct queue *q, const char *const *types, size_t ntypes,
 		c->head_ms = start;
 	if (st != DB_OK || queue_stmt_changed(q, used) == 0)
 		return st;
-	*id = (uint64_t)mysql_stmt_insert_id(q->stmt[used]);
+	*id = (uint64_t)mysql_stmt_insert_id(queue_handle(q, used));
 	if (*id == 0 && (st = queue_claimed_by_token(q, token, id, err,
 	    errlen)) != DB_OK)
 		return st;
@@ -486,8 +629,8 @@ read_tokens(struct queue *q, const char *const *tokens,
     size_t errlen)
 {
 	struct queue_cursor *c = &q->cursor;
-	enum queue_stmt which = queue_resumable(q) ? Q_READ_TOKENS_RESUMABLE :
-	    Q_READ_TOKENS;
+	unsigned which = Q_READ_TOKENS | (queue_resumable(q) ? Q_F_RESUMABLE :
+	    0);
 	unsigned ncols = which == Q_READ_TOKENS ? 8 : 10;
 	struct db_arg args[3 + QUEUE_GROUP_MAX];
 	char *cols[11] = { NULL }, at[sizeof c->at], last_at[sizeof c->at];
@@ -503,8 +646,8 @@ read_tokens(struct queue *q, const char *const *tokens,
 	for (i = 0; i < QUEUE_GROUP_MAX; i++)
 		args[3 + i] = DB_STR(tokens[i < n ? i : 0]);
 	st = queue_stmt_run(q, which, args, 3 + QUEUE_GROUP_MAX, err, errlen);
-	while (st == DB_OK && (rc = db_fetch_len(q->stmt[which], cols, lens,
-	    ncols + 1, err, errlen)) != 0) {
+	while (st == DB_OK && (rc = db_fetch_len(queue_handle(q, which), cols,
+	    lens, ncols + 1, err, errlen)) != 0) {
 		if (rc < 0)
 			return DB_ERROR;
 		for (i = 0; i < n && (cols[ncols] == NULL ||
@@ -518,8 +661,8 @@ read_tokens(struct queue *q, const char *const *tokens,
 			continue;
 		}
 		id = queue_number(cols[0]);
-		fill_job(jobs[i], id, cols, lens, ncols,
-		    which == Q_READ_TOKENS_RESUMABLE, at, sizeof at);
+		fill_job(jobs[i], id, cols, lens, ncols, which != Q_READ_TOKENS,
+		    at, sizeof at);
 		(*found)++;
 		if (at[0] != '\0' && (last_id == 0 || strcmp(at, last_at) > 0 ||
 		    (strcmp(at, last_at) == 0 && id > last_id))) {
@@ -550,10 +693,11 @@ bulk_claims_ok(struct queue *q)
 	if (!q->caps.galera_probed) {
 		q->caps.galera_probed = q->caps.galera = 1;
 		if (queue_attempt(q, Q_WSREP, NULL, 0, tmp, sizeof tmp) == DB_OK &&
-		    db_fetch(q->stmt[Q_WSREP], &col, 1, tmp, sizeof tmp) == 1) {
+		    db_fetch(queue_handle(q, Q_WSREP), &col, 1, tmp,
+		    sizeof tmp) == 1) {
 			q->caps.galera = col == NULL || (strcmp(col, "0") != 0 &&
 			    strcasecmp(col, "OFF") != 0);
-			db_done(q->stmt[Q_WSREP]);
+			db_done(queue_handle(q, Q_WSREP));
 		}
 		free(col);
 	}
@@ -567,7 +711,7 @@ queue_claim_bulk(struct queue *q, const char *const *types, size_t ntypes,
     size_t errlen)
 {
 	struct queue_cursor *c = &q->cursor;
-	enum queue_stmt which, spread, after;
+	unsigned which, spread, after;
 	struct db_arg *one, *rows;
 	enum db_status st;
 	size_t i, found;
@@ -578,7 +722,7 @@ queue_claim_bulk(struct queue *q, const char *const *types, size_t ntypes,
 	    q->spread || !bulk_claims_ok(q))
 		return DB_OK;
 	which = queue_claim_stmt(q, ntypes, &spread);
-	after = which == Q_CLAIM_TYPE ? Q_CLAIM_TYPE_AFTER : Q_CLAIM_AFTER;
+	after = which | Q_F_AFTER;
 	if (!c->set || c->claim != which ||
 	    c->types != types_hash(types, ntypes) ||
 	    now_ms() - c->head_ms >= QUEUE_CURSOR_MS)
@@ -623,7 +767,7 @@ queue_claim_bulk(struct queue *q, const char *const *types, size_t ntypes,
 
 /* Run a fenced write; *owned says whether it found the job still ours. */
 static enum db_status
-fenced(struct queue *q, enum queue_stmt which, struct db_arg *args,
+fenced(struct queue *q, unsigned which, struct db_arg *args,
     unsigned nargs, int *owned, char *err, size_t errlen)
 {
 	enum db_status st = queue_stmt_run(q, which, args, nargs, err, errlen);
@@ -641,7 +785,7 @@ fenced(struct queue *q, enum queue_stmt which, struct db_arg *args,
  * '?', and then with every character beyond ASCII so, which every such
  * character set holds. */
 static enum db_status
-fenced_text(struct queue *q, enum queue_stmt which, struct db_arg *args,
+fenced_text(struct queue *q, unsigned which, struct db_arg *args,
     unsigned nargs, unsigned text, int *owned, char *err, size_t errlen)
 {
 	static const size_t narrower[] = { 3, 1 };
@@ -700,8 +844,8 @@ queue_mark_failed(struct queue *q, const struct job *job, const char *token,
  * job is still ours; *answer is check's one column ("1" true), when
  * asked. */
 static enum db_status
-fenced_or_owner(struct queue *q, enum queue_stmt which, struct db_arg *args,
-    unsigned nargs, enum queue_stmt check, const struct db_arg *check_args,
+fenced_or_owner(struct queue *q, unsigned which, struct db_arg *args,
+    unsigned nargs, unsigned check, const struct db_arg *check_args,
     unsigned check_nargs, int *owned, int *answer, char *err,
     size_t errlen)
 {

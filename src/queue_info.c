@@ -19,6 +19,87 @@
 #include "queue_sql.h"
 #include "util.h"
 
+#define LIST "SELECT id, type, business_key, status, attempts," \
+	" max_attempts, next_run_at, updated_at, last_error FROM %1$s" \
+	" WHERE id < ?"
+
+#define SHOW "SELECT id, business_key, type, payload, status, attempts," \
+	" max_attempts, next_run_at, locked_by, locked_until, last_error," \
+	" created_at, updated_at, finished_at, JSON_VALID(payload) FROM %1$s"
+
+const struct queue_sql queue_info_sql[Q_COUNT] = {
+	/* A loose index scan: one jump per type, not a row per job.  Types
+	 * that differ only in case or accents come back as one. */
+	[Q_TYPES] = { "list job types", Q_TEXT(
+	    "SELECT DISTINCT type FROM %1$s FORCE INDEX (idx_type_status)"),
+	    0, NULL, 0 },
+	/* The exact types of those, and their counts. */
+	[Q_TYPE_COUNTS] = { "count jobs", Q_TEXT(
+	    "SELECT CAST(type AS BINARY), status, COUNT(*)"
+	    " FROM %1$s FORCE INDEX (idx_type_status)"
+	    " WHERE type = ? AND status IN ('pending', 'processing', 'failed')"
+	    " GROUP BY 1, 2"), 0, NULL, 0 },
+	/* Counting success rows exactly reads every one; the optimizer's
+	 * estimate from the index is close enough to see growth. */
+	[Q_SUCCESS_ESTIMATE] = { "estimate finished jobs", Q_TEXT(
+	    "EXPLAIN SELECT id FROM %1$s FORCE INDEX (idx_type_status)"
+	    " WHERE type = ? AND status = 'success'"), 0, NULL, 0 },
+	[Q_LAG] = { "measure lag", Q_TEXT(
+	    "SELECT CAST(type AS BINARY), COUNT(*),"
+	    " TIMESTAMPDIFF(SECOND, MIN(next_run_at), NOW())"
+	    " FROM %1$s FORCE INDEX (idx_pick)"
+	    " WHERE status = 'pending' AND next_run_at <= NOW() GROUP BY 1"),
+	    0, NULL, 0 },
+	[Q_EXPIRED] = { "count expired locks", Q_TEXT(
+	    "SELECT CAST(type AS BINARY), COUNT(*)"
+	    " FROM %1$s FORCE INDEX (idx_lock)"
+	    " WHERE status = 'processing' AND " LOCK_EXPIRED " GROUP BY 1"),
+	    0, NULL, 0 },
+	/* (before id, [status,] [type, type,] limit) */
+	[Q_LIST] = { "list jobs", (const struct queue_piece[]){
+		{ 0, 0, LIST }, { Q_F_STATUS, 0, " AND status = ?" },
+		{ Q_F_TYPE, 0, " AND" TYPE_IS },
+		{ 0, 0, " ORDER BY id DESC LIMIT ?" }, { 0, 0, NULL } },
+	    Q_F_STATUS | Q_F_TYPE, NULL, 0 },
+	/* By id, or Q_F_KEY by business key (key, key). */
+	[Q_SHOW] = { "show job", (const struct queue_piece[]){
+		{ 0, 0, SHOW " WHERE " },
+		{ 0, Q_F_KEY, "id = ?" },
+		{ Q_F_KEY, 0, "business_key = ?"
+		    " AND CAST(business_key AS BINARY) = CAST(? AS BINARY)" },
+		{ 0, 0, NULL } }, Q_F_KEY, NULL, 0 },
+	[Q_COLUMNS] = { "read the table's columns", Q_TEXT(
+	    "SELECT COLUMN_NAME, IS_NULLABLE FROM information_schema.COLUMNS"
+	    " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?"),
+	    0, NULL, 0 },
+	/* COLUMN_DEFAULT is SQL NULL for "no default" (an explicit DEFAULT
+	 * NULL reads 'NULL'); generated and auto-increment columns fill
+	 * themselves.  The list is the columns the inserts name. */
+	[Q_UNFILLED_COLUMNS] = { "read the table's columns", Q_TEXT(
+	    "SELECT COLUMN_NAME FROM information_schema.COLUMNS"
+	    " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?"
+	    " AND IS_NULLABLE = 'NO' AND COLUMN_DEFAULT IS NULL"
+	    " AND EXTRA NOT LIKE '%%auto_increment%%'"
+	    " AND EXTRA NOT LIKE '%%GENERATED%%'"
+	    " AND COLUMN_NAME NOT IN ('business_key', 'type', 'payload',"
+	    " 'status', 'attempts', 'max_attempts', 'next_run_at',"
+	    " 'created_at', 'updated_at') ORDER BY ORDINAL_POSITION"),
+	    0, NULL, 0 },
+	[Q_INDEXES] = { "read the table's indexes", Q_TEXT(
+	    "SELECT INDEX_NAME, MIN(NON_UNIQUE),"
+	    " GROUP_CONCAT(COLUMN_NAME ORDER BY SEQ_IN_INDEX)"
+	    " FROM information_schema.STATISTICS"
+	    " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?"
+	    " GROUP BY INDEX_NAME"), 0, NULL, 0 },
+	[Q_VERSION] = { "read the server version",
+	    Q_TEXT("SELECT VERSION()"), 0, NULL, 0 },
+	[Q_SETTINGS] = { "read server settings", Q_TEXT(
+	    "SHOW VARIABLES WHERE Variable_name IN ('innodb_lock_wait_timeout',"
+	    " 'wait_timeout', 'time_zone', 'system_time_zone',"
+	    " 'transaction_isolation', 'tx_isolation', 'max_allowed_packet',"
+	    " 'innodb_flush_log_at_trx_commit', 'wsrep_on')"), 0, NULL, 0 },
+};
+
 const char *const queue_column_names[QC_COUNT] = {
 	"id", "business_key", "type", "payload", "status", "attempts",
 	"max_attempts", "next_run_at", "locked_by", "locked_until",
@@ -141,7 +222,7 @@ success_estimate(struct queue *q, const char *type, unsigned long *rows,
 	st = queue_stmt_run(q, Q_SUCCESS_ESTIMATE, args, 1, err, errlen);
 	if (st != DB_OK)
 		return st;
-	stmt = q->stmt[Q_SUCCESS_ESTIMATE];
+	stmt = queue_handle(q, Q_SUCCESS_ESTIMATE);
 	ncols = mysql_stmt_field_count(stmt);
 	at = column_named(stmt, "rows");
 	if (ncols > 32 || at < 0) {
@@ -256,9 +337,8 @@ queue_list(struct queue *q, const struct queue_list_filter *f,
     void (*fn)(void *arg, const struct queue_listed *), void *arg,
     char *err, size_t errlen)
 {
-	static const enum queue_stmt by_filter[2][2] = {
-		{ Q_LIST, Q_LIST_TYPE }, { Q_LIST_STATUS, Q_LIST_STATUS_TYPE },
-	};
+	unsigned which = Q_LIST | (f->status != NULL ? Q_F_STATUS : 0) |
+	    (f->type != NULL ? Q_F_TYPE : 0);
 	struct list_walk w = { fn, arg };
 	struct db_arg args[5];
 	unsigned n = 0;
@@ -271,8 +351,8 @@ queue_list(struct queue *q, const struct queue_list_filter *f,
 		args[n++] = DB_STR(f->type);
 	}
 	args[n++] = DB_NUM(f->limit);
-	return queue_stmt_walk(q, by_filter[f->status != NULL]
-	    [f->type != NULL], args, n, 9, on_listed, &w, err, errlen);
+	return queue_stmt_walk(q, which, args, n, 9, on_listed, &w, err,
+	    errlen);
 }
 
 struct show_walk {
@@ -311,7 +391,7 @@ queue_show(struct queue *q, uint64_t id, const char *key,
 		args[1] = DB_STR(key);
 	} else
 		args[0] = DB_NUM(id);
-	st = queue_stmt_walk(q, key != NULL ? Q_SHOW_KEY : Q_SHOW_ID, args,
+	st = queue_stmt_walk(q, Q_SHOW | (key != NULL ? Q_F_KEY : 0), args,
 	    key != NULL ? 2 : 1, QC_COUNT + 1, on_shown, &w, err, errlen);
 	*found = w.found;
 	return st;

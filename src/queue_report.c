@@ -21,6 +21,36 @@
 #include "queue_sql.h"
 #include "util.h"
 
+const struct queue_sql queue_report_sql[Q_COUNT] = {
+	/* The report's clock: now, and the first of the 24 hours its
+	 * charts cover (the current hour is the last). */
+	[Q_REPORT_CLOCK] = { "read the database clock", Q_TEXT(
+	    "SELECT NOW(), DATE_FORMAT(NOW() - INTERVAL 23 HOUR,"
+	    " '%%Y-%%m-%%d %%H:00:00')"), 0, NULL, 0 },
+	/* Jobs that ended since ? (bound twice), by exact type, outcome and
+	 * hour: two ranges of idx_finished (sql/005_finished.sql), read
+	 * from the index alone, as long as the last day's jobs, whatever
+	 * the history before it. */
+	[Q_REPORT_HOURS] = { "count finished jobs by hour", Q_TEXT(
+	    "SELECT CAST(type AS BINARY), status,"
+	    " TIMESTAMPDIFF(HOUR, ?, finished_at), COUNT(*)"
+	    " FROM %1$s FORCE INDEX (idx_finished)"
+	    " WHERE status IN ('success', 'failed') AND finished_at >= ?"
+	    " GROUP BY 1, 2, 3"), 0, NULL, 0 },
+	/* The ? latest failures: the tail of idx_finished's failed range,
+	 * or, without it (Q_F_PICK), of idx_pick's (in the order they were
+	 * due). */
+	[Q_REPORT_FAILURES] = { "list the latest failures",
+	    (const struct queue_piece[]){
+		{ 0, 0, "SELECT id, type, business_key, attempts, max_attempts,"
+		    " finished_at, last_error FROM %1$s FORCE INDEX (idx_" },
+		{ 0, Q_F_PICK, "finished) WHERE status = 'failed'"
+		    " ORDER BY finished_at DESC LIMIT ?" },
+		{ Q_F_PICK, 0, "pick) WHERE status = 'failed'"
+		    " ORDER BY next_run_at DESC, id DESC LIMIT ?" },
+		{ 0, 0, NULL } }, Q_F_PICK, NULL, 0 },
+};
+
 enum db_status
 queue_report_clock(struct queue *q, char **now, char **from, char *err,
     size_t errlen)
@@ -114,6 +144,6 @@ queue_last_failures(struct queue *q, unsigned long limit,
 	struct db_arg args[] = { DB_NUM(limit) };
 	struct failures_walk w = { fn, arg };
 
-	return queue_stmt_walk(q, queue_finished_index(q) ? Q_REPORT_FAILURES :
-	    Q_REPORT_FAILURES_PICK, args, 1, 7, on_failure, &w, err, errlen);
+	return queue_stmt_walk(q, Q_REPORT_FAILURES | (queue_finished_index(q) ?
+	    0 : Q_F_PICK), args, 1, 7, on_failure, &w, err, errlen);
 }

@@ -30,6 +30,12 @@
  * values are smaller always fit. */
 #define PACKET_FLOOR 1024
 
+/* The runner's own question, after a lost connection. */
+const struct queue_sql queue_run_sql[Q_COUNT] = {
+	[Q_MAX_PACKET] = { "read max_allowed_packet",
+	    Q_TEXT("SELECT @@max_allowed_packet"), 0, NULL, 0 },
+};
+
 /* A module's statements (queue.h): the queue's runner runs them as it
  * runs its own. */
 struct queue_stmts {
@@ -108,11 +114,12 @@ queue_stmts_handle(const struct queue_stmts *s, size_t which)
 	return s->stmt[which];
 }
 
-/* Where statement which of s (the queue's own when NULL) is kept. */
+/* Where statement which of s (the queue's own when NULL: an id and its
+ * flags) is kept. */
 static MYSQL_STMT **
 slot_of(struct queue *q, struct queue_stmts *s, size_t which)
 {
-	return s == NULL ? &q->stmt[which] : &s->stmt[which];
+	return s == NULL ? queue_slot(q, (unsigned)which) : &s->stmt[which];
 }
 
 /* fmt with the job table for each %1$s and other for each %2$s, "%%" as
@@ -155,7 +162,8 @@ static void
 say_where(const struct queue *q, const struct queue_stmts *s, size_t which,
     const char *cause, char *err, size_t errlen)
 {
-	const char *what = s == NULL ? queue_purpose(which) : s->purposes[which];
+	const char *what = s == NULL ? queue_purpose((unsigned)which) :
+	    s->purposes[which];
 	const char *table = s == NULL ? QUEUE_JOBS_TABLE : s->tables == NULL ?
 	    QUEUE_OTHER_TABLE : s->tables[which];
 	char *where;
@@ -173,11 +181,12 @@ say_where(const struct queue *q, const struct queue_stmts *s, size_t which,
 void
 queue_forget(struct queue *q)
 {
-	int i;
+	size_t i, v;
 
 	for (i = 0; i < Q_COUNT; i++)
-		if (q->stmt[i] != NULL)
-			mysql_stmt_close(q->stmt[i]);
+		for (v = 0; v < QUEUE_VARIANTS; v++)
+			if (q->stmt[i][v] != NULL)
+				mysql_stmt_close(q->stmt[i][v]);
 	memset(q->stmt, 0, sizeof q->stmt);
 	queue_stmts_close(q->batch);
 	q->batch = NULL;
@@ -200,7 +209,7 @@ prepare_in(struct queue *q, struct queue_stmts *s, size_t which,
 	}
 	if (*slot != NULL)
 		return DB_OK;
-	sql = s == NULL ? queue_stmt_text(q, (enum queue_stmt)which) :
+	sql = s == NULL ? queue_stmt_text(q, (unsigned)which) :
 	    format_tables(s->texts[which], q->table, s->other);
 	st = db_prepare(q->db, sql, slot, cause, len);
 	free(sql);
@@ -208,7 +217,7 @@ prepare_in(struct queue *q, struct queue_stmts *s, size_t which,
 }
 
 enum db_status
-queue_prepare(struct queue *q, enum queue_stmt which, char *cause, size_t len)
+queue_prepare(struct queue *q, unsigned which, char *cause, size_t len)
 {
 	return prepare_in(q, NULL, which, cause, len);
 }
@@ -272,7 +281,7 @@ attempt_rows(struct queue *q, struct queue_stmts *s, size_t which,
 }
 
 enum db_status
-queue_attempt(struct queue *q, enum queue_stmt which, const struct db_arg *args,
+queue_attempt(struct queue *q, unsigned which, const struct db_arg *args,
     unsigned nargs, char *cause, size_t len)
 {
 	return attempt_rows(q, NULL, which, args, nargs, 0, cause, len);
@@ -292,10 +301,11 @@ retake_lock(struct queue *q)
 	q->lock_lost = 1;
 	if (queue_attempt(q, Q_GET_LOCK, args, 1, cause, sizeof cause) != DB_OK)
 		return;
-	rc = db_fetch(q->stmt[Q_GET_LOCK], &col, 1, cause, sizeof cause);
+	rc = db_fetch(queue_handle(q, Q_GET_LOCK), &col, 1, cause,
+	    sizeof cause);
 	if (rc == 1) {
 		q->lock_lost = col == NULL || strcmp(col, "1") != 0;
-		db_done(q->stmt[Q_GET_LOCK]);
+		db_done(queue_handle(q, Q_GET_LOCK));
 	}
 	free(col);
 }
@@ -315,11 +325,11 @@ over_max_packet(struct queue *q, size_t size, char *cause, size_t len)
 	if (size < PACKET_FLOOR || queue_attempt(q, Q_MAX_PACKET, NULL, 0, tmp,
 	    sizeof tmp) != DB_OK)
 		return 0;
-	rc = db_fetch(q->stmt[Q_MAX_PACKET], &col, 1, tmp, sizeof tmp);
+	rc = db_fetch(queue_handle(q, Q_MAX_PACKET), &col, 1, tmp, sizeof tmp);
 	if (rc == 1) {
 		if (col != NULL)
 			parse_ulong(col, 0, ULONG_MAX, &max);
-		db_done(q->stmt[Q_MAX_PACKET]);
+		db_done(queue_handle(q, Q_MAX_PACKET));
 	}
 	free(col);
 	/* The values travel with some bytes of framing around them. */
@@ -392,7 +402,7 @@ queue_run_rows(struct queue *q, struct queue_stmts *s, size_t which,
 }
 
 enum db_status
-queue_stmt_run(struct queue *q, enum queue_stmt which,
+queue_stmt_run(struct queue *q, unsigned which,
     const struct db_arg *args, unsigned nargs, char *err, size_t errlen)
 {
 	return queue_run_rows(q, NULL, which, args, nargs, 0, err, errlen);
@@ -488,13 +498,13 @@ queue_last_errno(const struct queue *q)
 }
 
 uint64_t
-queue_stmt_changed(const struct queue *q, enum queue_stmt which)
+queue_stmt_changed(const struct queue *q, unsigned which)
 {
-	return (uint64_t)mysql_stmt_affected_rows(q->stmt[which]);
+	return (uint64_t)mysql_stmt_affected_rows(queue_handle(q, which));
 }
 
 enum db_status
-queue_stmt_one(struct queue *q, enum queue_stmt which,
+queue_stmt_one(struct queue *q, unsigned which,
     const struct db_arg *args, unsigned nargs, char **cols, unsigned ncols,
     int *found, char *err, size_t errlen)
 {
@@ -580,8 +590,8 @@ witness_kept(struct queue *q, const struct queue_witness *w, int *kept,
 		*kept = id != 0;
 		return st;
 	}
-	st = queue_stmt_one(q, Q_OWNER_LOCKED, args, 2, &col, 1, &found, err,
-	    errlen);
+	st = queue_stmt_one(q, Q_OWNER | Q_F_LOCKED, args, 2, &col, 1, &found,
+	    err, errlen);
 	free(col);
 	*kept = !found;
 	return st;
@@ -728,7 +738,7 @@ queue_lock_wait(struct queue *q, unsigned seconds, char *err, size_t errlen)
 }
 
 enum db_status
-queue_stmt_walk(struct queue *q, enum queue_stmt which,
+queue_stmt_walk(struct queue *q, unsigned which,
     const struct db_arg *args, unsigned nargs, unsigned ncols,
     int (*fn)(void *arg, char **cols, const size_t *lens), void *arg,
     char *err, size_t errlen)
@@ -744,8 +754,8 @@ queue_stmt_walk(struct queue *q, enum queue_stmt which,
 	}
 	st = queue_stmt_run(q, which, args, nargs, err, errlen);
 	while (st == DB_OK && !stop) {
-		rc = db_fetch_len(q->stmt[which], cols, lens, ncols, err,
-		    errlen);
+		rc = db_fetch_len(queue_handle(q, which), cols, lens, ncols,
+		    err, errlen);
 		if (rc < 0)
 			st = DB_ERROR;
 		if (rc <= 0)
@@ -754,7 +764,7 @@ queue_stmt_walk(struct queue *q, enum queue_stmt which,
 		db_free_cols(cols, ncols);
 	}
 	if (stop)
-		db_done(q->stmt[which]);
+		db_done(queue_handle(q, which));
 	return st;
 }
 

@@ -7,37 +7,109 @@
 
 #include "queue.h"
 
-/* Every statement on the table; their text is queue.c's templates[]. */
+/* Every statement on the table, one id each.  A statement's text lives
+ * in the file whose operations run it, in that file's queue_*_sql[]
+ * (below); the variants of one statement (by type, by status, past the
+ * cursor, with sql/002's columns...) are its flags, not ids of their
+ * own.  Run as the id ORed with its flags: Q_CLAIM | Q_F_TYPE. */
 enum queue_stmt {
-	/* the run's cycle */
-	Q_RECOVER, Q_CLAIM, Q_CLAIM_TYPE, Q_CLAIM_SPREAD, Q_CLAIM_TYPE_SPREAD,
-	Q_CLAIM_AFTER, Q_CLAIM_TYPE_AFTER,
-	Q_READ, Q_READ_RESUMABLE, Q_SUCCESS, Q_RETRY, Q_FAIL, Q_EXTEND,
-	Q_READ_MANY, Q_READ_MANY_RESUMABLE, Q_SUCCESS_MANY,
-	Q_READ_TOKENS, Q_READ_TOKENS_RESUMABLE,
-	Q_OWNER, Q_OWNER_LOCKED, Q_CLAIMED_ID, Q_RELEASE, Q_CHECKPOINT, Q_CHECKPOINT_CHECK,
-	Q_SNOOZE,
-	Q_GET_LOCK, Q_READ_REPLY, Q_MAX_PACKET, Q_WSREP, Q_SCHEMA,
-	/* flow control's reads of the job table */
-	Q_TYPE_DUE, Q_TYPE_LOAD,
-	/* adding jobs */
-	Q_ENQUEUE, Q_ENQUEUE_AGAIN, Q_ENQUEUE_AGAIN_RESUMABLE, Q_VALID_AT,
-	Q_VALID_JSON, Q_JSON_OBJECT, Q_JOB_STATUS,
-	/* operators' changes */
-	Q_RETRY_ID, Q_RETRY_ID_FORCE, Q_CANCEL,
-	Q_REQUEUE, Q_REQUEUE_TYPE, Q_REQUEUE_UNCANCELLED,
-	Q_REQUEUE_UNCANCELLED_TYPE, Q_FAILED_COUNTS, Q_FAILED_COUNTS_TYPE,
-	Q_PURGE, Q_PURGE_TYPE, Q_PURGE_COUNT, Q_PURGE_COUNT_TYPE,
-	/* what people read */
+	/* the run's cycle (queue_cycle.c) */
+	Q_CLAIM, Q_READ, Q_SUCCESS, Q_RETRY, Q_FAIL, Q_EXTEND,
+	Q_READ_MANY, Q_SUCCESS_MANY, Q_READ_TOKENS, Q_OWNER, Q_CLAIMED_ID,
+	Q_RELEASE, Q_CHECKPOINT, Q_CHECKPOINT_CHECK, Q_SNOOZE, Q_WSREP,
+	Q_SCHEMA,
+	/* the queue's life and adding jobs (queue.c) */
+	Q_RECOVER, Q_GET_LOCK, Q_READ_REPLY, Q_ENQUEUE, Q_VALID_AT,
+	Q_VALID_JSON, Q_JSON_OBJECT,
+	/* the runner's own question (queue_run.c) */
+	Q_MAX_PACKET,
+	/* operators' changes, a job's status, flow control's reads
+	 * (queue_admin.c) */
+	Q_JOB_STATUS, Q_TYPE_DUE, Q_TYPE_LOAD, Q_RETRY_ID, Q_CANCEL,
+	Q_REQUEUE, Q_FAILED_COUNTS, Q_PURGE, Q_PURGE_COUNT,
+	/* what people read (queue_info.c) */
 	Q_TYPES, Q_TYPE_COUNTS, Q_SUCCESS_ESTIMATE, Q_LAG, Q_EXPIRED,
-	Q_LIST, Q_LIST_STATUS, Q_LIST_TYPE, Q_LIST_STATUS_TYPE,
-	Q_SHOW_ID, Q_SHOW_KEY, Q_COLUMNS, Q_UNFILLED_COLUMNS, Q_INDEXES,
+	Q_LIST, Q_SHOW, Q_COLUMNS, Q_UNFILLED_COLUMNS, Q_INDEXES,
 	Q_VERSION, Q_SETTINGS,
 	/* the report (queue_report.c) */
 	Q_REPORT_CLOCK, Q_REPORT_HOURS, Q_REPORT_FAILURES,
-	Q_REPORT_FAILURES_PICK,
 	Q_COUNT
 };
+
+/* The flags that pick a statement's variant, above its id's bits. */
+enum queue_flag {
+	Q_F_TYPE = 1 << 8,		/* one exact type, bound twice */
+	Q_F_STATUS = 1 << 9,		/* one status */
+	Q_F_SPREAD = 1 << 10,		/* the claim's id MOD ? = ? */
+	Q_F_AFTER = 1 << 11,		/* past the claim's cursor */
+	Q_F_RESUMABLE = 1 << 12,	/* sql/002's checkpoint, snoozes */
+	Q_F_AGAIN = 1 << 13,		/* enqueue --again */
+	Q_F_FORCE = 1 << 14,		/* retry a pending job too */
+	Q_F_UNCANCELLED = 1 << 15,	/* not the operator's cancelled */
+	Q_F_KEY = 1 << 16,		/* by business key, not id */
+	Q_F_LOCKED = 1 << 17,		/* LOCK IN SHARE MODE */
+	Q_F_PICK = 1 << 18		/* idx_pick, without idx_finished */
+};
+#define Q_ID(stmt) ((stmt) & 0xffu)
+_Static_assert(Q_COUNT <= 0x100, "the ids fit below the flags");
+
+/* bench/probe.c prepares the claim of one type by this name. */
+#define Q_CLAIM_TYPE (Q_CLAIM | Q_F_TYPE)
+
+/* A part of a statement's text, there when its statement runs with
+ * every flag of when and none of unless. */
+struct queue_piece {
+	unsigned when, unless;
+	const char *text;	/* NULL ends the list */
+};
+
+/* A statement: the pieces its text is built of, in order (%1$s the
+ * quoted table, %2$s the claim's "?" per type, %% a %), the flags it
+ * takes (at most QUEUE_VARIANTS_LOG of them: each combination is
+ * prepared and kept apart), and what it does, for messages: flagged
+ * instead when it runs with flag. */
+struct queue_sql {
+	const char *purpose;
+	const struct queue_piece *pieces;
+	unsigned flags;
+	const char *flagged;
+	unsigned flag;
+};
+#define QUEUE_VARIANTS_LOG 3
+#define QUEUE_VARIANTS (1 << QUEUE_VARIANTS_LOG)
+
+/* A statement of one piece. */
+#define Q_TEXT(text) ((const struct queue_piece[]){ { 0, 0, text }, \
+	{ 0, 0, NULL } })
+
+/* Each file's statements, by id (the others' places left empty). */
+extern const struct queue_sql queue_base_sql[Q_COUNT];	/* queue.c */
+extern const struct queue_sql queue_cycle_sql[Q_COUNT];
+extern const struct queue_sql queue_run_sql[Q_COUNT];
+extern const struct queue_sql queue_admin_sql[Q_COUNT];
+extern const struct queue_sql queue_info_sql[Q_COUNT];
+extern const struct queue_sql queue_report_sql[Q_COUNT];
+
+/* Text fragments that statements of several files share. */
+
+/* The token part of locked_by (before "@EPOCH"). */
+#define TOKEN "SUBSTRING_INDEX(locked_by, '@', 1)"
+
+/* The fenced tail every write after the claim ends with. */
+#define FENCE " WHERE id = ? AND " TOKEN " = ? AND status = 'processing'"
+
+/* A lock that has run out: jobrun's by the Unix time in locked_by, any
+ * other worker's by locked_until in the session zone.  A jobrun token is
+ * HOST:PID:12 hex digits:SEQ, so another worker's id never passes for
+ * one. */
+#define LOCK_EXPIRED "(CASE WHEN locked_by REGEXP" \
+	" '^[^@]+:[0-9]+:[0-9a-f]{12}:[0-9]+@[0-9]+$'" \
+	" THEN CAST(SUBSTRING_INDEX(locked_by, '@', -1) AS UNSIGNED)" \
+	" < UNIX_TIMESTAMP() ELSE locked_until < NOW() END)"
+
+/* Exactly type ?, bound twice: the first compare uses the index, the
+ * second makes it exact. */
+#define TYPE_IS " type = ? AND CAST(type AS BINARY) = CAST(? AS BINARY)"
 
 /* What the table supports, probed once, by preparing a statement that
  * needs it. */
@@ -59,7 +131,7 @@ struct queue_caps {
  * needs no more). */
 struct queue_cursor {
 	int set;		/* at and id hold the last claimed job */
-	enum queue_stmt claim;	/* the plain claim they go with */
+	unsigned claim;		/* the plain claim they go with */
 	uint64_t types;		/* and a hash of its types */
 	char at[40];		/* that job's next_run_at, as the server wrote it */
 	uint64_t id;
@@ -68,7 +140,7 @@ struct queue_cursor {
 	 * is; queue_read_claimed moves it to this job, the group's last
 	 * claimed in the claim's order (0: none). */
 	uint64_t next_id;
-	enum queue_stmt next_claim;
+	unsigned next_claim;
 	uint64_t next_types;
 };
 
@@ -78,7 +150,7 @@ struct queue {
 	char table[160];	/* the same, quoted as an identifier */
 	struct queue_caps caps;
 	size_t claim_types;	/* placeholders in the prepared claim */
-	MYSQL_STMT *stmt[Q_COUNT];
+	MYSQL_STMT *stmt[Q_COUNT][QUEUE_VARIANTS];	/* by id and flags */
 	struct queue_stmts *batch;	/* the multi-row insert of a fan-out */
 	size_t batch_rows;
 	struct queue_counters counters;
@@ -104,17 +176,21 @@ struct queue {
 /* Statement which of s, as prepared (its result's metadata). */
 MYSQL_STMT *queue_stmts_handle(const struct queue_stmts *s, size_t which);
 
-/* What statement which does, for messages (queue.c). */
-const char *queue_purpose(enum queue_stmt which);
+/* Statement which (an id and its flags): what it is built of, what it
+ * does (for messages), where its prepared handle is kept (queue.c). */
+const struct queue_sql *queue_sql_of(unsigned which);
+const char *queue_purpose(unsigned which);
+MYSQL_STMT **queue_slot(struct queue *q, unsigned which);
+MYSQL_STMT *queue_handle(const struct queue *q, unsigned which);
 
 /* --- queue_run.c: the runner's parts the claims use ---------------------- */
 
 /* Prepare statement which, unless it is. */
-enum db_status queue_prepare(struct queue *q, enum queue_stmt which,
+enum db_status queue_prepare(struct queue *q, unsigned which,
                              char *cause, size_t len);
 /* Prepare (if need be) and execute which once, again after a deadlock
  * outside a transaction; cause is the bare cause. */
-enum db_status queue_attempt(struct queue *q, enum queue_stmt which,
+enum db_status queue_attempt(struct queue *q, unsigned which,
                              const struct db_arg *args, unsigned nargs,
                              char *cause, size_t len);
 /* queue_stmt_run for nrows rows of arguments at once when nrows > 0 (a
@@ -140,7 +216,7 @@ void queue_conflict_pause(struct queue *q, unsigned attempt);
 /* --- queue.c and queue_cycle.c ------------------------------------------- */
 
 /* Whether the table supports which (prepared once to see). */
-int queue_supports(struct queue *q, enum queue_stmt which, int *probed,
+int queue_supports(struct queue *q, unsigned which, int *probed,
                    int *has);
 /* The job claimed with token: its id, 0 for none. */
 enum db_status queue_claimed_by_token(struct queue *q, const char *token,
@@ -150,23 +226,23 @@ enum db_status queue_claimed_by_token(struct queue *q, const char *token,
 /* Run statement which with args (preparing it first if need be, running
  * it again after a deadlock or a lost connection); err reads "<purpose>
  * in <table>: <cause>". */
-enum db_status queue_stmt_run(struct queue *q, enum queue_stmt which,
+enum db_status queue_stmt_run(struct queue *q, unsigned which,
                               const struct db_arg *args, unsigned nargs,
                               char *err, size_t errlen);
 
 /* Rows the last run of which changed. */
-uint64_t queue_stmt_changed(const struct queue *q, enum queue_stmt which);
+uint64_t queue_stmt_changed(const struct queue *q, unsigned which);
 
 /* Run a select that gives at most one row of ncols columns (malloc'ed,
  * NULL for SQL NULL); *found says whether it did. */
-enum db_status queue_stmt_one(struct queue *q, enum queue_stmt which,
+enum db_status queue_stmt_one(struct queue *q, unsigned which,
                               const struct db_arg *args, unsigned nargs,
                               char **cols, unsigned ncols, int *found,
                               char *err, size_t errlen);
 
 /* Run a select and hand each row (columns and their lengths) to fn, until
  * fn returns nonzero. */
-enum db_status queue_stmt_walk(struct queue *q, enum queue_stmt which,
+enum db_status queue_stmt_walk(struct queue *q, unsigned which,
                                const struct db_arg *args, unsigned nargs,
                                unsigned ncols,
                                int (*fn)(void *arg, char **cols,
@@ -174,13 +250,12 @@ enum db_status queue_stmt_walk(struct queue *q, enum queue_stmt which,
                                void *arg, char *err, size_t errlen);
 
 /* The text of which (malloc'ed). */
-char *queue_stmt_text(const struct queue *q, enum queue_stmt which);
+char *queue_stmt_text(const struct queue *q, unsigned which);
 
 /* The claim a run over ntypes types uses, and its arguments (malloc'ed,
  * with room for the spread's two more or the cursor's three). */
-enum queue_stmt queue_claim_stmt(struct queue *q, size_t ntypes,
-                                 enum queue_stmt *spread);
-struct db_arg *queue_claim_args(enum queue_stmt which,
+unsigned queue_claim_stmt(struct queue *q, size_t ntypes, unsigned *spread);
+struct db_arg *queue_claim_args(unsigned which,
                                 const char *const *types, size_t ntypes,
                                 unsigned long lock_seconds,
                                 const char *token, unsigned *nargs);
