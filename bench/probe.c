@@ -141,7 +141,7 @@ child(const char *variant, int fd)
 	execute(rec, b);
 	t[1 + P_RECOVER] = now_us();
 
-	typed = prepare(m, Q_CLAIM_TYPE, 0);
+	typed = prepare(m, Q_CLAIM | Q_F_TYPE, 0);
 	t[1 + P_TYPED] = now_us();
 	claim = typed != NULL ? typed : prepare(m, Q_CLAIM, 1);
 	memset(b, 0, sizeof b);

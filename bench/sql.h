@@ -15,7 +15,7 @@ int bench_statement(const char *table, int which, size_t ntypes, char *out,
 
 /* A prototype of a change to jobrun's claim, not jobrun's statement (see
  * floor.c): "SELECT id ... FOR UPDATE SKIP LOCKED" on idx_pick, with
- * cursor past jobrun's cursor (src/queue.c PAST_CURSOR; parameters:
+ * cursor past jobrun's cursor (src/queue_cycle.c PAST_CURSOR; parameters:
  * [cursor time, cursor time, cursor id,] the types), and "UPDATE ... SET
  * <jobrun's claim> WHERE id = ?" (token, lock seconds twice, id). */
 int bench_skip_locked(const char *table, size_t ntypes, int cursor,

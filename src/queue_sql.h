@@ -53,9 +53,6 @@ enum queue_flag {
 #define Q_ID(stmt) ((stmt) & 0xffu)
 _Static_assert(Q_COUNT <= 0x100, "the ids fit below the flags");
 
-/* bench/probe.c prepares the claim of one type by this name. */
-#define Q_CLAIM_TYPE (Q_CLAIM | Q_F_TYPE)
-
 /* A part of a statement's text, there when its statement runs with
  * every flag of when and none of unless. */
 struct queue_piece {
