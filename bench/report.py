@@ -1124,11 +1124,12 @@ def main():
     mid = pairs[len(pairs) // 2] if pairs else None
     sl["noop16"] = mid[2] if mid else None
     floor_jps = mid[3] if mid else None
-    # BENCH_BASE's jobrun in the same rounds: the median of its rounds.
-    based = sorted((v["jps"], v) for v in
-                   (slot(f"base16.r{r}")
-                    for r in range(1, i("slots.rounds", 0) + 1)) if v)
-    base16 = based[len(based) // 2][1] if based else None
+    # BENCH_BASE's jobrun in the same rounds: judged round by round
+    # against this tree's run of the same round (the median ratio).
+    based = sorted((ratio(a["jps"], b["jps"]), a, b) for a, b in
+                   ((slot(f"noop16.r{r}"), slot(f"base16.r{r}"))
+                    for r in range(1, i("slots.rounds", 0) + 1)) if a and b)
+    base16 = based[len(based) // 2] if based else None
     fk = f"slots.floor.r{mid[1]}" if mid else "slots.floor"
     fn = f(f"{fk}.n")
     if any(sl.values()):
@@ -1210,17 +1211,18 @@ def main():
             pk = sl["exec64"]["peak"]
             targets.append(("peak RSS with --jobs=64 ≤ 16 MB",
                             f"{fmt(pk / 1024, 2)} MB", pk <= 16384))
-        if base16 and sl["noop16"]:
+        if base16:
+            k, ours, theirs = base16
             p(f"--jobs=16, noop, beside the build of `{g('build.base')}` "
-              f"in the same rounds: {fmt(sl['noop16']['jps'])} jobs/s "
-              f"against {fmt(base16['jps'])} "
-              f"({fmt(ratio(sl['noop16']['jps'], base16['jps']), 2)} ×); "
-              f"statements per job {fmt(sl['noop16']['stmts'], 2)} against "
-              f"{fmt(base16['stmts'], 2)}, round trips "
-              f"{fmt(sl['noop16']['reqs'], 2)} against "
-              f"{fmt(base16['reqs'], 2)}, durable commits "
-              f"{fmt(sl['noop16']['fsyncs'], 2)} against "
-              f"{fmt(base16['fsyncs'], 2)}.", "")
+              f"in the same rounds (per round: "
+              + ", ".join(fmt(x[0], 2) for x in based) +
+              f"; the median round): {fmt(ours['jps'])} jobs/s against "
+              f"{fmt(theirs['jps'])} ({fmt(k, 2)} ×); statements per job "
+              f"{fmt(ours['stmts'], 2)} against {fmt(theirs['stmts'], 2)}, "
+              f"round trips {fmt(ours['reqs'], 2)} against "
+              f"{fmt(theirs['reqs'], 2)}, durable commits "
+              f"{fmt(ours['fsyncs'], 2)} against {fmt(theirs['fsyncs'], 2)}.",
+              "")
         p("The slots share one connection.  With --jobs above 1 what they "
           "have ready at the same moment goes in one transaction (src/"
           "runner.c, serve): the finished jobs' success marks in one fenced "
