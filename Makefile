@@ -41,7 +41,7 @@ ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) $(PKG_CFLAGS) $(DEFS) $(CFLAGS)
 
 SRC  = admin argv backoff check cli command commands config config_file \
        cron dash dash_html db enqueue exec fanin flow group handler \
-       handlers http http_reply inspect libcurl lines log main metrics \
+       handlers http http_reply idle inspect libcurl lines log main metrics \
        noop pause policy queue queue_admin queue_cycle queue_info \
        queue_report queue_run queue_schema rawjson replace report run_cmd \
        runner schedule utf8 util watchdog
@@ -182,7 +182,7 @@ integration-asan: build/asan/jobrun
 TSAN_TESTS = test/27-jobs.t test/60-signals.t test/61-frozen-server.t \
              test/14-timeout.t test/23-lock-renewal.t test/65-chaos.t \
              test/32-concurrency-cap.t test/33-rate-limit.t \
-             test/35-cap-waiting.t test/36-deadlocked-marks.t
+             test/35-cap-waiting.t test/36-deadlocked-marks.t test/78-wait.t
 integration-tsan: build/tsan/jobrun
 	TSAN_OPTIONS=exitcode=66 JOBRUN_TEST_DEB= \
 	  JOBRUN=$(CURDIR)/build/tsan/jobrun test/run -j2 $(TSAN_TESTS)

@@ -87,7 +87,7 @@ static const struct cli_row rows[] = {
 	  FLAG(completion_helper), NULL, NULL },
 	{ CO_TYPE, "type", 't', TEXT(type), "NAME",
 	  "only jobs of this type (enqueue: the new jobs' type)" },
-	{ CO_MAX, "max", 'n', NUMBER_HAS(max, has_max, 1, 1000000), "N",
+	{ CO_MAX, "max", 'n', NUMBER_HAS(max, has_max, 1, CFG_BATCH_MAX), "N",
 	  "claim at most N jobs ([run] batch_size)" },
 	{ CO_MAX_SECONDS, "max-seconds", 0,
 	  NUMBER_HAS(max_seconds, has_max_seconds, 1, 86400), "S",
@@ -97,6 +97,9 @@ static const struct cli_row rows[] = {
 	{ CO_SINGLE, "single", 0, FLAG(single), NULL,
 	  "exit at once if another runner of this table (and\n"
 	  "--type) is running ([run] single)" },
+	{ CO_WAIT, "wait", 'w', FLAG(wait), NULL,
+	  "when nothing is due, wait for work until the time\n"
+	  "budget ends ([run] wait)" },
 	{ CO_METRICS_FILE, "metrics-file", 0, TEXT(metrics_file), "FILE",
 	  "write Prometheus metrics of the run to FILE\n"
 	  "([run] metrics_file)" },

@@ -16,7 +16,7 @@
 enum cli_option {
 	CO_CONFIG, CO_HELP, CO_VERSION, CO_JSON, CO_QUIET, CO_VERBOSE,
 	CO_LOG, CO_TYPE, CO_MAX, CO_MAX_SECONDS, CO_JOBS, CO_SINGLE,
-	CO_METRICS_FILE,
+	CO_WAIT, CO_METRICS_FILE,
 	CO_KEY, CO_PAYLOAD, CO_PAYLOAD_FILE, CO_DELAY, CO_AT,
 	CO_MAX_ATTEMPTS, CO_KEY_PREFIX, CO_RANGE, CO_CHUNK,
 	CO_PAYLOAD_TEMPLATE, CO_STATUS, CO_LIMIT, CO_BEFORE_ID, CO_FAILED,
@@ -63,6 +63,7 @@ struct cli {
 	int dry_run;			/* purge, retry --failed --dry-run */
 	int include_cancelled;		/* retry --failed --include-cancelled */
 	int single;			/* run --single */
+	int wait;			/* run --wait */
 	const char *metrics_file;	/* run --metrics-file */
 	const char *html;		/* report --html, "-" for stdout */
 	const char *log;		/* "stderr" or "syslog" */

@@ -26,6 +26,7 @@ struct settings {
 	unsigned long max_seconds;	/* --max-seconds, [run] max_seconds */
 	unsigned long jobs;		/* --jobs, [run] jobs */
 	int single;			/* --single, [run] single */
+	int wait;			/* --wait, [run] wait */
 	int syslog;			/* --log, [run] log */
 	const char *metrics_file;	/* --metrics-file, [run] metrics_file */
 };

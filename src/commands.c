@@ -18,11 +18,12 @@
 static const struct command commands[] = {
 	{ "run", cmd_run,
 	  O(TYPE) | O(MAX) | O(MAX_SECONDS) | O(JOBS) | O(SINGLE) |
-	  O(METRICS_FILE),
+	  O(WAIT) | O(METRICS_FILE),
 	  NULL,
 	  "[run] [--config=FILE] [--type=NAME] [--max=N] [--jobs=N]\n"
-	  "              [--max-seconds=S] [--single] [--metrics-file=FILE]\n"
-	  "              [--log=stderr|syslog] [--json] [-v] [-q]\n" },
+	  "              [--max-seconds=S] [--single] [--wait]\n"
+	  "              [--metrics-file=FILE] [--log=stderr|syslog] [--json]\n"
+	  "              [-v] [-q]\n" },
 	{ "enqueue", cmd_enqueue,
 	  O(TYPE) | O(KEY) | O(PAYLOAD) | O(PAYLOAD_FILE) | O(DELAY) | O(AT) |
 	  O(MAX_ATTEMPTS) | O(KEY_PREFIX) | O(RANGE) | O(CHUNK) |

@@ -98,7 +98,7 @@ static const struct cfg_key keys[] = {
 	STRING("database", "tls_key_file", db.tls_key_file, NULL, NULL),
 
 	NUMBER("run", "max_seconds", run.max_seconds, 1, 86400, "45"),
-	NUMBER("run", "batch_size", run.batch_size, 1, 1000000, "20"),
+	NUMBER("run", "batch_size", run.batch_size, 1, CFG_BATCH_MAX, "20"),
 	NUMBER("run", "jobs", run.jobs, 1, CFG_JOBS_MAX, "1"),
 	NUMBER("run", "lock_seconds", run.lock_seconds, 3, 86400, "300"),
 	NUMBER("run", "recover_limit", run.recover_limit, 0, 100000, "100"),
@@ -106,6 +106,7 @@ static const struct cfg_key keys[] = {
 	NUMBER("run", "backoff_cap", run.backoff_cap, 0, 604800, "3600"),
 	NUMBER("run", "max_snoozes", run.max_snoozes, 0, 1000000, "100"),
 	BOOL("run", "single", run.single, "no"),
+	BOOL("run", "wait", run.wait, "no"),
 	ENUM("run", "log", run.syslog, log_names, "stderr"),
 	STRING("run", "metrics_file", run.metrics_file, NULL, NULL),
 };
@@ -949,6 +950,7 @@ cfg_parse(struct cfg *cfg, const char *path, const char *text, char *err,
 	/* For the error messages of cfg_load, which reads the file. */
 	cfg->db.password_file_line =
 	    p.given[find_key("database", "password_file") - keys];
+	cfg->run.batch_size_given = given_at(&p, "run", "batch_size") != 0;
 	free_pending(&p);
 	free(p.sched_given);
 	if (p.failed) {

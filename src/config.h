@@ -19,6 +19,8 @@
 /* Handlers at once in one run (--jobs): each is a thread and, for http, a
  * connection of its own. */
 #define CFG_JOBS_MAX 256
+/* The most jobs one run may claim (--max, [run] batch_size). */
+#define CFG_BATCH_MAX 1000000
 
 /* [database] tls: the rows of tls_names in config.c, in this order. */
 enum cfg_tls {
@@ -63,12 +65,14 @@ cfg_db_tcp(const struct cfg_db *cfg)
 struct cfg_run {
 	unsigned long max_seconds;
 	unsigned long batch_size;
+	int batch_size_given;	/* in the file, not the default */
 	unsigned long jobs;	/* handlers at once */
 	unsigned long lock_seconds;
 	unsigned long recover_limit;
 	unsigned long backoff_base;
 	unsigned long backoff_cap;
 	int single;		/* take the GET_LOCK overlap guard */
+	int wait;		/* wait for work until max_seconds */
 	unsigned long max_snoozes;	/* put-offs in a row without progress */
 	int syslog;		/* log: 0 stderr, 1 syslog (in that order) */
 	char *metrics_file;	/* Prometheus textfile, or NULL */

@@ -511,8 +511,11 @@ run_slot_grouped(struct cycle *cy, size_t slot)
 			run_pause(cy, r->claim_again_ms);
 			continue;
 		}
+		if (!r->claimed && run_idle(cy))
+			continue;
 		if (!r->claimed)
 			break;
+		run_idle_claimed(cy);
 		r->ms = run_work(cy, slot, &jobs[cur], tokens[cur], &h, res);
 		run_decide(cy->cfg, &h, res, &r->v);
 		r->h = &h;

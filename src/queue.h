@@ -187,6 +187,20 @@ enum db_status queue_prepare_run(struct queue *q, size_t ntypes, char *err,
 enum db_status queue_recover(struct queue *q, unsigned long limit,
                              uint64_t *count, char *err, size_t errlen);
 
+/* What a waiting run (--wait) looks for: the server's clock in Unix
+ * seconds; in how many milliseconds the first pending job of types (as
+ * the claim takes them) is due, 0 when it is, -1 when none is within a
+ * second; and whether a runner's lock has expired.  One statement of
+ * plain reads: it locks no row and waits for none. */
+struct queue_probe {
+	int64_t server_s;
+	int64_t due_ms;
+	int expired;
+};
+enum db_status queue_probe(struct queue *q, const char *const *types,
+                           size_t ntypes, struct queue_probe *out,
+                           char *err, size_t errlen);
+
 /* Claim the oldest due pending job whose type is one of types (byte for
  * byte), holding it with token for lock_seconds of real time.  *claimed is
  * 0 when nothing is due; otherwise job is filled (free with

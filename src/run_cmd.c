@@ -195,6 +195,7 @@ cmd_run(struct ctx *c)
 		.batch_size = c->set.batch_size,
 		.max_seconds = c->set.max_seconds,
 		.jobs = c->set.jobs,
+		.wait = c->set.wait,
 	};
 	char single[256];
 	struct run_stats stats;

@@ -572,8 +572,7 @@ run_pause(const struct cycle *cy, int64_t ms)
 	}
 }
 
-/* Wait on cond (CLOCK_MONOTONIC, its mutex held) for at most ms. */
-static void
+void
 cond_wait_ms(pthread_cond_t *cond, pthread_mutex_t *mu, int64_t ms)
 {
 	struct timespec until;
@@ -723,8 +722,14 @@ run_slot(struct cycle *cy, size_t slot)
 
 	for (;;) {
 		memset(&job, 0, sizeof job);
-		if (!claim_next(cy, &job, token, sizeof token, after_job))
+		if (!claim_next(cy, &job, token, sizeof token, after_job)) {
+			if (run_idle(cy)) {
+				after_job = 0;
+				continue;
+			}
 			break;
+		}
+		run_idle_claimed(cy);
 		one_job(cy, slot, &job, token);
 		queue_job_free(&job);
 		after_job = 1;
@@ -877,7 +882,11 @@ cycle_new(const struct cfg *cfg, struct db *db, struct queue *q,
 	pthread_cond_init(&cy->gather, &cattr);
 	pthread_mutex_init(&cy->flow_mu, NULL);
 	pthread_cond_init(&cy->flow_turn, &cattr);
+	pthread_mutex_init(&cy->idle_mu, NULL);
+	pthread_cond_init(&cy->idle_wake, &cattr);
 	pthread_condattr_destroy(&cattr);
+	cy->idle_work_ms = start;
+	cy->idle_minute = -1;
 	cy->pending_tail = &cy->pending;
 	cy->claim_types = xcalloc(ntypes, sizeof *cy->claim_types);
 	cy->nclaim = ntypes;
@@ -900,6 +909,8 @@ cycle_free(struct cycle *cy)
 	pthread_cond_destroy(&cy->gather);
 	pthread_mutex_destroy(&cy->flow_mu);
 	pthread_cond_destroy(&cy->flow_turn);
+	pthread_mutex_destroy(&cy->idle_mu);
+	pthread_cond_destroy(&cy->idle_wake);
 	free(cy->claim_types);
 	free((void *)cy->types);
 	secrets_free(&cy->secrets);

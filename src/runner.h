@@ -21,6 +21,7 @@ struct run_opts {
 	unsigned long max_seconds;	/* stop claiming after this long */
 	unsigned long jobs;		/* handlers at once (0: one) */
 	const char *single_lock;	/* the --single lock held, or NULL */
+	int wait;			/* nothing due: wait until max_seconds */
 	struct flow *flow;	/* flow control hook (flow.h), or NULL */
 };
 

@@ -72,6 +72,19 @@ struct cycle {
 	int flow_limited;
 	const char **claim_types;
 	size_t nclaim;
+	/* --wait (idle.c): slots with nothing to claim sleep on idle_wake
+	 * while one of them watches the table.  idle_mu guards the idle_
+	 * fields but idle_minute, the watcher's own (the connection held). */
+	pthread_mutex_t idle_mu;
+	pthread_cond_t idle_wake;
+	int idle_watching;	/* a slot watches */
+	int idle_said;		/* the log says the run waits */
+	int idle_over;		/* the watcher saw the run end */
+	int idle_false_due;	/* the last work seen was not claimed yet */
+	size_t idle_sleepers;	/* slots asleep on idle_wake */
+	size_t idle_wakes;	/* of them, woken to claim */
+	int64_t idle_work_ms;	/* now_ms() the run last claimed a job */
+	int64_t idle_minute;	/* the server's minute of the last look */
 };
 
 /* The runner's view of the job being handled in one slot, for the watch
@@ -123,6 +136,16 @@ enum db_status run_apply(const struct in_hand *h, const struct verdict *v,
 /* Count the verdict that was applied, and log it. */
 void run_tell(const struct in_hand *h, const struct verdict *v, int64_t ms,
               struct run_stats *stats);
+
+/* Wait on cond (CLOCK_MONOTONIC, its mutex held) for at most ms. */
+void cond_wait_ms(pthread_cond_t *cond, pthread_mutex_t *mu, int64_t ms);
+
+/* --wait (idle.c): a slot whose claim found nothing waits for work; 1
+ * when it should claim again, 0 when the run ends (at once without
+ * --wait). */
+int run_idle(struct cycle *cy);
+/* A slot claimed a job: the run has work, and one more slot may. */
+void run_idle_claimed(struct cycle *cy);
 
 /* A slot of a run of --jobs above 1 (group.c): claims and outcomes of
  * the slots written together, group by group. */

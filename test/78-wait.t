@@ -1,0 +1,181 @@
+#!/bin/bash
+# --wait: a run that finds nothing due waits for work until its time
+# budget ends.  A job enqueued, inserted by a plain INSERT, due after a
+# delay, or whose runner's lock expired starts while the run waits; the
+# run still stops at --max, at its budget, and at once on SIGTERM (exit
+# 0); idle, it costs the server a few reads a second whatever its --jobs;
+# and four waiting runners with four slots each run every job once while
+# jobs arrive from jobrun enqueue and from plain INSERTs.
+. "${0%/*}/lib.sh"
+
+plan 32
+setup_db
+write_config <<EOF2
+[type.note]
+handler = exec
+command = $HANDLERS/append-id $T/ids
+timeout = 30
+EOF2
+
+waiting() { file_has "$1" 'waiting for work'; }
+succeeded() { job_is "$1" "status = 'success'"; }
+running() { ! proc_gone "$1"; }
+
+# --- one waiting run: what it notices --------------------------------------
+
+jobrun_bg --wait --max-seconds=100 --json -v >"$T/out1" 2>"$T/err1"
+run1=$bg pid1=$bg_pid
+ok "with nothing due, the run says it waits" wait_for 30 waiting "$T/err1"
+
+run jobrun enqueue --type=note --key=enq
+ok "a job enqueued while the run waits is run" wait_for 30 succeeded enq
+ok "by the waiting run, which goes on waiting" running "$pid1"
+
+insert_job ins note
+ok "a job of a plain INSERT is run too" wait_for 30 succeeded ins
+
+sql "INSERT INTO polling_jobs (business_key, type, next_run_at, created_at,
+     updated_at) VALUES ('later', 'note', NOW() + INTERVAL 2 SECOND, NOW(),
+     NOW())"
+ok "a job due two seconds later is run when it is due" \
+    wait_for 30 succeeded later
+is "$(sql "SELECT TIMESTAMPDIFF(SECOND, next_run_at, updated_at) >= 0
+     FROM polling_jobs WHERE business_key = 'later'")" 1 \
+    "and not before its time (the server's clock)"
+
+# A job whose runner died: processing, its lock expired.
+insert_job dead note NULL "status, attempts, locked_by, locked_until" \
+    "'processing', 1, 'gone:1:abcdefabcdef:1@1', NOW() - INTERVAL 1 SECOND"
+ok "a job whose lock expired is recovered and run" \
+    wait_for 30 succeeded dead
+is "$(sql "SELECT attempts FROM polling_jobs WHERE business_key = 'dead'")" \
+    2 "in its second attempt"
+
+# Without --max (or [run] batch_size) a waiting run's budget is its time
+# alone, not the default batch of 20.
+for n in $(seq 1 21); do
+	jobrun enqueue --type=note --key="more$n" >/dev/null
+done
+ok "21 more jobs are run by the same run" wait_for 60 succeeded more21
+ok "the run still waits, inside its budget" running "$pid1"
+t0=$(date +%s%N)
+kill -TERM "$pid1"
+wait "$run1"
+rc=$?
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+is "$rc" 0 "SIGTERM while it waits: the run exits 0"
+took_between_ms "$ms" 0 2000 \
+    "at once (in $ms ms), not at the end of its budget"
+out=$(cat "$T/out1")
+is "$(jget claimed <<<"$out")/$(jget succeeded <<<"$out")" 25/25 \
+    "--json counts the 25 jobs it ran"
+is "$(jget recovered <<<"$out")" 1 "and the one it recovered"
+is "$(sort -n "$T/ids" | uniq -d)" "" "no job ran twice"
+
+# --- budgets ----------------------------------------------------------------
+
+# The time budget: an empty queue keeps a waiting run until it ends.
+t0=$(date +%s%N)
+run jobrun --wait --max-seconds=2 --json
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+is "$rc" 0 "an idle waiting run exits 0 at its budget"
+took_between_ms "$ms" 2000 20000 \
+    "after its two seconds ($ms ms), not before"
+run jobrun --max-seconds=2 --json
+is "$rc/$(jget claimed <<<"$out")" 0/0 "without --wait it exits at once"
+
+# The batch budget: --max=2 stops after the second job, whatever is left.
+jobrun_bg --wait --max=2 --max-seconds=100 --json -v >"$T/out2" 2>"$T/err2"
+run2=$bg
+ok "a waiting run with --max=2 waits" wait_for 30 waiting "$T/err2"
+jobrun enqueue --type=note --key=m1 >/dev/null
+ok "it runs the first job" wait_for 30 succeeded m1
+jobrun enqueue --type=note --key=m2 >/dev/null
+wait "$run2"
+is "$?" 0 "and exits 0 after the second"
+is "$(jget claimed <<<"$(cat "$T/out2")")" 2 "having claimed two"
+jobrun enqueue --type=note --key=m3 >/dev/null
+is "$(sql "SELECT status FROM polling_jobs WHERE business_key = 'm3'")" \
+    pending "a third job waits for the next run"
+
+# [run] wait = yes does what --wait does.
+write_config <<EOF2
+[run]
+wait = yes
+max_seconds = 100
+[type.note]
+handler = exec
+command = $HANDLERS/append-id $T/ids
+timeout = 30
+EOF2
+jobrun_bg -v >"$T/out3" 2>"$T/err3"
+run3=$bg pid3=$bg_pid
+ok "[run] wait = yes: the run takes the job left" wait_for 30 succeeded m3
+ok "and waits for more" wait_for 30 waiting "$T/err3"
+
+# --- what waiting costs the server ------------------------------------------
+
+# Idle, with eight slots: one of them reads the table, the others sleep.
+# Questions counts every statement the server is sent (this test's own
+# three included); the run's are at most ten a second (one read each
+# 100 ms), not ten per slot.
+kill -TERM "$pid3"
+wait "$run3"
+jobrun_bg --wait --jobs=8 --max-seconds=100 -v >"$T/out4" 2>"$T/err4"
+run4=$bg pid4=$bg_pid
+wait_for 30 waiting "$T/err4"
+q0=$(sql "SHOW GLOBAL STATUS LIKE 'Questions'" | awk '{ print $2 }')
+t0=$(date +%s%N)
+sleep 3		# the window measured, not a wait for a state
+q1=$(sql "SHOW GLOBAL STATUS LIKE 'Questions'" | awk '{ print $2 }')
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+per_s=$(( (q1 - q0) * 1000 / ms ))
+between "$per_s" 0 20 "an idle waiting run with --jobs=8 sends $per_s statements a second (at most 20)"
+
+# --- exactly once ------------------------------------------------------------
+
+# Four waiting runners with four slots each; two enqueuers and an
+# application's plain INSERTs add 240 jobs meanwhile.
+kill -TERM "$pid4"
+wait "$run4"
+: >"$T/ids"
+write_config <<EOF2
+[type.note]
+handler = exec
+command = $HANDLERS/append-id $T/ids
+timeout = 30
+EOF2
+pids=() runs=()
+for i in 1 2 3 4; do
+	jobrun_bg --wait --jobs=4 --max-seconds=100 -v >"$T/out5.$i" \
+	    2>"$T/err5.$i"
+	pids+=("$bg_pid") runs+=("$bg")
+done
+for i in 1 2; do
+	( for n in $(seq 1 80); do
+		jobrun enqueue --type=note --key="x-e$i-$n" >/dev/null || exit 1
+	done ) &
+	feeders+=($!)
+done
+( for n in $(seq 1 80); do insert_job "x-i-$n" note >/dev/null || exit 1;
+    done ) &
+feeders+=($!)
+fed=0
+for f in "${feeders[@]}"; do wait "$f" || fed=1; done
+is "$fed" 0 "240 jobs went in, from jobrun enqueue and plain INSERTs"
+all_done() {
+	[ "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE status = 'success'
+	    AND business_key LIKE 'x-%'")" = 240 ]
+}
+ok "every one of them succeeded" wait_for 120 all_done
+kill -TERM "${pids[@]}"
+st=0
+for r in "${runs[@]}"; do wait "$r" || st=$?; done
+is "$st" 0 "the four runners exit 0 on SIGTERM"
+is "$(wc -l <"$T/ids")" 240 "240 handler runs"
+is "$(sort -n "$T/ids" | uniq -d | wc -l)" 0 "none of them twice"
+claimed=0
+for i in 1 2 3 4; do
+	grep -q 'waiting for work' "$T/err5.$i" && claimed=$((claimed + 1))
+done
+is "$claimed" 4 "every runner waited"
