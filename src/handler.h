@@ -36,6 +36,9 @@ struct job {
 	size_t checkpoint_len;
 	unsigned long snoozes;		/* put off in a row without progress */
 	int resumable;			/* the table can store checkpoints */
+	int64_t start_latency_ms;	/* claim - max(next_run_at,
+					 * created_at), the server's clock;
+					 * -1 unknown */
 };
 
 /* A checkpoint is one line of JSON of at most this many bytes. */

@@ -68,6 +68,38 @@ previous_success(const char *path)
 	return v;
 }
 
+/* How long after it was due each job of the last run started, by type:
+ * a Prometheus histogram of the server's figures (runner.c). */
+static void
+latency_figures(FILE *f, const struct run_stats *s)
+{
+	const char *name = "jobrun_run_start_latency_seconds";
+	size_t i, k;
+
+	fprintf(f, "# HELP %s How long after it was due (the later of "
+	    "next_run_at and created_at) each job of the last run was "
+	    "claimed, by type.\n# TYPE %s histogram\n", name, name);
+	for (i = 0; i < s->ntypes; i++) {
+		const struct type_count *t = &s->by_type[i];
+
+		for (k = 0; k < RUN_LATENCY_BUCKETS; k++) {
+			fprintf(f, "%s_bucket{type=\"", name);
+			put_label(f, t->type);
+			if (run_latency_le_ms[k] == INT64_MAX)
+				fprintf(f, "\",le=\"+Inf\"}");
+			else
+				fprintf(f, "\",le=\"%g\"}",
+				    (double)run_latency_le_ms[k] / 1000.0);
+			fprintf(f, " %llu\n",
+			    (unsigned long long)t->latency_le[k]);
+		}
+		by_type(f, "jobrun_run_start_latency_seconds_sum", t->type,
+		    NULL, NULL, (double)t->latency_sum_ms / 1000.0);
+		by_type(f, "jobrun_run_start_latency_seconds_count", t->type,
+		    NULL, NULL, (double)t->latency_count);
+	}
+}
+
 static void
 run_figures(FILE *f, const struct run_stats *s)
 {
@@ -94,6 +126,7 @@ run_figures(FILE *f, const struct run_stats *s)
 	    "took.");
 	fprintf(f, "jobrun_run_duration_seconds %.3f\n",
 	    (double)s->elapsed_ms / 1000.0);
+	latency_figures(f, s);
 }
 
 static void

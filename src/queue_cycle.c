@@ -34,10 +34,13 @@
 
 /* The claimed row: (id, token).  JSON_VALID is the server's judgement of
  * the payload, the one rule the application's inserts also met;
- * next_run_at, as it is stored, is the claim's cursor.  Q_F_RESUMABLE
+ * next_run_at, as it is stored, is the claim's cursor; then the job's
+ * start latency, by the server's clock.  Q_F_RESUMABLE
  * adds sql/002's columns. */
 #define READ "SELECT id, type, business_key, payload, attempts," \
-	" max_attempts, IFNULL(JSON_VALID(payload), 1), next_run_at"
+	" max_attempts, IFNULL(JSON_VALID(payload), 1), next_run_at," \
+	" TIMESTAMPDIFF(MICROSECOND, GREATEST(next_run_at, created_at)," \
+	" NOW(6)) DIV 1000"
 #define READ_MORE { Q_F_RESUMABLE, 0, ", checkpoint, snoozes" }
 
 /* Several claimed rows, (id, token) pairs, at most QUEUE_GROUP_MAX: a
@@ -200,13 +203,17 @@ fill_job(struct job *job, uint64_t id, char **cols, const size_t *lens,
 	at[0] = '\0';
 	if (cols[7] != NULL && lens[7] < atlen)
 		memcpy(at, cols[7], lens[7] + 1);
+	job->start_latency_ms = -1;
+	if (cols[8] != NULL && queue_int64(cols[8], &job->start_latency_ms) !=
+	    0)
+		job->start_latency_ms = -1;
 	job->resumable = resumable;
 	if (resumable) {
-		job->checkpoint = cols[8];
-		job->checkpoint_len = lens[8];
-		if (cols[9] != NULL)
-			parse_ulong(cols[9], 0, 0xffffffffUL, &job->snoozes);
-		cols[8] = NULL;
+		job->checkpoint = cols[9];
+		job->checkpoint_len = lens[9];
+		if (cols[10] != NULL)
+			parse_ulong(cols[10], 0, 0xffffffffUL, &job->snoozes);
+		cols[9] = NULL;
 	}
 	cols[1] = cols[2] = cols[3] = NULL;
 	for (i = 0; i < ncols; i++) {
@@ -222,9 +229,9 @@ queue_read_job(struct queue *q, uint64_t id, const char *token, struct job *job,
 {
 	struct db_arg args[] = { DB_NUM(id), DB_STR(token) };
 	unsigned which = Q_READ | (queue_resumable(q) ? Q_F_RESUMABLE : 0);
-	unsigned ncols = which == Q_READ ? 8 : 10;
-	char *cols[10] = { NULL };
-	size_t lens[10] = { 0 };
+	unsigned ncols = which == Q_READ ? 9 : 11;
+	char *cols[11] = { NULL };
+	size_t lens[11] = { 0 };
 	enum db_status st;
 	int rc;
 
@@ -287,9 +294,9 @@ queue_read_claimed(struct queue *q, const uint64_t *ids,
 	struct db_arg args[2 * QUEUE_GROUP_MAX];
 	unsigned which = Q_READ_MANY | (queue_resumable(q) ? Q_F_RESUMABLE :
 	    0);
-	unsigned ncols = which == Q_READ_MANY ? 8 : 10;
-	char *cols[10] = { NULL }, at[sizeof q->cursor.at];
-	size_t lens[10] = { 0 }, i, found = 0;
+	unsigned ncols = which == Q_READ_MANY ? 9 : 11;
+	char *cols[11] = { NULL }, at[sizeof q->cursor.at];
+	size_t lens[11] = { 0 }, i, found = 0;
 	enum db_status st;
 	uint64_t id;
 	int rc;
@@ -649,10 +656,10 @@ read_tokens(struct queue *q, const char *const *tokens,
 	struct queue_cursor *c = &q->cursor;
 	unsigned which = Q_READ_TOKENS | (queue_resumable(q) ? Q_F_RESUMABLE :
 	    0);
-	unsigned ncols = which == Q_READ_TOKENS ? 8 : 10;
+	unsigned ncols = which == Q_READ_TOKENS ? 9 : 11;
 	struct db_arg args[3 + QUEUE_GROUP_MAX];
-	char *cols[11] = { NULL }, at[sizeof c->at], last_at[sizeof c->at];
-	size_t lens[11] = { 0 }, i;
+	char *cols[12] = { NULL }, at[sizeof c->at], last_at[sizeof c->at];
+	size_t lens[12] = { 0 }, i;
 	uint64_t id, last_id = 0;
 	enum db_status st;
 	int rc;

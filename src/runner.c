@@ -379,6 +379,25 @@ bump(void *counters, size_t off)
 	(*n)++;
 }
 
+const int64_t run_latency_le_ms[RUN_LATENCY_BUCKETS] = {
+	5, 10, 25, 50, 100, 250, 500, 1000, 5000, 30000, 300000, INT64_MAX
+};
+
+/* The job's start latency into its type's histogram. */
+static void
+count_latency(struct type_count *t, int64_t ms)
+{
+	size_t i;
+
+	if (t == NULL || ms < 0)
+		return;
+	for (i = 0; i < RUN_LATENCY_BUCKETS; i++)
+		if (ms <= run_latency_le_ms[i])
+			t->latency_le[i]++;
+	t->latency_count++;
+	t->latency_sum_ms += ms;
+}
+
 /* Count the verdict that was applied, and log it. */
 void
 run_tell(const struct in_hand *h, const struct verdict *v, int64_t ms,
@@ -393,6 +412,7 @@ run_tell(const struct in_hand *h, const struct verdict *v, int64_t ms,
 		bump(stats, tally[v->verb].in_run);
 		bump(count_of(stats, job->type), tally[v->verb].in_type);
 	}
+	count_latency(count_of(stats, job->type), job->start_latency_ms);
 	log_job(h->lg, v->level, &ev);
 }
 

@@ -25,10 +25,20 @@ struct run_opts {
 	struct flow *flow;	/* flow control hook (flow.h), or NULL */
 };
 
-/* Outcomes of one type's jobs in this run. */
+/* The upper bounds of the start latency histogram's buckets, in
+ * milliseconds (the last is +Inf). */
+#define RUN_LATENCY_BUCKETS 12
+extern const int64_t run_latency_le_ms[RUN_LATENCY_BUCKETS];
+
+/* Outcomes of one type's jobs in this run, and their start latencies:
+ * how long after it was due (max(next_run_at, created_at)) each was
+ * claimed, by the server's clock. */
 struct type_count {
 	const char *type;
 	uint64_t succeeded, retried, failed, lost, snoozed;
+	uint64_t latency_le[RUN_LATENCY_BUCKETS];	/* cumulative */
+	uint64_t latency_count;
+	int64_t latency_sum_ms;
 };
 
 /* What the run did, for the summary, the metrics and the exit status. */

@@ -76,6 +76,20 @@ for name in sorted(os.listdir(corpus)):
         print("%s\t0\tnot UTF-8 text (ERROR 1300; an INSERT gets ERROR"
               " 1366; as binary JSON_VALID says %s)" % (name, binary))
 EOF
+# Under valgrind (about 2.5 s a jobrun) an eighth of the corpus, every
+# eighth document, and those named below go through: the full corpus,
+# 150 runs of jobrun, took 400 s there alone, and the plain and ASan
+# passes run all of it.
+# The documents show --json is checked on, below.
+SHOW_DOCS="int-2p63.json int-2p64.json int-neg-2p63-1.json int-100-digits.json
+obj-2p64-1.json num-1e400.json num-0.1.json num-12345678901234567.89.json
+num-minus-zero.json num-long-fraction.json num-huge-exponent.json"
+if under_valgrind; then
+	awk -v keep="$SHOW_DOCS trailing-garbage.json" 'BEGIN { n = split(keep, k, /[ \n]+/)
+	    for (i = 1; i <= n; i++) show[k[i]] = 1 }
+	    NR % 8 == 1 || ($1 in show)' FS='\t' "$T/oracle" >"$T/oracle.part"
+	mv "$T/oracle.part" "$T/oracle"
+fi
 ndocs=$(wc -l <"$T/oracle")
 naccepted=$(awk -F '\t' '$2 == 1' "$T/oracle" | wc -l)
 # Documents without NUL bytes also go through --payload.
@@ -84,7 +98,8 @@ while IFS=$'\t' read -r name verdict _; do
 	[ "$verdict" = 1 ] && tr -d '\000' <"$CORPUS/$name" | cmp -s - "$CORPUS/$name" &&
 	    nargs=$((nargs + 1))
 done <"$T/oracle"
-[ "$ndocs" -ge 40 ] || bail_out "the corpus has only $ndocs documents"
+[ "$ndocs" -ge 40 ] || under_valgrind ||
+    bail_out "the corpus has only $ndocs documents"
 
 plan $((ndocs + naccepted + 18))
 diag "$ndocs documents, $naccepted of them valid JSON for the server"
@@ -184,10 +199,7 @@ done <"$T/oracle"
 # text gets every digit.
 show_json_differs() {
 	local name
-	for name in int-2p63.json int-2p64.json int-neg-2p63-1.json \
-	    int-100-digits.json obj-2p64-1.json num-1e400.json \
-	    num-0.1.json num-12345678901234567.89.json num-minus-zero.json \
-	    num-long-fraction.json num-huge-exponent.json; do
+	for name in $SHOW_DOCS; do
 		jobrun show --json --key="ex:$name" >"$T/show.json"
 		python3 -c '
 import json, sys

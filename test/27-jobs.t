@@ -350,6 +350,8 @@ between "$conns" 2 8 "over more than one connection and never more than eight"
 # --- four runners, eight slots each, 4,000 jobs: exactly once ---------------
 
 n=4000
+# valgrind runs the eight slots one at a time: a thousand jobs there.
+under_valgrind && n=1000
 write_config <<EOF2
 [run]
 batch_size = 100000

@@ -10,6 +10,8 @@
 . "${0%/*}/lib.sh"
 
 jobs=${JOBRUN_TEST_CHAOS_JOBS:-600}
+# valgrind runs a runner's slots one at a time: 200 jobs a round there.
+under_valgrind && jobs=${JOBRUN_TEST_CHAOS_JOBS:-200}
 plan 16
 setup_db
 write_config <<EOF2

@@ -8,7 +8,7 @@
 # jobs arrive from jobrun enqueue and from plain INSERTs.
 . "${0%/*}/lib.sh"
 
-plan 32
+plan 36
 setup_db
 write_config <<EOF2
 [type.note]
@@ -179,3 +179,44 @@ for i in 1 2 3 4; do
 	grep -q 'waiting for work' "$T/err5.$i" && claimed=$((claimed + 1))
 done
 is "$claimed" 4 "every runner waited"
+
+# --- a schedule's slot, on time -----------------------------------------------
+
+# A waiting run looks at the schedules as the server's clock enters each
+# minute: the next slot of an every-minute schedule is enqueued and run
+# within a second of its time, by the server's clock, and once, with two
+# waiting runs.
+mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" \
+    <"$TOP/sql/004_schedules.sql" || bail_out "cannot load sql/004"
+cat >>"$CONF" <<EOF2
+
+[schedule.tick]
+type = note
+cron = * * * * *
+EOF2
+jobrun_bg --wait --max-seconds=100 -v >"$T/out6" 2>"$T/err6"
+run6=$bg pid6=$bg_pid
+jobrun_bg --wait --max-seconds=100 -v >"$T/out7" 2>"$T/err7"
+run7=$bg pid7=$bg_pid
+ticks() {
+	sql "SELECT COUNT(*) FROM polling_jobs WHERE business_key LIKE 'tick@%'
+	    AND status = 'success'"
+}
+a_tick() { [ "$(ticks)" -ge 1 ]; }
+ok "the slot after the runs started is enqueued and run" wait_for 75 a_tick
+# The slot's time is in its key (the session's zone, as NOW()'s).
+late=$(sql "SELECT TIMESTAMPDIFF(SECOND, STR_TO_DATE(SUBSTRING_INDEX(
+    business_key, '@', -1), '%Y-%m-%dT%H:%i'), finished_at)
+    FROM polling_jobs WHERE business_key LIKE 'tick@%' ORDER BY id DESC
+    LIMIT 1")
+took_between "$late" 0 1 "within a second of its time ($late s, the server's clock)"
+kill -TERM "$pid6" "$pid7"
+wait "$run6"; r6=$?
+wait "$run7"; r7=$?
+is "$r6/$r7" 0/0 "both runs exit 0"
+once=
+for id in $(sql "SELECT id FROM polling_jobs WHERE business_key LIKE 'tick@%'")
+do
+	once+="$(grep -cx "$id" "$T/ids") "
+done
+like "$once" '^(1 )+$' "each slot's job ran once, with two waiting runs ($once)"

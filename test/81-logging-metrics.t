@@ -9,7 +9,7 @@
 # breaks in messages are shown as \n.
 . "${0%/*}/lib.sh"
 
-plan 36
+plan 38
 setup_db
 write_config <<EOF2
 [run]
@@ -132,6 +132,10 @@ timeout = 10
 EOF2
 sql "DELETE FROM polling_jobs"
 enq good m1; enq good m2; enq bad m3
+# m2 was due two hours ago: its start latency is over the last finite
+# bucket (300 s), m1's under it.
+sql "UPDATE polling_jobs SET next_run_at = NOW() - INTERVAL 2 HOUR,
+     created_at = NOW() - INTERVAL 2 HOUR WHERE business_key = 'm2'"
 sql "INSERT INTO polling_jobs (business_key, type, next_run_at, created_at, updated_at)
      VALUES ('late', 'unconfigured', NOW() - INTERVAL 300 SECOND, NOW(), NOW())"
 prom=$T/jobrun.prom
@@ -155,6 +159,10 @@ PY
 is "$(metric jobrun_run_jobs "{'type': 'good', 'outcome': 'succeeded'}")/$(metric jobrun_run_jobs "{'type': 'bad', 'outcome': 'retried'}")" \
     2/1 "the parser reads the run's counts by type and outcome"
 is "$(metric jobrun_run_exit_status)" 1 "the exit status"
+is "$(metric jobrun_run_start_latency_seconds_count "{'type': 'good'}")/$(metric jobrun_run_start_latency_seconds_bucket "{'type': 'good', 'le': '300'}")/$(metric jobrun_run_start_latency_seconds_bucket "{'type': 'good', 'le': '+Inf'}")" \
+    2/1/2 "the start latency histogram: two jobs, one started within 300 s of its time"
+between "$(metric jobrun_run_start_latency_seconds_sum "{'type': 'good'}" | cut -d. -f1)" 7200 $((7200 + 300 + s1 - s0)) \
+    "its sum counts the two hours the other one waited"
 is "$(metric jobrun_queue_pending "{'type': 'bad'}")/$(metric jobrun_queue_due "{'type': 'unconfigured'}")" 1/1 \
     "the backlog by type, unconfigured types included"
 between "$(metric jobrun_queue_lag_seconds "{'type': 'unconfigured'}")" 300 $((300 + s1 - s0 + 1)) \

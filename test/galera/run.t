@@ -16,6 +16,8 @@
 #     row claims stay exclusive (the two ran different jobs).
 #  5. Flow control: concurrency = 3 and rate = 10/s hold with two runners
 #     (one --jobs=4) on each node, from the handlers' own records.
+#  6. Waiting runners (--wait), one on each node, run jobs inserted on all
+#     three nodes while they wait, each once, and exit 0 on SIGTERM.
 #
 # The cluster: GALERA_DIR names one started by `test/galera/cluster start`
 # (make galera-check does that); without it this file starts its own in a
@@ -55,7 +57,7 @@ fi
 
 jobs=${GALERA_TEST_JOBS:-3000}
 chaos_jobs=${GALERA_CHAOS_JOBS:-1000}
-plan 44
+plan 48
 
 # sqln N STATEMENTS: sql on node N, after it has applied every write the
 # cluster committed before (a causal read: wsrep_sync_wait)
@@ -452,3 +454,50 @@ is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE status = 'success'
 most=$(records window 1)
 diag "rate: at most $most starts in a second, $(records rate) a second on average"
 ok "rate: no second held more than 10 + 1 starts ($most)" test "$most" -le 11
+
+# --- 6. waiting runners on the three nodes ------------------------------------
+
+# A waiting run (--wait) on each node, with two slots; 60 jobs inserted
+# meanwhile by plain INSERTs, in turn on each node.  Each is run once, by
+# whichever runner notices it first, and the runners exit 0 on SIGTERM.
+node_configs <<EOF2
+[run]
+max_seconds = 100
+lock_seconds = 60
+
+[type.late]
+handler = exec
+command = $HANDLERS/append-id $T/late-ids
+timeout = 30
+EOF2
+sql "DELETE FROM polling_jobs"
+: >"$T/late-ids"
+waiters=()
+for n in 1 2 3; do
+	"$JOBRUN" --config="$T/node$n.conf" --wait --jobs=2 -v \
+	    2>"$T/late-err.$n" &
+	waiters+=($!)
+done
+for n in 1 2 3; do
+	wait_for 60 file_has "$T/late-err.$n" 'waiting for work' ||
+	    bail_out "the runner on node $n did not start waiting"
+done
+for i in $(seq 1 60); do
+	sqln $(( i % 3 + 1 )) "INSERT INTO polling_jobs (business_key, type,
+	    next_run_at, created_at, updated_at)
+	    VALUES ('late:$i', 'late', NOW(), NOW(), NOW())"
+done
+late_done() {
+	[ "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE status = 'success'")" = 60 ]
+}
+ok "waiting: the 60 jobs inserted on the three nodes were run" wait_for 60 late_done
+kill -TERM "${waiters[@]}"
+failed=0
+for p in "${waiters[@]}"; do
+	wait "$p" || failed=$((failed + 1))
+done
+is "$failed" 0 "waiting: the three runners exit 0 on SIGTERM"
+is "$(wc -l <"$T/late-ids")/$(sort -u "$T/late-ids" | wc -l)" 60/60 \
+    "waiting: 60 handler runs, none twice"
+is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE attempts = 1")" 60 \
+    "waiting: each at its first attempt"
