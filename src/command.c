@@ -59,10 +59,11 @@ cmd_resolve(struct ctx *c)
 	const struct cfg_run *r = &c->cfg.run;
 
 	c->set.wait = o->wait || r->wait;
-	/* A waiting run's budget is its time: 20 jobs a run would end it
-	 * within the minute, unless the batch was asked for. */
-	c->set.batch_size = o->has_max ? o->max : c->set.wait &&
-	    !r->batch_size_given ? CFG_BATCH_MAX : r->batch_size;
+	/* A waiting run's budget is its time: [run] batch_size (20 jobs a
+	 * run, in the example file too) would end it within the minute;
+	 * --max still holds. */
+	c->set.batch_size = o->has_max ? o->max : c->set.wait ?
+	    CFG_BATCH_MAX : r->batch_size;
 	c->set.max_seconds = o->has_max_seconds ? o->max_seconds :
 	    r->max_seconds;
 	c->set.jobs = o->has_jobs ? o->jobs : r->jobs;

@@ -950,7 +950,6 @@ cfg_parse(struct cfg *cfg, const char *path, const char *text, char *err,
 	/* For the error messages of cfg_load, which reads the file. */
 	cfg->db.password_file_line =
 	    p.given[find_key("database", "password_file") - keys];
-	cfg->run.batch_size_given = given_at(&p, "run", "batch_size") != 0;
 	free_pending(&p);
 	free(p.sched_given);
 	if (p.failed) {

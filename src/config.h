@@ -65,7 +65,6 @@ cfg_db_tcp(const struct cfg_db *cfg)
 struct cfg_run {
 	unsigned long max_seconds;
 	unsigned long batch_size;
-	int batch_size_given;	/* in the file, not the default */
 	unsigned long jobs;	/* handlers at once */
 	unsigned long lock_seconds;
 	unsigned long recover_limit;

@@ -24,10 +24,12 @@ ln -s "$TOP/man/jobrun.conf.5" "$T/man/man5/jobrun.conf.5"
 
 SERVICE=$TOP/contrib/systemd/jobrun.service
 TIMER=$TOP/contrib/systemd/jobrun.timer
+WAITING=$TOP/contrib/systemd/jobrun-wait.service
 
 if command -v systemd-analyze >/dev/null 2>&1; then
-	run env MANPATH="$T/man" systemd-analyze verify "$TIMER" "$SERVICE"
-	is "$rc:$out$err" 0: "systemd-analyze verify: both units pass, no warning"
+	run env MANPATH="$T/man" systemd-analyze verify "$TIMER" "$SERVICE" \
+	    "$WAITING"
+	is "$rc:$out$err" 0: "systemd-analyze verify: the three units pass, no warning"
 
 	cp "$SERVICE" "$T/jobrun.service"
 	printf '[Service]\nBogusKey=1\n' >>"$T/jobrun.service"
@@ -470,8 +472,8 @@ else
 	files=$(dpkg -L jobrun)
 	is "$(grep -c -x -E '/usr/share/man/(man1/jobrun\.1|man5/jobrun\.conf\.5|man7/jobrun\.7)\.gz' <<<"$files")" \
 	    3 "dpkg -L jobrun lists the three man pages"
-	is "$(grep -c -E '^(/lib/systemd/system/jobrun\.(service|timer)|/usr/share/bash-completion/completions/jobrun|/usr/share/doc/jobrun/examples/prometheus/jobrun-alerts\.yml|/usr/share/jobrun/sql/schema\.sql)$' <<<"$files")" \
-	    5 "the package has the units, the completion, the alert rules and the schema"
+	is "$(grep -c -E '^(/lib/systemd/system/jobrun(\.service|\.timer|-wait\.service)|/usr/share/bash-completion/completions/jobrun|/usr/share/doc/jobrun/examples/prometheus/jobrun-alerts\.yml|/usr/share/jobrun/sql/schema\.sql)$' <<<"$files")" \
+	    6 "the package has the units, the completion, the alert rules and the schema"
 	is "$(dpkg-query -W -f='${Conffiles}' jobrun | awk '{print $1}' | tr -d '\n')" \
 	    /etc/jobrun.conf "/etc/jobrun.conf is a conffile"
 	is "$(stat -c '%a %U:%G' /etc/jobrun.conf)" "640 root:jobrun" \
@@ -480,7 +482,8 @@ else
 	    not test -e /etc/systemd/system/timers.target.wants/jobrun.timer
 	if command -v systemd-analyze >/dev/null 2>&1; then
 		run systemd-analyze verify /lib/systemd/system/jobrun.timer \
-		    /lib/systemd/system/jobrun.service
+		    /lib/systemd/system/jobrun.service \
+		    /lib/systemd/system/jobrun-wait.service
 		is "$rc:$out$err" 0: "the installed units pass systemd-analyze verify"
 	else
 		skip 1 "systemd-analyze is not installed"
