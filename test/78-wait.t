@@ -8,7 +8,7 @@
 # jobs arrive from jobrun enqueue and from plain INSERTs.
 . "${0%/*}/lib.sh"
 
-plan 36
+plan 37
 setup_db
 write_config <<EOF2
 [type.note]
@@ -98,10 +98,12 @@ jobrun enqueue --type=note --key=m3 >/dev/null
 is "$(sql "SELECT status FROM polling_jobs WHERE business_key = 'm3'")" \
     pending "a third job waits for the next run"
 
-# [run] wait = yes does what --wait does.
+# [run] wait = yes does what --wait does; [run] batch_size is not a
+# waiting run's budget.
 write_config <<EOF2
 [run]
 wait = yes
+batch_size = 1
 max_seconds = 100
 [type.note]
 handler = exec
@@ -112,6 +114,9 @@ jobrun_bg -v >"$T/out3" 2>"$T/err3"
 run3=$bg pid3=$bg_pid
 ok "[run] wait = yes: the run takes the job left" wait_for 30 succeeded m3
 ok "and waits for more" wait_for 30 waiting "$T/err3"
+jobrun enqueue --type=note --key=m4 >/dev/null
+ok "batch_size = 1 does not end it: it runs the next job too" \
+    wait_for 30 succeeded m4
 
 # --- what waiting costs the server ------------------------------------------
 
