@@ -191,13 +191,15 @@ integration-tsan: build/tsan/jobrun
 # memory error or leak fails the test that met it (exit 99), and, once
 # prove is done, the pass itself when any run's report holds one (runs
 # whose exit status no test asserts).  JOBRUN_TEST_SLACK widens time
-# limits only (test/lib.sh).
+# limits only (test/lib.sh).  Three files at a time: the pass spends much
+# of its time waiting for states (a server restarted, a lock expired), and
+# two kept the two CPUs busy only 78 % of its 31 minutes (issue 31).
 VALGRIND_LOGS = $(CURDIR)/build/valgrind
 integration-valgrind: jobrun
 	rm -rf $(VALGRIND_LOGS)
 	mkdir -p $(VALGRIND_LOGS)
 	JOBRUN_TEST_DEB= JOBRUN=$(CURDIR)/test/valgrind-jobrun \
-	  VALGRIND_LOGS=$(VALGRIND_LOGS) JOBRUN_TEST_SLACK=10 test/run -j2; \
+	  VALGRIND_LOGS=$(VALGRIND_LOGS) JOBRUN_TEST_SLACK=10 test/run -j3; \
 	  rc=$$?; test/valgrind-reports $(VALGRIND_LOGS) || rc=1; exit $$rc
 
 # The shape issue 24 asks of src/: no file over 1,000 lines, no function
