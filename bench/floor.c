@@ -462,17 +462,18 @@ cmd_drain(void)
 {
 	MYSQL *m = connect_db(!opt_rr);
 	struct claimer cl;
-	char cols[8][256], prefix[80];
+	char cols[9][256], prefix[80];
 	MYSQL_STMT *rd, *ok = prepare_q(m, Q_SUCCESS, 1);
-	MYSQL_BIND rb[2], okb[2], res[8];
-	unsigned long rlen[2], oklen[2], lens[8];
-	my_bool nulls[8];
+	MYSQL_BIND rb[2], okb[2], res[9];
+	unsigned long rlen[2], oklen[2], lens[9];
+	my_bool nulls[9];
 	unsigned long long id = 0, n = 0;
 	double t0, t1, t2, t3, tc = 0, tr = 0, tm = 0, start, total;
-	int i, rc, ncols = 8;
+	int i, rc, ncols = 9;
 
 	claimer_init(m, &cl);
-	/* jobrun's read: the job, and next_run_at for the cursor. */
+	/* jobrun's read: the job, next_run_at for the cursor, and its start
+	 * latency. */
 	rd = prepare_q(m, Q_READ, 1);
 	if (mysql_stmt_field_count(rd) != (unsigned)ncols)
 		die("Q_READ has %u columns, not %d", mysql_stmt_field_count(rd),
