@@ -8,6 +8,7 @@ Everything derived (rates, ratios, the targets met or not) is computed
 here, and each missed target is followed by what the run found out about
 why, with the run's own numbers.
 """
+import math
 import os
 import statistics
 import sys
@@ -293,6 +294,394 @@ def flow_waiting():
            ["concurrency = 4", fmt(cap["wall"], 2), fmt(cap["jps"], 1),
             f"{fmt(cap['per_job'], 2)} ({fmt(ratio, 2)} ×)",
             fmt(cap["ms"] / 1000, 1), f"{fmt(100 * used, 0)} %"]])
+
+
+# --- 9. waiting runs: --wait -----------------------------------------------
+
+def ints(key):
+    """A comma list of integers (bench/run's per-job figures)."""
+    v = g(key)
+    return [int(x) for x in v.split(",") if x] if v else []
+
+
+def pct(values, p):
+    """The p-th percentile of values, nearest rank; None if empty."""
+    if not values:
+        return None
+    v = sorted(values)
+    return v[max(0, min(len(v) - 1, math.ceil(p / 100 * len(v)) - 1))]
+
+
+WAIT_CASES = (("1", "enqueue", "1 runner, `jobrun enqueue`"),
+              ("1", "insert", "1 runner, plain INSERT"),
+              ("4", "enqueue", "4 runners, `jobrun enqueue`"),
+              ("4", "insert", "4 runners, plain INSERT"))
+
+
+def wait_latency():
+    """Section 9's start latencies (ms) per case, pooled over the rounds
+    and round by round; {} if not run."""
+    res = {}
+    for cfg, m, name in WAIT_CASES:
+        rounds = []
+        for r in range(1, i("wait.lat.rounds", 0) + 1):
+            k = f"wait.lat.{cfg}.{m}.r{r}"
+            call = [x / 1000 for x in ints(f"{k}.call_us")]
+            if call:
+                rounds.append({"r": r, "call": call,
+                               "ret": [x / 1000 for x in ints(f"{k}.ret_us")],
+                               "own": [x / 1000 for x in ints(f"{k}.own_us")],
+                               "n": f(f"{k}.n", 0),
+                               "executes": f(f"{k}.executes")})
+        if rounds:
+            res[cfg, m] = {
+                "name": name, "rounds": rounds,
+                "call": [x for rd in rounds for x in rd["call"]],
+                "ret": [x for rd in rounds for x in rd["ret"]],
+                "own": [x for rd in rounds for x in rd["own"]],
+                "n": sum(rd["n"] for rd in rounds),
+                "executes": None if any(rd["executes"] is None
+                                        for rd in rounds)
+                else sum(rd["executes"] for rd in rounds)}
+    return res
+
+
+def wait_idle():
+    """Section 9's idle windows: per runner, statements/s, probes/s, server
+    CPU (% of a core, and net of the server alone) and jobrun's own CPU;
+    {} if not run."""
+    bw = f("wait.idle.base.window_us")
+    if not bw:
+        return {}
+    own = f("wait.idle.base.questions", 0)
+    # The server alone before the runners' windows and after them.
+    alone = [100 * f(f"wait.idle.{b}.server_cpu_ms", 0) / 1000 /
+             (f(f"wait.idle.{b}.window_us") / 1e6)
+             for b in ("base", "base2") if f(f"wait.idle.{b}.window_us")]
+    base_pct = statistics.mean(alone)
+    res = {"base": {"window": bw / 1e6, "own": own, "cpu": base_pct,
+                    "alone": alone, "reads": f("wait.idle.base.reads", 0)}}
+    for label in ("jobs1", "jobs8"):
+        k = f"wait.idle.{label}"
+        w, n = f(f"{k}.window_us"), f(f"{k}.runners")
+        if not w or not n:
+            continue
+        s = w / 1e6
+        ex = f(f"{k}.executes", 0)
+        cpu = 100 * f(f"{k}.server_cpu_ms", 0) / 1000 / s
+        res[label] = {
+            "n": n, "jobs": i(f"{k}.jobs"), "window": s,
+            "stmts": (f(f"{k}.questions", 0) - own) / s / n,
+            "execs": ex / s / n,
+            "reads": (f(f"{k}.reads", 0) - res["base"]["reads"]) / ex
+            if ex else None,
+            "cpu": cpu / n, "cpu_total": cpu,
+            "us_probe": (cpu - base_pct) / 100 * s * 1e6 / ex if ex else None,
+            "cpu_net": (cpu - base_pct) / n,
+            "runner_cpu": 100 * f(f"{k}.runner_cpu_ms", 0) / 1000 / s / n}
+    return res
+
+
+def wait_burst():
+    """Section 9's bursts: each side's drains round by round and summed;
+    None if not run."""
+    rounds = i("wait.burst.rounds", 0)
+    sides = {}
+    for side in ("waiting", "started"):
+        rs = []
+        for r in range(1, rounds + 1):
+            k = f"wait.burst.{side}.r{r}"
+            if f(f"{k}.drain_us") is None:
+                continue
+            rs.append({"r": r, "n": f(f"{k}.n"),
+                       "s": f(f"{k}.drain_us") / 1e6,
+                       "stmts": f(f"{k}.statements", 0),
+                       "execs": f(f"{k}.executes", 0),
+                       "cpu": f(f"{k}.server_cpu_ms", 0),
+                       "insert": f(f"{k}.insert_us"),
+                       "exit": f(f"{k}.exit_us")})
+        if not rs:
+            return None
+        n = sum(x["n"] for x in rs)
+        s = sum(x["s"] for x in rs)
+        sides[side] = {"rounds": rs, "n": n, "s": s, "jps": n / s,
+                       "stmts": sum(x["stmts"] for x in rs) / n,
+                       "execs": sum(x["execs"] for x in rs) / n,
+                       "cpu": sum(x["cpu"] for x in rs) * 1000 / n}
+    return sides
+
+
+def wait_sched():
+    """Section 9's schedule slots: (key, start ms, finish s) each."""
+    return [(g(f"wait.sched.{j}.key"), f(f"wait.sched.{j}.start_ms"),
+             f(f"wait.sched.{j}.finish_s"))
+            for j in range(1, i("wait.sched.n", 0) + 1)]
+
+
+def wait_targets(targets):
+    """Section 9's targets, into targets."""
+    for (cfg, m), v in wait_latency().items():
+        p50, p99 = pct(v["call"], 50), pct(v["call"], 99)
+        targets.append((f"--wait start latency, {v['name']}: p50 ≤ 20 ms, "
+                        "p99 ≤ 100 ms (from the enqueue's call)",
+                        f"p50 {fmt(p50, 1)} ms, p99 {fmt(p99, 1)} ms "
+                        f"({fmt(v['n'])} jobs)", p50 <= 20 and p99 <= 100))
+    idle = wait_idle()
+    for label in ("jobs1", "jobs8"):
+        v = idle.get(label)
+        if v:
+            targets.append((f"idle waiting runner (8 of --jobs={v['jobs']}):"
+                            " ≤ 20 statements/s, ≤ 1 % of a core of server "
+                            "CPU each",
+                            f"{fmt(v['stmts'], 1)} statements/s, "
+                            f"{fmt(v['cpu'], 2)} % ({fmt(v['cpu_net'], 2)} % "
+                            "above the server alone)",
+                            v["stmts"] <= 20 and v["cpu"] <= 1))
+    b = wait_burst()
+    if b:
+        r = b["waiting"]["s"] / b["started"]["s"]
+        targets.append(("burst to 4 waiting runners within 10 % of 4 "
+                        "runners started on it",
+                        f"{fmt(r, 2)} × ({fmt(b['waiting']['s'], 2)} / "
+                        f"{fmt(b['started']['s'], 2)} s)", r <= 1.1))
+    sl = wait_sched()
+    if sl:
+        worst = max(x[1] for x in sl if x[1] is not None)
+        fin = max(x[2] for x in sl if x[2] is not None)
+        targets.append(("a schedule's slot run by a waiting run ≤ 1 s "
+                        "after its time",
+                        f"start at most {fmt(worst)} ms after, finished "
+                        f"within {fmt(fin)} s ({len(sl)} slots)",
+                        worst <= 1000 and fin <= 1))
+
+
+def wait_section():
+    """Section 9: waiting runs (--wait)."""
+    lat, idle, burst, sched = (wait_latency(), wait_idle(), wait_burst(),
+                               wait_sched())
+    if not (lat or idle or burst or sched):
+        return
+    p("## 9. Waiting runs: --wait", "",
+      "`jobrun run --wait`: a run that finds nothing due waits for work "
+      "until its `--max-seconds` budget ends.  One slot watches the table "
+      "with one statement of plain reads (queue_probe, src/queue_cycle.c) "
+      "every 10 ms just after work, the interval growing to 100 ms when "
+      "idle; the other slots sleep (src/idle.c).  Every run below is "
+      "ended by a SIGTERM, which a waiting run obeys at once with exit 0 "
+      "(checked for each).  "
+      f"This section took {fmt(f('wait.seconds'))} s of the run "
+      f"(latency {fmt(f('wait.lat.seconds'))} s, idle "
+      f"{fmt(f('wait.idle.part_seconds'))} s, burst "
+      f"{fmt(f('wait.burst.seconds'))} s).", "")
+    # The noise.
+    noise = [f"load average {g('wait.noise.start.load')} at the section's "
+             f"start and {g('wait.noise.end.load')} at its end"]
+    ps, pe = (f("wait.noise.start.php_bare.median_us"),
+              f("wait.noise.end.php_bare.median_us"))
+    if ps and pe:
+        noise.append(
+            f"a bare PHP start (`php -r ''`, median of "
+            f"{g('wait.noise.php_reps', '?')}) took {ms(ps, 1)} "
+            f"(p10–p90 {ms(f('wait.noise.start.php_bare.p10_us'), 1)}–"
+            f"{ms(f('wait.noise.start.php_bare.p90_us'), 1)}) at the start "
+            f"and {ms(pe, 1)} (p10–p90 "
+            f"{ms(f('wait.noise.end.php_bare.p10_us'), 1)}–"
+            f"{ms(f('wait.noise.end.php_bare.p90_us'), 1)}) at the end"
+            + (f", {ms(f('su.php_bare.median_us'), 1)} in section 4"
+               if f("su.php_bare.median_us") else ""))
+    st = [x / 1000 for x in ints("wait.stamp.call_us")]
+    if st:
+        noise.append(
+            f"the handler that stamps its start (bench/stamp.c, "
+            f"{'static' if g('wait.stamp.static') == '1' else 'dynamic'}) "
+            f"takes {fmt(pct(st, 50), 2)} ms median, p99 "
+            f"{fmt(pct(st, 99), 2)} ms, from a fork to its clock read "
+            f"({len(st)} runs one after the other, bench/arrive.c `spawn`): "
+            "the part of each latency below that is the handler's own start")
+    p("The machine's noise, measured in this section: " + "; ".join(noise)
+      + ".", "")
+
+    if lat:
+        rate = f("wait.lat.rate")
+        p("### Start latency", "",
+          f"Jobs arrive at random, a Poisson process of {fmt(rate)} a "
+          "second (bench/arrive.c: exponential gaps, each arrival at its "
+          "planned time), to 1 waiting runner and to 4 (`--wait`, "
+          "`--jobs=1` each), from `jobrun enqueue` (a process per job, "
+          "waited for) and from plain INSERTs of a client that keeps one "
+          "connection open (a prepared statement, autocommit).  In "
+          f"{i('wait.lat.rounds')} rounds the runner counts take turns and, "
+          "under each, the two kinds of arrival; a round's four cases "
+          "share their arrival times.  Each job's handler is bench/stamp "
+          "(exec), which reads CLOCK_REALTIME first thing and appends it "
+          "to a file.  Latency = the handler's clock read − the time just "
+          "before the enqueue's call (the INSERT sent, the `jobrun "
+          "enqueue` process forked): what an application sees, its own "
+          "enqueue included.  *From its return* is from just after the "
+          "INSERT's reply or the process's exit, so without the enqueue's "
+          "own time (it can be below zero: the job may start before the "
+          "enqueuing process has exited).  "
+          "Targets: p50 ≤ 20 ms and p99 ≤ 100 ms.", "")
+        rows = []
+        for cfg, m, _ in WAIT_CASES:
+            v = lat.get((cfg, m))
+            if not v:
+                continue
+            rp50 = [pct(rd["call"], 50) for rd in v["rounds"]]
+            rp99 = [pct(rd["call"], 99) for rd in v["rounds"]]
+            rows.append([v["name"], fmt(v["n"]),
+                         fmt(pct(v["call"], 50), 1),
+                         fmt(pct(v["call"], 99), 1),
+                         fmt(max(v["call"]), 1),
+                         f"{fmt(min(rp50), 1)}–{fmt(max(rp50), 1)}",
+                         f"{fmt(min(rp99), 1)}–{fmt(max(rp99), 1)}",
+                         f"{fmt(pct(v['ret'], 50), 1)} / "
+                         f"{fmt(pct(v['ret'], 99), 1)}",
+                         f"{fmt(pct(v['own'], 50), 1)} / "
+                         f"{fmt(pct(v['own'], 99), 1)}"])
+        table(["case", "jobs", "p50 ms", "p99 ms", "max ms",
+               "p50 per round", "p99 per round",
+               "from its return, p50 / p99 ms",
+               "the enqueue's own call, p50 / p99 ms"], rows)
+        ok = [(v["name"], pct(v["call"], 50), pct(v["call"], 99))
+              for v in (lat.get((c, m)) for c, m, _ in WAIT_CASES) if v]
+        p("**Targets: p50 ≤ 20 ms and p99 ≤ 100 ms — " + "; ".join(
+            f"{n}: {verdict(a <= 20 and b <= 100)}" for n, a, b in ok)
+          + ".**", "")
+        miss = [(n, a, b) for n, a, b in ok if a > 20 or b > 100]
+        if miss:
+            text = []
+            for (cfg, m), v in lat.items():
+                if v["name"] not in [x[0] for x in miss]:
+                    continue
+                rp50 = [pct(rd["call"], 50) for rd in v["rounds"]]
+                text.append(
+                    f"{v['name']}: the enqueue's own call takes "
+                    f"{fmt(pct(v['own'], 50), 1)} ms median (p99 "
+                    f"{fmt(pct(v['own'], 99), 1)}), and from its return the "
+                    f"job starts in {fmt(pct(v['ret'], 50), 1)} ms median "
+                    f"(p99 {fmt(pct(v['ret'], 99), 1)}); the rounds' p50 "
+                    f"went from {fmt(min(rp50), 1)} to {fmt(max(rp50), 1)} "
+                    "ms")
+            fs = f("env.start.fsync_median_us")
+            p("Why: " + "; ".join(text) + ".  A waiting runner sees a job "
+              "within its probe's interval (10 ms after work, growing by a "
+              "tenth of the time since, to 100 ms: some 15 ms between "
+              "arrivals 50 ms apart), then claims it (a durable commit"
+              + (f"; this disk's fdatasync takes {fmt(fs)} µs median"
+                 if fs else "")
+              + ") and forks the handler; on this machine (see the noise "
+              "above) each of those steps waits for a CPU too.", "")
+        ins = lat.get(("1", "insert"))
+        ins4 = lat.get(("4", "insert"))
+        if ins and ins["executes"] is not None:
+            p("Prepared executions the server ran per job while the plain "
+              "INSERTs arrived (Com_stmt_execute, less the INSERTs: the "
+              "runners' claims, reads, marks and probes): "
+              f"{fmt((ins['executes'] - ins['n']) / ins['n'], 1)} with 1 "
+              "runner"
+              + (f", {fmt((ins4['executes'] - ins4['n']) / ins4['n'], 1)} "
+                 "with 4" if ins4 and ins4["executes"] is not None else "")
+              + ".", "")
+
+    if not sched and g("env.mode") == "quick" and lat:
+        p("A schedule's slot is not measured in quick mode (it waits for "
+          "the next minute).", "")
+    if sched:
+        p("### A schedule's slot", "",
+          "One waiting run (`--wait`) with `[schedule.tick]`, `cron = * * "
+          "* * *` (sql/004_schedules.sql loaded) and bench/stamp as the "
+          "handler, in its own database, running through the latency "
+          "rounds above (so beside their load).  Its slot's time is in "
+          "the job's key (tick@YYYY-MM-DDTHH:MM, the session's zone; the "
+          "server converts it, UNIX_TIMESTAMP); the start is the "
+          "handler's clock read (the server runs on this machine, so its "
+          "clock is this clock), the finish the row's finished_at, whole "
+          "seconds.  Target: ≤ 1 s.", "")
+        table(["slot", "handler start after the slot's time, ms",
+               "finished_at − slot, s"],
+              [[k, fmt(a, 1), fmt(b)] for k, a, b in sched])
+
+    if idle:
+        b = idle["base"]
+        p("### Idle cost", "",
+          f"8 waiting runners on an empty queue (no pending job) over a "
+          f"table of {fmt(f('wait.idle.rows'))} finished rows ("
+          + ("section 2's largest table, its pending jobs deleted"
+             if g("wait.idle.fixture") == "section2" else
+             "filled as section 2 fills its tables")
+          + "; types work and other configured: the probe on idx_pick), "
+          "watched over a window that starts 2 s after each has said it "
+          "waits: the statements the server was sent (Questions, less "
+          f"this script's own, {fmt(b['own'])} a window: the window with "
+          "no runner shows it), the probes (Com_stmt_execute), the rows "
+          "they read (Handler_read_*), mariadbd's CPU (utime + stime from "
+          "/proc, 10 ms ticks) over the window, and the runners' own.  "
+          "Before the windows the server's purge caught up and its "
+          "dirty pages were flushed (its background work after a fill "
+          f"would count as the runners'; {fmt(f('wait.idle.settle_us', 0) / 1e6, 1)} s).  "
+          f"The server alone, {fmt(b['window'])} s before the runners' "
+          "windows and after them: "
+          + " and ".join(f"{fmt(x, 2)} %" for x in b["alone"])
+          + " of a core.  Targets: ≤ 20 statements/s and ≤ 1 % of a "
+          "core per runner (mariadbd's CPU over the window / 8).", "")
+        rows = []
+        for label in ("jobs1", "jobs8"):
+            v = idle.get(label)
+            if v:
+                rows.append([f"8 × --jobs={v['jobs']}", fmt(v["window"]),
+                             fmt(v["stmts"], 1), fmt(v["execs"], 1),
+                             fmt(v["reads"], 1), fmt(v["cpu"], 2),
+                             fmt(v["cpu_net"], 2), fmt(v["us_probe"]),
+                             fmt(v["runner_cpu"], 2)])
+        table(["runners", "window s", "statements/s per runner",
+               "probes/s per runner", "rows read per probe",
+               "server CPU % of a core per runner",
+               "… above the server alone", "server CPU µs per probe",
+               "jobrun's own CPU % per runner"], rows)
+        p("**Targets: " + "; ".join(
+            f"8 × --jobs={v['jobs']}: {fmt(v['stmts'], 1)} statements/s "
+            f"and {fmt(v['cpu'], 2)} % of a core per runner — "
+            f"{verdict(v['stmts'] <= 20 and v['cpu'] <= 1)}"
+            for v in (idle.get(x) for x in ("jobs1", "jobs8")) if v)
+          + ".**", "")
+
+    if burst:
+        w, s = burst["waiting"], burst["started"]
+        r = w["s"] / s["s"]
+        p("### A burst", "",
+          f"{fmt(w['rounds'][0]['n'])} noop jobs (`handler = noop`, as in "
+          "section 1) in one INSERT … SELECT under 4 runners that have "
+          "waited a second (`--wait`, `--jobs=1` each: each watcher at its "
+          "100 ms interval), timed from the INSERT's commit; against 4 "
+          "runners started (without --wait) on the same backlog, timed "
+          "from their start.  The drain ends when a read every 5 ms "
+          "(bench/arrive.c `drained`) finds no job pending or processing; "
+          f"{len(w['rounds'])} rounds, the sides taking turns.  Statements "
+          "per job are Questions less the reads and INSERT of bench/arrive "
+          "and this script's own.  Target: within 10 %.", "")
+        rows = []
+        for name, v in (("4 waiting runners", w), ("4 runners started", s)):
+            rows.append([name, ", ".join(fmt(x["s"], 2) for x in v["rounds"]),
+                         fmt(v["s"], 2), fmt(v["jps"]), fmt(v["stmts"], 2),
+                         fmt(v["execs"], 2), fmt(v["cpu"])])
+        table(["side", "drain s per round", "total s", "jobs/s",
+               "statements per job", "prepared executions per job",
+               "server CPU µs per job"], rows)
+        per = [a["s"] / b_["s"] for a, b_ in zip(w["rounds"], s["rounds"])]
+        ins = [x["insert"] / 1000 for x in w["rounds"] if x["insert"]]
+        ex = [x["exit"] / 1e6 for x in s["rounds"] if x["exit"]]
+        p(f"Waiting / started per round: "
+          + ", ".join(fmt(x, 2) for x in per)
+          + (f".  The INSERT itself took {', '.join(fmt(x) for x in ins)} "
+             "ms (not counted)" if ins else "")
+          + (f"; the started runners had all exited "
+             f"{', '.join(fmt(x, 2) for x in ex)} s after their start"
+             if ex else "") + ".", "")
+        p(f"**Target: a burst to waiting runners within 10 % of runners "
+          f"started on it: {fmt(r, 2)} × ({fmt(w['s'], 2)} against "
+          f"{fmt(s['s'], 2)} s over the rounds) — {verdict(r <= 1.1)}.**",
+          "")
 
 
 def main():
@@ -1236,6 +1625,7 @@ def main():
 
     # --- summary --------------------------------------------------------------
     flow_wait_targets(targets)
+    wait_targets(targets)
     summary = ["## Targets", ""]
     summary.append("| target | figure | |")
     summary.append("|---|---|---|")
@@ -1261,6 +1651,9 @@ def main():
 
     # --- 8. flow control ------------------------------------------------------
     flow_section()
+
+    # --- 9. waiting runs --------------------------------------------------------
+    wait_section()
 
     # --- suggestions ------------------------------------------------------------
     p("## Suggested changes to src/ (measured above)", "")
