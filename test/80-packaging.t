@@ -16,9 +16,10 @@ plan 66
 setup_db
 
 # man pages where man(1) finds them, for Documentation=man:... in the units
-mkdir -p "$T/man/man1" "$T/man/man5"
+mkdir -p "$T/man/man1" "$T/man/man5" "$T/man/man7"
 ln -s "$TOP/man/jobrun.1" "$T/man/man1/jobrun.1"
 ln -s "$TOP/man/jobrun.conf.5" "$T/man/man5/jobrun.conf.5"
+ln -s "$TOP/man/jobrun.7" "$T/man/man7/jobrun.7"
 
 # --- systemd ------------------------------------------------------------------
 
