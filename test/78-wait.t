@@ -9,6 +9,9 @@
 . "${0%/*}/lib.sh"
 
 plan 37
+# A server of its own: the idle run's statements are counted on the
+# server's Questions, which other test files running at once would add to.
+use_own_server
 setup_db
 write_config <<EOF2
 [type.note]
