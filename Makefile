@@ -100,7 +100,7 @@ tls-check: jobrun
 # http reply into last_error, a handler's checkpoint lines), seeded from
 # test/fuzz/corpus; new inputs go to build/fuzz.
 FUZZ_CC      = clang
-FUZZ_SECONDS = 12
+FUZZ_SECONDS = 8
 FUZZ_FLAGS   = -g -O1 -fsanitize=fuzzer,address,undefined \
                -fno-sanitize-recover=all
 FUZZ_CONFIG_SRC = src/config.c src/cron.c src/cli.c src/handler.c src/handlers.c src/exec.c src/http.c src/http_reply.c src/lines.c src/rawjson.c \
