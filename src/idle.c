@@ -31,18 +31,7 @@
 
 #define IDLE_WARM_MS	10	/* the interval just after work */
 #define IDLE_COLD_MS	100	/* the interval of an idle run */
-
-/* Whether a slot that found nothing goes on waiting: --wait, and the
- * run may still claim but for having found nothing (the connection
- * held). */
-static int
-idle_may_wait(const struct cycle *cy)
-{
-	return cy->st == DB_OK && !run_stop_requested() &&
-	    !queue_single_lost(cy->q) &&
-	    cy->stats->claimed < cy->opts->batch_size &&
-	    now_ms() < cy->deadline;
-}
+#define IDLE_TYPES_MS	1000	/* paused types read again after this */
 
 /* idle_mu held. */
 static int64_t
@@ -53,38 +42,64 @@ idle_interval(const struct cycle *cy)
 	return ms < IDLE_COLD_MS ? ms : IDLE_COLD_MS;
 }
 
-/* Give back jobs whose lock expired (the probe saw one); *found says
- * whether any was. */
-static enum db_status
-idle_recover(struct cycle *cy, int *found, char *err, size_t errlen)
+/* The run's housekeeping, before its first claim (run_cycle) and again
+ * while it waits. */
+enum db_status
+run_recover(struct cycle *cy, uint64_t *n, char *err, size_t errlen)
 {
 	enum db_status st;
-	uint64_t n = 0;
 
-	st = queue_recover(cy->q, cy->cfg->run.recover_limit, &n, err,
-	    errlen);
-	if (st == DB_OK && n > 0) {
-		cy->stats->recovered += n;
-		log_msg(cy->lg, LV_WARN, "recovered %llu job(s) whose "
-		    "runner's lock expired", (unsigned long long)n);
+	st = queue_recover(cy->q, cy->cfg->run.recover_limit, n, err, errlen);
+	if (st == DB_OK && *n > 0) {
+		cy->stats->recovered += *n;
+		log_msg(cy->lg, LV_WARN, "recovered %llu job(s) whose runner's "
+		    "lock expired", (unsigned long long)*n);
 	}
-	*found = n > 0;
 	return st;
 }
 
-/* A new minute on the server's clock: the schedules' due slots and the
- * fan-ins a killed runner left; *found says whether a job was made. */
-static enum db_status
-idle_minute(struct cycle *cy, int *found, char *err, size_t errlen)
+enum db_status
+run_schedules(struct cycle *cy, uint64_t *created, char *err, size_t errlen)
 {
-	uint64_t created = 0;
 	enum db_status st;
 
-	st = sched_enqueue_due(cy->cfg, cy->q, cy->lg, &created, err,
-	    errlen);
+	st = sched_enqueue_due(cy->cfg, cy->q, cy->lg, created, err, errlen);
 	if (st == DB_OK)
 		st = fanin_sweep(cy->fanin, err, errlen);
-	*found = created > 0;
+	return st;
+}
+
+/* flow control hook: the types a claim takes now, the run's less the
+ * paused ones (into claim_types), read again at most once a second, so
+ * that a paused type's due job is not looked for ten times a second;
+ * a pause or a resume is seen within the second.  The connection held. */
+static enum db_status
+idle_types(struct cycle *cy, char *err, size_t errlen)
+{
+	int64_t now = now_ms();
+
+	if (cy->opts->flow == NULL || (cy->idle_types_ms != 0 &&
+	    now - cy->idle_types_ms < IDLE_TYPES_MS))
+		return DB_OK;
+	cy->idle_types_ms = now;
+	return flow_unpaused(cy->opts->flow, cy->types, cy->ntypes,
+	    cy->claim_types, &cy->nclaim, err, errlen);
+}
+
+/* The probe, over the types a claim would take; with every type paused,
+ * over the run's for the clock and the locks alone. */
+static enum db_status
+idle_probe(struct cycle *cy, struct queue_probe *p, char *err, size_t errlen)
+{
+	enum db_status st;
+
+	if ((st = idle_types(cy, err, errlen)) != DB_OK)
+		return st;
+	if (cy->nclaim > 0)
+		return queue_probe(cy->q, cy->claim_types, cy->nclaim, p, err,
+		    errlen);
+	st = queue_probe(cy->q, cy->types, cy->ntypes, p, err, errlen);
+	p->due_ms = -1;
 	return st;
 }
 
@@ -96,23 +111,24 @@ idle_look(struct cycle *cy)
 {
 	struct queue_probe p;
 	enum db_status st;
+	uint64_t made = 0;
 	int64_t ms;
 	char err[1024];
-	int found = 0;
+	int found;
 
-	st = queue_probe(cy->q, cy->claim_types, cy->nclaim > 0 ?
-	    cy->nclaim : cy->ntypes, &p, err, sizeof err);
+	st = idle_probe(cy, &p, err, sizeof err);
 	if (st == DB_OK && p.expired)
-		st = idle_recover(cy, &found, err, sizeof err);
-	if (st == DB_OK && !found && cy->cfg->nschedules > 0 &&
+		st = run_recover(cy, &made, err, sizeof err);
+	if (st == DB_OK && made == 0 && cy->cfg->nschedules > 0 &&
 	    p.server_s / 60 != cy->idle_minute) {
 		cy->idle_minute = p.server_s / 60;
-		st = idle_minute(cy, &found, err, sizeof err);
+		st = run_schedules(cy, &made, err, sizeof err);
 	}
 	if (st != DB_OK) {
 		run_failed(cy, st, err);
 		return -1;
 	}
+	found = made > 0;
 	/* A job the probe saw due that the claim then did not take (its
 	 * type paused, another runner's claim first) is looked for again
 	 * after the interval, not at once. */
@@ -140,7 +156,7 @@ idle_watch(struct cycle *cy)
 	for (;;) {
 		if (connection_take(cy, 0) != 0)
 			return 0;
-		ms = idle_may_wait(cy) ? idle_look(cy) : -1;
+		ms = run_may_go_on(cy) ? idle_look(cy) : -1;
 		if (ms == 0)
 			cy->drained = 0;
 		connection_give(cy);

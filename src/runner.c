@@ -32,7 +32,6 @@
 #include "policy.h"
 #include "runner.h"
 #include "runner_int.h"
-#include "schedule.h"
 #include "util.h"
 #include "watchdog.h"
 
@@ -389,7 +388,7 @@ count_latency(struct type_count *t, int64_t ms)
 {
 	size_t i;
 
-	if (t == NULL || ms < 0)
+	if (ms < 0)
 		return;
 	for (i = 0; i < RUN_LATENCY_BUCKETS; i++)
 		if (ms <= run_latency_le_ms[i])
@@ -407,12 +406,13 @@ run_tell(const struct in_hand *h, const struct verdict *v, int64_t ms,
 	struct log_event ev = { job->id, job->type, job->attempt,
 	    job->max_attempts, v->word, tally[v->verb].ms ? ms : -1,
 	    tally[v->verb].delay ? (long)v->delay : -1, v->note };
+	struct type_count *t = count_of(stats, job->type);
 
 	if (tally[v->verb].counted) {
 		bump(stats, tally[v->verb].in_run);
-		bump(count_of(stats, job->type), tally[v->verb].in_type);
+		bump(t, tally[v->verb].in_type);
 	}
-	count_latency(count_of(stats, job->type), job->start_latency_ms);
+	count_latency(t, job->start_latency_ms);
 	log_job(h->lg, v->level, &ev);
 }
 
@@ -482,14 +482,20 @@ run_failed(struct cycle *cy, enum db_status st, const char *err)
 	snprintf(cy->err, sizeof cy->err, "%s", err);
 }
 
+int
+run_may_go_on(const struct cycle *cy)
+{
+	return cy->st == DB_OK && signals_received == 0 &&
+	    !queue_single_lost(cy->q) &&
+	    cy->stats->claimed < cy->opts->batch_size &&
+	    now_ms() < cy->deadline;
+}
+
 /* Whether the run may claim another job (the connection held). */
 int
 run_may_claim(const struct cycle *cy)
 {
-	return cy->st == DB_OK && !cy->drained && signals_received == 0 &&
-	    !queue_single_lost(cy->q) &&
-	    cy->stats->claimed < cy->opts->batch_size &&
-	    now_ms() < cy->deadline;
+	return !cy->drained && run_may_go_on(cy);
 }
 
 /* Claim the run's next job into job and token (the connection held),
@@ -944,30 +950,23 @@ run_cycle(const struct cfg *cfg, struct db *db, struct queue *q,
 {
 	int64_t start = now_ms();
 	struct cycle *cy = cycle_new(cfg, db, q, opts, lg, stats, start);
-	uint64_t scheduled = 0;
+	uint64_t scheduled = 0, recovered = 0;
 	struct fanin fanin;
 	enum db_status st;
 
 	guard(cy);
+	fanin_open(&fanin, q, lg);
+	cy->fanin = &fanin;
 	/* A table that lacks what the run needs stops it here, before any
 	 * row is touched. */
 	st = queue_prepare_run(q, cy->ntypes, err, errlen);
 	if (st == DB_OK)
-		st = queue_recover(q, cfg->run.recover_limit,
-		    &stats->recovered, err, errlen);
-	if (st == DB_OK && stats->recovered > 0)
-		log_msg(lg, LV_WARN, "recovered %llu job(s) whose runner's "
-		    "lock expired", (unsigned long long)stats->recovered);
+		st = run_recover(cy, &recovered, err, errlen);
 	/* Due slots of [schedule.NAME] become jobs before the first claim,
-	 * so this run can already take them (schedule.c). */
+	 * so this run can already take them (schedule.c); fan-ins a killed
+	 * runner left complete fire now (fan-in hook). */
 	if (st == DB_OK)
-		st = sched_enqueue_due(cfg, q, lg, &scheduled, err,
-		    errlen);
-	/* fan-in hook: fan-ins a killed runner left complete fire now. */
-	fanin_open(&fanin, q, lg);
-	cy->fanin = &fanin;
-	if (st == DB_OK)
-		st = fanin_sweep(&fanin, err, errlen);
+		st = run_schedules(cy, &scheduled, err, errlen);
 	if (st == DB_OK) {
 		run_slots(cy, opts->jobs > 0 ? opts->jobs : 1);
 		if ((st = cy->st) != DB_OK)

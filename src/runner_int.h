@@ -85,6 +85,7 @@ struct cycle {
 	size_t idle_wakes;	/* of them, woken to claim */
 	int64_t idle_work_ms;	/* now_ms() the run last claimed a job */
 	int64_t idle_minute;	/* the server's minute of the last look */
+	int64_t idle_types_ms;	/* now_ms() paused types were last read */
 };
 
 /* The runner's view of the job being handled in one slot, for the watch
@@ -113,6 +114,16 @@ void connection_give(struct cycle *cy);
 void run_failed(struct cycle *cy, enum db_status st, const char *err);
 /* Whether the run may claim another job (the connection held). */
 int run_may_claim(const struct cycle *cy);
+/* The same but for having found nothing due: no error, no signal, the
+ * --single lock held, the budgets not spent. */
+int run_may_go_on(const struct cycle *cy);
+/* Give back jobs whose lock expired, counted and logged; *n of them. */
+enum db_status run_recover(struct cycle *cy, uint64_t *n, char *err,
+                           size_t errlen);
+/* The schedules' due slots as jobs (*created of them), and the fan-ins a
+ * killed runner left complete. */
+enum db_status run_schedules(struct cycle *cy, uint64_t *created, char *err,
+                             size_t errlen);
 /* The claims gave up on a deadlock (err says why; the connection held):
  * how long to wait before claiming again, longer each time in a row,
  * logged with err. */

@@ -8,17 +8,22 @@
 # jobs arrive from jobrun enqueue and from plain INSERTs.
 . "${0%/*}/lib.sh"
 
-plan 37
+plan 41
 # A server of its own: the idle run's statements are counted on the
 # server's Questions, which other test files running at once would add to.
 use_own_server
 setup_db
-write_config <<EOF2
-[type.note]
-handler = exec
-command = $HANDLERS/append-id $T/ids
-timeout = 30
-EOF2
+# note_config [LINE...]: the type note (its handler appends the job's id
+# to $T/ids), after [run] LINE... when given
+note_config() {
+	{
+		[ $# -eq 0 ] || printf '[run]\n'
+		[ $# -eq 0 ] || printf '%s\n' "$@"
+		printf '[type.note]\nhandler = exec\n'
+		printf 'command = %s\ntimeout = 30\n' "$HANDLERS/append-id $T/ids"
+	} | write_config
+}
+note_config
 
 waiting() { file_has "$1" 'waiting for work'; }
 succeeded() { job_is "$1" "status = 'success'"; }
@@ -103,16 +108,7 @@ is "$(sql "SELECT status FROM polling_jobs WHERE business_key = 'm3'")" \
 
 # [run] wait = yes does what --wait does; [run] batch_size is not a
 # waiting run's budget.
-write_config <<EOF2
-[run]
-wait = yes
-batch_size = 1
-max_seconds = 100
-[type.note]
-handler = exec
-command = $HANDLERS/append-id $T/ids
-timeout = 30
-EOF2
+note_config "wait = yes" "batch_size = 1" "max_seconds = 100"
 jobrun_bg -v >"$T/out3" 2>"$T/err3"
 run3=$bg pid3=$bg_pid
 ok "[run] wait = yes: the run takes the job left" wait_for 30 succeeded m3
@@ -147,13 +143,33 @@ between "$per_s" 0 20 "an idle waiting run with --jobs=8 sends $per_s statements
 # where an enqueue takes seconds: the runners' budget must outlast them).
 kill -TERM "$pid4"
 wait "$run4"
+
+# A paused type's due job is no work: a waiting run reads the pauses
+# once a second, rather than probe and claim for that job ten times a
+# second; resumed, the job runs while the run waits.
+mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" \
+    <"$TOP/sql/003_flow.sql" || bail_out "cannot load sql/003_flow.sql"
+jobrun pause note >/dev/null
+jobrun enqueue --type=note --key=held >/dev/null
+jobrun_bg --wait --max-seconds=100 -v >"$T/out8" 2>"$T/err8"
+run8=$bg pid8=$bg_pid
+wait_for 30 waiting "$T/err8"
+q0=$(sql "SHOW GLOBAL STATUS LIKE 'Questions'" | awk '{ print $2 }')
+t0=$(date +%s%N)
+sleep 3		# the window measured, not a wait for a state
+q1=$(sql "SHOW GLOBAL STATUS LIKE 'Questions'" | awk '{ print $2 }')
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+per_s=$(( (q1 - q0) * 1000 / ms ))
+between "$per_s" 0 20 "with a paused type's job due, a waiting run sends $per_s statements a second (at most 20)"
+is "$(sql "SELECT status FROM polling_jobs WHERE business_key = 'held'")" \
+    pending "and leaves the job alone"
+jobrun resume note >/dev/null
+ok "resumed, the job is run by the waiting run" wait_for 30 succeeded held
+kill -TERM "$pid8"
+wait "$run8"
+is "$?" 0 "which exits 0 on SIGTERM"
 : >"$T/ids"
-write_config <<EOF2
-[type.note]
-handler = exec
-command = $HANDLERS/append-id $T/ids
-timeout = 30
-EOF2
+note_config
 per=80
 under_valgrind && per=20
 total=$((3 * per))
