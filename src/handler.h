@@ -129,6 +129,9 @@ struct handler_watch {
 	 * what it did (WATCHDOG_* bits, watchdog.h).  May be NULL. */
 	void (*guard)(void *arg, pid_t pgid, int64_t deadline);
 	int (*guarded)(void *arg);
+	/* Tell the operator what the handler does about a stop (a warning
+	 * naming the job).  May be NULL. */
+	void (*say)(void *arg, const char *what);
 	void *arg;
 };
 

@@ -13,7 +13,9 @@
  * to max_response bytes; the rest is read and dropped, so a huge body
  * costs time (bounded by the timeout) but never memory.  While a request
  * runs, curl's progress callback drives the runner's watch tick, which
- * renews the job's lock and can abort the transfer when the lock is lost.
+ * renews the job's lock and can abort the transfer when the lock is lost
+ * or a second signal comes (once the server has begun its answer, only
+ * if the rest has not come within HTTP_ANSWER_GRACE_MS).
  *
  * Status mapping: 2xx success; 408, 425, 429, 5xx and transport errors are
  * worth retrying (Retry-After honoured); anything else (other 4xx, and 1xx
@@ -42,6 +44,9 @@
 
 #define HTTP_MAX_RESPONSE_LIMIT (16 * 1024 * 1024)
 #define HTTP_TICK_MS 1000
+/* A stop that finds the server already answering lets the answer finish
+ * for this long, as exec's handlers have between SIGTERM and SIGKILL. */
+#define HTTP_ANSWER_GRACE_MS 2000
 
 struct http_state {
 	char *url;
@@ -69,6 +74,8 @@ struct exchange {
 	struct http_reply reply;
 	const struct handler_watch *watch;
 	int64_t next_tick;
+	int answering;		/* a final (not 1xx) status line came */
+	int64_t stop_at;	/* a stop was asked for: abort then (or 0) */
 	int abandoned;
 };
 
@@ -460,9 +467,17 @@ static size_t
 on_header(char *line, size_t size, size_t nmemb, void *arg)
 {
 	struct exchange *ex = arg;
+	size_t n = size * nmemb;
 
-	http_reply_header(&ex->reply, line, size * nmemb);
-	return size * nmemb;
+	http_reply_header(&ex->reply, line, n);
+	/* "HTTP/1.1 200 OK": the digit after the first blank. */
+	if (n > 5 && strncmp(line, "HTTP/", 5) == 0) {
+		const char *sp = memchr(line, ' ', n);
+
+		ex->answering = sp != NULL && (size_t)(sp - line) + 1 < n &&
+		    sp[1] >= '2' && sp[1] <= '9';
+	}
+	return n;
 }
 
 static int
@@ -473,14 +488,28 @@ on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow,
 	int64_t now = now_ms();
 
 	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+	if (ex->stop_at != 0) {
+		ex->abandoned = now >= ex->stop_at;
+		return ex->abandoned;	/* nonzero aborts the transfer */
+	}
 	if (ex->watch == NULL || now < ex->next_tick)
 		return 0;
 	ex->next_tick = now + HTTP_TICK_MS;
-	if (ex->watch->tick(ex->watch->arg) != 0) {
-		ex->abandoned = 1;
-		return 1;	/* aborts the transfer */
+	if (ex->watch->tick(ex->watch->arg) == 0)
+		return 0;
+	/* The server has done the work and is sending its answer: cut off
+	 * now, the job would run again for nothing.  So the answer gets a
+	 * short while to arrive, and its outcome is written. */
+	if (ex->answering) {
+		ex->stop_at = now + HTTP_ANSWER_GRACE_MS;
+		if (ex->watch->say != NULL)
+			ex->watch->say(ex->watch->arg, "stopping: the server "
+			    "is already answering; its answer has 2 s to "
+			    "arrive");
+		return 0;
 	}
-	return 0;
+	ex->abandoned = 1;
+	return 1;
 }
 
 /* The request body: the job as JSON, with its payload and checkpoint as

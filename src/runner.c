@@ -256,6 +256,15 @@ watch_guard(void *arg, pid_t pgid, int64_t deadline)
 		watchdog_guard(h->watchdog, h->slot, pgid, deadline);
 }
 
+static void
+watch_say(void *arg, const char *what)
+{
+	struct in_hand *h = arg;
+
+	log_msg(h->lg, LV_WARN, "job %llu (%s): %s",
+	    (unsigned long long)h->job->id, h->job->type, what);
+}
+
 static int
 watch_guarded(void *arg)
 {
@@ -284,7 +293,7 @@ static void
 handle(const struct cfg_type *type, struct in_hand *h, struct result *res)
 {
 	struct handler_watch watch = { watch_tick, watch_checkpoint,
-	    watch_read_reply, watch_guard, watch_guarded, h };
+	    watch_read_reply, watch_guard, watch_guarded, watch_say, h };
 
 	if (!payload_ok(h->job, res))
 		return;

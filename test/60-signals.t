@@ -12,7 +12,7 @@
 . "${0%/*}/lib.sh"
 . "${0%/*}/http-lib.sh"
 
-plan 53
+plan 63
 setup_db
 start_http_server
 write_config <<EOF2
@@ -27,6 +27,11 @@ timeout = 60
 [type.web]
 handler = http
 url = $HTTP_URL/slow?seconds=60
+timeout = 90
+
+[type.held]
+handler = http
+url = $HTTP_URL/held?file=$T/held
 timeout = 90
 EOF2
 
@@ -153,6 +158,50 @@ took_between_ms "$took" 0 $((base + 3000)) "the transfer was aborted, not waited
 is "$(sql "SELECT CONCAT_WS(' ', status, attempts, next_run_at <= NOW(), locked_by IS NULL)
     FROM polling_jobs WHERE business_key = 'w'")" "pending 0 1 1" \
     "http: the job is put back, due now, attempt not spent, lock cleared"
+
+# --- http: a stop that finds the server answering --------------------------
+
+# The server has begun its answer: it has done the job's work.  The second
+# signal gives the answer 2 s to arrive, and what arrives is written.
+# held_run KEY: a held job KEY, its answer begun, and two SIGTERMs sent
+held_run() {
+	sql "DELETE FROM polling_jobs"
+	rm -f "$T/held" "$T/held.sent"
+	jobrun enqueue --type=held --key="$1" >/dev/null
+	jobrun_bg --type=held --json >"$T/out" 2>"$T/err"
+	ok "$1: the server has begun its answer" wait_for 30 test -e "$T/held.sent"
+	start=$(date +%s%N)
+	signal TERM
+	signal TERM
+}
+held_run h1
+ok "h1: jobrun says the answer has 2 s" \
+    wait_for 30 file_has "$T/err" \
+    "job [0-9]+ \\(held\\): stopping: the server is already answering; its answer has 2 s to arrive"
+touch "$T/held"
+wait "$bg"
+is "$?" 143 "h1: the answer arrived within the 2 s: exit 143 all the same"
+is "$(sql "SELECT CONCAT_WS(' ', status, attempts, locked_by IS NULL)
+    FROM polling_jobs WHERE business_key = 'h1'")" "success 1 1" \
+    "h1: the answer is written: success at attempt 1, not put back"
+ok "h1: no put-back in the log" not file_has "$T/err" 'put-back'
+
+# The rest of the answer never comes: the transfer is aborted once the 2 s
+# are over (a tick comes within a second of the signal, curl's next
+# callback within a second of the 2 s), and the job goes back.
+held_run h2
+wait "$bg"
+rc=$?
+took=$(( ($(date +%s%N) - start) / 1000000 ))
+touch "$T/held"		# lets the server's thread go
+is "$rc" 143 "h2: an answer that does not finish: exit 143"
+took_between_ms "$took" 2000 $((base + 5000)) \
+    "h2: aborted after its 2 s, not before and not much after ($took ms)"
+is "$(sql "SELECT CONCAT_WS(' ', status, attempts, locked_by IS NULL)
+    FROM polling_jobs WHERE business_key = 'h2'")" "pending 0 1" \
+    "h2: the job is put back, attempt not spent"
+ok "h2: the put-back is logged" file_has "$T/err" \
+    'type=held attempt=1 max_attempts=5 outcome=put-back msg="handler stopped on signal 15; job put back, due now"'
 
 # --- SIGKILL ---------------------------------------------------------------
 

@@ -10,6 +10,9 @@ case of a test file:
                             Retry-After)  ?date=VALUE (Date header; "none"
                             drops it)  ?location=URL (Location header)
   /slow?seconds=N           sleeps N seconds, then 200 "slow"
+  /held?file=PATH           200 "held answer": the status line, headers
+                            and "held " at once, then makes PATH.sent;
+                            the rest once PATH exists
   /drop                     closes the connection without an answer
   /interim?code=N           an interim 1xx answer N first, then 200 "ok"
   /big?bytes=N              200 (or &code=CODE) with N bytes of body that
@@ -116,6 +119,8 @@ class Handler(BaseHTTPRequestHandler):
             elif url.path == "/slow":
                 time.sleep(float(q.get("seconds", "5")))
                 self.answer(200, b"slow")
+            elif url.path == "/held":
+                self.send_held(q["file"])
             elif url.path == "/drop":
                 self.close_connection = True
             elif url.path == "/interim":
@@ -155,6 +160,21 @@ class Handler(BaseHTTPRequestHandler):
         if auth.startswith("Bearer "):
             page += "token: %s\n" % auth[7:]
         return page.encode("latin-1", "replace")
+
+    def send_held(self, path):
+        # The answer begun (status line, headers, its first bytes), then
+        # PATH.sent made; the rest of the body once PATH exists.
+        body = b"held answer"
+        self.send_response_only(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body[:5])
+        self.wfile.flush()
+        open(path + ".sent", "w").close()
+        deadline = time.time() + 300
+        while not os.path.exists(path) and time.time() < deadline:
+            time.sleep(0.01)
+        self.wfile.write(body[5:])
 
     def send_big(self, code, size, fill):
         self.send_response(code)
