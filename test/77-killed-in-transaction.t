@@ -5,10 +5,12 @@
 # holds the row the transaction needs, the run's statement waits for it,
 # and its session is KILLed there.  The run makes the connection again
 # and runs the whole transaction again on it: the slot is enqueued, the
-# fan-in fires, the capped job runs, in this run, once, exit 0.
+# fan-in fires, the capped job runs, in this run, once, exit 0.  Then a
+# COMMIT lost on the way (test/sql-proxy.py), before the server and after
+# it: a schedule's and a --jobs group of outcomes, each kept once.
 . "${0%/*}/lib.sh"
 
-plan 11
+plan 27
 
 setup_db
 for f in 003_flow 004_schedules 006_fan_in; do
@@ -111,3 +113,83 @@ wait "$bg"
 is "$?" 0 "the session killed inside a capped claim's transaction: exit 0"
 is "$(sql "SELECT status, attempts FROM polling_jobs WHERE business_key = 'c1'")" \
     "success	1" "the capped job ran once, at its first attempt"
+
+# --- a COMMIT lost on the way -------------------------------------------------
+
+# sql-proxy.py stands between the run and the server and loses one COMMIT:
+# before it reaches the server (which rolls the transaction back), or after
+# the server has answered it (kept, but the run never hears so).  Either
+# way the run makes a new connection and goes on: a schedule's transaction,
+# where twice is once, is run again whole; a --jobs group asks the server,
+# by its rows' tokens, what was kept, and runs again only what was not.
+# proxy_start WHEN [ARMED-BY]: the proxy, losing the first COMMIT WHEN
+proxy_start() {
+	rm -f "$T/proxy.sock" "$T/proxy.log"
+	python3 "$TOP/test/sql-proxy.py" --listen "$T/proxy.sock" \
+	    --server "$JOBRUN_TEST_SOCKET" --log "$T/proxy.log" --when "$1" \
+	    ${2:+--armed-by "$2"} &
+	proxy=$!
+	defer "kill $proxy"
+	wait_for 30 test -S "$T/proxy.sock" || bail_out "the proxy never listened"
+}
+proxy_stop() {
+	kill "$proxy"
+	wait "$proxy" 2>/dev/null || :
+}
+lost_commit() {
+	file_has "$T/proxy.log" "^lost COMMIT \\($1\\)$"
+}
+four_started() {
+	[ "$(grep -c '^started$' "$T/trace" 2>/dev/null)" = 4 ]
+}
+
+for when in before after; do
+	sql "DELETE FROM polling_jobs; DELETE FROM jobrun_schedules"
+	schedule_config() {
+		write_config <<EOF
+[type.tick]
+handler = noop
+[schedule.tick]
+type = tick
+cron = * * * * *
+EOF
+	}
+	# The schedule's row made a minute before, without the proxy.
+	schedule_config
+	JOBRUN_TEST_NOW=$((now - 60)) jobrun >/dev/null 2>&1
+	JOBRUN_TEST_SOCKET=$T/proxy.sock schedule_config
+	proxy_start "$when"
+	JOBRUN_TEST_NOW=$now jobrun -v >"$T/out.lost" 2>"$T/err.lost"
+	is "$?" 0 "a schedule's COMMIT lost $when the server: exit 0"
+	ok "the proxy lost it ($when)" lost_commit "$when"
+	is "$(sql "SELECT GROUP_CONCAT(business_key, ' ', status, ' ', attempts) FROM polling_jobs")" \
+	    "tick@2026-12-01T10:00 success 1" \
+	    "COMMIT lost $when: the slot enqueued once, run once"
+	proxy_stop
+
+	sql "DELETE FROM polling_jobs"
+	rm -f "$T/trace" "$T/go" "$T/armed"
+	JOBRUN_TEST_SOCKET=$T/proxy.sock write_config <<EOF
+[type.part]
+handler = exec
+command = $HANDLERS/trap-term $T/trace $T/go
+EOF
+	proxy_start "$when" "$T/armed"
+	for k in 1 2 3 4; do
+		jobrun enqueue --type=part --key="p$k" >/dev/null
+	done
+	jobrun_bg -v --jobs=4 >"$T/out.group" 2>"$T/err.group"
+	wait_for 60 four_started || bail_out "the four handlers never started"
+	# Every claim is committed: the next COMMIT holds outcomes.
+	touch "$T/armed" "$T/go"
+	wait "$bg"
+	is "$?" 0 "--jobs=4, a COMMIT of outcomes lost $when the server: exit 0"
+	ok "the proxy lost it ($when, --jobs=4)" lost_commit "$when"
+	is "$(sql "SELECT GROUP_CONCAT(status, ' ', attempts ORDER BY id SEPARATOR ', ') FROM polling_jobs")" \
+	    "success 1, success 1, success 1, success 1" \
+	    "COMMIT lost $when: each job's success written, at its first attempt"
+	is "$(grep -c '^done$' "$T/trace")" 4 "COMMIT lost $when: each handler ran once"
+	unlike "$(cat "$T/err.group")" 'outcome not recorded|lock taken' \
+	    "COMMIT lost $when: no outcome taken for another runner's"
+	proxy_stop
+done
