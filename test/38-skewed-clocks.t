@@ -4,16 +4,18 @@
 # by a host with a wrong clock).  jobrun decides every time by the
 # database's clock: the two drain 40 jobs together, each exactly once;
 # a job due in 30 minutes is not run; a schedule's slots are the
-# server's, not the hour ahead's.  The clocks are shifted by an
+# server's, not the hour ahead's, also for two waiting runs (--wait),
+# which enqueue and run the next slot within a second of its time by the
+# server's clock.  The clocks are shifted by an
 # LD_PRELOAD shim over clock_gettime, time and gettimeofday (as
 # faketime does); -v's timestamps show the shift took.
 . "${0%/*}/lib.sh"
 
-plan 7
+plan 11
 setup_db
 # The handlers inherit LD_PRELOAD: a ThreadSanitizer runtime in sh dies.
 if under_valgrind || [[ $JOBRUN = */tsan/* ]]; then
-	skip 7 "an LD_PRELOAD shim under valgrind or ThreadSanitizer"
+	skip 11 "an LD_PRELOAD shim under valgrind or ThreadSanitizer"
 	exit 0
 fi
 mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" \
@@ -147,3 +149,37 @@ is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE type = 'tick'
 is "$(sql "SELECT last_slot_utc <= UTC_TIMESTAMP() FROM jobrun_schedules
            WHERE name = 'tick'")" 1 \
     "the schedule's last slot is the server's minute, not one an hour ahead"
+
+# --- waiting runs an hour apart: a schedule's slot on the server's time -------
+
+# Two waiting runs (--wait), one an hour ahead and one behind: the next
+# slot is enqueued as the server's clock enters its minute, run within a
+# second of its time by the server's clock, and once; no slot of the hour
+# ahead is made.
+sql "DELETE FROM polling_jobs"
+minute_before=$(sql "SELECT UNIX_TIMESTAMP() DIV 60")
+JOBRUN=$T/ahead jobrun_bg --wait --max-seconds=100 -v >/dev/null 2>"$T/ahead.wait"
+ahead=$bg ahead_pid=$bg_pid
+JOBRUN=$T/behind jobrun_bg --wait --max-seconds=100 -v >/dev/null 2>"$T/behind.wait"
+behind=$bg behind_pid=$bg_pid
+ticked() {
+	[ "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE type = 'tick'
+	    AND status = 'success'")" -ge 1 ]
+}
+ok "waiting runs an hour apart: the next slot is enqueued and run" \
+    wait_for 75 ticked
+late=$(sql "SELECT TIMESTAMPDIFF(SECOND, STR_TO_DATE(SUBSTRING_INDEX(
+    business_key, '@', -1), '%Y-%m-%dT%H:%i'), finished_at)
+    FROM polling_jobs WHERE type = 'tick' ORDER BY id LIMIT 1")
+took_between "$late" 0 1 "within a second of its time by the server's clock ($late s)"
+kill -TERM "$ahead_pid" "$behind_pid"
+wait "$ahead"; rc_ahead=$?
+wait "$behind"; rc_behind=$?
+is "$rc_ahead/$rc_behind" 0/0 "both waiting runs exit 0 on SIGTERM"
+is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE type = 'tick'
+    AND (status <> 'success' OR attempts <> 1
+         OR UNIX_TIMESTAMP(STR_TO_DATE(SUBSTRING_INDEX(business_key, '@', -1),
+             '%Y-%m-%dT%H:%i')) DIV 60 <= $minute_before
+         OR UNIX_TIMESTAMP(STR_TO_DATE(SUBSTRING_INDEX(business_key, '@', -1),
+             '%Y-%m-%dT%H:%i')) > UNIX_TIMESTAMP())")" 0 \
+    "each slot a minute begun while they waited, run once; none of the hour ahead"
