@@ -41,7 +41,8 @@ ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) $(PKG_CFLAGS) $(DEFS) $(CFLAGS)
 
 SRC  = admin argv backoff check cli command commands config config_file \
        cron dash dash_html db enqueue exec fanin flow group handler \
-       handlers http http_reply idle inspect libcurl lines log main metrics \
+       handlers http http_reply idle inspect latency libcurl lines log main \
+       metrics \
        noop pause policy queue queue_admin queue_cycle queue_info \
        queue_report queue_run queue_schema rawjson replace report run_cmd \
        runner schedule utf8 util watchdog

@@ -20,6 +20,7 @@
 #include "command.h"
 #include "fanin.h"
 #include "flow.h"
+#include "latency.h"
 #include "libcurl.h"
 #include "queue_schema.h"
 #include "report.h"
@@ -330,6 +331,25 @@ check_fan_in(struct ctx *c, struct report *r)
 	fanin_close(&fi);
 }
 
+/* The start latency table is optional too (sql/008_start_latency.sql):
+ * said when present. */
+static void
+check_latency(struct ctx *c, struct report *r)
+{
+	struct latency_view v;
+	char err[1024], line[128];
+
+	if (latency_read(c->q, NULL, &v, err, sizeof err) != DB_OK)
+		note(r, PROBLEM, "apply sql/008_start_latency.sql", "%s", err);
+	else if (v.present) {
+		latency_line(line, sizeof line, &v.all);
+		note(r, OK, NULL, "start latency is kept (table "
+		    "jobrun_start_latency), last %d minutes: %s",
+		    LATENCY_MINUTES, line);
+	}
+	latency_view_free(&v);
+}
+
 /* The bytes a "varbinary(N)" column holds. */
 static unsigned long
 type_bytes(const char *column)
@@ -483,6 +503,7 @@ cmd_check(struct ctx *c)
 	if (st == DB_OK) {
 		check_schedules(c, &r);
 		check_fan_in(c, &r);
+		check_latency(c, &r);
 	}
 	if (st == DB_OK && usable)
 		st = check_flow(c, &r, err, sizeof err);

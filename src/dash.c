@@ -56,6 +56,7 @@ dash_free(struct dash *d)
 		free(d->last[i].finished_at);
 	}
 	free(d->last);
+	latency_view_free(&d->latency);
 	memset(d, 0, sizeof *d);
 }
 
@@ -186,6 +187,8 @@ dash_gather(struct ctx *c, struct dash *d, char *err, size_t errlen)
 	if (st == DB_OK)
 		st = queue_last_failures(c->q, DASH_FAILURES, on_failure, d,
 		    err, errlen);
+	if (st == DB_OK)
+		st = latency_read(c->q, NULL, &d->latency, err, errlen);
 	queue_backlog_free(&b);
 	free(known);
 	return st;
@@ -253,6 +256,9 @@ dash_json(const struct dash *d)
 	doc = json_pack("{s:s,s:s,s:o,s:o,s:o}", "written_at", d->written_at,
 	    "database_now", d->db_now, "total", counts_json(&d->total,
 	    d->has_hours), "types", types, "last_failures", last);
+	if (d->latency.present)
+		json_object_set_new(doc, "start_latency",
+		    latency_json(&d->latency));
 	json_object_set_new(doc, "hours", d->has_hours ? json_pack(
 	    "{s:s,s:o,s:o}", "from", d->hours_from, "finished",
 	    hours_json(d->done), "failed", hours_json(d->failures)) :

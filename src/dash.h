@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "latency.h"
+
 #define DASH_HOURS 24		/* the charts' hours, the current one last */
 #define DASH_FAILURES 20	/* the latest failures listed */
 
@@ -44,6 +46,7 @@ struct dash {
 	size_t ntypes;
 	struct dash_failure *last;
 	size_t nlast;
+	struct latency_view latency;	/* with sql/008_start_latency.sql */
 	/* Flow control (caps, rates, pauses) and schedules and fan-ins
 	 * come from later issues: their figures go here, gathered in
 	 * dash.c's dash_gather, and each gets a section in dash_html.c's

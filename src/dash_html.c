@@ -275,10 +275,38 @@ section_failures(FILE *f, const struct dash *d)
 	fputs("</tbody>\n</table>\n", f);
 }
 
+/* --- start latency ------------------------------------------------------ */
+
+static void
+section_latency(FILE *f, const struct dash *d)
+{
+	char line[128];
+	size_t i;
+
+	if (!d->latency.present)
+		return;	/* no sql/008_start_latency.sql */
+	fprintf(f, "<h2 id=\"latency\">Start latency</h2>\n<p class=\"note\">"
+	    "How long after it was due each job was claimed, the last %d "
+	    "minutes.</p>\n<table>\n<thead><tr><th>Type</th><th>p50, p99"
+	    "</th></tr></thead>\n<tbody>\n", LATENCY_MINUTES);
+	for (i = 0; i < d->latency.n; i++) {
+		const struct latency_row *r = &d->latency.rows[i];
+
+		latency_line(line, sizeof line, r);
+		fputs("<tr><td>", f);
+		dash_html_text(f, r->type, strlen(r->type), TEXT_MAX, 0);
+		fprintf(f, "</td><td>%s</td></tr>\n", line);
+	}
+	latency_line(line, sizeof line, &d->latency.all);
+	fprintf(f, "<tr><th>all</th><th>%s</th></tr>\n</tbody>\n</table>\n",
+	    line);
+}
+
 /* The page's sections in order.  Flow control (caps, rates, pauses) and
  * schedules and fan-ins, when their issues land, are a row each here. */
 static void (*const sections[])(FILE *, const struct dash *) = {
 	section_backlog,
+	section_latency,
 	section_hours,
 	section_failures,
 };

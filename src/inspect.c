@@ -17,6 +17,7 @@
 #include "command.h"
 #include "fanin.h"
 #include "flow.h"
+#include "latency.h"
 #include "queue_schema.h"
 #include "rawjson.h"
 #include "report.h"
@@ -119,7 +120,7 @@ print_status_text(const struct ctx *c, const struct queue_backlog *b)
 
 static void
 print_status_json(const struct ctx *c, const struct queue_backlog *b,
-    json_t *schedules, json_t *fan_ins, json_t *flow)
+    json_t *schedules, json_t *fan_ins, json_t *flow, json_t *latency)
 {
 	json_t *types = json_array(), *unhandled = json_array();
 	const char *handler;
@@ -146,9 +147,22 @@ print_status_json(const struct ctx *c, const struct queue_backlog *b,
 	}
 	/* "flow" only with the control table: documents of tables without
 	 * it keep their keys. */
-	report_json(json_pack("{s:o,s:o,s:o*,s:o*,s:o*}", "types", types,
+	report_json(json_pack("{s:o,s:o,s:o*,s:o*,s:o*,s:o*}", "types", types,
 	    "unhandled", unhandled, "schedules", schedules, "fan_ins",
-	    fan_ins, "flow", flow));
+	    fan_ins, "flow", flow, "start_latency", latency));
+}
+
+/* With the latency table, one line under the types' table. */
+static void
+print_latency_text(const struct latency_view *lv)
+{
+	char line[128];
+
+	if (!lv->present)
+		return;
+	latency_line(line, sizeof line, &lv->all);
+	printf("\nStart latency, last %d minutes: %s\n", LATENCY_MINUTES,
+	    line);
 }
 
 /* The schedules' part of status: their latest slot and lag. */
@@ -290,6 +304,7 @@ cmd_status(struct ctx *c)
 	size_t nsched = c->cli.type == NULL ? c->cfg.nschedules : 0;
 	struct fanin_view *fv = NULL;
 	size_t nfv = 0;
+	struct latency_view lv = { 0 };
 	struct fanin fi;
 	struct flow *f = NULL;
 	char err[1024];
@@ -312,14 +327,17 @@ cmd_status(struct ctx *c)
 	}
 	if (st == DB_OK && f != NULL)
 		st = flow_read(f, c->cli.type, &fs, err, sizeof err);
+	if (st == DB_OK)
+		st = latency_read(c->q, c->cli.type, &lv, err, sizeof err);
 	if (st != DB_OK)
 		cmd_db_error(c, st, err);
 	else if (c->cli.json)
 		print_status_json(c, &b, nsched > 0 ? schedules_json(v, nsched) :
 		    NULL, fi.active ? fanins_json(fv, nfv) : NULL,
-		    f != NULL ? flow_json(&fs) : NULL);
+		    f != NULL ? flow_json(&fs) : NULL, latency_json(&lv));
 	else {
 		print_status_text(c, &b);
+		print_latency_text(&lv);
 		if (nsched > 0)
 			print_schedules_text(v, nsched);
 		print_fanins_text(fv, nfv);
@@ -328,6 +346,7 @@ cmd_status(struct ctx *c)
 	}
 	fanin_list_free(fv, nfv);
 	fanin_close(&fi);
+	latency_view_free(&lv);
 	flow_states_free(&fs);
 	flow_close(f);
 	queue_backlog_free(&b);

@@ -8,6 +8,7 @@
 #include <sysexits.h>
 
 #include "command.h"
+#include "latency.h"
 #include "metrics.h"
 #include "report.h"
 #include "runner.h"
@@ -187,6 +188,18 @@ say_counters(const struct ctx *c)
 		    (unsigned long long)counters.conflicts);
 }
 
+/* The run's start latencies into the table status and report read
+ * (latency.c); a failure costs the figures, not the run's status. */
+static void
+record_latency(struct ctx *c, const struct run_stats *stats)
+{
+	char err[1024];
+
+	if (stats->claimed > 0 &&
+	    latency_record(c->q, stats, err, sizeof err) != DB_OK)
+		log_msg(&c->lg, LV_WARN, "%s", err);
+}
+
 int
 cmd_run(struct ctx *c)
 {
@@ -247,6 +260,8 @@ cmd_run(struct ctx *c)
 	status = run_interrupted() ? run_interrupted() : st != DB_OK ?
 	    run_exit_for(st) : stats.retried + stats.failed + stats.lost > 0 ?
 	    EXIT_ATTENTION : EX_OK;
+	if (st == DB_OK && !run_interrupted())
+		record_latency(c, &stats);
 	say_counters(c);
 	if (c->cli.verbose)
 		report_run_text(&c->lg, &stats);
