@@ -39,13 +39,17 @@ kill_waiting() {
 
 # --- a schedule's transaction -------------------------------------------------
 
-write_config <<EOF
+# schedule_config: an every-minute schedule of a noop type
+schedule_config() {
+	write_config <<EOF
 [type.tick]
 handler = noop
 [schedule.tick]
 type = tick
 cron = * * * * *
 EOF
+}
+schedule_config
 now=$(date -u -d '2026-12-01 10:00:30' +%s)
 JOBRUN_TEST_NOW=$((now - 60)) jobrun >/dev/null 2>&1
 is "$(sql "SELECT COUNT(*) FROM jobrun_schedules")" 1 "the schedule's row is made"
@@ -145,15 +149,6 @@ four_started() {
 
 for when in before after; do
 	sql "DELETE FROM polling_jobs; DELETE FROM jobrun_schedules"
-	schedule_config() {
-		write_config <<EOF
-[type.tick]
-handler = noop
-[schedule.tick]
-type = tick
-cron = * * * * *
-EOF
-	}
 	# The schedule's row made a minute before, without the proxy.
 	schedule_config
 	JOBRUN_TEST_NOW=$((now - 60)) jobrun >/dev/null 2>&1
