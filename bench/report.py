@@ -361,7 +361,7 @@ def wait_idle():
     base_pct = statistics.mean(alone)
     res = {"base": {"window": bw / 1e6, "own": own, "cpu": base_pct,
                     "alone": alone, "reads": f("wait.idle.base.reads", 0)}}
-    for label in ("jobs1", "jobs8"):
+    for label in ("jobs1", "jobs8", "held", "held_base"):
         k = f"wait.idle.{label}"
         w, n = f(f"{k}.window_us"), f(f"{k}.runners")
         if not w or not n:
@@ -626,10 +626,14 @@ def wait_section():
           + " of a core.  Targets: ≤ 20 statements/s and ≤ 1 % of a "
           "core per runner (mariadbd's CPU over the window / 8).", "")
         rows = []
-        for label in ("jobs1", "jobs8"):
+        names = {"held": "8 × --jobs=1, purge held back",
+                 "held_base": "the same, BENCH_BASE's jobrun "
+                 f"({g('build.base_commit')})"}
+        for label in ("jobs1", "jobs8", "held", "held_base"):
             v = idle.get(label)
             if v:
-                rows.append([f"8 × --jobs={v['jobs']}", fmt(v["window"]),
+                rows.append([names.get(label, f"8 × --jobs={v['jobs']}"),
+                             fmt(v["window"]),
                              fmt(v["stmts"], 1), fmt(v["execs"], 1),
                              fmt(v["reads"], 1), fmt(v["cpu"], 2),
                              fmt(v["cpu_net"], 2), fmt(v["us_probe"]),
@@ -645,6 +649,24 @@ def wait_section():
             f"{verdict(v['stmts'] <= 20 and v['cpu'] <= 1)}"
             for v in (idle.get(x) for x in ("jobs1", "jobs8")) if v)
           + ".**", "")
+        if idle.get("held"):
+            v = idle["held"]
+            p(f"Purge held back: a session kept a consistent snapshot open "
+              f"(as `mysqldump --single-transaction` does) while "
+              f"{fmt(f('wait.held.n'))} jobs were claimed and finished, so "
+              "each left delete-marked entries in idx_pick and idx_lock "
+              "that purge could not remove (history length "
+              f"{fmt(f('wait.held.history'))}); then the same 8 waiting "
+              "runners idled on that table"
+              + (", this tree's and BENCH_BASE's in turn" if
+                 idle.get("held_base") else "")
+              + ".  A probe reads only the jobs due in the last 2 s, and "
+              "from the head of the range (with the expired-lock check) "
+              "once a second (src/queue_cycle.c, queue_probe).  "
+              f"**Target: ≤ 1 % of a core per runner: {fmt(v['cpu'], 2)} % "
+              f"— {verdict(v['cpu'] <= 1)}"
+              + (f" (BENCH_BASE's: {fmt(idle['held_base']['cpu'], 2)} %)"
+                 if idle.get("held_base") else "") + ".**", "")
 
     if burst:
         w, s = burst["waiting"], burst["started"]

@@ -168,11 +168,19 @@ const struct queue_sql queue_cycle_sql[Q_COUNT] = {
 		    " CAST(type AS BINARY) IN (%2$s)" },
 		{ Q_F_TYPE, 0, "type_pick) WHERE status = 'pending' AND"
 		    TYPE_IS },
+		/* Due lately: past older claims' entries (queue_probe). */
+		{ Q_F_AFTER, 0,
+		    " AND next_run_at >= NOW() - INTERVAL 2 SECOND" },
 		{ 0, 0, " AND next_run_at <= NOW() + INTERVAL 1 SECOND"
-		    " ORDER BY next_run_at, id LIMIT 1),"
-		    " EXISTS (SELECT 1 FROM %1$s FORCE INDEX (idx_lock)"
-		    " WHERE status = 'processing' AND " LOCK_EXPIRED ")" },
-		{ 0, 0, NULL } }, Q_F_TYPE, NULL, 0 },
+		    " ORDER BY next_run_at, id LIMIT 1)," },
+		/* Every processing row's lock is read (locked_by is not in
+		 * idx_lock), and each delete-marked one's too: from the head
+		 * only. */
+		{ 0, Q_F_AFTER, " EXISTS (SELECT 1 FROM %1$s FORCE INDEX"
+		    " (idx_lock) WHERE status = 'processing' AND "
+		    LOCK_EXPIRED ")" },
+		{ Q_F_AFTER, 0, " 0" },
+		{ 0, 0, NULL } }, Q_F_TYPE | Q_F_AFTER, NULL, 0 },
 };
 
 /* A claimed row's columns (READ's, and checkpoint and snoozes when
@@ -371,7 +379,8 @@ unsigned
 queue_claim_stmt(struct queue *q, size_t ntypes, unsigned *spread)
 {
 	static const unsigned s[] = { Q_CLAIM, Q_CLAIM | Q_F_SPREAD,
-	    Q_CLAIM | Q_F_AFTER, Q_CLAIM | Q_F_SPREAD | Q_F_AFTER, Q_PROBE };
+	    Q_CLAIM | Q_F_AFTER, Q_CLAIM | Q_F_SPREAD | Q_F_AFTER, Q_PROBE,
+	    Q_PROBE | Q_F_AFTER };
 	MYSQL_STMT **slot;
 	size_t i;
 
@@ -953,6 +962,20 @@ queue_probe(struct queue *q, const char *const *types, size_t ntypes,
 	out->due_ms = -1;
 	which = queue_claim_stmt(q, ntypes, &spread) == Q_CLAIM ? Q_PROBE :
 	    Q_PROBE | Q_F_TYPE;
+	/* A waiting run probes ten times a second.  Every job claimed
+	 * leaves delete-marked entries at the head of the pending range
+	 * and in the processing range until purge removes them, and while
+	 * purge lags (a long read view holds it back) a probe from the
+	 * head steps over them all.  So a probe reads only the jobs due in
+	 * the last two seconds (a job enqueued or put back now, a delay
+	 * that ended), and one from the head, at most every
+	 * QUEUE_CURSOR_MS, finds a job due long ago (inserted with an
+	 * earlier time, committed late) and an expired lock: as the claim
+	 * does with its cursor (the top of queue.c). */
+	if (now_ms() - q->probe_head_ms < QUEUE_CURSOR_MS)
+		which |= Q_F_AFTER;
+	else
+		q->probe_head_ms = now_ms();
 	/* The claim's arguments but the lock's three. */
 	args = queue_claim_args(which, types, ntypes, 0, "", &n);
 	st = queue_stmt_one(q, which, args + 3, n - 3, cols, 3, &found, err,

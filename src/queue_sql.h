@@ -158,6 +158,8 @@ struct queue {
 	int spread;		/* a claim has met a conflict in this run */
 	struct queue_cursor cursor;
 	struct queue_cursor cursor_spare;	/* another list of types' */
+	int64_t probe_head_ms;	/* when a waiting run's probe last read
+				 * from the head (queue_probe) */
 	/* A transaction of several statements is open (queue_trx): a
 	 * deadlock or a lost connection ends it whole, so no statement in
 	 * it is run again on its own; trx_lost says the connection was lost

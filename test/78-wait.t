@@ -8,7 +8,7 @@
 # jobs arrive from jobrun enqueue and from plain INSERTs.
 . "${0%/*}/lib.sh"
 
-plan 41
+plan 42
 # A server of its own: the idle run's statements are counted on the
 # server's Questions, which other test files running at once would add to.
 use_own_server
@@ -59,6 +59,15 @@ ok "a job whose lock expired is recovered and run" \
 is "$(sql "SELECT attempts FROM polling_jobs WHERE business_key = 'dead'")" \
     2 "in its second attempt"
 
+# A job due behind the last claimed one (inserted with a time an hour
+# past): the probe starts past that job, and from the head of the range
+# once a second, so it is seen too.
+sql "INSERT INTO polling_jobs (business_key, type, next_run_at, created_at,
+     updated_at) VALUES ('behind', 'note', NOW() - INTERVAL 1 HOUR,
+     NOW() - INTERVAL 1 HOUR, NOW())"
+ok "a job due behind the last one claimed is run too" \
+    wait_for 30 succeeded behind
+
 # Without --max (or [run] batch_size) a waiting run's budget is its time
 # alone, not the default batch of 20.
 for n in $(seq 1 21); do
@@ -75,8 +84,8 @@ is "$rc" 0 "SIGTERM while it waits: the run exits 0"
 took_between_ms "$ms" 0 2000 \
     "at once (in $ms ms), not at the end of its budget"
 out=$(cat "$T/out1")
-is "$(jget claimed <<<"$out")/$(jget succeeded <<<"$out")" 25/25 \
-    "--json counts the 25 jobs it ran"
+is "$(jget claimed <<<"$out")/$(jget succeeded <<<"$out")" 26/26 \
+    "--json counts the 26 jobs it ran"
 is "$(jget recovered <<<"$out")" 1 "and the one it recovered"
 is "$(sort -n "$T/ids" | uniq -d)" "" "no job ran twice"
 
