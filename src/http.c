@@ -486,6 +486,7 @@ on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow,
 {
 	struct exchange *ex = arg;
 	int64_t now = now_ms();
+	char what[96];
 
 	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
 	if (ex->stop_at != 0) {
@@ -502,10 +503,12 @@ on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow,
 	 * short while to arrive, and its outcome is written. */
 	if (ex->answering) {
 		ex->stop_at = now + HTTP_ANSWER_GRACE_MS;
-		if (ex->watch->say != NULL)
-			ex->watch->say(ex->watch->arg, "stopping: the server "
-			    "is already answering; its answer has 2 s to "
-			    "arrive");
+		if (ex->watch->say != NULL) {
+			snprintf(what, sizeof what, "stopping: the server is "
+			    "already answering; its answer has %d s to arrive",
+			    HTTP_ANSWER_GRACE_MS / 1000);
+			ex->watch->say(ex->watch->arg, what);
+		}
 		return 0;
 	}
 	ex->abandoned = 1;
