@@ -77,8 +77,9 @@ static const struct cli_row rows[] = {
 	  "where messages go ([run] log)" },
 	{ CO_VERBOSE, "verbose", 'v', COUNT(verbose), NULL,
 	  "a line per job on stderr (-vv: more)" },
-	{ CO_QUIET, "quiet", 'q', FLAG(quiet), NULL,
-	  "only fatal errors on stderr" },
+	{ CO_QUIET, "quiet", 'q', COUNT(quiet), NULL,
+	  "only jobs failed for good or lost, and fatal\n"
+	  "errors, on stderr (-qq: fatal errors only)" },
 	{ CO_HELP, "help", 'h', FLAG(help), NULL,
 	  "the usage; after a command, that command's" },
 	{ CO_VERSION, "version", 'V', FLAG(version), NULL,

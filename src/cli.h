@@ -69,7 +69,7 @@ struct cli {
 	const char *log;		/* "stderr" or "syslog" */
 	int json;
 	int verbose;			/* -v count */
-	int quiet;
+	int quiet;			/* -q count */
 	char **args;			/* operands: job ids */
 	int nargs;
 };

@@ -21,13 +21,13 @@
 #define LOG_LINE_MAX 8192
 
 static const char *const level_names[] = {
-	[LV_ERROR] = "error", [LV_WARN] = "warn", [LV_INFO] = "info",
-	[LV_DEBUG] = "debug",
+	[LV_ERROR] = "error", [LV_FAILURE] = "warn", [LV_WARN] = "warn",
+	[LV_INFO] = "info", [LV_DEBUG] = "debug",
 };
 
 static const int priorities[] = {
-	[LV_ERROR] = LOG_ERR, [LV_WARN] = LOG_WARNING, [LV_INFO] = LOG_INFO,
-	[LV_DEBUG] = LOG_DEBUG,
+	[LV_ERROR] = LOG_ERR, [LV_FAILURE] = LOG_WARNING,
+	[LV_WARN] = LOG_WARNING, [LV_INFO] = LOG_INFO, [LV_DEBUG] = LOG_DEBUG,
 };
 
 /* A growing line with a fixed ceiling; what does not fit is cut. */

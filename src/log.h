@@ -3,7 +3,9 @@
  *
  * Quiet when all is well so cron mails nothing: the default level prints
  * only what needs attention (a retried, failed or lost job, a recovered
- * lock); -v adds a line per job, -q leaves only fatal errors.  On a
+ * lock); -v adds a line per job; -q leaves the jobs a person must look at
+ * (failed for good, or lost) and fatal errors, which is what cron should
+ * mail; -qq leaves only fatal errors.  On a
  * terminal a line reads as a sentence; anywhere else (cron, systemd, a
  * pipe) events are logfmt, "ts=... level=... job=... msg=...", stable and
  * greppable.  Fatal errors always read as a sentence, "jobrun: what: why",
@@ -13,7 +15,8 @@
 #define JOBRUN_LOG_H
 
 enum log_level {
-	LV_ERROR,	/* fatal: printed even with -q */
+	LV_ERROR,	/* fatal: printed even with -qq */
+	LV_FAILURE,	/* a job failed for good or lost: printed with -q */
 	LV_WARN,	/* needs attention: the default */
 	LV_INFO,	/* one line per job: -v */
 	LV_DEBUG	/* -vv */

@@ -128,6 +128,18 @@ teardown(struct ctx *c)
 	mysql_library_end();
 }
 
+/* -qq: fatal errors; -q: and the jobs a person must look at (cron mails
+ * them); none: and what needs attention; -v: a line per job; -vv: more. */
+static enum log_level
+log_level_for(int quiet, int verbose)
+{
+	if (quiet > 1)
+		return LV_ERROR;
+	if (quiet)
+		return LV_FAILURE;
+	return verbose > 1 ? LV_DEBUG : verbose ? LV_INFO : LV_WARN;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -152,8 +164,7 @@ main(int argc, char **argv)
 		printf("jobrun %s\n", JOBRUN_VERSION);
 		return close_stdout(EX_OK);
 	}
-	log_open(&c.lg, c.cli.quiet ? LV_ERROR : c.cli.verbose > 1 ? LV_DEBUG :
-	    c.cli.verbose ? LV_INFO : LV_WARN, 0);
+	log_open(&c.lg, log_level_for(c.cli.quiet, c.cli.verbose), 0);
 	install_signals();
 	status = setup(&c);
 	drop_password_env();

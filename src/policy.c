@@ -30,10 +30,10 @@ static const struct {
 } says[] = {
 	[VERB_SUCCESS] = { "success", LV_INFO },
 	[VERB_RETRY] = { "retry", LV_WARN },
-	[VERB_FAIL] = { "failed", LV_WARN },
+	[VERB_FAIL] = { "failed", LV_FAILURE },
 	[VERB_SNOOZE] = { "snoozed", LV_INFO },
 	[VERB_RELEASE] = { "put-back", LV_WARN },
-	[VERB_NOTHING] = { "lost", LV_WARN },
+	[VERB_NOTHING] = { "lost", LV_FAILURE },
 };
 
 static void

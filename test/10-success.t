@@ -3,7 +3,7 @@
 # exits 0 and --json reports it.
 . "${0%/*}/lib.sh"
 
-plan 28
+plan 33
 setup_db
 write_config <<EOF2
 [type.email]
@@ -72,3 +72,17 @@ sql "UPDATE polling_jobs SET next_run_at = NOW() WHERE business_key = 'bounce:1'
 run jobrun -q --json
 is "$rc/$(jget retried <<<"$out")" 1/1 "-q: the retry happened, exit 1, --json says so"
 is "$err" "" "-q prints nothing on stderr"
+
+# -q is the level for cron's mail: a job that failed for good is one line
+# (the retry above was none); -qq leaves only fatal errors.
+jobrun enqueue --type=bounce --key=bounce:2 --max-attempts=1 >/dev/null
+run jobrun -q --type=bounce
+is "$rc" 1 "-q: a job that fails for good exits 1"
+is "$(grep -c . <<<"$err")" 1 "-q: one line on stderr for it"
+like "$err" '^ts=\S+ level=warn job=[0-9]+ type=bounce attempt=1 max_attempts=1 outcome=failed ms=[0-9]+ msg="no attempts left: exit status 3: mailbox full"$' \
+    "-q: the line says which job failed and why"
+jobrun enqueue --type=bounce --key=bounce:3 --max-attempts=1 >/dev/null
+run jobrun -qq --type=bounce
+is "$rc/$(sql "SELECT status FROM polling_jobs WHERE business_key = 'bounce:3'")" \
+    1/failed "-qq: the job failed for good too"
+is "$err" "" "-qq prints nothing on stderr"

@@ -5,7 +5,7 @@
 # An extension that finds the lock lost stops the handler (exec and http).
 . "${0%/*}/lib.sh"
 
-plan 25
+plan 27
 setup_db
 write_config <<EOF2
 [run]
@@ -48,6 +48,14 @@ is "$(field 2 status)/$(field 2 locked_by)" processing/other-runner \
     "the retry write did not touch the row"
 is "$(field 2 'last_error IS NULL')" 1 "no last_error written"
 is "$(field 2 "next_run_at <= '$t0'")" 1 "next_run_at not pushed out (still the enqueue's, before the run)"
+
+# -q, the level for cron's mail, still says a job was lost: its outcome
+# was not written, which a person must look at.
+jobrun enqueue --type=stolen --key=s:3 >/dev/null
+run jobrun -q --type=stolen
+is "$rc" 1 "-q: a lost job still makes the run exit 1"
+like "$err" '^ts=\S+ level=warn job=[0-9]+ type=stolen attempt=1 max_attempts=5 outcome=lost ms=[0-9]+ msg="lock taken by another runner; outcome not recorded: success"$' \
+    "-q: the lost job is one line on stderr"
 
 # The lock found lost by an extension while the handler runs: the handler
 # is stopped (exec: SIGTERM to its group; http: the transfer aborted),
