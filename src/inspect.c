@@ -377,29 +377,113 @@ struct listing {
 	uint64_t last_id;
 };
 
-/* The first line of last_error, cut to 60 characters for a table cell,
- * escaped (malloc'ed). */
-static char *
-first_line(struct queue_text t)
+#define LIST_ERROR_CHARS 60
+
+/* When a pending job is due, by the server's clock: "in 8 h", "3 min
+ * ago", "now" (an application that wrote next_run_at in another time zone
+ * shows at once).  Empty for other statuses. */
+static void
+due_words(const char *due_in, struct queue_text status, char *buf,
+    size_t size)
 {
-	size_t n;
+	/* from twice a unit on, in that unit, rounded down */
+	static const struct {
+		long long from, secs;
+		const char *unit;
+	} units[] = {
+		{ 2 * 86400, 86400, "d" }, { 2 * 3600, 3600, "h" },
+		{ 120, 60, "min" }, { 0, 1, "s" },
+	};
+	long long s, a;
+	size_t i;
+
+	buf[0] = '\0';
+	if (due_in == NULL || status.s == NULL || status.len != 7 ||
+	    memcmp(status.s, "pending", 7) != 0)
+		return;
+	s = strtoll(due_in, NULL, 10);
+	a = s < 0 ? -s : s;
+	if (a == 0) {
+		snprintf(buf, size, "now");
+		return;
+	}
+	for (i = 0; a < units[i].from; i++)
+		;
+	snprintf(buf, size, s > 0 ? "in %lld %s" : "%lld %s ago",
+	    a / units[i].secs, units[i].unit);
+}
+
+/* Where the last non-blank line of s[0..len) starts; *n its length. */
+static size_t
+last_line(const char *s, size_t len, size_t *n)
+{
+	size_t end = len, start;
+
+	while (end > 0 && memchr("\n\r\t ", s[end - 1], 4) != NULL)
+		end--;
+	start = end;
+	while (start > 0 && s[start - 1] != '\n' && s[start - 1] != '\r')
+		start--;
+	*n = end - start;
+	return start;
+}
+
+/* The length of last_error's opening words, jobrun's own ("exit status
+ * 3", "no attempts left: HTTP 500 Internal Server Error"): up to the
+ * first ": " of line, and past a "no attempts left: " to the next. */
+static size_t
+opening_words(const char *line, size_t n)
+{
+	static const char last[] = "no attempts left: ";
+	const char *colon;
+	size_t from = 0;
+
+	if (n > sizeof last - 1 && memcmp(line, last, sizeof last - 1) == 0)
+		from = sizeof last - 1;
+	colon = memmem(line + from, n - from, ": ", 2);
+	return colon != NULL ? (size_t)(colon - line) : n;
+}
+
+/* last_error for a table cell, LIST_ERROR_CHARS characters at most,
+ * escaped (malloc'ed).  A handler's output starts with whatever it says
+ * first (a banner, a warning) and ends with why it gave up, so a
+ * last_error of several lines reads as its opening words, then its last
+ * line: "exit status 3: ... DB down". */
+static char *
+error_summary(struct queue_text t)
+{
+	size_t first, head, tail_at, tail_n, len;
+	char *cell, *joined;
 
 	if (t.s == NULL)
 		return xstrdup("");
-	n = strcspn(t.s, "\r\n");
-	if (n > t.len)
-		n = t.len;
-	return escaped(t.s, utf8_prefix(t.s, n, 60), 0);
+	for (first = 0; first < t.len; first++)
+		if (t.s[first] == '\n' || t.s[first] == '\r')
+			break;
+	tail_at = last_line(t.s, t.len, &tail_n);
+	if (tail_at + tail_n <= first)
+		return escaped(t.s, utf8_prefix(t.s, first, LIST_ERROR_CHARS),
+		    0);
+	head = opening_words(t.s, first);
+	len = head + 6 + tail_n;
+	joined = xmalloc(len + 1);
+	memcpy(joined, t.s, head);
+	memcpy(joined + head, ": ... ", 6);
+	memcpy(joined + head + 6, t.s + tail_at, tail_n);
+	joined[len] = '\0';
+	cell = escaped(joined, utf8_prefix(joined, len, LIST_ERROR_CHARS), 0);
+	free(joined);
+	return cell;
 }
 
 static void
 on_listed(void *arg, const struct queue_listed *job)
 {
 	struct listing *l = arg;
-	char *type, *status, *key, *error;
+	char *type, *status, *key, *error, due[32];
 
 	if (l->count++ == 0 && !l->json)
-		printf("%-10s %-16s %-10s %-7s %-19s  %s\n", "ID", "TYPE",
+		printf("%-10s %-16s %-10s %-7s %-30s  %s\n", "ID", "TYPE",
 		    "STATUS", "TRIES", "NEXT RUN", "KEY  LAST ERROR");
 	l->last_id = job->id;
 	if (l->json) {
@@ -418,12 +502,13 @@ on_listed(void *arg, const struct queue_listed *job)
 	type = escaped(job->type.s, job->type.len, 0);
 	status = escaped(job->status.s, job->status.len, 0);
 	key = escaped(job->business_key.s, job->business_key.len, 0);
-	error = first_line(job->last_error);
-	printf("%-10llu %-16s %-10s %3s/%-3s %-19s  %s%s%s\n",
+	error = error_summary(job->last_error);
+	due_words(job->due_in, job->status, due, sizeof due);
+	printf("%-10llu %-16s %-10s %3s/%-3s %-19s %-10s  %s%s%s\n",
 	    (unsigned long long)job->id, type, status,
 	    job->attempts != NULL ? job->attempts : "-",
 	    job->max_attempts != NULL ? job->max_attempts : "-",
-	    job->next_run_at != NULL ? job->next_run_at : "NULL", key,
+	    job->next_run_at != NULL ? job->next_run_at : "NULL", due, key,
 	    error[0] ? "  " : "", error);
 	free(type);
 	free(status);
@@ -470,18 +555,45 @@ numeric_column(int i)
 	return i == QC_ID || i == QC_ATTEMPTS || i == QC_MAX_ATTEMPTS;
 }
 
-/* Every value as stored, escaped for the terminal; the payload keeps its
- * own line breaks. */
+/* v's lines, each but the first indented under the first. */
+static void
+print_block(const char *v)
+{
+	const char *line;
+	size_t n;
+
+	for (line = v;; line += n + 1) {
+		n = strcspn(line, "\n");
+		printf("%s%.*s\n", line == v ? "" : "              ", (int)n,
+		    line);
+		if (line[n] == '\0' || line[n + 1] == '\0')
+			break;
+	}
+}
+
+/* Every value as stored, escaped for the terminal.  The payload keeps
+ * its own line breaks; last_error's (a handler's output) become lines
+ * indented under the first; a pending job's next_run_at says when. */
 static void
 print_shown_text(const struct queue_shown *job)
 {
-	char *v;
+	char *v, due[32];
 	int i;
 
 	for (i = 0; i < QC_COUNT; i++) {
-		v = escaped(job->col[i].s, job->col[i].len, i == QC_PAYLOAD ?
-		    UTF8_ESC_KEEP_NL : 0);
-		printf("%-13s %s\n", queue_column_names[i], v);
+		v = escaped(job->col[i].s, job->col[i].len,
+		    i == QC_PAYLOAD || i == QC_LAST_ERROR ? UTF8_ESC_KEEP_NL :
+		    0);
+		printf("%-13s ", queue_column_names[i]);
+		if (i == QC_LAST_ERROR)
+			print_block(v);
+		else if (i == QC_NEXT_RUN_AT) {
+			due_words(job->due_in, job->col[QC_STATUS], due,
+			    sizeof due);
+			printf("%s%s%s%s\n", v, due[0] ? " (" : "", due,
+			    due[0] ? ")" : "");
+		} else
+			printf("%s\n", v);
 		free(v);
 	}
 }

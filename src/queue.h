@@ -486,6 +486,7 @@ struct queue_listed {
 	struct queue_text type, business_key, status, last_error;
 	const char *attempts, *max_attempts;	/* as the server writes them */
 	const char *next_run_at, *updated_at;
+	const char *due_in;	/* next_run_at - NOW() in seconds, or NULL */
 };
 
 struct queue_list_filter {
@@ -512,6 +513,7 @@ extern const char *const queue_column_names[QC_COUNT];
 struct queue_shown {
 	struct queue_text col[QC_COUNT];
 	int payload_valid;	/* the server's JSON_VALID takes it */
+	const char *due_in;	/* next_run_at - NOW() in seconds, or NULL */
 };
 
 /* The job with id (key NULL) or with business_key key (byte for byte);

@@ -20,12 +20,13 @@
 #include "util.h"
 
 #define LIST "SELECT id, type, business_key, status, attempts," \
-	" max_attempts, next_run_at, updated_at, last_error FROM %1$s" \
-	" WHERE id < ?"
+	" max_attempts, next_run_at, updated_at, last_error," \
+	" TIMESTAMPDIFF(SECOND, NOW(), next_run_at) FROM %1$s WHERE id < ?"
 
 #define SHOW "SELECT id, business_key, type, payload, status, attempts," \
 	" max_attempts, next_run_at, locked_by, locked_until, last_error," \
-	" created_at, updated_at, finished_at, JSON_VALID(payload) FROM %1$s"
+	" created_at, updated_at, finished_at, JSON_VALID(payload)," \
+	" TIMESTAMPDIFF(SECOND, NOW(), next_run_at) FROM %1$s"
 
 const struct queue_sql queue_info_sql[Q_COUNT] = {
 	/* A loose index scan: one jump per type, not a row per job.  Types
@@ -328,6 +329,7 @@ on_listed(void *arg, char **cols, const size_t *lens)
 	job.next_run_at = cols[6];
 	job.updated_at = cols[7];
 	job.last_error = text_of(cols, lens, 8);
+	job.due_in = cols[9];
 	w->fn(w->arg, &job);
 	return 0;
 }
@@ -351,7 +353,7 @@ queue_list(struct queue *q, const struct queue_list_filter *f,
 		args[n++] = DB_STR(f->type);
 	}
 	args[n++] = DB_NUM(f->limit);
-	return queue_stmt_walk(q, which, args, n, 9, on_listed, &w, err,
+	return queue_stmt_walk(q, which, args, n, 10, on_listed, &w, err,
 	    errlen);
 }
 
@@ -372,6 +374,7 @@ on_shown(void *arg, char **cols, const size_t *lens)
 		job.col[i] = text_of(cols, lens, i);
 	job.payload_valid = cols[QC_COUNT] != NULL &&
 	    strcmp(cols[QC_COUNT], "1") == 0;
+	job.due_in = cols[QC_COUNT + 1];
 	w->found = 1;
 	w->fn(w->arg, &job);
 	return 1;
@@ -392,7 +395,7 @@ queue_show(struct queue *q, uint64_t id, const char *key,
 	} else
 		args[0] = DB_NUM(id);
 	st = queue_stmt_walk(q, Q_SHOW | (key != NULL ? Q_F_KEY : 0), args,
-	    key != NULL ? 2 : 1, QC_COUNT + 1, on_shown, &w, err, errlen);
+	    key != NULL ? 2 : 1, QC_COUNT + 2, on_shown, &w, err, errlen);
 	*found = w.found;
 	return st;
 }

@@ -6,7 +6,7 @@
 # unknown id or key exits 1 with "no job".
 . "${0%/*}/lib.sh"
 
-plan 56
+plan 63
 setup_db
 write_config <<EOF2
 [type.a]
@@ -70,15 +70,52 @@ is "$(sed -n 2p <<<"$out" | awk '{ print $1 }')" "${all%% *}" "the newest job fi
 run jobrun list --limit=20 --before-id="${p2##* }"
 is "$(wc -l <<<"$out")" 6 "the last page: header and 5 jobs, no pointer"
 failed_id=$(sql "SELECT id FROM polling_jobs WHERE business_key = 'job:5'")
-like "$(grep "^$failed_id " <<<"$out")" "^$failed_id +a +failed +5/5 +[0-9-]+ [0-9:]+ +job:5 +error of 5$" \
-    "a row: id, type, status, tries, next run, key and the first line of the error"
+like "$(grep "^$failed_id " <<<"$out")" "^$failed_id +a +failed +5/5 +[0-9-]+ [0-9:]+ +job:5 +error of 5: \\.\\.\\. second line$" \
+    "a row: id, type, status, tries, next run, key, and the error's first words and last line"
 
 long_id=$(sql "SELECT id FROM polling_jobs WHERE business_key = 'job:10'")
 sql "UPDATE polling_jobs SET last_error = CONCAT(REPEAT('x', 100), '\nsecond line')
      WHERE id = $long_id"
 run jobrun list --status=failed --limit=100
 is "$(grep "^$long_id " <<<"$out" | sed 's/.* //')" "$(printf 'x%.0s' $(seq 60))" \
-    "LAST ERROR is the first line of last_error cut to 60 bytes"
+    "LAST ERROR is cut to 60 characters"
+
+# What a PHP handler leaves: a banner first, why it failed last.  The list
+# shows the opening words jobrun wrote and the last line (blank lines and
+# trailing blanks aside); show prints every line, indented.
+banner_id=$(sql "SELECT id FROM polling_jobs WHERE business_key = 'job:15'")
+sql "UPDATE polling_jobs SET last_error = 'no attempts left: exit status 255: PHP 8.2 worker v1.4 starting\nloaded 12 classes\nPHP Fatal error:  Uncaught PDOException: SQLSTATE[HY000] [2002] Connection refused\n\n  '
+     WHERE id = $banner_id"
+run jobrun list --status=failed --limit=100
+is "$(grep "^$banner_id " <<<"$out" | sed 's/.*job:15  //')" \
+    "no attempts left: exit status 255: ... PHP Fatal error:  Unc" \
+    "LAST ERROR: jobrun's opening words, then the handler's last line, 60 characters"
+run jobrun show "$banner_id"
+is "$(sed -n '/^last_error /,/^created_at /p' <<<"$out")" \
+"last_error    no attempts left: exit status 255: PHP 8.2 worker v1.4 starting
+              loaded 12 classes
+              PHP Fatal error:  Uncaught PDOException: SQLSTATE[HY000] [2002] Connection refused
+              
+                
+created_at    $(sql "SELECT created_at FROM polling_jobs WHERE id = $banner_id")" \
+    "show prints last_error's lines, each under the first, not as \\n"
+
+# When a pending job is due, by the server's clock: a next_run_at written
+# in another time zone shows at once.
+sql "UPDATE polling_jobs SET next_run_at = NOW() + INTERVAL 8 HOUR + INTERVAL 30 SECOND WHERE business_key = 'job:1';
+     UPDATE polling_jobs SET next_run_at = NOW() - INTERVAL 150 SECOND WHERE business_key = 'job:2';
+     UPDATE polling_jobs SET next_run_at = NOW() + INTERVAL 3 DAY + INTERVAL 1 HOUR WHERE business_key = 'job:3'"
+run jobrun list --status=pending --limit=100
+like "$(grep ' job:1$' <<<"$out")" '^[0-9]+ +a +pending +0/5 +[0-9-]+ [0-9:]+ in 8 h +job:1$' \
+    "list: a job due in 8 h 0 min 30 s says 'in 8 h'"
+like "$(grep ' job:2$' <<<"$out")" ' [0-9:]+ 2 min ago +job:2$' "one due 150 s ago: '2 min ago'"
+like "$(grep ' job:3$' <<<"$out")" ' [0-9:]+ in 3 d +job:3$' "one due in 3 d 1 h: 'in 3 d'"
+run jobrun show --key=job:1
+like "$(grep '^next_run_at ' <<<"$out")" '^next_run_at +[0-9-]+ [0-9:]+ \(in 8 h\)$' \
+    "show: next_run_at says when too"
+run jobrun show "$banner_id"
+like "$(grep '^next_run_at ' <<<"$out")" '^next_run_at +[0-9-]+ [0-9:]+$' \
+    "not for a failed job"
 
 # --- filters -------------------------------------------------------------
 
