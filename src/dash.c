@@ -171,7 +171,7 @@ dash_gather(struct ctx *c, struct dash *d, char *err, size_t errlen)
 	st = queue_report_clock(c->q, &d->db_now, &d->hours_from, err,
 	    errlen);
 	if (st == DB_OK)
-		st = queue_backlog(c->q, known, c->cfg.ntypes, NULL, 0, &b,
+		st = queue_backlog(c->q, known, c->cfg.ntypes, NULL, 1, &b,
 		    err, errlen);
 	if (st == DB_OK)
 		add_backlog(d, &b);

@@ -235,7 +235,8 @@ section_hours(FILE *f, const struct dash *d)
 	chart(f, d, d->done, "done", "finished");
 	fputs("<h2 id=\"failures\">Jobs failed per hour</h2>\n"
 	    "<p class=\"note\">Jobs that failed for good (no attempts left, "
-	    "a permanent failure, or cancelled).</p>\n", f);
+	    "or a permanent failure); jobs an operator cancelled are not "
+	    "counted here.</p>\n", f);
 	chart(f, d, d->failures, "failed", "failed");
 }
 

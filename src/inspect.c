@@ -85,9 +85,9 @@ print_status_text(const struct ctx *c, const struct queue_backlog *b)
 	size_t i;
 	int unhandled = 0;
 
-	printf("%-24s %8s %6s %8s %10s %7s %7s %10s  %s\n", "TYPE", "PENDING",
-	    "DUE", "LAG", "PROCESSING", "EXPIRED", "FAILED", "SUCCESS",
-	    "HANDLER");
+	printf("%-24s %8s %6s %8s %10s %7s %7s %9s %10s  %s\n", "TYPE",
+	    "PENDING", "DUE", "LAG", "PROCESSING", "EXPIRED", "FAILED",
+	    "CANCELLED", "SUCCESS", "HANDLER");
 	for (i = 0; i < b->n; i++) {
 		const struct queue_backlog_row *t = &b->rows[i];
 
@@ -95,12 +95,13 @@ print_status_text(const struct ctx *c, const struct queue_backlog *b)
 			snprintf(lag, sizeof lag, "-");
 		else
 			snprintf(lag, sizeof lag, "%lds", t->lag);
-		snprintf(success, sizeof success, "~%lu", t->success);
+		snprintf(success, sizeof success, "%s%lu",
+		    t->success_exact ? "" : "~", t->success);
 		handler = handler_of(c, t->type);
 		type = utf8_escape_dup(t->type, 0);
-		printf("%-24s %8lu %6lu %8s %10lu %7lu %7lu %10s  %s\n",
+		printf("%-24s %8lu %6lu %8s %10lu %7lu %7lu %9lu %10s  %s\n",
 		    type, t->pending, t->due, lag, t->processing,
-		    t->expired, t->failed, success,
+		    t->expired, t->failed, t->cancelled, success,
 		    handler != NULL ? handler : "-");
 		free(type);
 		unhandled |= handler == NULL && t->pending > 0;
@@ -131,7 +132,7 @@ print_status_json(const struct ctx *c, const struct queue_backlog *b,
 
 		handler = handler_of(c, t->type);
 		json_array_append_new(types, json_pack(
-		    "{s:s,s:s?,s:I,s:I,s:o,s:I,s:I,s:I,s:I}",
+		    "{s:s,s:s?,s:I,s:I,s:o,s:I,s:I,s:I,s:I,s:I,s:b}",
 		    "type", t->type, "handler", handler,
 		    QUEUE_PENDING, (json_int_t)t->pending,
 		    "due", (json_int_t)t->due,
@@ -140,7 +141,9 @@ print_status_json(const struct ctx *c, const struct queue_backlog *b,
 		    QUEUE_PROCESSING, (json_int_t)t->processing,
 		    "expired_locks", (json_int_t)t->expired,
 		    QUEUE_FAILED, (json_int_t)t->failed,
-		    "success_estimate", (json_int_t)t->success));
+		    "cancelled", (json_int_t)t->cancelled,
+		    "success_estimate", (json_int_t)t->success,
+		    "success_exact", t->success_exact));
 		if (handler == NULL && t->pending > 0)
 			json_array_append_new(unhandled,
 			    json_string(t->type));

@@ -455,9 +455,16 @@ enum db_status queue_count_purgeable(struct queue *q,
  * the optimizer's estimate. */
 struct queue_backlog_row {
 	char *type;
-	unsigned long pending, due, processing, expired, failed, success;
+	unsigned long pending, due, processing, expired;
+	unsigned long failed;	/* with estimate, cancelled ones apart */
+	unsigned long cancelled;	/* failed, "cancelled by operator" */
+	unsigned long success;
+	int success_exact;	/* else the optimizer's estimate */
 	long lag;		/* seconds the oldest due job waited, or -1 */
 };
+
+/* Success rows up to this many are counted, not estimated. */
+#define QUEUE_SUCCESS_EXACT 100
 
 struct queue_backlog {
 	struct queue_backlog_row *rows;
@@ -467,7 +474,7 @@ struct queue_backlog {
 /* The backlog of every type in the table (types that differ only in case
  * or accents apart), with a row for each of known[] even when it has no
  * job; or, with only, of that type alone.  estimate: also the success
- * estimate. */
+ * rows, and cancelled jobs apart from failed ones. */
 enum db_status queue_backlog(struct queue *q, const char *const *known,
                              size_t nknown, const char *only, int estimate,
                              struct queue_backlog *out, char *err,

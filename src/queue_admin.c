@@ -20,9 +20,6 @@
 	" next_run_at = NOW(), finished_at = NULL, locked_by = NULL," \
 	" locked_until = NULL, updated_at = NOW()"
 
-/* The last_error Q_CANCEL writes, compared byte for byte. */
-#define CANCELLED "BINARY 'cancelled by operator'"
-
 /* Finished rows older than the cutoff.  next_run_at is never later than
  * finished_at for a row jobrun finished (a job runs after it is due;
  * cancel moves next_run_at to now at the latest), so the extra condition

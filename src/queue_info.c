@@ -40,6 +40,19 @@ const struct queue_sql queue_info_sql[Q_COUNT] = {
 	    " FROM %1$s FORCE INDEX (idx_type_status)"
 	    " WHERE type = ? AND status IN ('pending', 'processing', 'failed')"
 	    " GROUP BY 1, 2"), 0, NULL, 0 },
+	/* Cancelled jobs are failed ones with the operator's last_error:
+	 * this reads the type's failed rows, not its others. */
+	[Q_CANCELLED_COUNT] = { "count cancelled jobs", Q_TEXT(
+	    "SELECT COUNT(*) FROM %1$s FORCE INDEX (idx_type_status)"
+	    " WHERE type = ? AND status = 'failed' AND last_error <=> "
+	    CANCELLED), 0, NULL, 0 },
+	/* Success rows counted exactly up to ? index entries: beyond, the
+	 * optimizer's estimate. */
+	[Q_SUCCESS_UPTO] = { "count finished jobs", Q_TEXT(
+	    "SELECT COUNT(*) FROM (SELECT 1 FROM %1$s"
+	    " FORCE INDEX (idx_type_status)"
+	    " WHERE type = ? AND status = 'success' LIMIT ?) AS s"),
+	    0, NULL, 0 },
 	/* Counting success rows exactly reads every one; the optimizer's
 	 * estimate from the index is close enough to see growth. */
 	[Q_SUCCESS_ESTIMATE] = { "estimate finished jobs", Q_TEXT(
@@ -241,6 +254,54 @@ success_estimate(struct queue *q, const char *type, unsigned long *rows,
 	return DB_OK;
 }
 
+/* The one number a statement answers. */
+static enum db_status
+one_number(struct queue *q, unsigned which, const struct db_arg *args,
+    unsigned nargs, unsigned long *n, char *err, size_t errlen)
+{
+	char *col = NULL;
+	enum db_status st;
+	int found = 0;
+
+	st = queue_stmt_one(q, which, args, nargs, &col, 1, &found, err,
+	    errlen);
+	*n = (unsigned long)queue_number(col);
+	free(col);
+	return st;
+}
+
+/* What status shows of finished jobs: a row's cancelled jobs, out of
+ * its failed ones (reading those rows), and its success rows, exactly up
+ * to QUEUE_SUCCESS_EXACT, else the optimizer's estimate. */
+static enum db_status
+finished_counts(struct queue *q, struct queue_backlog_row *t, int estimate,
+    char *err, size_t errlen)
+{
+	struct db_arg args[] = { DB_STR(t->type), DB_NUM(QUEUE_SUCCESS_EXACT) };
+	enum db_status st = DB_OK;
+	unsigned long upto;
+
+	if (!estimate)
+		return DB_OK;
+	if (t->failed > 0)
+		st = one_number(q, Q_CANCELLED_COUNT, args, 1, &t->cancelled,
+		    err, errlen);
+	if (st != DB_OK)
+		return st;
+	if (t->cancelled <= t->failed)
+		t->failed -= t->cancelled;
+	st = one_number(q, Q_SUCCESS_UPTO, args, 2, &upto, err, errlen);
+	t->success_exact = st == DB_OK && upto < QUEUE_SUCCESS_EXACT;
+	if (st != DB_OK || t->success_exact) {
+		t->success = upto;
+		return st;
+	}
+	st = success_estimate(q, t->type, &t->success, err, errlen);
+	if (t->success < upto)
+		t->success = upto;
+	return st;
+}
+
 enum db_status
 queue_backlog(struct queue *q, const char *const *known, size_t nknown,
     const char *only, int estimate, struct queue_backlog *b, char *err,
@@ -282,9 +343,8 @@ queue_backlog(struct queue *q, const char *const *known, size_t nknown,
 	/* Those see every type; keep the one asked for. */
 	while (only != NULL && b->n > 1)
 		free(b->rows[--b->n].type);
-	for (i = 0; st == DB_OK && estimate && i < b->n; i++)
-		st = success_estimate(q, b->rows[i].type, &b->rows[i].success,
-		    err, errlen);
+	for (i = 0; st == DB_OK && i < b->n; i++)
+		st = finished_counts(q, &b->rows[i], estimate, err, errlen);
 	return st;
 }
 

@@ -27,16 +27,22 @@ const struct queue_sql queue_report_sql[Q_COUNT] = {
 	[Q_REPORT_CLOCK] = { "read the database clock", Q_TEXT(
 	    "SELECT NOW(), DATE_FORMAT(NOW() - INTERVAL 23 HOUR,"
 	    " '%%Y-%%m-%%d %%H:00:00')"), 0, NULL, 0 },
-	/* Jobs that ended since ? (bound twice), by exact type, outcome and
-	 * hour: two ranges of idx_finished (sql/005_finished.sql), read
-	 * from the index alone, as long as the last day's jobs, whatever
-	 * the history before it. */
+	/* Jobs that ended since ? (bound four times), by exact type,
+	 * outcome and hour: two ranges of idx_finished
+	 * (sql/005_finished.sql), as long as the last day's jobs, whatever
+	 * the history before it.  The success range is read from the index
+	 * alone; the failed one's rows too, to tell the cancelled apart. */
 	[Q_REPORT_HOURS] = { "count finished jobs by hour", Q_TEXT(
 	    "SELECT CAST(type AS BINARY), status,"
 	    " TIMESTAMPDIFF(HOUR, ?, finished_at), COUNT(*)"
 	    " FROM %1$s FORCE INDEX (idx_finished)"
-	    " WHERE status IN ('success', 'failed') AND finished_at >= ?"
-	    " GROUP BY 1, 2, 3"), 0, NULL, 0 },
+	    " WHERE status = 'success' AND finished_at >= ? GROUP BY 1, 2, 3"
+	    " UNION ALL SELECT CAST(type AS BINARY),"
+	    " IF(last_error <=> " CANCELLED ", 'cancelled', status),"
+	    " TIMESTAMPDIFF(HOUR, ?, finished_at), COUNT(*)"
+	    " FROM %1$s FORCE INDEX (idx_finished)"
+	    " WHERE status = 'failed' AND finished_at >= ? GROUP BY 1, 2, 3"),
+	    0, NULL, 0 },
 	/* The ? latest failures: the tail of idx_finished's failed range,
 	 * or, without it (Q_F_PICK), of idx_pick's (in the order they were
 	 * due). */
@@ -45,8 +51,10 @@ const struct queue_sql queue_report_sql[Q_COUNT] = {
 		{ 0, 0, "SELECT id, type, business_key, attempts, max_attempts,"
 		    " finished_at, last_error FROM %1$s FORCE INDEX (idx_" },
 		{ 0, Q_F_PICK, "finished) WHERE status = 'failed'"
+		    " AND NOT (last_error <=> " CANCELLED ")"
 		    " ORDER BY finished_at DESC LIMIT ?" },
 		{ Q_F_PICK, 0, "pick) WHERE status = 'failed'"
+		    " AND NOT (last_error <=> " CANCELLED ")"
 		    " ORDER BY next_run_at DESC, id DESC LIMIT ?" },
 		{ 0, 0, NULL } }, Q_F_PICK, NULL, 0 },
 };
@@ -86,7 +94,9 @@ on_hour(void *arg, char **cols, const size_t *lens)
 	struct hours_walk *w = arg;
 	struct queue_hour_count h;
 
-	if (cols[0] == NULL || cols[1] == NULL || cols[2] == NULL)
+	/* an operator's cancel is not a failure to chart */
+	if (cols[0] == NULL || cols[1] == NULL || cols[2] == NULL ||
+	    strcmp(cols[1], "cancelled") == 0)
 		return 0;
 	h.type.s = cols[0];
 	h.type.len = lens[0];
@@ -104,10 +114,11 @@ queue_finished_hours(struct queue *q, const char *from,
     void (*fn)(void *arg, const struct queue_hour_count *), void *arg,
     char *err, size_t errlen)
 {
-	struct db_arg args[] = { DB_STR(from), DB_STR(from) };
+	struct db_arg args[] = { DB_STR(from), DB_STR(from), DB_STR(from),
+	    DB_STR(from) };
 	struct hours_walk w = { fn, arg };
 
-	return queue_stmt_walk(q, Q_REPORT_HOURS, args, 2, 4, on_hour, &w,
+	return queue_stmt_walk(q, Q_REPORT_HOURS, args, 4, 4, on_hour, &w,
 	    err, errlen);
 }
 

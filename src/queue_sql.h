@@ -28,7 +28,8 @@ enum queue_stmt {
 	Q_JOB_STATUS, Q_TYPE_DUE, Q_TYPE_LOAD, Q_RETRY_ID, Q_CANCEL,
 	Q_REQUEUE, Q_FAILED_COUNTS, Q_PURGE, Q_PURGE_COUNT,
 	/* what people read (queue_info.c) */
-	Q_TYPES, Q_TYPE_COUNTS, Q_SUCCESS_ESTIMATE, Q_LAG, Q_EXPIRED,
+	Q_TYPES, Q_TYPE_COUNTS, Q_CANCELLED_COUNT, Q_SUCCESS_UPTO,
+	Q_SUCCESS_ESTIMATE, Q_LAG, Q_EXPIRED,
 	Q_LIST, Q_SHOW, Q_COLUMNS, Q_UNFILLED_COLUMNS, Q_INDEXES,
 	Q_VERSION, Q_SETTINGS,
 	/* the report (queue_report.c) */
@@ -103,6 +104,10 @@ extern const struct queue_sql queue_report_sql[Q_COUNT];
 	" '^[^@]+:[0-9]+:[0-9a-f]{12}:[0-9]+@[0-9]+$'" \
 	" THEN CAST(SUBSTRING_INDEX(locked_by, '@', -1) AS UNSIGNED)" \
 	" < UNIX_TIMESTAMP() ELSE locked_until < NOW() END)"
+
+/* The last_error Q_CANCEL writes, compared byte for byte: a failed job
+ * with it was cancelled. */
+#define CANCELLED "BINARY 'cancelled by operator'"
 
 /* Exactly type ?, bound twice: the first compare uses the index, the
  * second makes it exact. */

@@ -8,7 +8,7 @@
 . "${0%/*}/lib.sh"
 
 finished=${JOBRUN_TEST_FINISHED:-200000}
-plan 45
+plan 46
 # Its own server: the Handler_read_* counters are global, and another
 # test file's statements would count in them.
 use_own_server
@@ -55,6 +55,9 @@ o_added=$(date +%s)
 add o:due orphan pending 'NOW() - INTERVAL 5 SECOND'
 add o:later orphan pending 'NOW() + INTERVAL 1 DAY'
 add g:failed ghost failed 'NOW() - INTERVAL 1 HOUR'
+# a job an operator cancelled is failed with the words cancel writes
+add g:cancelled ghost pending 'NOW() + INTERVAL 1 HOUR'
+jobrun cancel "$(sql "SELECT id FROM polling_jobs WHERE business_key = 'g:cancelled'")" >/dev/null
 # the oldest due job, last, so that its age is 100 s when status looks
 add w:old work pending 'NOW() - INTERVAL 100 SECOND'
 old_added=$(date +%s)
@@ -65,22 +68,22 @@ run jobrun status
 s1=$(date +%s)
 is "$rc" 0 "status exits 0"
 is "$err" "" "nothing on stderr"
-like "$(head -n 1 <<<"$out")" '^TYPE +PENDING +DUE +LAG +PROCESSING +EXPIRED +FAILED +SUCCESS +HANDLER$' \
+like "$(head -n 1 <<<"$out")" '^TYPE +PENDING +DUE +LAG +PROCESSING +EXPIRED +FAILED +CANCELLED +SUCCESS +HANDLER$' \
     "a header line"
-like "$(line work)" '^work +7 +5 +[0-9]+s +3 +1 +3 +~[0-9]+ +noop$' \
-    "work: 7 pending, 5 due, a lag, 3 processing, 1 expired, 3 failed, noop"
+like "$(line work)" '^work +7 +5 +[0-9]+s +3 +1 +3 +0 +4 +noop$' \
+    "work: 7 pending, 5 due, a lag, 3 processing, 1 expired, 3 failed, none cancelled, 4 success (exact), noop"
 # the lag: the age of the oldest due job, 100 s when it was added, plus the
 # seconds since (the clock read after the run bounds them)
 lag=$(line work | awk '{ print $4 }')
 between "${lag%s}" 100 $((100 + s1 - old_added + 1)) "work's lag is the oldest due job's age ($lag)"
-like "$(line mail)" '^mail +0 +0 +- +0 +0 +0 +~[0-9]+ +exec$' \
-    "mail: configured, no jobs, no lag, exec"
-like "$(line orphan)" '^orphan +2 +1 +[0-9]+s +0 +0 +0 +~[0-9]+ +-$' \
+like "$(line mail)" '^mail +0 +0 +- +0 +0 +0 +0 +0 +exec$' \
+    "mail: configured, no jobs (0 success, not ~1), no lag, exec"
+like "$(line orphan)" '^orphan +2 +1 +[0-9]+s +0 +0 +0 +0 +0 +-$' \
     "orphan (not configured): 2 pending, 1 due, no handler"
 lag=$(line orphan | awk '{ print $4 }')
 between "${lag%s}" 5 $((5 + s1 - o_added + 1)) "orphan's lag is its due job's age ($lag)"
-like "$(line ghost)" '^ghost +0 +0 +- +0 +0 +1 +~[0-9]+ +-$' \
-    "ghost (not configured, only failed jobs) is listed too"
+like "$(line ghost)" '^ghost +0 +0 +- +0 +0 +1 +1 +0 +-$' \
+    "ghost (not configured, only failed jobs) is listed too, its cancelled job apart"
 is "$(sed -n '/^Pending jobs of these types/,$p' <<<"$out")" \
     "Pending jobs of these types have no [type.NAME] section in $CONF:
   orphan" "the unhandled list names orphan (pending) but not ghost (none pending)"
@@ -92,7 +95,7 @@ s1=$(date +%s)
 is "$rc" 0 "status --json exits 0"
 is "$(jkeys <<<"$out")" types,unhandled "--json has types and unhandled"
 is "$(jpy '",".join(sorted(d["types"][0]))' <<<"$out")" \
-    due,expired_locks,failed,handler,lag_seconds,pending,processing,success_estimate,type \
+    cancelled,due,expired_locks,failed,handler,lag_seconds,pending,processing,success_estimate,success_exact,type \
     "each type has the documented keys"
 is "$(jpy '[t["type"] for t in d["types"]][:2]' <<<"$out")" '["work", "mail"]' \
     "configured types first"
@@ -103,7 +106,10 @@ is "$(jpy "[${work}[k] for k in ('handler', 'pending', 'due', 'processing', 'exp
     '["noop", 7, 5, 3, 1, 3]' "work: noop, 7 pending, 5 due, 3 processing, 1 expired, 3 failed"
 between "$(jpy "${work}['lag_seconds']" <<<"$out")" 100 $((100 + s1 - old_added + 1)) \
     "work's lag is the age of its oldest due job (100 s)"
-between "$(jpy "${work}['success_estimate']" <<<"$out")" 1 40 "success_estimate is a small number"
+is "$(jpy "[${work}['success_estimate'], ${work}['success_exact']]" <<<"$out")" '[4, true]' \
+    "work: 4 success, counted exactly (under 100)"
+is "$(jpy '[[t["failed"], t["cancelled"]] for t in d["types"] if t["type"] == "ghost"][0]' <<<"$out")" \
+    '[1, 1]' "ghost: 1 failed and 1 cancelled, apart"
 is "$(jpy '[[t["handler"], t["lag_seconds"]] for t in d["types"] if t["type"] == "mail"][0]' <<<"$out")" \
     '["exec", null]' "mail: exec, lag null"
 is "$(jpy '[[t["handler"], t["pending"], t["due"]] for t in d["types"] if t["type"] == "orphan"][0]' <<<"$out")" \
