@@ -264,6 +264,42 @@ check_plan(struct ctx *c, struct report *r, const char *const *types,
 	return DB_OK;
 }
 
+/* Each type as a run would start its first job, without sending one: its
+ * secrets read (prepare), then its command found or its URL reached
+ * (the kind's probe).  A problem stops that type only, as at a run. */
+static void
+check_types(struct ctx *c, struct report *r)
+{
+	const char *path = getenv("PATH");
+	struct cfg_type *t;
+	char msg[1024];
+	size_t i;
+	int execs = 0;
+
+	for (i = 0; i < c->cfg.ntypes; i++) {
+		t = &c->cfg.types[i];
+		execs += strcmp(t->kind->name, "exec") == 0;
+		if (cmd_prepare_type(c, t, msg, sizeof msg) != 0) {
+			note(r, PROBLEM, "see jobrun.conf(5)", "%s", msg);
+			continue;
+		}
+		if (t->kind->probe == NULL)
+			continue;
+		if (t->kind->probe(t->handler, msg, sizeof msg) == 0)
+			note(r, OK, NULL, "[type.%s]: %s", t->name, msg);
+		else
+			note(r, PROBLEM, strcmp(t->kind->name, "exec") == 0 ?
+			    "give command a full path, or set PATH where the "
+			    "run starts (cron's is /usr/bin:/bin)" :
+			    "check url and the headers in jobrun.conf(5)",
+			    "[type.%s]: %s", t->name, msg);
+	}
+	if (execs > 0)
+		note(r, OK, NULL, "exec commands were looked up in PATH=%s, "
+		    "this check's: a run has the PATH of whatever starts it",
+		    path != NULL ? path : "(unset: /bin:/usr/bin)");
+}
+
 /* http types load libcurl when a run prepares them, and the package only
  * recommends it: without it, the first http job of a run fails. */
 static void
@@ -493,10 +529,8 @@ cmd_check(struct ctx *c)
 	note(&r, c->cfg.ntypes > 0 ? OK : PROBLEM, c->cfg.ntypes > 0 ? NULL :
 	    "add a [type.NAME] section (see jobrun.conf(5))",
 	    "configuration %s: %zu job type(s)", c->cfg.path, c->cfg.ntypes);
-	for (i = 0; i < c->cfg.ntypes; i++)
-		if (cmd_prepare_type(c, &c->cfg.types[i], err, sizeof err) != 0)
-			note(&r, PROBLEM, "see jobrun.conf(5)", "%s", err);
 	check_libcurl(c, &r);
+	check_types(c, &r);
 	st = check_server(c, &r, server, err, sizeof err);
 	if (st == DB_OK)
 		st = check_table(c, &r, &usable, err, sizeof err);

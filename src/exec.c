@@ -830,12 +830,88 @@ out:
 	free(c);
 }
 
+/* What execve would meet in the file at path: an interpreter named by a
+ * "#!" line must be there and executable too, and a name that env(1)
+ * would look up must be in PATH; a file with neither "#!" nor an ELF
+ * header fails with ENOEXEC. */
+static int
+probe_interpreter(const char *path, char *msg, size_t msglen)
+{
+	char head[256], *interp, *arg, *found;
+	const char *base;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {	/* executable but unreadable: execve may work */
+		errf(msg, msglen, "%s", path);
+		return 0;
+	}
+	n = read(fd, head, sizeof head - 1);
+	close(fd);
+	head[n > 0 ? n : 0] = '\0';
+	if (n >= 4 && memcmp(head, "\177ELF", 4) == 0) {
+		errf(msg, msglen, "%s", path);
+		return 0;
+	}
+	if (n < 2 || head[0] != '#' || head[1] != '!')
+		return errf(msg, msglen, "%s has no #! line: execve refuses it "
+		    "(exit status 126 at every attempt)", path);
+	head[strcspn(head, "\r\n")] = '\0';
+	interp = head + 2 + strspn(head + 2, " \t");
+	arg = interp + strcspn(interp, " \t");
+	if (*arg != '\0')
+		*arg++ = '\0';
+	arg += strspn(arg, " \t");
+	arg[strcspn(arg, " \t")] = '\0';
+	if (access(interp, X_OK) != 0)
+		return errf(msg, msglen, "%s: its interpreter %s: %s", path,
+		    interp, strerror(errno));
+	base = strrchr(interp, '/') != NULL ? strrchr(interp, '/') + 1 :
+	    interp;
+	if (strcmp(base, "env") != 0 || *arg == '\0' || *arg == '-') {
+		errf(msg, msglen, "%s (#!%s)", path, interp);
+		return 0;
+	}
+	found = resolve(arg);
+	if (found == NULL)
+		return errf(msg, msglen, "%s: #!%s %s: %s is not in PATH", path,
+		    interp, arg, arg);
+	errf(msg, msglen, "%s (#!%s %s: %s)", path, interp, arg, found);
+	free(found);
+	return 0;
+}
+
+/* The command as a run would start it: argv[0] found in PATH (this
+ * process's, which a run started the same way has), executable, and
+ * what its "#!" line names there too. */
+static int
+exec_probe(void *state, char *msg, size_t msglen)
+{
+	struct exec_state *st = state;
+	const char *name = st->argv[0];
+	char *path;
+	int rc;
+
+	path = resolve(name);
+	if (path == NULL)
+		return errf(msg, msglen, "%s: %s", name, errno == EACCES ?
+		    "not executable" : "not found in PATH");
+	if (access(path, X_OK) != 0)
+		rc = errf(msg, msglen, "%s: %s", path, strerror(errno));
+	else
+		rc = probe_interpreter(path, msg, msglen);
+	free(path);
+	return rc;
+}
+
 const struct handler_kind exec_kind = {
 	.name = "exec",
 	.create = exec_create,
 	.keys = exec_keys,
 	.nkeys = sizeof exec_keys / sizeof exec_keys[0],
 	.ready = exec_ready,
+	.probe = exec_probe,
 	.run = exec_run,
 	.destroy = exec_destroy,
 };

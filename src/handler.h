@@ -156,6 +156,11 @@ struct handler_kind {
 	/* After prepare: add the values no message may show (may be
 	 * NULL). */
 	void (*secrets)(void *state, struct secrets *out);
+	/* For check, after prepare: whether a job could be handed over,
+	 * without running one (an exec command found and executable, an
+	 * http URL that answers).  0 with what it found in msg, -1 with
+	 * why not.  May be NULL. */
+	int (*probe)(void *state, char *msg, size_t msglen);
 	/* Run one job to its outcome. */
 	void (*run)(void *state, const struct job *job,
 	            const struct handler_watch *watch, struct result *res);

@@ -739,6 +739,56 @@ out:
 	free(ex.reply.body);
 }
 
+/* A HEAD request to the URL with the configured headers, as check makes
+ * it: no job is sent.  A connection or TLS failure, and an answer that
+ * says the URL names nothing (404, 410) or refuses the credentials (401,
+ * 403), are problems; any other answer (405 to a HEAD that only takes
+ * POST, say) shows the endpoint is there. */
+static int
+http_probe(void *state, char *msg, size_t msglen)
+{
+	struct http_state *st = state;
+	struct exchange ex = { 0 };
+	char errbuf[CURL_ERROR_SIZE] = "";
+	struct job none = { 0 };
+	struct curl_slist *headers;
+	CURL *curl;
+	CURLcode rc;
+	long code = 0;
+
+	pthread_mutex_lock(&st->pool_lock);
+	curl = take_handle(st);
+	pthread_mutex_unlock(&st->pool_lock);
+	if (curl == NULL)
+		return errf(msg, msglen, "cannot set up a curl handle");
+	headers = request_headers(st, &none);
+	ex.reply.cap = 0;
+	ex.reply.body = xmalloc(1);
+	ex.next_tick = INT64_MAX;
+	configure(st, curl, &ex, NULL, 0, headers);
+	st->lc.easy_setopt(curl, CURLOPT_POST, 0L);
+	st->lc.easy_setopt(curl, CURLOPT_CUSTOMREQUEST, NULL);
+	st->lc.easy_setopt(curl, CURLOPT_NOBODY, 1L);
+	st->lc.easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
+	rc = st->lc.easy_perform(curl);
+	st->lc.easy_setopt(curl, CURLOPT_ERRORBUFFER, NULL);
+	st->lc.easy_setopt(curl, CURLOPT_NOBODY, 0L);
+	if (rc == CURLE_OK)
+		st->lc.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
+	put_handle(st, curl);
+	st->lc.slist_free_all(headers);
+	free(ex.reply.body);
+	if (rc != CURLE_OK)
+		return errf(msg, msglen, "%s: %s", st->url, errbuf[0] ? errbuf :
+		    st->lc.easy_strerror(rc));
+	if (code == 404 || code == 410 || code == 401 || code == 403)
+		return errf(msg, msglen, "%s answers a HEAD request with HTTP "
+		    "%ld", st->url, code);
+	errf(msg, msglen, "%s answers (HTTP %ld to a HEAD request)", st->url,
+	    code);
+	return 0;
+}
+
 const struct handler_kind http_kind = {
 	.name = "http",
 	.keys = http_keys,
@@ -748,6 +798,7 @@ const struct handler_kind http_kind = {
 	.prepare = http_prepare,
 	.warning = http_warning,
 	.secrets = http_secrets,
+	.probe = http_probe,
 	.run = http_run,
 	.destroy = http_destroy,
 };

@@ -25,23 +25,30 @@ jobs_in_hand(const struct run_stats *s)
 	return s->claimed > done ? s->claimed - done : 0;
 }
 
-/* Read the secrets of the types this run may claim. */
+/* The types this run may claim (--type's, or every configured one),
+ * their secrets read: a type whose secrets cannot be read (a header_env
+ * variable unset under cron) is left out, said, and counted in
+ * *unready, so that it stops that type only.  -1 when none is left. */
 static int
-prepare_types(const struct ctx *c, const char *only)
+prepare_types(const struct ctx *c, const char *only, const char **types,
+    size_t *ntypes, size_t *unready)
 {
 	char err[1024];
 	size_t i;
 
+	*ntypes = *unready = 0;
 	for (i = 0; i < c->cfg.ntypes; i++) {
 		if (only != NULL && strcmp(only, c->cfg.types[i].name) != 0)
 			continue;
 		if (cmd_prepare_type(c, &c->cfg.types[i], err,
-		    sizeof err) != 0) {
-			log_msg(&c->lg, LV_ERROR, "%s", err);
-			return -1;
+		    sizeof err) == 0)
+			types[(*ntypes)++] = c->cfg.types[i].name;
+		else {
+			log_msg(&c->lg, LV_ERROR, "%s; its jobs wait", err);
+			(*unready)++;
 		}
 	}
-	return 0;
+	return *ntypes > 0 ? 0 : -1;
 }
 
 /* A run's database error as its exit status.  A value the server
@@ -53,6 +60,21 @@ static int
 run_exit_for(enum db_status st)
 {
 	return st == DB_BAD_INPUT ? EX_CONFIG : cmd_exit_for(st);
+}
+
+/* The run's exit status: a type left out by prepare_types makes an
+ * otherwise clean run (0, or 1 for jobs to look at) a configuration
+ * problem, 78, so that cron mails it at every run until it is fixed. */
+static int
+run_status(const struct run_stats *stats, enum db_status st, size_t unready)
+{
+	int status = run_interrupted() ? run_interrupted() : st != DB_OK ?
+	    run_exit_for(st) : stats->retried + stats->failed + stats->lost >
+	    0 ? EXIT_ATTENTION : EX_OK;
+
+	if (unready > 0 && (status == EX_OK || status == EXIT_ATTENTION))
+		return EX_CONFIG;
+	return status;
 }
 
 /* --single: the server-side named lock "jobrun:DB.TABLE[:TYPE]".  Another
@@ -200,11 +222,34 @@ record_latency(struct ctx *c, const struct run_stats *stats)
 		log_msg(&c->lg, LV_WARN, "%s", err);
 }
 
+/* The types of this run (prepare_types) and what stops it before it
+ * starts: -1 to go on, else an exit status. */
+static int
+run_types(const struct ctx *c, const char **types, size_t *ntypes,
+    size_t *unready)
+{
+	const char *only = c->cli.type;
+
+	if (only != NULL && cfg_find_type(&c->cfg, only) == NULL) {
+		log_msg(&c->lg, LV_ERROR, "--type=%s: %s has no [type.%s] "
+		    "section", only, c->cfg.path, only);
+		return EX_CONFIG;
+	}
+	if (c->cfg.ntypes == 0) {
+		log_msg(&c->lg, LV_ERROR, "%s: no [type.NAME] section: no "
+		    "job type to run", c->cfg.path);
+		return EX_CONFIG;
+	}
+	return prepare_types(c, only, types, ntypes, unready) != 0 ?
+	    EX_CONFIG : -1;
+}
+
 int
 cmd_run(struct ctx *c)
 {
+	const char **types = xcalloc(c->cfg.ntypes + 1, sizeof *types);
 	struct run_opts opts = {
-		.type = c->cli.type,
+		.types = types,
 		.batch_size = c->set.batch_size,
 		.max_seconds = c->set.max_seconds,
 		.jobs = c->set.jobs,
@@ -214,31 +259,24 @@ cmd_run(struct ctx *c)
 	struct run_stats stats;
 	char err[1024];
 	enum db_status st;
+	size_t unready;
 	int status;
 
-	if (opts.type != NULL && cfg_find_type(&c->cfg, opts.type) == NULL) {
-		log_msg(&c->lg, LV_ERROR, "--type=%s: %s has no [type.%s] "
-		    "section", opts.type, c->cfg.path, opts.type);
-		return EX_CONFIG;
-	}
-	if (c->cfg.ntypes == 0) {
-		log_msg(&c->lg, LV_ERROR, "%s: no [type.NAME] section: no "
-		    "job type to run", c->cfg.path);
-		return EX_CONFIG;
-	}
-	if (prepare_types(c, opts.type) != 0)
-		return EX_CONFIG;
-	if (c->set.single) {
-		status = take_single_lock(c, opts.type, single,
+	status = run_types(c, types, &opts.ntypes, &unready);
+	if (status < 0 && c->set.single) {
+		status = take_single_lock(c, c->cli.type, single,
 		    sizeof single);
-		if (status >= 0)
-			return status;
 		opts.single_lock = single;
+	}
+	if (status >= 0) {
+		free(types);
+		return status;
 	}
 	/* flow control hook: the control table, when there is one */
 	st = flow_open(c->q, &c->cfg, &opts.flow, err, sizeof err);
 	if (st != DB_OK) {
 		cmd_db_error(c, st, err);
+		free(types);
 		return cmd_exit_for(st);
 	}
 	st = run_cycle(&c->cfg, &c->db, c->q, &opts, &c->lg, &stats, err,
@@ -257,9 +295,7 @@ cmd_run(struct ctx *c)
 	/* An operator who stopped the run hears so, whatever the database
 	 * said meanwhile (a second signal gives up on a server that does
 	 * not answer). */
-	status = run_interrupted() ? run_interrupted() : st != DB_OK ?
-	    run_exit_for(st) : stats.retried + stats.failed + stats.lost > 0 ?
-	    EXIT_ATTENTION : EX_OK;
+	status = run_status(&stats, st, unready);
 	if (st == DB_OK && !run_interrupted())
 		record_latency(c, &stats);
 	say_counters(c);
@@ -271,5 +307,6 @@ cmd_run(struct ctx *c)
 	write_metrics(c, &stats, status, st == DB_OK, opts.flow);
 	flow_close(opts.flow);
 	run_stats_free(&stats);
+	free(types);
 	return status;
 }

@@ -883,8 +883,7 @@ warn_types(const struct cfg *cfg, const char *const *types, size_t ntypes,
 	}
 }
 
-/* The run's state: its types (the one of --type, or every configured
- * one), counters, locks and the condition variables its slots wait on. */
+/* The run's state: its types (opts->types), counters, locks and the condition variables its slots wait on. */
 static struct cycle *
 cycle_new(const struct cfg *cfg, struct db *db, struct queue *q,
     const struct run_opts *opts, const struct log *lg,
@@ -896,12 +895,9 @@ cycle_new(const struct cfg *cfg, struct db *db, struct queue *q,
 	size_t ntypes = 0, i;
 
 	memset(stats, 0, sizeof *stats);
-	types = xcalloc(cfg->ntypes + 1, sizeof *types);
-	if (opts->type != NULL)
-		types[ntypes++] = opts->type;
-	else
-		for (i = 0; i < cfg->ntypes; i++)
-			types[ntypes++] = cfg->types[i].name;
+	ntypes = opts->ntypes;
+	types = xcalloc(ntypes + 1, sizeof *types);
+	memcpy(types, opts->types, ntypes * sizeof *types);
 	stats->by_type = xcalloc(ntypes, sizeof *stats->by_type);
 	for (i = 0; i < ntypes; i++)
 		stats->by_type[i].type = types[i];

@@ -16,7 +16,8 @@
 
 /* What the command line asked of this run. */
 struct run_opts {
-	const char *type;		/* claim only this type, or NULL */
+	const char *const *types;	/* the types to claim (--type's, or */
+	size_t ntypes;			/* the configured ones ready to run) */
 	unsigned long batch_size;	/* claim at most this many jobs */
 	unsigned long max_seconds;	/* stop claiming after this long */
 	unsigned long jobs;		/* handlers at once (0: one) */

@@ -257,10 +257,12 @@ fresh_table
 # on a machine where the package was installed without its Recommends.
 mkdir "$T/nocurl"
 : >"$T/nocurl/libcurl.so.4"
+. "$TOP/test/http-lib.sh"
+start_http_server	# check sends the URL a HEAD request
 write_config <<EOF2
 [type.push]
 handler = http
-url = http://127.0.0.1:9/
+url = $HTTP_URL/ok
 EOF2
 run jobrun check
 is "$rc/$(problems)" 0/ "an http type with libcurl at hand: exit 0"

@@ -96,7 +96,7 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Type", "text/plain; charset=utf-8")
             self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        if has_body:
+        if has_body and self.command != "HEAD":
             self.wfile.write(body)
 
     def answer_raw(self, code, reason, body):
@@ -187,7 +187,7 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(data[:n])
             sent, data = sent + n, chunk
 
-    do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = handle_any
+    do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = handle_any
 
 
 class Server(ThreadingHTTPServer):
