@@ -300,6 +300,55 @@ check_types(struct ctx *c, struct report *r)
 		    path != NULL ? path : "(unset: /bin:/usr/bin)");
 }
 
+/* A paused type's jobs wait, which may be forgotten: each is named. */
+static void
+note_paused(struct report *r, const struct flow_states *fs)
+{
+	char *type, fix[300];
+	size_t i;
+
+	for (i = 0; i < fs->n; i++) {
+		if (!fs->rows[i].paused)
+			continue;
+		type = utf8_escape_dup(fs->rows[i].type, 0);
+		snprintf(fix, sizeof fix, "jobrun resume %s, when it should "
+		    "run again", type);
+		note(r, ADVICE, fix, "type %s is paused: no run claims its "
+		    "jobs", type);
+		free(type);
+	}
+}
+
+/* Pending jobs of a type with no [type.NAME] section here wait for a
+ * runner configured elsewhere, or for ever (a typo in enqueue's --type
+ * or the application's INSERT). */
+static enum db_status
+check_unhandled(struct ctx *c, struct report *r, char *err, size_t errlen)
+{
+	const char **known = cmd_type_names(c);
+	struct queue_backlog b;
+	enum db_status st;
+	char *type;
+	size_t i;
+
+	st = queue_backlog(c->q, known, c->cfg.ntypes, NULL, 0, &b, err,
+	    errlen);
+	free(known);
+	for (i = 0; st == DB_OK && i < b.n; i++) {
+		if (b.rows[i].pending == 0 ||
+		    cfg_find_type(&c->cfg, b.rows[i].type) != NULL)
+			continue;
+		type = utf8_escape_dup(b.rows[i].type, 0);
+		note(r, ADVICE, "add a [type.NAME] section, or run them where "
+		    "one is", "%lu pending job(s) of type %s: no [type.%s] "
+		    "section in %s, so no run with it claims them",
+		    b.rows[i].pending, type, type, c->cfg.path);
+		free(type);
+	}
+	queue_backlog_free(&b);
+	return st;
+}
+
 /* http types load libcurl when a run prepares them, and the package only
  * recommends it: without it, the first http job of a run fails. */
 static void
@@ -444,6 +493,7 @@ check_flow(struct ctx *c, struct report *r, char *err, size_t errlen)
 			paused += fs.rows[i].paused != 0;
 		note(r, OK, NULL, "control table %s: primary key (type), "
 		    "%zu paused type(s)", flow_table(f), paused);
+		note_paused(r, &fs);
 	}
 	free(primary);
 	free(column);
@@ -541,6 +591,8 @@ cmd_check(struct ctx *c)
 	}
 	if (st == DB_OK && usable)
 		st = check_flow(c, &r, err, sizeof err);
+	if (st == DB_OK && usable)
+		st = check_unhandled(c, &r, err, sizeof err);
 	for (i = 0; i < c->cfg.ntypes; i++)
 		types[i] = c->cfg.types[i].name;
 	if (st == DB_OK && usable && c->cfg.ntypes > 0)

@@ -8,7 +8,7 @@
 . "${0%/*}/lib.sh"
 . "$TOP/test/http-lib.sh"
 
-plan 28
+plan 31
 setup_db
 start_http_server
 
@@ -164,3 +164,22 @@ is "$(sql "SELECT CONCAT(status, '/', attempts) FROM polling_jobs WHERE business
     "that type's job is not claimed: no attempt spent"
 is "$(sql "SELECT status FROM polling_jobs WHERE business_key = 'l1'")" success \
     "the other type's job ran"
+
+# --- what waits -----------------------------------------------------------
+
+# Pending jobs of a type no section here names (a typo in the
+# application's INSERT), and a paused type: both wait, and check says so.
+sql "INSERT INTO polling_jobs (business_key, type, next_run_at, created_at, updated_at)
+     VALUES ('t1', 'order_synk', NOW(), NOW(), NOW()), ('t2', 'order_synk', NOW(), NOW(), NOW())"
+mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" <"$TOP/sql/003_flow.sql" ||
+    bail_out "cannot load sql/003_flow.sql"
+run jobrun pause local
+[ "$rc" = 0 ] || bail_out "pause failed: $err"
+run env CHECK_TOKEN=x "$JOBRUN" -c "$CONF" check
+like "$out" "(^|
+)advice +2 pending job\(s\) of type order_synk: no \[type.order_synk\] section in $CONF, so no run with it claims them" \
+    "check names the pending jobs of a type without a section"
+like "$out" "(^|
+)advice +type local is paused: no run claims its jobs" "and each paused type"
+like "$out" "(^|
+) +fix: jobrun resume local, when it should run again" "with the command that ends it"
