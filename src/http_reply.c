@@ -21,8 +21,12 @@
 #include <strings.h>
 #include <time.h>
 
+#include "html_text.h"
 #include "http_reply.h"
 #include "util.h"
+
+/* What last_error keeps of an HTML error page: its title and text. */
+#define HTTP_PAGE_SUMMARY 400
 
 void
 http_reply_body(struct http_reply *r, const char *data, size_t n)
@@ -58,7 +62,7 @@ http_reply_header(struct http_reply *r, const char *line, size_t n)
 	if (n > 5 && strncmp(line, "HTTP/", 5) == 0) {
 		const char *sp = memchr(line, ' ', n);
 
-		r->retry_after[0] = r->date[0] = '\0';
+		r->retry_after[0] = r->date[0] = r->content_type[0] = '\0';
 		if (sp != NULL)
 			header_value(sp, n - (size_t)(sp - line), 0,
 			    r->status_line, sizeof r->status_line);
@@ -67,6 +71,9 @@ http_reply_header(struct http_reply *r, const char *line, size_t n)
 		    sizeof r->retry_after);
 	else if (n > 5 && strncasecmp(line, "Date:", 5) == 0)
 		header_value(line, n, 5, r->date, sizeof r->date);
+	else if (n > 13 && strncasecmp(line, "Content-Type:", 13) == 0)
+		header_value(line, n, 13, r->content_type,
+		    sizeof r->content_type);
 }
 
 /* Seconds the server asked us to wait, or -1.  An HTTP-date is measured
@@ -188,6 +195,24 @@ out:
 	return 1;
 }
 
+/* A failure's last_error: the status line and the body's start, or of
+ * an error page made for a browser, its title and the start of its
+ * text, which is what a person reads there. */
+static void
+failure_body(const struct http_reply *r, struct result *res,
+    enum outcome outcome, const char *what)
+{
+	char page[HTTP_PAGE_SUMMARY];
+	size_t n;
+
+	if (!html_is_page(r->content_type, r->body, r->len)) {
+		result_set_head(res, outcome, what, r->body, r->len);
+		return;
+	}
+	n = html_summary(r->body, r->len, page, sizeof page);
+	result_set_head(res, outcome, what, page, n);
+}
+
 void
 http_reply_result(const struct http_reply *r, long code,
     const struct handler_watch *w, http_getdate_fn getdate,
@@ -202,8 +227,8 @@ http_reply_result(const struct http_reply *r, long code,
 	else if (code >= 200 && code <= 299)
 		result_set(res, OUTCOME_SUCCESS, what, NULL, 0);
 	else if (worth_retrying(code)) {
-		result_set_head(res, OUTCOME_RETRY, what, r->body, r->len);
+		failure_body(r, res, OUTCOME_RETRY, what);
 		res->retry_after = retry_delay(r, getdate);
 	} else
-		result_set_head(res, OUTCOME_FAIL, what, r->body, r->len);
+		failure_body(r, res, OUTCOME_FAIL, what);
 }

@@ -22,6 +22,7 @@ struct http_reply {
 	char status_line[128];
 	char retry_after[128];
 	char date[128];
+	char content_type[128];
 };
 
 /* An HTTP-date as seconds since the epoch, or -1 (curl_getdate). */
@@ -35,7 +36,7 @@ void http_reply_body(struct http_reply *r, const char *data, size_t n);
 
 /* res from a complete reply with status code: success, retry (with the
  * server's Retry-After) or failure, last_error the status line and the
- * body's start.  A 202 whose body is a JSON object is read with w's
+ * body's start (of an HTML page, its title and text: html_text.h).  A 202 whose body is a JSON object is read with w's
  * read_reply, the server's JSON functions (w NULL: it cannot be). */
 void http_reply_result(const struct http_reply *r, long code,
                        const struct handler_watch *w, http_getdate_fn getdate,

@@ -5,7 +5,7 @@
 . "${0%/*}/lib.sh"
 . "${0%/*}/http-lib.sh"
 
-plan 27
+plan 29
 setup_db
 start_http_server
 
@@ -69,3 +69,18 @@ run jobrun --json
 is "$rc/$(jget claimed <<<"$out")" 0/0 "failed jobs are not claimed again"
 is "$(http_count)" 9 "no further requests"
 is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE status = 'failed'")" 9 "all nine stay failed"
+
+# An error page made for a browser: last_error keeps its title and the
+# start of its text, not kilobytes of markup, styles and scripts.
+cat >>"$CONF" <<EOF2
+
+[type.page]
+handler = http
+url = $HTTP_URL/page/500
+EOF2
+jobrun enqueue --type=page --key=page:1 >/dev/null
+run jobrun --type=page
+is "$rc/$(col page:1 status)" 1/pending "an HTML 500 page: retried"
+is "$(col page:1 last_error)" \
+    "HTTP 500 Internal Server Error: Server Error: 500 SQLSTATE[HY000] [2002] Connection refused" \
+    "last_error is the status line, the page's title and its text"

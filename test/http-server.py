@@ -25,6 +25,7 @@ case of a test file:
                             the body HEAD_HEX +
                             FILL_HEX x TIMES (?head_hex= &fill_hex= &times=):
                             bytes no well-behaved server would send
+  /page/CODE                CODE with a web framework's HTML error page
   /echo-headers             500 with a debug page that shows the request's
                             headers as they came ("Name: value" lines) and
                             the bearer token of Authorization alone, after
@@ -44,6 +45,17 @@ from urllib.parse import parse_qs, urlsplit
 
 conn_ids = itertools.count(1)
 log_lock = threading.Lock()
+
+
+# A web framework's error page: kilobytes of style around a title and a
+# sentence (what /page/CODE answers, as text/html).
+ERROR_PAGE = ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+              "<title>Server Error</title>\n<style>" +
+              "body { font-family: sans-serif; color: #333 }\n" * 200 +
+              "</style></head>\n<body><div class=\"flex\"><h1>500</h1>\n"
+              "<p>SQLSTATE[HY000] [2002] Connection refused</p>"
+              "<script>window.debug = {\"trace\": []};</script>"
+              "</div></body></html>\n").encode()
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -85,7 +97,7 @@ class Handler(BaseHTTPRequestHandler):
         with log_lock, open(self.server.log_file, "a") as f:
             f.write(line + "\n")
 
-    def answer(self, code, body=b"", date=None, extra=()):
+    def answer(self, code, body=b"", date=None, extra=(), content_type="text/plain; charset=utf-8"):
         self.send_response_only(code)
         if date != "none":
             self.send_header("Date", date or self.date_time_string())
@@ -93,7 +105,7 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         has_body = code >= 200 and code not in (204, 304)
         if has_body:
-            self.send_header("Content-Type", "text/plain; charset=utf-8")
+            self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         if has_body and self.command != "HEAD":
@@ -143,6 +155,8 @@ class Handler(BaseHTTPRequestHandler):
                                 bytes.fromhex(q.get("fill_hex", "")) * int(q.get("times", "0")))
             elif url.path == "/echo-headers":
                 self.answer(500, self.debug_page(body, q))
+            elif parts[0] == "page" and len(parts) == 2:
+                self.answer(int(parts[1]), ERROR_PAGE, content_type="text/html; charset=UTF-8")
             else:
                 self.answer(404, b"no such test path")
         except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
