@@ -40,6 +40,7 @@ DEFS       = -DJOBRUN_VERSION='"$(VERSION)"' \
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) $(PKG_CFLAGS) $(DEFS) $(CFLAGS)
 
 SRC  = admin argv backoff check cli command commands config config_file \
+       config_name \
        cron dash dash_html db enqueue exec fanin flow group handler \
        handlers http http_reply idle inspect latency libcurl lines log main \
        metrics \
@@ -104,11 +105,12 @@ FUZZ_CC      = clang
 FUZZ_SECONDS = 8
 FUZZ_FLAGS   = -g -O1 -fsanitize=fuzzer,address,undefined \
                -fno-sanitize-recover=all
-FUZZ_CONFIG_SRC = src/config.c src/cron.c src/cli.c src/handler.c src/handlers.c src/exec.c src/http.c src/http_reply.c src/lines.c src/rawjson.c \
+FUZZ_CONFIG_SRC = src/config.c src/config_name.c src/cron.c src/cli.c src/handler.c src/handlers.c src/exec.c src/http.c src/http_reply.c src/lines.c src/rawjson.c \
                   src/libcurl.c src/noop.c src/argv.c src/util.c src/utf8.c
 FUZZ_HANDLER_SRC = src/handler.c src/handlers.c src/exec.c src/http.c src/http_reply.c \
                    src/lines.c src/rawjson.c src/libcurl.c src/noop.c \
-                   src/argv.c src/config.c src/cron.c src/cli.c src/util.c \
+                   src/argv.c src/config.c src/config_name.c src/cron.c \
+                   src/cli.c src/util.c \
                    src/utf8.c
 FUZZ_ARGV_SRC   = src/argv.c src/util.c
 FUZZ_CRON_SRC   = src/cron.c src/util.c

@@ -1,9 +1,10 @@
 #!/bin/bash
-# A typo is caught where it is made (issue 30, items 5): purge
-# --older-than without a unit is refused, not taken as seconds.
+# A typo is caught where it is made (issue 30, item 5): an unknown key or
+# section in the configuration gets the known one it most likely meant;
+# purge --older-than without a unit is refused, not taken as seconds.
 . "${0%/*}/lib.sh"
 
-plan 4
+plan 7
 setup_db
 write_config <<EOF2
 [type.order_sync]
@@ -12,6 +13,36 @@ EOF2
 count() {
 	sql "SELECT COUNT(*) FROM polling_jobs${1:+ WHERE $1}"
 }
+
+# --- the configuration: did you mean ...? -------------------------------------
+
+# Line 6 is the first line after the [database] section write_config adds.
+write_config <<EOF2
+[run]
+batchsize = 5
+EOF2
+run jobrun status
+is "$rc/$err" "78/jobrun: $CONF:7: [run] batchsize: unknown key; did you mean batch_size?" \
+    "a misspelt key: exit 78, file:line, and the key meant"
+write_config <<EOF2
+[type.order_sync]
+hander = exec
+command = /bin/true
+EOF2
+run jobrun status
+is "$rc/$err" "78/jobrun: $CONF:7: [type.order_sync] hander: unknown key; did you mean handler?" \
+    "a misspelt handler key: named at its line, not \"handler: missing\""
+write_config <<EOF2
+[types.order_sync]
+handler = noop
+EOF2
+run jobrun status
+is "$rc/$err" "78/jobrun: $CONF:7: [types.order_sync]: unknown section (known: database, run, type.NAME, schedule.NAME); did you mean [type.order_sync]?" \
+    "a misspelt section: the known ones, and the one meant"
+write_config <<EOF2
+[type.order_sync]
+handler = noop
+EOF2
 
 # --- purge --older-than=30: thirty what? ----------------------------------------
 
