@@ -342,6 +342,10 @@ key_set(const struct cfg_key *k, void *base, const char *value, char *msg,
 	char **string = field, names[256];
 	const struct handler_kind **kind = field;
 
+	/* A password may hold " #"; jobrun.conf(5) says how others may. */
+	if (!k->secret && cfg_comment_in(value) != NULL)
+		return errf(msg, msglen, "the value holds \" #\", which is not "
+		    "a comment here: a comment after a value starts with \" ;\"");
 	switch (k->kind) {
 	case CFG_NUMBER:
 		if (parse_ulong(value, k->min, k->max, number) == 0)

@@ -231,4 +231,8 @@ void cfg_key_names(const struct cfg_key *rows, size_t n, char *buf,
 /* "a, b or c": the values of enum row k. */
 void cfg_enum_names(const struct cfg_key *k, char *buf, size_t len);
 
+/* Where value has a blank followed by # (a comment meant with the wrong
+ * character, which inih leaves in the value), or NULL. */
+const char *cfg_comment_in(const char *value);
+
 #endif

@@ -1,8 +1,8 @@
 /*
  * config_name.c - names in jobrun.conf, and the words of config.c's
  * messages that help someone fix a typo: whether a value is a well-formed
- * table, time zone or type name, the names a key may take, and the known
- * name closest to an unknown one.
+ * table, time zone or type name, the names a key may take, the known name
+ * closest to an unknown one, and a " #" that was meant as a comment.
  *
  * A message that only says "unknown key" leaves the reader to find the
  * right spelling in a manual page; "did you mean batch_size?" ends the
@@ -190,4 +190,16 @@ cfg_enum_names(const struct cfg_key *k, char *buf, size_t len)
 	for (i = 0; k->names[i] != NULL && n < len; i++)
 		n += (size_t)snprintf(buf + n, len - n, "%s%s", i == 0 ? "" :
 		    k->names[i + 1] == NULL ? " or " : ", ", k->names[i]);
+}
+
+const char *
+cfg_comment_in(const char *value)
+{
+	const char *hash;
+
+	for (hash = strchr(value, '#'); hash != NULL;
+	    hash = strchr(hash + 1, '#'))
+		if (hash > value && (hash[-1] == ' ' || hash[-1] == '\t'))
+			return hash - 1;
+	return NULL;
 }

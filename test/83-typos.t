@@ -1,10 +1,12 @@
 #!/bin/bash
 # A typo is caught where it is made (issue 30, item 5): an unknown key or
 # section in the configuration gets the known one it most likely meant;
-# purge --older-than without a unit is refused, not taken as seconds.
+# " #" in a value (a comment meant, which inih leaves in it) is refused at
+# its line, but in a password; purge --older-than without a unit is
+# refused, not taken as seconds.
 . "${0%/*}/lib.sh"
 
-plan 7
+plan 11
 setup_db
 write_config <<EOF2
 [type.order_sync]
@@ -39,6 +41,48 @@ EOF2
 run jobrun status
 is "$rc/$err" "78/jobrun: $CONF:7: [types.order_sync]: unknown section (known: database, run, type.NAME, schedule.NAME); did you mean [type.order_sync]?" \
     "a misspelt section: the known ones, and the one meant"
+write_config <<EOF2
+[type.order_sync]
+handler = noop
+EOF2
+
+# --- the configuration: " #" is not a comment -----------------------------------
+
+# The user would be "root # db user", and the error would blame the login.
+printf '[database]\nsocket = %s\nuser = root # db user\ndatabase = %s\n' \
+    "$JOBRUN_TEST_SOCKET" "$DB" >"$CONF"
+run jobrun status
+is "$rc/$out/$err" "78//jobrun: $CONF:3: [database] user: the value holds \" #\", which is not a comment here: a comment after a value starts with \" ;\"" \
+    "user = root # db user: exit 78 at its line, saying how a comment starts"
+# The command would get "#" and "main" as arguments, and check said ok.
+write_config <<EOF2
+[type.order_sync]
+handler = exec
+command = /bin/true # main
+EOF2
+run jobrun check
+is "$rc/$err" "78/jobrun: $CONF:8: [type.order_sync] command: the value holds \" #\", which is not a comment here: a comment after a value starts with \" ;\"" \
+    "command = ... # main: check refuses it (78) at its line"
+write_config <<EOF2
+[type.order_sync]
+handler = exec
+command = /bin/true ; main
+EOF2
+run jobrun check
+is "$rc" 0 "with \" ;\" the comment is one, and check passes"
+# A password may hold " #": a user whose password has one logs in.
+pwuser=jobrun_t83
+mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot -e "
+    DROP USER IF EXISTS '$pwuser'@'localhost';
+    CREATE USER '$pwuser'@'localhost' IDENTIFIED BY 'pa #ss';
+    GRANT ALL ON \`$DB\`.* TO '$pwuser'@'localhost'" ||
+    bail_out "cannot create database user $pwuser"
+defer "mariadb --no-defaults -S '$JOBRUN_TEST_SOCKET' -uroot -e \"DROP USER IF EXISTS '$pwuser'@'localhost'\""
+printf '[database]\nsocket = %s\nuser = %s\npassword = pa #ss\ndatabase = %s\n[type.order_sync]\nhandler = noop\n' \
+    "$JOBRUN_TEST_SOCKET" "$pwuser" "$DB" >"$CONF"
+chmod 0600 "$CONF"
+run jobrun status --json
+is "$rc/$err" 0/ "password = pa #ss: the password, # and all, logs in"
 write_config <<EOF2
 [type.order_sync]
 handler = noop

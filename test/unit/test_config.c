@@ -1411,6 +1411,49 @@ test_comments_and_crlf(void **state)
 	cfg_free(&cfg);
 }
 
+/* inih ends a value at " ;" only: "user = jobrun # db user" would log
+ * in as "jobrun # db user" and blame the password, and a command would
+ * get "#" and "db" as arguments.  A blank and # is refused in any value
+ * but the password's. */
+static void
+test_hash_after_blank(void **state)
+{
+	struct cfg cfg;
+
+	(void)state;
+	parse_err(DB "user = jobrun # db user\n",
+	    "test.conf:3: [database] user: the value holds \" #\", which is "
+	    "not a comment here: a comment after a value starts with \" ;\"");
+	parse_err(DB "[type.x]\nhandler = exec\ncommand = /bin/true\t# main\n",
+	    "test.conf:5: [type.x] command: the value holds \" #\", which is "
+	    "not a comment here: a comment after a value starts with \" ;\"");
+	parse_err(DB "[run]\nbatch_size = 5 # at most\n",
+	    "test.conf:4: [run] batch_size: the value holds \" #\", which is "
+	    "not a comment here: a comment after a value starts with \" ;\"");
+	parse_err(DB "[type.x]\nhandler = noop # for now\n",
+	    "test.conf:4: [type.x] handler: the value holds \" #\", which is "
+	    "not a comment here: a comment after a value starts with \" ;\"");
+	parse_err(DB "[schedule.s]\ntype = x\ncron = @daily\n"
+	    "payload = {\"note\": \"run #2\"}\n",
+	    "test.conf:6: [schedule.s] payload: the value holds \" #\", which "
+	    "is not a comment here: a comment after a value starts with "
+	    "\" ;\"");
+	/* What may hold a #: the password, and a # after anything but a
+	 * blank (a quote in a command, \u0023 in JSON, a URL's fragment). */
+	parse_ok(&cfg, DB "user = jobrun ; db user\npassword = pa #ss\n"
+	    "[type.x]\nhandler = exec\ncommand = /bin/echo \"#1\" a#b\n"
+	    "[schedule.s]\ntype = x\ncron = @daily\n"
+	    "payload = {\"note\": \"run \\u00232\"}\n");
+	assert_string_equal(cfg.db.user, "jobrun");
+	assert_string_equal(cfg.db.password, "pa #ss");
+	assert_string_equal(cfg.schedules[0].payload,
+	    "{\"note\": \"run \\u00232\"}");
+	cfg_free(&cfg);
+	assert_null(cfg_comment_in("a#b"));
+	assert_null(cfg_comment_in("#a"));
+	assert_string_equal(cfg_comment_in("a\t#b"), "\t#b");
+}
+
 static void
 test_parse_ignores_password_env(void **state)
 {
@@ -1807,6 +1850,7 @@ main(void)
 		cmocka_unit_test(test_syntax_error),
 		cmocka_unit_test(test_syntax_error_reported_first),
 		cmocka_unit_test(test_comments_and_crlf),
+		cmocka_unit_test(test_hash_after_blank),
 		cmocka_unit_test(test_parse_ignores_password_env),
 		cmocka_unit_test(test_load_file),
 		cmocka_unit_test(test_load_password_file),
