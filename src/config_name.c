@@ -10,7 +10,8 @@
  * names over four characters), counting a swap of two neighbours as one
  * edit and ignoring case, or when one name begins the other; of two
  * names equally close neither is offered (a guess is worse than none).
- * These are pure functions of strings.
+ * These are pure functions of strings, so enqueue's warning about a type
+ * no section names uses them too.
  */
 #include <stdio.h>
 #include <string.h>

@@ -1,12 +1,14 @@
 #!/bin/bash
-# A typo is caught where it is made (issue 30, item 5): an unknown key or
-# section in the configuration gets the known one it most likely meant;
+# A typo is caught where it is made (issue 30, item 5): enqueue of a type
+# no [type.NAME] section names warns (and still enqueues: another host may
+# run it), -q silencing it; an unknown key or section in the
+# configuration gets the known one it most likely meant;
 # " #" in a value (a comment meant, which inih leaves in it) is refused at
 # its line, but in a password; purge --older-than without a unit is
 # refused, not taken as seconds.
 . "${0%/*}/lib.sh"
 
-plan 11
+plan 19
 setup_db
 write_config <<EOF2
 [type.order_sync]
@@ -15,6 +17,33 @@ EOF2
 count() {
 	sql "SELECT COUNT(*) FROM polling_jobs${1:+ WHERE $1}"
 }
+
+# --- enqueue --type=order_synk ---------------------------------------------------
+
+# warned: the warnings on stderr, without their time stamps
+warned() {
+	sed 's/^ts=[^ ]* //' <<<"$err"
+}
+mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" \
+    <"$TOP/sql/006_fan_in.sql" || bail_out "cannot load sql/006_fan_in.sql"
+run jobrun enqueue --type=order_synk --key=k1
+is "$rc/$out" "0/job 1 created" "enqueue of a type no section names: created, exit 0"
+is "$(warned)" "level=warn msg=\"enqueue: no [type.order_synk] section in $CONF: no run with this configuration takes its jobs; did you mean [type.order_sync]?\"" \
+    "... with a warning that names the file and the type meant"
+is "$(count "type = 'order_synk'")" 1 "the job is in the table"
+run jobrun enqueue -q --type=order_synk --key=k2
+is "$rc/$out/$err" "0/job 2 created/" "-q: the job is created, no warning"
+run jobrun enqueue --type=order_sync --key=k3
+is "$rc/$out/$err" "0/job 3 created/" "a configured type: no warning"
+# Claims match types byte for byte: [type.order_sync] never runs Order_Sync.
+run jobrun enqueue --type=Order_Sync --key=k4
+is "$(warned)" "level=warn msg=\"enqueue: no [type.Order_Sync] section in $CONF: no run with this configuration takes its jobs; did you mean [type.order_sync]?\"" \
+    "a type in another case is another type: warned"
+run jobrun enqueue --type=order_sync --key-prefix=batch --range=1-2 --chunk=1 --then=report_sumary
+is "$rc/$(warned)" "0/level=warn msg=\"enqueue: no [type.report_sumary] section in $CONF: no run with this configuration takes its jobs\"" \
+    "--then names a type no section names: warned, nothing close to offer"
+run jobrun enqueue --type=nosuch --key=k5 --json
+is "$rc/$(jget created <<<"$out")" 0/true "--json: the object on stdout as before, the warning on stderr"
 
 # --- the configuration: did you mean ...? -------------------------------------
 
@@ -99,6 +128,7 @@ run jobrun purge --status=success --older-than=30
 is "$rc/$out" 64/ "purge --older-than=30 (no unit): usage error (64), nothing printed"
 is "$err" "jobrun: --older-than: \"30\" has no unit: write 30s, 30m, 30h, 30d or 30w
 Try 'jobrun --help'." "the message says to add a unit"
-is "$(count)" 1 "the job finished a minute ago is still there"
+is "$(count "status = 'success'")" 1 "the job finished a minute ago is still there"
 run jobrun purge --status=success --older-than=30d
-is "$rc/$out/$(count)" "0/purge: 0 job(s)/1" "with the unit meant (30d) it stays too"
+is "$rc/$out/$(count "status = 'success'")" "0/purge: 0 job(s)/1" \
+    "with the unit meant (30d) it stays too"
