@@ -145,7 +145,8 @@ static const struct cli_row rows[] = {
 	  FLAG(include_cancelled), NULL,
 	  "with --failed: cancelled jobs too" },
 	{ CO_FORCE, "force", 0, FLAG(force), NULL,
-	  "pending jobs too: due now, attempts reset" },
+	  "retry: pending jobs too, due now, attempts reset;\n"
+	  "pause, resume: a type not known here" },
 	{ CO_OLDER_THAN, "older-than", 0,
 	  DURATION_HAS(older_than, has_older_than), "DURATION",
 	  "finished more than DURATION ago (90s, 90m, 12h,\n"

@@ -1,14 +1,16 @@
 #!/bin/bash
 # A typo is caught where it is made (issue 30, item 5): enqueue of a type
 # no [type.NAME] section names warns (and still enqueues: another host may
-# run it), -q silencing it; an unknown key or section in the
+# run it), -q silencing it; pause or resume of a type that no section, job
+# or control row knows is refused (exit 1) unless --force; an unknown key
+# or section in the
 # configuration gets the known one it most likely meant;
 # " #" in a value (a comment meant, which inih leaves in it) is refused at
 # its line, but in a password; purge --older-than without a unit is
 # refused, not taken as seconds.
 . "${0%/*}/lib.sh"
 
-plan 19
+plan 29
 setup_db
 write_config <<EOF2
 [type.order_sync]
@@ -44,6 +46,34 @@ is "$rc/$(warned)" "0/level=warn msg=\"enqueue: no [type.report_sumary] section 
     "--then names a type no section names: warned, nothing close to offer"
 run jobrun enqueue --type=nosuch --key=k5 --json
 is "$rc/$(jget created <<<"$out")" 0/true "--json: the object on stdout as before, the warning on stderr"
+
+# --- pause ordr_sync ------------------------------------------------------------
+
+sql "$(cat "$TOP/sql/003_flow.sql")" || bail_out "cannot apply sql/003_flow.sql"
+flow_rows() {
+	sql "SELECT COUNT(*) FROM polling_jobs_flow"
+}
+run jobrun pause ordr_sync
+is "$rc/$out" 1/ "pause of a type nobody knows: exit 1, nothing on stdout"
+is "$err" "jobrun: pause ordr_sync: unknown type: no [type.ordr_sync] section in $CONF, no job of it in polling_jobs, no row in polling_jobs_flow; did you mean order_sync? (--force: pause it all the same)" \
+    "the message says why, and the type meant"
+is "$(flow_rows)" 0 "no pause flag was written"
+# Types are byte for byte: [type.order_sync] is not ORDER_SYNC.
+run jobrun resume ORDER_SYNC --json
+is "$rc/$out/$err" "1//jobrun: resume ORDER_SYNC: unknown type: no [type.ORDER_SYNC] section in $CONF, no job of it in polling_jobs, no row in polling_jobs_flow; did you mean order_sync? (--force: resume it all the same)" \
+    "resume of a type in another case: refused, nothing on stdout"
+run jobrun pause order_sync
+is "$rc/$out" "0/order_sync: paused" "a configured type without jobs: paused"
+run jobrun pause order_synk
+is "$rc/$out" "0/order_synk: paused" "a type with jobs but no section here (another host's): paused"
+run jobrun pause --force report_v2
+is "$rc/$out" "0/report_v2: paused" "--force: a type before its first job is paused"
+run jobrun resume report_v2
+is "$rc/$out" "0/report_v2: resumed" "then it has a control row, and resume knows it"
+run jobrun resume order_sync
+is "$rc/$out" "0/order_sync: resumed" "resume of a configured type"
+is "$(sql "SELECT GROUP_CONCAT(type, ':', paused ORDER BY type) FROM polling_jobs_flow")" \
+    "order_sync:0,order_synk:1,report_v2:0" "the control table holds the three, as paused and resumed"
 
 # --- the configuration: did you mean ...? -------------------------------------
 
