@@ -34,9 +34,13 @@ PKGS = libmariadb jansson libcurl inih
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   = $(shell pkg-config --libs libmariadb jansson inih)
 
-# The version and the configuration's path exist here only.
-DEFS       = -DJOBRUN_VERSION='"$(VERSION)"' \
-             -DCFG_DEFAULT_PATH='"$(SYSCONFDIR)/jobrun.conf"'
+# The version and the configuration's path exist here only.  They reach
+# the code through build/defs.h, not -D: that file is written again only
+# when a value changes, and the objects that include it depend on it
+# (their .d files), so "make install SYSCONFDIR=/opt/etc" on a tree built
+# for /etc rebuilds the binary it installs, which then reads
+# /opt/etc/jobrun.conf.
+DEFS       = -Ibuild
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) $(PKG_CFLAGS) $(DEFS) $(CFLAGS)
 
 SRC  = admin argv backoff check cli command commands config config_file \
@@ -70,11 +74,20 @@ jobrun: $(OBJ)
 build/asan/jobrun: $(AOBJ)
 	$(CC) $(ALL_CFLAGS) $(SANITIZE) $(LDFLAGS) -o $@ $(AOBJ) $(PKG_LIBS)
 
-build/%.o: src/%.c | deps-check
+build/defs.h: FORCE
+	@mkdir -p $(@D)
+	@printf '%s\n' '/* Made by the Makefile: what it compiles in. */' \
+	  '#define JOBRUN_VERSION "$(VERSION)"' \
+	  '#define CFG_DEFAULT_PATH "$(SYSCONFDIR)/jobrun.conf"' >$@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; fi
+
+FORCE:
+
+build/%.o: src/%.c | deps-check build/defs.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
-build/asan/%.o: src/%.c | deps-check
+build/asan/%.o: src/%.c | deps-check build/defs.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SANITIZE) -MMD -MP -c -o $@ $<
 
@@ -83,7 +96,7 @@ build/asan/%.o: src/%.c | deps-check
 build/tsan/jobrun: $(TOBJ)
 	$(CC) $(ALL_CFLAGS) -fsanitize=thread $(LDFLAGS) -o $@ $(TOBJ) $(PKG_LIBS)
 
-build/tsan/%.o: src/%.c | deps-check
+build/tsan/%.o: src/%.c | deps-check build/defs.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -fsanitize=thread -MMD -MP -c -o $@ $<
 
@@ -115,20 +128,23 @@ FUZZ_HANDLER_SRC = src/handler.c src/handlers.c src/exec.c src/http.c src/http_r
 FUZZ_ARGV_SRC   = src/argv.c src/util.c
 FUZZ_CRON_SRC   = src/cron.c src/util.c
 
-build/fuzz/fuzz_config: test/fuzz/fuzz_config.c $(FUZZ_CONFIG_SRC) | deps-check
+build/fuzz/fuzz_config: test/fuzz/fuzz_config.c $(FUZZ_CONFIG_SRC) \
+                        build/defs.h | deps-check
 	@mkdir -p $(@D)
 	$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(PKG_CFLAGS) \
 	  $(DEFS) -Isrc $(FUZZ_FLAGS) -o $@ $< $(FUZZ_CONFIG_SRC) $(PKG_LIBS)
 
 # The readers of bytes from outside: an http reply (status line, headers,
 # body, a 202's JSON) into last_error, and a handler's checkpoint lines.
-build/fuzz/fuzz_reply: test/fuzz/fuzz_reply.c $(FUZZ_HANDLER_SRC) | deps-check
+build/fuzz/fuzz_reply: test/fuzz/fuzz_reply.c $(FUZZ_HANDLER_SRC) \
+                       build/defs.h | deps-check
 	@mkdir -p $(@D)
 	$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(PKG_CFLAGS) \
 	  $(DEFS) -Isrc $(FUZZ_FLAGS) -o $@ $< $(FUZZ_HANDLER_SRC) \
 	  $(PKG_LIBS) $(shell pkg-config --libs libcurl)
 
-build/fuzz/fuzz_lines: test/fuzz/fuzz_lines.c $(FUZZ_HANDLER_SRC) | deps-check
+build/fuzz/fuzz_lines: test/fuzz/fuzz_lines.c $(FUZZ_HANDLER_SRC) \
+                       build/defs.h | deps-check
 	@mkdir -p $(@D)
 	$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(PKG_CFLAGS) \
 	  $(DEFS) -Isrc $(FUZZ_FLAGS) -o $@ $< $(FUZZ_HANDLER_SRC) $(PKG_LIBS)
@@ -275,8 +291,8 @@ galera-check:
 clean:
 	rm -rf build jobrun
 
-.PHONY: all check clean deb demo deps-check fuzz fuzz-long install install-deps \
-        integration integration-asan integration-tsan integration-valgrind \
-        lint-man lint-structure tls-check uninstall unit
+.PHONY: all check clean deb demo deps-check FORCE fuzz fuzz-long install \
+        install-deps integration integration-asan integration-tsan \
+        integration-valgrind lint-man lint-structure tls-check uninstall unit
 
 -include $(OBJ:.o=.d) $(AOBJ:.o=.d) $(TOBJ:.o=.d)

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "defs.h"
 #include "queue.h"
 #include "utf8.h"
 #include "util.h"

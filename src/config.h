@@ -11,7 +11,8 @@
 #include "cron.h"
 #include "handler.h"
 
-/* CFG_DEFAULT_PATH, like JOBRUN_VERSION, comes from the Makefile (-D). */
+/* CFG_DEFAULT_PATH, like JOBRUN_VERSION, is in build/defs.h, which the
+ * Makefile writes (SYSCONFDIR). */
 #define CFG_TYPE_MAX 64		/* polling_jobs.type is VARCHAR(64) */
 /* The server's longest name (NAME_CHAR_LEN): a table, a GET_LOCK lock, a
  * time zone (mysql.time_zone_name.Name is CHAR(64)). */
