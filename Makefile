@@ -34,12 +34,17 @@ PKGS = libmariadb jansson libcurl inih
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   = $(shell pkg-config --libs libmariadb jansson inih)
 
-# The version and the configuration's path exist here only.
-DEFS       = -DJOBRUN_VERSION='"$(VERSION)"' \
-             -DCFG_DEFAULT_PATH='"$(SYSCONFDIR)/jobrun.conf"'
+# The version and the configuration's path exist here only.  They reach
+# the code through build/defs.h, not -D: that file is written again only
+# when a value changes, and the objects that include it depend on it
+# (their .d files), so "make install SYSCONFDIR=/opt/etc" on a tree built
+# for /etc rebuilds the binary it installs, which then reads
+# /opt/etc/jobrun.conf.
+DEFS       = -Ibuild
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) $(PKG_CFLAGS) $(DEFS) $(CFLAGS)
 
 SRC  = admin argv backoff check cli command commands config config_file \
+       config_name \
        cron dash dash_html db enqueue exec fanin flow group handler \
        handlers html_text http http_reply idle inspect latency libcurl lines \
        log main \
@@ -70,11 +75,20 @@ jobrun: $(OBJ)
 build/asan/jobrun: $(AOBJ)
 	$(CC) $(ALL_CFLAGS) $(SANITIZE) $(LDFLAGS) -o $@ $(AOBJ) $(PKG_LIBS)
 
-build/%.o: src/%.c | deps-check
+build/defs.h: FORCE
+	@mkdir -p $(@D)
+	@printf '%s\n' '/* Made by the Makefile: what it compiles in. */' \
+	  '#define JOBRUN_VERSION "$(VERSION)"' \
+	  '#define CFG_DEFAULT_PATH "$(SYSCONFDIR)/jobrun.conf"' >$@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; fi
+
+FORCE:
+
+build/%.o: src/%.c | deps-check build/defs.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
-build/asan/%.o: src/%.c | deps-check
+build/asan/%.o: src/%.c | deps-check build/defs.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SANITIZE) -MMD -MP -c -o $@ $<
 
@@ -83,7 +97,7 @@ build/asan/%.o: src/%.c | deps-check
 build/tsan/jobrun: $(TOBJ)
 	$(CC) $(ALL_CFLAGS) -fsanitize=thread $(LDFLAGS) -o $@ $(TOBJ) $(PKG_LIBS)
 
-build/tsan/%.o: src/%.c | deps-check
+build/tsan/%.o: src/%.c | deps-check build/defs.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -fsanitize=thread -MMD -MP -c -o $@ $<
 
@@ -105,29 +119,33 @@ FUZZ_CC      = clang
 FUZZ_SECONDS = 8
 FUZZ_FLAGS   = -g -O1 -fsanitize=fuzzer,address,undefined \
                -fno-sanitize-recover=all
-FUZZ_CONFIG_SRC = src/config.c src/cron.c src/cli.c src/handler.c src/handlers.c src/exec.c src/http.c src/http_reply.c src/html_text.c src/lines.c src/rawjson.c \
+FUZZ_CONFIG_SRC = src/config.c src/config_name.c src/cron.c src/cli.c src/handler.c src/handlers.c src/exec.c src/http.c src/http_reply.c src/html_text.c src/lines.c src/rawjson.c \
                   src/libcurl.c src/noop.c src/argv.c src/util.c src/utf8.c
 FUZZ_HANDLER_SRC = src/handler.c src/handlers.c src/exec.c src/http.c src/http_reply.c src/html_text.c \
                    src/lines.c src/rawjson.c src/libcurl.c src/noop.c \
-                   src/argv.c src/config.c src/cron.c src/cli.c src/util.c \
+                   src/argv.c src/config.c src/config_name.c src/cron.c \
+                   src/cli.c src/util.c \
                    src/utf8.c
 FUZZ_ARGV_SRC   = src/argv.c src/util.c
 FUZZ_CRON_SRC   = src/cron.c src/util.c
 
-build/fuzz/fuzz_config: test/fuzz/fuzz_config.c $(FUZZ_CONFIG_SRC) | deps-check
+build/fuzz/fuzz_config: test/fuzz/fuzz_config.c $(FUZZ_CONFIG_SRC) \
+                        build/defs.h | deps-check
 	@mkdir -p $(@D)
 	$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(PKG_CFLAGS) \
 	  $(DEFS) -Isrc $(FUZZ_FLAGS) -o $@ $< $(FUZZ_CONFIG_SRC) $(PKG_LIBS)
 
 # The readers of bytes from outside: an http reply (status line, headers,
 # body, a 202's JSON) into last_error, and a handler's checkpoint lines.
-build/fuzz/fuzz_reply: test/fuzz/fuzz_reply.c $(FUZZ_HANDLER_SRC) | deps-check
+build/fuzz/fuzz_reply: test/fuzz/fuzz_reply.c $(FUZZ_HANDLER_SRC) \
+                       build/defs.h | deps-check
 	@mkdir -p $(@D)
 	$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(PKG_CFLAGS) \
 	  $(DEFS) -Isrc $(FUZZ_FLAGS) -o $@ $< $(FUZZ_HANDLER_SRC) \
 	  $(PKG_LIBS) $(shell pkg-config --libs libcurl)
 
-build/fuzz/fuzz_lines: test/fuzz/fuzz_lines.c $(FUZZ_HANDLER_SRC) | deps-check
+build/fuzz/fuzz_lines: test/fuzz/fuzz_lines.c $(FUZZ_HANDLER_SRC) \
+                       build/defs.h | deps-check
 	@mkdir -p $(@D)
 	$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(PKG_CFLAGS) \
 	  $(DEFS) -Isrc $(FUZZ_FLAGS) -o $@ $< $(FUZZ_HANDLER_SRC) $(PKG_LIBS)
@@ -274,8 +292,8 @@ galera-check:
 clean:
 	rm -rf build jobrun
 
-.PHONY: all check clean deb demo deps-check fuzz fuzz-long install install-deps \
-        integration integration-asan integration-tsan integration-valgrind \
-        lint-man lint-structure tls-check uninstall unit
+.PHONY: all check clean deb demo deps-check FORCE fuzz fuzz-long install \
+        install-deps integration integration-asan integration-tsan \
+        integration-valgrind lint-man lint-structure tls-check uninstall unit
 
 -include $(OBJ:.o=.d) $(AOBJ:.o=.d) $(TOBJ:.o=.d)

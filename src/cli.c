@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "defs.h"
 #include "queue.h"
 #include "utf8.h"
 #include "util.h"
@@ -28,7 +29,8 @@ enum cli_kind {
 	CK_COUNT,	/* no value: the int counts (-vv) */
 	CK_TEXT,	/* the value itself, as a const char * */
 	CK_NUMBER,	/* an unsigned long in min..max */
-	CK_DURATION,	/* seconds, from 3600, 90m, 12h, ... (cli_duration) */
+	CK_DURATION,	/* seconds, from 90s, 90m, 12h, ... (cli_duration),
+			 * the unit required */
 	CK_OWN,		/* a rule of its own, in apply_own() */
 };
 
@@ -145,10 +147,11 @@ static const struct cli_row rows[] = {
 	  FLAG(include_cancelled), NULL,
 	  "with --failed: cancelled jobs too" },
 	{ CO_FORCE, "force", 0, FLAG(force), NULL,
-	  "pending jobs too: due now, attempts reset" },
+	  "retry: pending jobs too, due now, attempts reset;\n"
+	  "pause, resume: a type not known here" },
 	{ CO_OLDER_THAN, "older-than", 0,
 	  DURATION_HAS(older_than, has_older_than), "DURATION",
-	  "finished more than DURATION ago (3600, 90m, 12h,\n"
+	  "finished more than DURATION ago (90s, 90m, 12h,\n"
 	  "30d, 2w)" },
 	{ CO_DRY_RUN, "dry-run", 0, FLAG(dry_run), NULL,
 	  "count the jobs it would change, change nothing" },
@@ -362,7 +365,13 @@ apply(struct cli *cli, const struct cli_row *r, const char *arg, char *err,
 	case CK_DURATION:
 		if (cli_duration(arg, (unsigned long *)(base + r->field)) != 0)
 			return errf(err, errlen, "--%s: not a duration such as "
-			    "3600, 90m, 12h, 30d or 2w: \"%s\"", r->name, arg);
+			    "90s, 90m, 12h, 30d or 2w: \"%s\"", r->name, arg);
+		/* --older-than=30 meant days more often than seconds, and
+		 * purged what it should have kept. */
+		if (arg[strlen(arg) - 1] >= '0' && arg[strlen(arg) - 1] <= '9')
+			return errf(err, errlen, "--%s: \"%s\" has no unit: "
+			    "write %ss, %sm, %sh, %sd or %sw", r->name, arg, arg,
+			    arg, arg, arg, arg);
 		return 0;
 	case CK_OWN:
 		return apply_own(cli, r->id, arg, err, errlen);

@@ -56,7 +56,7 @@ struct cli {
 	unsigned long limit, before_id, older_than;
 	int has_older_than;
 	int failed;			/* retry --failed */
-	int force;			/* retry --force */
+	int force;			/* retry, pause, resume --force */
 	int again;			/* enqueue --again */
 	const char *then_type;		/* enqueue --then */
 	const char *keys_from;		/* enqueue --keys-from, "-": stdin */

@@ -63,10 +63,10 @@ static const struct command commands[] = {
 	  "schedules\n" },
 	{ "report", cmd_report, O(HTML), cmd_report_check,
 	  "report --html=FILE | --json\n" },
-	{ "pause", cmd_pause, 0, cmd_pause_check,
-	  "pause TYPE\n" },
-	{ "resume", cmd_resume, 0, cmd_pause_check,
-	  "resume TYPE\n" },
+	{ "pause", cmd_pause, O(FORCE), cmd_pause_check,
+	  "pause [--force] TYPE\n" },
+	{ "resume", cmd_resume, O(FORCE), cmd_pause_check,
+	  "resume [--force] TYPE\n" },
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

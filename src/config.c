@@ -21,6 +21,9 @@
  * silently into two.  Keys of [type.NAME] sections are collected first and
  * applied once the section's handler kind is known, since "command" may
  * come before "handler".
+ *
+ * What a name may be, and the words that help fix a typo (the known
+ * names, the closest one), are config_name.c's.
  */
 #include <errno.h>
 #include <ini.h>
@@ -52,9 +55,6 @@ struct pending_type {
 	size_t nentries;
 };
 
-static int check_table(const char *value, char *msg, size_t msglen);
-static int check_time_zone(const char *value, char *msg, size_t msglen);
-static int check_type_name(const char *value, char *msg, size_t msglen);
 static int parse_cron(void *base, const char *value, char *msg,
     size_t msglen);
 static int parse_rate(void *base, const char *value, char *msg,
@@ -86,12 +86,14 @@ static const struct cfg_key keys[] = {
 	SECRET("database", "password", db.password),
 	STRING("database", "password_file", db.password_file, NULL, NULL),
 	STRING("database", "database", db.database, NULL, NULL),
-	STRING("database", "table", db.table, "polling_jobs", check_table),
+	STRING("database", "table", db.table, "polling_jobs",
+	    cfg_check_table),
 	NUMBER("database", "connect_timeout", db.connect_timeout, 1, 3600,
 	    "10"),
 	NUMBER("database", "read_timeout", db.read_timeout, 1, 3600, "60"),
 	NUMBER("database", "write_timeout", db.write_timeout, 1, 3600, "60"),
-	STRING("database", "time_zone", db.time_zone, NULL, check_time_zone),
+	STRING("database", "time_zone", db.time_zone, NULL,
+	    cfg_check_time_zone),
 	ENUM("database", "tls", db.tls, tls_names, "off"),
 	STRING("database", "tls_ca_file", db.tls_ca_file, NULL, NULL),
 	STRING("database", "tls_cert_file", db.tls_cert_file, NULL, NULL),
@@ -144,11 +146,11 @@ static const struct cfg_key type_keys[] = {
 
 /* The keys of [schedule.NAME], in the order of the example file. */
 static const struct cfg_key sched_keys[] = {
-	SCHED("type", type, check_type_name),
+	SCHED("type", type, cfg_check_type_name),
 	{ .section = "schedule.NAME", .key = "cron", .kind = CFG_CUSTOM,
 	  .parse = parse_cron },
 	SCHED("payload", payload, NULL),	/* the server judges it */
-	SCHED("time_zone", time_zone, check_time_zone),
+	SCHED("time_zone", time_zone, cfg_check_time_zone),
 	{ .section = "schedule.NAME", .key = "catch_up", .kind = CFG_DURATION,
 	  .offset = CFG_FIELD(struct cfg_schedule, catch_up,
 	  unsigned long) },
@@ -214,7 +216,6 @@ fail(struct parser *p, int line, const char *section, const char *key,
 static struct pending_type *find_pending(struct parser *p, const char *name);
 static int schedule_key(struct parser *p, const char *section,
     const char *key, const char *value);
-static int valid_chars(const char *s, const char *extra);
 
 /* Track section headers ourselves: inih truncates their names and does not
  * report a section without keys. */
@@ -238,7 +239,7 @@ see_header(struct parser *p, const char *line)
 	p->keyed = 0;	/* inih continues no key across a header */
 	if (strncmp(p->section, "type.", 5) == 0 &&
 	    strlen(p->section + 5) >= 1 && strlen(p->section + 5) <= CFG_TYPE_MAX
-	    && valid_chars(p->section + 5, "_.:-"))
+	    && cfg_valid_chars(p->section + 5, "_.:-"))
 		find_pending(p, p->section + 5);
 }
 
@@ -269,49 +270,6 @@ read_line(char *str, int num, void *stream)
 	if (*p->pos == '\n')
 		p->pos++;
 	return str;
-}
-
-static int
-valid_chars(const char *s, const char *extra)
-{
-	for (; *s != '\0'; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-		    (*s >= '0' && *s <= '9') || strchr(extra, *s) != NULL))
-			return 0;
-	return 1;
-}
-
-/* It is put into SQL text as `name`, so only plain identifiers. */
-static int
-check_table(const char *value, char *msg, size_t msglen)
-{
-	size_t n = strlen(value);
-
-	if (n >= 1 && n <= CFG_NAME_MAX && valid_chars(value, "_$"))
-		return 0;
-	return errf(msg, msglen, "not a table name (1..%d letters, digits, _ "
-	    "or $): \"%s\"", CFG_NAME_MAX, value);
-}
-
-/* Empty is unset; the server judges the zone itself when it is set. */
-static int
-check_time_zone(const char *value, char *msg, size_t msglen)
-{
-	if (strlen(value) <= CFG_NAME_MAX && valid_chars(value, "+-:/_"))
-		return 0;
-	return errf(msg, msglen, "not a time zone (e.g. +00:00 or "
-	    "Europe/Berlin): \"%s\"", value);
-}
-
-/* A type's name as a schedule names it: the type column's values. */
-static int
-check_type_name(const char *value, char *msg, size_t msglen)
-{
-	if (strlen(value) >= 1 && strlen(value) <= CFG_TYPE_MAX &&
-	    valid_chars(value, "_.:-"))
-		return 0;
-	return errf(msg, msglen, "not a type name (1..%d letters, digits, _ "
-	    ". : or -): \"%s\"", CFG_TYPE_MAX, value);
 }
 
 /* cron into a struct cfg_schedule: the parsed form and the text. */
@@ -372,18 +330,6 @@ find_key(const char *section, const char *key)
 	return NULL;
 }
 
-/* "a, b or c": the values of an enum, for its error message. */
-static void
-enum_names(const struct cfg_key *k, char *buf, size_t len)
-{
-	size_t i, n = 0;
-
-	buf[0] = '\0';
-	for (i = 0; k->names[i] != NULL && n < len; i++)
-		n += (size_t)snprintf(buf + n, len - n, "%s%s", i == 0 ? "" :
-		    k->names[i + 1] == NULL ? " or " : ", ", k->names[i]);
-}
-
 /* Read value into the field of row k in the struct at base: 0, or -1
  * with msg saying what is wrong. */
 static int
@@ -396,6 +342,10 @@ key_set(const struct cfg_key *k, void *base, const char *value, char *msg,
 	char **string = field, names[256];
 	const struct handler_kind **kind = field;
 
+	/* A password may hold " #"; jobrun.conf(5) says how others may. */
+	if (!k->secret && cfg_comment_in(value) != NULL)
+		return errf(msg, msglen, "the value holds \" #\", which is not "
+		    "a comment here: a comment after a value starts with \" ;\"");
 	switch (k->kind) {
 	case CFG_NUMBER:
 		if (parse_ulong(value, k->min, k->max, number) == 0)
@@ -414,7 +364,7 @@ key_set(const struct cfg_key *k, void *base, const char *value, char *msg,
 				*flag = i;
 				return 0;
 			}
-		enum_names(k, names, sizeof names);
+		cfg_enum_names(k, names, sizeof names);
 		return errf(msg, msglen, "%s, not \"%s\"", names, value);
 	case CFG_STRING:
 		if (k->check != NULL && k->check(value, msg, msglen) != 0)
@@ -476,18 +426,6 @@ free_strings(const struct cfg_key *rows, size_t n, void *base)
 	}
 }
 
-/* "a, b or c": the keys of the n rows at rows, for an unknown one. */
-static void
-key_names(const struct cfg_key *rows, size_t n, char *buf, size_t len)
-{
-	size_t i, used = 0;
-
-	buf[0] = '\0';
-	for (i = 0; i < n && used < len; i++)
-		used += (size_t)snprintf(buf + used, len - used, "%s%s",
-		    i == 0 ? "" : ", ", rows[i].key);
-}
-
 /* A key given again at the current line, first at line first: inih
  * hands an indented line under a key to us as that key again. */
 static int
@@ -516,11 +454,18 @@ fixed_section_key(struct parser *p, const char *section, const char *key,
     const char *value)
 {
 	const struct cfg_key *k = find_key(section, key);
+	struct cfg_near near;
 	char msg[512];
 	int *given;
 
-	if (k == NULL)
-		return fail(p, p->line, section, key, "unknown key");
+	if (k == NULL) {
+		cfg_near_init(&near, key);
+		for (k = find_key(section, NULL); k < keys + NKEYS &&
+		    strcmp(k->section, section) == 0; k++)
+			cfg_near_offer(&near, k->key);
+		return fail(p, p->line, section, key, "unknown key%s",
+		    cfg_near_hint(&near, "", "", msg, sizeof msg));
+	}
 	given = &p->given[k - keys];
 	if (*given != 0)
 		return fail_twice(p, p->line, section, key, *given,
@@ -556,7 +501,7 @@ type_key(struct parser *p, const char *section, const char *key,
 	char msg[512];
 
 	if (strlen(name) < 1 || strlen(name) > CFG_TYPE_MAX ||
-	    !valid_chars(name, "_.:-"))
+	    !cfg_valid_chars(name, "_.:-"))
 		return fail(p, p->line, section, NULL,
 		    "not a type name (1..%d letters, digits, _ . : or -)",
 		    CFG_TYPE_MAX);
@@ -638,19 +583,23 @@ schedule_key(struct parser *p, const char *section, const char *key,
 	const char *name = section + strlen("schedule.");
 	const struct cfg_key *k = find_row(sched_keys, SCHED_NKEYS, key);
 	struct cfg_schedule *s;
-	char msg[512];
+	struct cfg_near near;
+	char msg[512], hint[160];
 	int *given;
 
 	/* The name goes into business keys "NAME@YYYY-MM-DDTHH:MM". */
 	if (strlen(name) < 1 || strlen(name) > CFG_TYPE_MAX ||
-	    !valid_chars(name, "_.:-"))
+	    !cfg_valid_chars(name, "_.:-"))
 		return fail(p, p->line, section, NULL,
 		    "not a schedule name (1..%d letters, digits, _ . : or -)",
 		    CFG_TYPE_MAX);
 	if (k == NULL) {
-		key_names(sched_keys, SCHED_NKEYS, msg, sizeof msg);
+		cfg_key_names(sched_keys, SCHED_NKEYS, msg, sizeof msg);
+		cfg_near_init(&near, key);
+		cfg_near_rows(&near, sched_keys, SCHED_NKEYS);
 		return fail(p, p->line, section, key, "unknown key (known: "
-		    "%s)", msg);
+		    "%s)%s", msg, cfg_near_hint(&near, "", "", hint,
+		    sizeof hint));
 	}
 	if (same_schedule(p, section, name) != 0)
 		return 0;
@@ -685,15 +634,22 @@ finish_schedule(struct parser *p, const struct cfg_schedule *s)
 static int
 unknown_section(struct parser *p, const char *section)
 {
-	char known[256] = "";
+	char known[256] = "", hint[160];
+	struct cfg_near near;
 	size_t i, n = 0;
 
+	cfg_near_init(&near, section);
 	for (i = 0; i < NKEYS && n < sizeof known; i++)
-		if (find_key(keys[i].section, NULL) == &keys[i])
+		if (find_key(keys[i].section, NULL) == &keys[i]) {
 			n += (size_t)snprintf(known + n, sizeof known - n,
 			    "%s, ", keys[i].section);
+			cfg_near_section(&near, keys[i].section);
+		}
+	cfg_near_section(&near, type_keys[0].section);
+	cfg_near_section(&near, sched_keys[0].section);
 	return fail(p, p->line, section, NULL, "unknown section (known: "
-	    "%s%s, %s)", known, type_keys[0].section, sched_keys[0].section);
+	    "%s%s, %s)%s", known, type_keys[0].section, sched_keys[0].section,
+	    cfg_near_hint(&near, "[", "]", hint, sizeof hint));
 }
 
 static int
@@ -771,6 +727,8 @@ type_row(struct parser *p, const char *section, struct cfg_type *t,
 {
 	const struct handler_kind *kind = t->kind;
 	const struct cfg_key *k;
+	struct cfg_near near;
+	char hint[160];
 
 	*base = t;
 	if ((k = find_row(type_keys, NTYPE_KEYS, e->key)) != NULL)
@@ -778,21 +736,43 @@ type_row(struct parser *p, const char *section, struct cfg_type *t,
 	*base = t->handler;
 	if ((k = find_row(kind->keys, kind->nkeys, e->key)) != NULL)
 		return k;
+	cfg_near_init(&near, e->key);
+	cfg_near_rows(&near, type_keys, NTYPE_KEYS);
+	cfg_near_rows(&near, kind->keys, kind->nkeys);
 	/* noop, which has no key of its own, names the one it was given. */
-	if (kind->nkeys == 0)
-		fail(p, e->line, section, e->key, "unknown key for handler "
-		    "%s: %s", kind->name, e->key);
-	else
-		fail(p, e->line, section, e->key, "unknown key for handler "
-		    "%s", kind->name);
+	fail(p, e->line, section, e->key, "unknown key for handler %s%s%s%s",
+	    kind->name, kind->nkeys == 0 ? ": " : "", kind->nkeys == 0 ?
+	    e->key : "", cfg_near_hint(&near, "", "", hint, sizeof hint));
 	return NULL;
+}
+
+/* A [type.NAME] section without handler: a key close to it was meant
+ * as it ("hander = exec"), else it is missing. */
+static int
+no_handler(struct parser *p, const struct pending_type *t,
+    const char *section)
+{
+	char names[128], hint[160];
+	struct cfg_near near;
+	size_t i;
+
+	for (i = 0; i < t->nentries; i++) {
+		cfg_near_init(&near, t->entries[i].key);
+		cfg_near_offer(&near, "handler");
+		if (near.score != 0)
+			return fail(p, t->entries[i].line, section,
+			    t->entries[i].key, "unknown key%s", cfg_near_hint(
+			    &near, "", "", hint, sizeof hint));
+	}
+	return fail(p, t->line, section, "handler", "missing (known: %s)",
+	    handler_names(names, sizeof names));
 }
 
 /* Hand a collected [type.NAME] section to its handler kind. */
 static int
 finish_type(struct parser *p, struct pending_type *t, struct cfg_type *out)
 {
-	char section[CFG_TYPE_MAX + 8], msg[512], names[128];
+	char section[CFG_TYPE_MAX + 8], msg[512];
 	const struct cfg_key *k;
 	int burst_line = 0;
 	size_t i, j;
@@ -800,8 +780,7 @@ finish_type(struct parser *p, struct pending_type *t, struct cfg_type *out)
 
 	snprintf(section, sizeof section, "type.%s", t->name);
 	if (t->type.kind == NULL)
-		return fail(p, t->line, section, "handler",
-		    "missing (known: %s)", handler_names(names, sizeof names));
+		return no_handler(p, t, section);
 	out->name = xstrdup(t->name);
 	out->kind = t->type.kind;
 	out->handler = out->kind->create();

@@ -11,7 +11,8 @@
 #include "cron.h"
 #include "handler.h"
 
-/* CFG_DEFAULT_PATH, like JOBRUN_VERSION, comes from the Makefile (-D). */
+/* CFG_DEFAULT_PATH, like JOBRUN_VERSION, is in build/defs.h, which the
+ * Makefile writes (SYSCONFDIR). */
 #define CFG_TYPE_MAX 64		/* polling_jobs.type is VARCHAR(64) */
 /* The server's longest name (NAME_CHAR_LEN): a table, a GET_LOCK lock, a
  * time zone (mysql.time_zone_name.Name is CHAR(64)). */
@@ -191,5 +192,48 @@ int cfg_parse_rate(const char *value, unsigned long *rate,
 
 /* The [type.NAME] section for name, or NULL. */
 const struct cfg_type *cfg_find_type(const struct cfg *cfg, const char *name);
+
+/* --- names, and the words of the messages (config_name.c) ------------- */
+
+/* Whether s holds only ASCII letters, digits and the bytes of extra. */
+int cfg_valid_chars(const char *s, const char *extra);
+/* Checks of a CFG_STRING row (struct cfg_key's check): a table name (put
+ * into SQL as `name`), a time zone's (empty: unset), a type's. */
+int cfg_check_table(const char *value, char *msg, size_t msglen);
+int cfg_check_time_zone(const char *value, char *msg, size_t msglen);
+int cfg_check_type_name(const char *value, char *msg, size_t msglen);
+
+/* The known name closest to word among those offered so far: close is
+ * at most one edit away (two past four characters), case ignored, or the
+ * start of the other name; none when two are equally close. */
+struct cfg_near {
+	const char *word;	/* the unknown name */
+	char best[128];		/* the closest offered, when score != 0 */
+	size_t score;		/* 0: none is close */
+	int ambiguous;		/* another was as close as best */
+};
+
+void cfg_near_init(struct cfg_near *n, const char *word);
+void cfg_near_offer(struct cfg_near *n, const char *name);
+/* Offer the keys of the count rows at rows. */
+void cfg_near_rows(struct cfg_near *n, const struct cfg_key *rows,
+                   size_t count);
+/* Offer a section: "database", or "type.NAME" as "type." followed by
+ * what follows the first dot of the unknown name. */
+void cfg_near_section(struct cfg_near *n, const char *pattern);
+/* "; did you mean OPEN NAME CLOSE?", made in buf, or "" when none is
+ * close or two are. */
+const char *cfg_near_hint(const struct cfg_near *n, const char *open,
+                          const char *close, char *buf, size_t len);
+
+/* "a, b, c": the keys of the n rows at rows. */
+void cfg_key_names(const struct cfg_key *rows, size_t n, char *buf,
+                   size_t len);
+/* "a, b or c": the values of enum row k. */
+void cfg_enum_names(const struct cfg_key *k, char *buf, size_t len);
+
+/* Where value has a blank followed by # (a comment meant with the wrong
+ * character, which inih leaves in the value), or NULL. */
+const char *cfg_comment_in(const char *value);
 
 #endif

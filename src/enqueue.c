@@ -851,10 +851,40 @@ cmd_enqueue_check(const struct cli *cli, char *err, size_t errlen)
 	return 0;
 }
 
+/* A type no section here names is still enqueued (another host's
+ * configuration may run it), with a warning once it is: "order_synk" is
+ * more often a typo.  Claims match types byte for byte, so this does
+ * too. */
+static void
+warn_unserved(struct ctx *c, const char *type)
+{
+	struct cfg_near near;
+	char hint[200];
+	size_t i;
+
+	if (type == NULL || cfg_find_type(&c->cfg, type) != NULL)
+		return;
+	cfg_near_init(&near, type);
+	for (i = 0; i < c->cfg.ntypes; i++)
+		cfg_near_offer(&near, c->cfg.types[i].name);
+	log_msg(&c->lg, LV_WARN, "enqueue: no [type.%s] section in %s: no run "
+	    "with this configuration takes its jobs%s", type, c->cfg.path,
+	    cfg_near_hint(&near, "[type.", "]", hint, sizeof hint));
+}
+
 int
 cmd_enqueue(struct ctx *c)
 {
+	int rc;
+
 	if (c->cli.keys_from != NULL)
-		return enqueue_list(c);
-	return c->cli.key_prefix != NULL ? enqueue_range(c) : enqueue_one(c);
+		rc = enqueue_list(c);
+	else
+		rc = c->cli.key_prefix != NULL ? enqueue_range(c) :
+		    enqueue_one(c);
+	if (rc == EX_OK) {
+		warn_unserved(c, c->cli.type);
+		warn_unserved(c, c->cli.then_type);
+	}
+	return rc;
 }

@@ -35,6 +35,7 @@
 #include <time.h>
 
 #include "config.h"
+#include "defs.h"
 #include "handler.h"
 #include "http.h"
 #include "http_reply.h"

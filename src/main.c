@@ -22,6 +22,7 @@
 #include <sysexits.h>
 
 #include "command.h"
+#include "defs.h"
 #include "runner.h"
 #include "util.h"
 

@@ -4,11 +4,15 @@
  * The flag lives in the control table (sql/003_flow.sql), which every run
  * on every host reads before each claim: no restart, no config edit.  A
  * type need not be in this host's configuration (another host may run
- * it), so the operand is only checked as a type name.  Running jobs
- * finish; a claim already under way when the flag is set may still start
- * its job (src/flow.c).
+ * it), but a type that neither the configuration, nor the job table, nor
+ * the control table knows is most likely a typo, and pausing it would
+ * say "paused" and hold nothing back: it is refused unless --force.
+ * Types compare byte for byte, as claims and the control table do.
+ * Running jobs finish; a claim already under way when the flag is set
+ * may still start its job (src/flow.c).
  */
 #include <stdio.h>
+#include <string.h>
 #include <sysexits.h>
 
 #include "command.h"
@@ -26,6 +30,47 @@ cmd_pause_check(const struct cli *cli, char *err, size_t errlen)
 	    errlen);
 }
 
+/* Whether type is known here: a section, a job or a control row; *known
+ * says.  A database error is returned as it is. */
+static enum db_status
+known_type(struct ctx *c, struct flow *f, const char *type, int *known,
+    char *err, size_t errlen)
+{
+	struct flow_states rows;
+	enum db_status st;
+
+	*known = cfg_find_type(&c->cfg, type) != NULL;
+	if (*known)
+		return DB_OK;
+	if ((st = queue_type_known(c->q, type, known, err, errlen)) != DB_OK ||
+	    *known)
+		return st;
+	st = flow_read(f, type, &rows, err, errlen);
+	*known = rows.n > 0;
+	flow_states_free(&rows);
+	return st;
+}
+
+/* The refusal of a type nobody knows, with the configured one it most
+ * likely meant. */
+static int
+unknown_type(struct ctx *c, struct flow *f, const char *type)
+{
+	struct cfg_near near;
+	char hint[200];
+	size_t i;
+
+	cfg_near_init(&near, type);
+	for (i = 0; i < c->cfg.ntypes; i++)
+		cfg_near_offer(&near, c->cfg.types[i].name);
+	log_msg(&c->lg, LV_ERROR, "%s %s: unknown type: no [type.%s] section "
+	    "in %s, no job of it in %s, no row in %s%s (--force: %s it all "
+	    "the same)", c->cli.command, type, type, c->cfg.path,
+	    queue_name(c->q), flow_table(f), cfg_near_hint(&near, "", "", hint,
+	    sizeof hint), c->cli.command);
+	return EXIT_ATTENTION;
+}
+
 static int
 set_paused(struct ctx *c, int paused)
 {
@@ -33,6 +78,7 @@ set_paused(struct ctx *c, int paused)
 	struct flow *f = NULL;
 	enum db_status st;
 	char err[1024];
+	int known = 1, rc;
 
 	st = flow_open(c->q, &c->cfg, &f, err, sizeof err);
 	if (st == DB_OK && f == NULL) {
@@ -40,6 +86,13 @@ set_paused(struct ctx *c, int paused)
 		    "missing (apply %s)", c->cli.command, type,
 		    queue_name(c->q), FLOW_SUFFIX, FLOW_MIGRATION);
 		return EX_CONFIG;
+	}
+	if (st == DB_OK && !c->cli.force)
+		st = known_type(c, f, type, &known, err, sizeof err);
+	if (st == DB_OK && !known) {
+		rc = unknown_type(c, f, type);
+		flow_close(f);
+		return rc;
 	}
 	if (st == DB_OK)
 		st = flow_set_paused(f, type, paused, err, sizeof err);

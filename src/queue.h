@@ -408,6 +408,11 @@ enum db_status queue_type_load(struct queue *q, const char *type,
                                uint64_t *running, int *due, char *err,
                                size_t errlen);
 
+/* Whether the table has a job of type, in any status (*found), the type
+ * compared byte for byte. */
+enum db_status queue_type_known(struct queue *q, const char *type,
+                                int *found, char *err, size_t errlen);
+
 /* A failed job (with force also a pending one) back to pending, due now,
  * attempts 0; *changed says whether it was. */
 enum db_status queue_retry_job(struct queue *q, uint64_t id, int force,

@@ -49,6 +49,11 @@ const struct queue_sql queue_admin_sql[Q_COUNT] = {
 	    " FROM %1$s WHERE status = 'pending' AND type = ?"
 	    " AND CAST(type AS BINARY) = CAST(? AS BINARY)"
 	    " AND next_run_at <= NOW())"), 0, NULL, 0 },
+	/* Whether a type has a job, in any status.  (name, name) */
+	[Q_TYPE_ANY] = { "look for a type's jobs", Q_TEXT(
+	    "SELECT 1 FROM %1$s WHERE type = ?"
+	    " AND CAST(type AS BINARY) = CAST(? AS BINARY) LIMIT 1"),
+	    0, NULL, 0 },
 	/* Q_F_FORCE: a pending job too. */
 	[Q_RETRY_ID] = { "retry job", (const struct queue_piece[]){
 		{ 0, 0, REQUEUE " WHERE id = ? AND status " },
@@ -149,6 +154,20 @@ queue_type_load(struct queue *q, const char *type, uint64_t *running,
 	*running = st == DB_OK && found ? queue_number(cols[0]) : 0;
 	*due = st == DB_OK && found && queue_number(cols[1]) != 0;
 	db_free_cols(cols, 2);
+	return st;
+}
+
+enum db_status
+queue_type_known(struct queue *q, const char *type, int *found, char *err,
+    size_t errlen)
+{
+	struct db_arg args[] = { DB_STR(type), DB_STR(type) };
+	char *col = NULL;
+	enum db_status st;
+
+	st = queue_stmt_one(q, Q_TYPE_ANY, args, 2, &col, 1, found, err,
+	    errlen);
+	free(col);
 	return st;
 }
 

@@ -25,8 +25,8 @@ enum queue_stmt {
 	Q_MAX_PACKET,
 	/* operators' changes, a job's status, flow control's reads
 	 * (queue_admin.c) */
-	Q_JOB_STATUS, Q_TYPE_DUE, Q_TYPE_LOAD, Q_RETRY_ID, Q_CANCEL,
-	Q_REQUEUE, Q_FAILED_COUNTS, Q_PURGE, Q_PURGE_COUNT,
+	Q_JOB_STATUS, Q_TYPE_DUE, Q_TYPE_LOAD, Q_TYPE_ANY, Q_RETRY_ID,
+	Q_CANCEL, Q_REQUEUE, Q_FAILED_COUNTS, Q_PURGE, Q_PURGE_COUNT,
 	/* what people read (queue_info.c) */
 	Q_TYPES, Q_TYPE_COUNTS, Q_CANCELLED_COUNT, Q_SUCCESS_UPTO,
 	Q_SUCCESS_ESTIMATE, Q_LAG, Q_EXPIRED,

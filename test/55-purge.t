@@ -1,6 +1,6 @@
 #!/bin/bash
 # purge: deletes success or failed rows that finished before the cutoff
-# (--older-than: 3600, 90m, 12h, 30d, 2w), of one type or all, in
+# (--older-than: 3600s, 90m, 12h, 30d, 2w), of one type or all, in
 # statements of at most 1000 rows; --dry-run only counts.  Rows finished
 # after the cutoff, and rows of other statuses or types, stay.  An empty
 # table is not an error.
@@ -36,7 +36,7 @@ dry() {
 
 run jobrun purge --status=success --older-than=30d --json
 is "$rc/$out" '0/{"count":0,"dry_run":false}' "purge on an empty table: count 0, exit 0"
-run jobrun purge --status=failed --older-than=0
+run jobrun purge --status=failed --older-than=0s
 is "$rc/$out" "0/purge: 0 job(s)" "as text: purge: 0 job(s)"
 run jobrun purge --status=success --older-than=1h --dry-run
 is "$rc/$out" "0/purge: 0 job(s) would be deleted (dry run)" "--dry-run on an empty table"
@@ -71,10 +71,10 @@ dry 2900 "--older-than=2w: the old ones of both types" --status=success --older-
 dry 3200 "--older-than=12h: and those finished a day ago" --status=success --older-than=12h
 dry 3200 "--older-than=3h: not those finished 2 hours ago" --status=success --older-than=3h
 dry 3250 "--older-than=90m: those too" --status=success --older-than=90m
-dry 3250 "--older-than=3600 (seconds): the same" --status=success --older-than=3600
+dry 3250 "--older-than=3600s: the same" --status=success --older-than=3600s
 dry 0 "--older-than=6w: none (40 days is younger)" --status=success --older-than=6w
 dry 200 "--status=failed --older-than=30d: the 200 failed" --status=failed --older-than=30d
-dry 0 "--status=failed --type=b: none" --status=failed --older-than=0 --type=b
+dry 0 "--status=failed --type=b: none" --status=failed --older-than=0s --type=b
 run jobrun purge --status=success --older-than=30d --type=a --dry-run
 is "$out" "purge: 2500 job(s) would be deleted (dry run)" "--dry-run as text"
 
@@ -106,8 +106,8 @@ is "$(jget count <<<"$out")/$(count "status = 'failed'")" 200/0 "--status=failed
 run jobrun purge --status=success --older-than=12h --json
 is "$(jget count <<<"$out")/$(count "business_key LIKE 'newer:%'")" 300/0 \
     "--older-than=12h: the rows finished a day ago"
-run jobrun purge --status=success --older-than=0 --json
-is "$(jget count <<<"$out")/$(count "status = 'success'")" 50/0 "--older-than=0: every success row"
+run jobrun purge --status=success --older-than=0s --json
+is "$(jget count <<<"$out")/$(count "status = 'success'")" 50/0 "--older-than=0s: every success row"
 is "$(count "status IN ('pending', 'processing')")/$(count)" 120/120 \
     "only the 120 pending and processing rows are left"
 
@@ -116,10 +116,10 @@ is "$(count "status IN ('pending', 'processing')")/$(count)" 120/120 \
 # Without idx_pick no purge statement can be prepared: a dry run has no
 # count to print; a purge says it deleted none.  Both exit 78.
 sql "ALTER TABLE polling_jobs DROP INDEX idx_pick"
-run jobrun purge --status=success --older-than=0 --dry-run
+run jobrun purge --status=success --older-than=0s --dry-run
 is "$rc/$out" "78/" "--dry-run after a database error: exit 78, no count"
 like "$err" "idx_pick" "the error names the missing index"
-run jobrun purge --status=success --older-than=0 --json
+run jobrun purge --status=success --older-than=0s --json
 is "$rc/$out" '78/{"count":0,"dry_run":false}' \
     "a purge stopped by a database error says it deleted 0, exit 78"
 sql "ALTER TABLE polling_jobs ADD KEY idx_pick (status, next_run_at, id)"
@@ -138,7 +138,8 @@ for bad in 5y 1.5h -1 d 3651d; do
 	run jobrun purge --status=success --older-than="$bad"
 	is "$rc" 64 "--older-than=$bad exits 64"
 done
-like "$err" 'not a duration such as 3600, 90m, 12h, 30d or 2w' "the message shows the forms"
+is "$err" "jobrun: --older-than: not a duration such as 90s, 90m, 12h, 30d or 2w: \"3651d\"
+Try 'jobrun --help'." "the message shows the forms"
 run jobrun purge --status=success --older-than=3650d --dry-run
 is "$rc" 0 "--older-than=3650d (ten years) is accepted"
 is "$(count)" 120 "no row deleted by a usage error or a dry run"

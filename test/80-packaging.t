@@ -8,11 +8,13 @@
 # through a real run; the example alert rules name only metrics a real run
 # writes (and, with promtool, fire on the right series); make install puts
 # the files in place with the right modes and keeps an existing config,
-# make uninstall removes them; and, with JOBRUN_TEST_DEB=1 as root, the
-# Debian package builds, installs, runs and is removed.
+# make uninstall removes them, make install with another SYSCONFDIR on a
+# built tree installs a binary that reads its configuration there; and,
+# with JOBRUN_TEST_DEB=1 as root, the Debian package builds, installs,
+# runs and is removed.
 . "${0%/*}/lib.sh"
 
-plan 66
+plan 71
 setup_db
 
 # man pages where man(1) finds them, for Documentation=man:... in the units
@@ -429,8 +431,35 @@ if [ -x "$TOP/jobrun" ]; then
 	left=$(cd "$ROOT" && find . -type f | sort | tr '\n' ' ')
 	is "$rc:$left" "0:./etc/jobrun.conf " \
 	    "make uninstall: binary and man pages gone, the operator's config kept"
+
+	# A tree built for /etc, installed with another SYSCONFDIR: the
+	# binary installed must read its configuration there, not the path
+	# compiled in before.  In a copy of the tree and its objects (times
+	# kept), since the other tests run $TOP/jobrun meanwhile.
+	mkdir -p "$T/tree"
+	# shellcheck disable=SC2046 # the objects' names, one word each
+	(cd "$TOP" && tar -cf - Makefile src man etc jobrun \
+	    $(ls build/*.o build/*.d build/defs.h 2>/dev/null)) | tar -xf - -C "$T/tree"
+	default_config() {	# default_config JOBRUN: the path --help names
+		"${JOBRUN_TIMEOUT[@]}" "$1" --help | sed -n 's/^ *then \(.*\))$/\1/p'
+	}
+	make -C "$T/tree" -s jobrun >"$T/build.log" 2>&1 ||
+	    bail_out "cannot build the copy of the tree: $(tail -n 5 "$T/build.log")"
+	is "$(default_config "$T/tree/jobrun")" /etc/jobrun.conf \
+	    "a tree built with the default SYSCONFDIR reads /etc/jobrun.conf"
+	run make -C "$T/tree" install SYSCONFDIR="$T/sysconf" DESTDIR="$T/root2" PREFIX=/usr
+	is "$rc/$(default_config "$T/root2/usr/bin/jobrun")" "0/$T/sysconf/jobrun.conf" \
+	    "make install SYSCONFDIR=DIR on it: the installed jobrun --help names DIR/jobrun.conf"
+	run "${JOBRUN_TIMEOUT[@]}" "$T/root2/usr/bin/jobrun" check
+	is "$rc/$err" "78/jobrun: open $T/sysconf/jobrun.conf: No such file or directory" \
+	    "... and reads it there (check, the example being under DESTDIR)"
+	ok "the example configuration is in DESTDIR/SYSCONFDIR" test -f "$T/root2$T/sysconf/jobrun.conf"
+	touch "$T/before-again"
+	run make -C "$T/tree" install SYSCONFDIR="$T/sysconf" DESTDIR="$T/root2" PREFIX=/usr
+	is "$rc/$(find "$T/tree/jobrun" "$T/tree/build" -type f -newer "$T/before-again" | wc -l)" 0/0 \
+	    "make install again with the same SYSCONFDIR: nothing is rebuilt"
 else
-	skip 7 "no $TOP/jobrun to install (run make)"
+	skip 12 "no $TOP/jobrun to install (run make)"
 fi
 
 # --- Debian package -------------------------------------------------------------

@@ -717,8 +717,19 @@ test_duration_and_range(void **state)
 	    "--older-than=2w"), 0);
 	assert_int_equal(cli.has_older_than, 1);
 	assert_int_equal(cli.older_than, 1209600);
-	EXPECT_ERR("--older-than: not a duration such as 3600, 90m, 12h, 30d "
+	EXPECT_ERR("--older-than: not a duration such as 90s, 90m, 12h, 30d "
 	    "or 2w: \"2y\"", "purge", "--status=failed", "--older-than=2y");
+	/* A bare number would be seconds, which is seldom what was meant. */
+	EXPECT_ERR("--older-than: \"30\" has no unit: write 30s, 30m, 30h, "
+	    "30d or 30w", "purge", "--status=failed", "--older-than=30");
+	EXPECT_ERR("--older-than: \"0\" has no unit: write 0s, 0m, 0h, 0d or "
+	    "0w", "purge", "--status=failed", "--older-than=0");
+	assert_int_equal(PARSE(&cli, err, "purge", "--status=failed",
+	    "--older-than=0s"), 0);
+	assert_int_equal(cli.older_than, 0);
+	assert_int_equal(PARSE(&cli, err, "purge", "--status=failed",
+	    "--older-than=3600s"), 0);
+	assert_int_equal(cli.older_than, 3600);
 	assert_int_equal(PARSE(&cli, err, "enqueue", "-tt", "--key-prefix=p",
 	    "--range=3-9", "--chunk=2"), 0);
 	assert_int_equal(cli.has_range, 1);

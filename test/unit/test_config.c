@@ -304,9 +304,27 @@ test_unknown_section(void **state)
 	(void)state;
 	parse_err(DB "[databse]\nport = 1\n",
 	    "test.conf:4: [databse]: unknown section "
-	    "(known: database, run, type.NAME, schedule.NAME)");
+	    "(known: database, run, type.NAME, schedule.NAME); did you mean "
+	    "[database]?");
 	parse_err(DB "[types.x]\nhandler = noop\n",
 	    "test.conf:4: [types.x]: unknown section "
+	    "(known: database, run, type.NAME, schedule.NAME); did you mean "
+	    "[type.x]?");
+	parse_err(DB "[schedules.nightly]\ntype = x\n",
+	    "test.conf:4: [schedules.nightly]: unknown section "
+	    "(known: database, run, type.NAME, schedule.NAME); did you mean "
+	    "[schedule.nightly]?");
+	parse_err(DB "[type]\nhandler = noop\n",
+	    "test.conf:4: [type]: unknown section "
+	    "(known: database, run, type.NAME, schedule.NAME); did you mean "
+	    "[type.NAME]?");
+	parse_err(DB "[Run]\njobs = 2\n",
+	    "test.conf:4: [Run]: unknown section "
+	    "(known: database, run, type.NAME, schedule.NAME); did you mean "
+	    "[run]?");
+	/* Nothing close: no guess. */
+	parse_err(DB "[nosuch]\nx = 1\n",
+	    "test.conf:4: [nosuch]: unknown section "
 	    "(known: database, run, type.NAME, schedule.NAME)");
 }
 
@@ -314,14 +332,66 @@ static void
 test_unknown_key(void **state)
 {
 	(void)state;
-	parse_err(DB "hots = x\n", "test.conf:3: [database] hots: unknown key");
+	parse_err(DB "hots = x\n", "test.conf:3: [database] hots: unknown key; "
+	    "did you mean host?");
 	parse_err(DB "[run]\nbatchsize = 3\n",
-	    "test.conf:4: [run] batchsize: unknown key");
+	    "test.conf:4: [run] batchsize: unknown key; did you mean "
+	    "batch_size?");
 	parse_err(DB "[type.x]\nhandler = exec\ncomand = /bin/true\n",
-	    "test.conf:5: [type.x] comand: unknown key for handler exec");
+	    "test.conf:5: [type.x] comand: unknown key for handler exec; did "
+	    "you mean command?");
 	parse_err(DB "[type.y]\nhandler = noop\ncommand = /bin/true\n",
 	    "test.conf:5: [type.y] command: unknown key for handler noop: "
 	    "command");
+}
+
+/* An unknown name gets the known one it most likely meant: one edit
+ * away (two past four characters: a swap of neighbours is one), case
+ * aside, or one that begins with it; never one of two equally close. */
+static void
+test_did_you_mean(void **state)
+{
+	struct cfg_near near;
+	char hint[160];
+
+	(void)state;
+	parse_err(DB "[schedule.a]\ntype = x\ncrn = @daily\n",
+	    "test.conf:5: [schedule.a] crn: unknown key (known: type, cron, "
+	    "payload, time_zone, catch_up); did you mean cron?");
+	parse_err(DB "[type.x]\nhandler = noop\nconcurency = 2\n",
+	    "test.conf:5: [type.x] concurency: unknown key for handler noop: "
+	    "concurency; did you mean concurrency?");
+	parse_err(DB "[type.x]\nhandler = exec\ncommand = /bin/true\n"
+	    "timout = 5\n",
+	    "test.conf:6: [type.x] timout: unknown key for handler exec; did "
+	    "you mean timeout?");
+	parse_err(DB "[database]\npasword = x\n",
+	    "test.conf:4: [database] pasword: unknown key; did you mean "
+	    "password?");
+	parse_err(DB "[run]\nbatch = 5\n",
+	    "test.conf:4: [run] batch: unknown key; did you mean batch_size?");
+	/* max_seconds or max_snoozes: no guess. */
+	parse_err(DB "[run]\nmax = 5\n", "test.conf:4: [run] max: unknown key");
+	/* The handler key misspelt: named where it is, not "missing". */
+	parse_err(DB "[type.x]\nhander = exec\ncommand = /bin/true\n",
+	    "test.conf:4: [type.x] hander: unknown key; did you mean "
+	    "handler?");
+
+	cfg_near_init(&near, "ab");
+	cfg_near_offer(&near, "ab");
+	cfg_near_offer(&near, "abcdef");
+	assert_string_equal(cfg_near_hint(&near, "", "", hint, sizeof hint),
+	    "");
+	cfg_near_init(&near, "order_synk");
+	cfg_near_offer(&near, "invoice");
+	cfg_near_offer(&near, "order_sync");
+	assert_string_equal(cfg_near_hint(&near, "[type.", "]", hint,
+	    sizeof hint), "; did you mean [type.order_sync]?");
+	cfg_near_init(&near, "sycn");
+	cfg_near_offer(&near, "sync");
+	cfg_near_offer(&near, "syn");
+	assert_string_equal(cfg_near_hint(&near, "", "", hint, sizeof hint),
+	    "");
 }
 
 /* A [run] key that is not in the table is an error naming it, whatever
@@ -335,9 +405,11 @@ test_unknown_run_key(void **state)
 	parse_err(DB "[run]\nbackoff = 10\n",
 	    "test.conf:4: [run] backoff: unknown key");
 	parse_err(DB "[run]\nbackoff_capx = 10\n",
-	    "test.conf:4: [run] backoff_capx: unknown key");
+	    "test.conf:4: [run] backoff_capx: unknown key; did you mean "
+	    "backoff_cap?");
 	parse_err(DB "[run]\nBackoff_Cap = 10\n",
-	    "test.conf:4: [run] Backoff_Cap: unknown key");
+	    "test.conf:4: [run] Backoff_Cap: unknown key; did you mean "
+	    "backoff_cap?");
 	parse_err(DB "[run]\nmax_attempts = 10\n",
 	    "test.conf:4: [run] max_attempts: unknown key");
 	/* A [database] key is not a [run] key, nor the other way round. */
@@ -948,7 +1020,7 @@ test_byte_order_mark(void **state)
 	cfg_free(&cfg);
 	/* Line numbers are unchanged by it; only a leading one is skipped. */
 	parse_err("\xEF\xBB\xBF" DB "hots = x\n",
-	    "test.conf:3: [database] hots: unknown key");
+	    "test.conf:3: [database] hots: unknown key; did you mean host?");
 	parse_err(DB "\xEF\xBB\xBF[run]\n",
 	    "test.conf:3: syntax error (expected [section] or key = value)");
 }
@@ -1339,6 +1411,49 @@ test_comments_and_crlf(void **state)
 	cfg_free(&cfg);
 }
 
+/* inih ends a value at " ;" only: "user = jobrun # db user" would log
+ * in as "jobrun # db user" and blame the password, and a command would
+ * get "#" and "db" as arguments.  A blank and # is refused in any value
+ * but the password's. */
+static void
+test_hash_after_blank(void **state)
+{
+	struct cfg cfg;
+
+	(void)state;
+	parse_err(DB "user = jobrun # db user\n",
+	    "test.conf:3: [database] user: the value holds \" #\", which is "
+	    "not a comment here: a comment after a value starts with \" ;\"");
+	parse_err(DB "[type.x]\nhandler = exec\ncommand = /bin/true\t# main\n",
+	    "test.conf:5: [type.x] command: the value holds \" #\", which is "
+	    "not a comment here: a comment after a value starts with \" ;\"");
+	parse_err(DB "[run]\nbatch_size = 5 # at most\n",
+	    "test.conf:4: [run] batch_size: the value holds \" #\", which is "
+	    "not a comment here: a comment after a value starts with \" ;\"");
+	parse_err(DB "[type.x]\nhandler = noop # for now\n",
+	    "test.conf:4: [type.x] handler: the value holds \" #\", which is "
+	    "not a comment here: a comment after a value starts with \" ;\"");
+	parse_err(DB "[schedule.s]\ntype = x\ncron = @daily\n"
+	    "payload = {\"note\": \"run #2\"}\n",
+	    "test.conf:6: [schedule.s] payload: the value holds \" #\", which "
+	    "is not a comment here: a comment after a value starts with "
+	    "\" ;\"");
+	/* What may hold a #: the password, and a # after anything but a
+	 * blank (a quote in a command, \u0023 in JSON, a URL's fragment). */
+	parse_ok(&cfg, DB "user = jobrun ; db user\npassword = pa #ss\n"
+	    "[type.x]\nhandler = exec\ncommand = /bin/echo \"#1\" a#b\n"
+	    "[schedule.s]\ntype = x\ncron = @daily\n"
+	    "payload = {\"note\": \"run \\u00232\"}\n");
+	assert_string_equal(cfg.db.user, "jobrun");
+	assert_string_equal(cfg.db.password, "pa #ss");
+	assert_string_equal(cfg.schedules[0].payload,
+	    "{\"note\": \"run \\u00232\"}");
+	cfg_free(&cfg);
+	assert_null(cfg_comment_in("a#b"));
+	assert_null(cfg_comment_in("#a"));
+	assert_string_equal(cfg_comment_in("a\t#b"), "\t#b");
+}
+
 static void
 test_parse_ignores_password_env(void **state)
 {
@@ -1726,6 +1841,7 @@ main(void)
 		cmocka_unit_test(test_long_type_name),
 		cmocka_unit_test(test_unknown_handler),
 		cmocka_unit_test(test_missing_handler),
+		cmocka_unit_test(test_did_you_mean),
 		cmocka_unit_test(test_empty_type_section_is_missing_handler),
 		cmocka_unit_test(test_exec_without_command),
 		cmocka_unit_test(test_bad_command),
@@ -1734,6 +1850,7 @@ main(void)
 		cmocka_unit_test(test_syntax_error),
 		cmocka_unit_test(test_syntax_error_reported_first),
 		cmocka_unit_test(test_comments_and_crlf),
+		cmocka_unit_test(test_hash_after_blank),
 		cmocka_unit_test(test_parse_ignores_password_env),
 		cmocka_unit_test(test_load_file),
 		cmocka_unit_test(test_load_password_file),
