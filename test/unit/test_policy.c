@@ -158,7 +158,7 @@ test_retry_last_attempt_fails(void **state)
 	assert_int_equal(v->verb, VERB_FAIL);
 	assert_int_equal(v->delay, 0);
 	assert_string_equal(v->word, "failed");
-	assert_int_equal(v->level, LV_WARN);
+	assert_int_equal(v->level, LV_FAILURE);
 	assert_string_equal(v->message, "exit 75: try later");
 	assert_string_equal(v->note, "no attempts left: exit 75: try later");
 	/* Past the last (max_attempts lowered under a running job). */
@@ -180,7 +180,7 @@ test_permanent_failure(void **state)
 	assert_int_equal(v->verb, VERB_FAIL);
 	assert_int_equal(v->delay, 0);
 	assert_string_equal(v->word, "failed");
-	assert_int_equal(v->level, LV_WARN);
+	assert_int_equal(v->level, LV_FAILURE);
 	assert_string_equal(v->message,
 	    "exit 65 (permanent failure): bad request");
 	assert_string_equal(v->note, "permanent failure: "
@@ -397,7 +397,7 @@ test_lost_lock_nothing(void **state)
 	assert_int_equal(v->verb, VERB_NOTHING);
 	assert_int_equal(v->delay, 0);
 	assert_string_equal(v->word, "lost");
-	assert_int_equal(v->level, LV_WARN);
+	assert_int_equal(v->level, LV_FAILURE);
 	assert_string_equal(v->note, "lock taken by another runner; outcome "
 	    "not recorded: lock lost");
 	/* The last attempt changes nothing. */
@@ -458,7 +458,7 @@ test_lost_after_write(void **state)
 	policy_lost(&v);
 	assert_int_equal(v.verb, VERB_NOTHING);
 	assert_string_equal(v.word, "lost");
-	assert_int_equal(v.level, LV_WARN);
+	assert_int_equal(v.level, LV_FAILURE);
 	assert_string_equal(v.note, "lock taken by another runner; outcome "
 	    "not recorded: success");
 	/* Any other verdict: its message, reason and all. */

@@ -111,7 +111,8 @@ test_claim_text(void **state)
 	q->claim_types = 2;
 	text = queue_stmt_text(q, Q_LIST | Q_F_STATUS);
 	assert_string_equal(text, "SELECT id, type, business_key, status,"
-	    " attempts, max_attempts, next_run_at, updated_at, last_error"
+	    " attempts, max_attempts, next_run_at, updated_at, last_error,"
+	    " TIMESTAMPDIFF(SECOND, NOW(), next_run_at)"
 	    " FROM `j` WHERE id < ? AND status = ? ORDER BY id DESC LIMIT ?");
 	free(text);
 	assert_string_equal(queue_purpose(Q_OWNER | Q_F_LOCKED),
