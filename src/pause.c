@@ -32,15 +32,10 @@ set_paused(struct ctx *c, int paused)
 	const char *type = c->cli.args[0];
 	struct flow *f = NULL;
 	enum db_status st;
-	char err[1024];
+	char err[2048], who[320];
 
-	st = flow_open(c->q, &c->cfg, &f, err, sizeof err);
-	if (st == DB_OK && f == NULL) {
-		log_msg(&c->lg, LV_ERROR, "%s %s: the control table %s%s is "
-		    "missing (apply %s)", c->cli.command, type,
-		    queue_name(c->q), FLOW_SUFFIX, FLOW_MIGRATION);
-		return EX_CONFIG;
-	}
+	errf(who, sizeof who, "%s %s", c->cli.command, type);
+	st = flow_open(c->q, &c->cfg, who, &f, err, sizeof err);
 	if (st == DB_OK)
 		st = flow_set_paused(f, type, paused, err, sizeof err);
 	flow_close(f);

@@ -30,7 +30,7 @@ enum queue_stmt {
 	/* what people read (queue_info.c) */
 	Q_TYPES, Q_TYPE_COUNTS, Q_SUCCESS_ESTIMATE, Q_LAG, Q_EXPIRED,
 	Q_LIST, Q_SHOW, Q_COLUMNS, Q_UNFILLED_COLUMNS, Q_INDEXES,
-	Q_VERSION, Q_SETTINGS,
+	Q_VERSION, Q_SETTINGS, Q_ACCOUNT,
 	/* the report (queue_report.c) */
 	Q_REPORT_CLOCK, Q_REPORT_HOURS, Q_REPORT_FAILURES,
 	Q_COUNT
