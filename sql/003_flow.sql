@@ -21,6 +21,8 @@
 -- The table's name is the job table's name followed by "_flow".
 -- Apply with:  mariadb DATABASE < sql/003_flow.sql
 -- (for another job table name, edit the name below)
+-- then grant it to jobrun's account (README.md, Install):
+--   GRANT SELECT, INSERT, UPDATE ON DATABASE.polling_jobs_flow TO 'jobrun'@'localhost';
 
 CREATE TABLE polling_jobs_flow (
   type VARBINARY(256) NOT NULL COMMENT 'job type, byte for byte (64 characters)',

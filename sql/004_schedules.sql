@@ -17,6 +17,8 @@
 -- and no table stops the run before it claims ("jobrun check" says so).
 --
 -- Apply with:  mariadb DATABASE < sql/004_schedules.sql
+-- then grant it to jobrun's account (README.md, Install):
+--   GRANT SELECT, INSERT, UPDATE ON DATABASE.jobrun_schedules TO 'jobrun'@'localhost';
 
 CREATE TABLE IF NOT EXISTS jobrun_schedules (
   job_table     VARCHAR(64)  NOT NULL,

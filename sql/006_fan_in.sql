@@ -13,6 +13,9 @@
 -- refused and runs do no fan-in work.
 --
 -- Apply with:  mariadb DATABASE < sql/006_fan_in.sql
+-- then grant them to jobrun's account (README.md, Install):
+--   GRANT SELECT, INSERT, UPDATE ON DATABASE.jobrun_fan_ins TO 'jobrun'@'localhost';
+--   GRANT SELECT, INSERT, UPDATE ON DATABASE.jobrun_fan_in_jobs TO 'jobrun'@'localhost';
 
 CREATE TABLE IF NOT EXISTS jobrun_fan_ins (
   id            BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,

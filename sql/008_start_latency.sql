@@ -18,6 +18,8 @@
 -- Without this table runs, status and report work as before.
 --
 -- Apply with:  mariadb DATABASE < sql/008_start_latency.sql
+-- then grant it to jobrun's account (README.md, Install):
+--   GRANT SELECT, INSERT, UPDATE, DELETE ON DATABASE.jobrun_start_latency TO 'jobrun'@'localhost';
 
 CREATE TABLE IF NOT EXISTS jobrun_start_latency (
   job_table VARCHAR(64)    NOT NULL,

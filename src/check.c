@@ -9,6 +9,12 @@
  * prepares), and the server settings that matter for a job runner.  A
  * column the application added is fine unless jobrun's inserts cannot
  * leave it out (NOT NULL, no default): then every enqueue fails.
+ *
+ * The account's privileges are tried by preparing (never running) a
+ * statement that needs each one jobrun uses, on the job table and on
+ * each migration's table.  MariaDB hides from an account whether a table
+ * it has no privilege on exists, so such a table's advice says both
+ * steps: the migration if absent, then the GRANT (queue.h, queue_reach).
  */
 #include <jansson.h>
 #include <stdarg.h>
@@ -210,6 +216,7 @@ check_table(struct ctx *c, struct report *r, int *usable, char *err,
     size_t errlen)
 {
 	struct queue_table t;
+	struct queue_access a;
 	char fix[512];
 	enum db_status st;
 	size_t missing = 0;
@@ -218,6 +225,13 @@ check_table(struct ctx *c, struct report *r, int *usable, char *err,
 	st = queue_describe(c->q, &t, err, errlen);
 	if (st != DB_OK)
 		goto out;
+	/* information_schema lists only what the account may see. */
+	if (t.ncolumns == 0 && (st = queue_jobs_access(c->q, &a, err,
+	    errlen)) == DB_OK && a.reach == QUEUE_HIDDEN) {
+		note(r, PROBLEM, a.fix, "table %s: %s", queue_name(c->q),
+		    a.why);
+		goto out;
+	}
 	if (t.ncolumns == 0) {
 		snprintf(fix, sizeof fix, "mariadb %s < sql/schema.sql, or set "
 		    "[database] table in %s", c->cfg.db.database, c->cfg.path);
@@ -234,6 +248,12 @@ check_table(struct ctx *c, struct report *r, int *usable, char *err,
 	check_checkpoint(r, &t);
 	check_indexes(r, c, &t);
 	*usable = missing == 0 && index_named(&t, "idx_pick") != NULL;
+	if (*usable && (st = queue_jobs_access(c->q, &a, err, errlen)) ==
+	    DB_OK && a.reach != QUEUE_REACHED) {
+		note(r, PROBLEM, a.fix, "table %s: %s", queue_name(c->q),
+		    a.why);
+		*usable = 0;
+	}
 out:
 	queue_table_free(&t);
 	return st;
@@ -374,25 +394,51 @@ check_libcurl(const struct ctx *c, struct report *r)
 	note(r, OK, NULL, "libcurl loads, for the http type(s)");
 }
 
+/* An optional feature whose tables the account does not reach (a),
+ * and nothing needs: as before without its tables when absent, advice
+ * when the account cannot see them (they may be there, not granted), a
+ * problem when a privilege is missing (what uses it fails). */
+static void
+check_unused(struct report *r, const char *feature,
+    const struct queue_access *a)
+{
+	if (a->reach == QUEUE_HIDDEN)
+		note(r, ADVICE, a->fix, "%s is off: %s", feature, a->why);
+	else if (a->reach == QUEUE_UNGRANTED)
+		note(r, PROBLEM, a->fix, "%s: %s", feature, a->why);
+}
+
 /* Schedules need sql/004's table and zones the server knows: what stops
  * a run before it claims is a problem here. */
 static void
 check_schedules(struct ctx *c, struct report *r)
 {
 	struct sched_view *v;
+	struct queue_access a;
 	char err[1024];
 	enum db_status st;
 
 	if (c->cfg.nschedules == 0)
 		return;
+	st = sched_access(c->q, &a, err, sizeof err);
+	if (st != DB_OK) {
+		note(r, PROBLEM, "compare the table with sql/004_schedules.sql",
+		    "%s", err);
+		return;
+	}
+	if (a.reach != QUEUE_REACHED) {
+		note(r, PROBLEM, a.fix, "%zu schedule(s) need the table "
+		    SCHED_TABLE ": %s", c->cfg.nschedules, a.why);
+		return;
+	}
 	v = xcalloc(c->cfg.nschedules, sizeof *v);
 	st = sched_view(&c->cfg, c->q, v, err, sizeof err);
 	if (st == DB_OK)
 		note(r, OK, NULL, "%zu schedule(s): table " SCHED_TABLE
 		    " present, every time zone known", c->cfg.nschedules);
 	else
-		note(r, PROBLEM, "apply sql/004_schedules.sql, load the time "
-		    "zone tables (mariadb-tzinfo-to-sql)", "%s", err);
+		note(r, PROBLEM, "load the time zone tables "
+		    "(mariadb-tzinfo-to-sql)", "%s", err);
 	free(v);
 }
 
@@ -402,13 +448,22 @@ static void
 check_fan_in(struct ctx *c, struct report *r)
 {
 	struct fanin_view *v = NULL;
+	struct queue_access a;
 	struct fanin fi;
 	char err[1024];
 	size_t n = 0;
 
+	if (fanin_access(c->q, &a, err, sizeof err) != DB_OK) {
+		note(r, PROBLEM, "apply " FANIN_MIGRATION, "%s", err);
+		return;
+	}
+	if (a.reach != QUEUE_REACHED) {
+		check_unused(r, "fan-in (enqueue --then)", &a);
+		return;
+	}
 	fanin_open(&fi, c->q, &c->lg);
 	if (fanin_list(&fi, &v, &n, err, sizeof err) != DB_OK)
-		note(r, PROBLEM, "apply sql/006_fan_in.sql", "%s", err);
+		note(r, PROBLEM, "apply " FANIN_MIGRATION, "%s", err);
 	else if (fi.active)
 		note(r, OK, NULL, "fan-in is on (tables " FANIN_TABLE ", "
 		    FANIN_JOBS_TABLE "), %zu open", n);
@@ -422,8 +477,17 @@ static void
 check_latency(struct ctx *c, struct report *r)
 {
 	struct latency_view v;
+	struct queue_access a;
 	char err[1024], line[128];
 
+	if (latency_access(c->q, &a, err, sizeof err) != DB_OK) {
+		note(r, PROBLEM, "apply sql/008_start_latency.sql", "%s", err);
+		return;
+	}
+	if (a.reach != QUEUE_REACHED) {
+		check_unused(r, "start latency (status, report)", &a);
+		return;
+	}
 	if (latency_read(c->q, NULL, &v, err, sizeof err) != DB_OK)
 		note(r, PROBLEM, "apply sql/008_start_latency.sql", "%s", err);
 	else if (v.present) {
@@ -444,6 +508,27 @@ type_bytes(const char *column)
 	return sscanf(column, "varbinary(%lu)", &n) == 1 ? n : 0;
 }
 
+/* Flow control's table not reached (a): a problem when a type's limit
+ * needs it or when a privilege is missing on it, else the feature is
+ * off: said as it was without the table, advice when the account cannot
+ * see it (it may be there, not granted). */
+static enum db_status
+check_off(struct ctx *c, struct report *r, const struct queue_access *a)
+{
+	char who[512];
+
+	if (flow_needs(&c->cfg, who, sizeof who))
+		note(r, PROBLEM, a->fix, "%s needs the control table: %s", who,
+		    a->why);
+	else if (a->reach == QUEUE_ABSENT)
+		note(r, OK, NULL, "flow control (concurrency, rate, pause) is "
+		    "off: no control table %s%s (%s adds it)",
+		    queue_name(c->q), FLOW_SUFFIX, FLOW_MIGRATION);
+	else
+		check_unused(r, "flow control (concurrency, rate, pause)", a);
+	return DB_OK;
+}
+
 /* The control table of flow control (sql/003_flow.sql): needed by a
  * type with a limit, optional otherwise; its primary key is what the
  * claim locks, and its type column must compare bytes. */
@@ -451,24 +536,23 @@ static enum db_status
 check_flow(struct ctx *c, struct report *r, char *err, size_t errlen)
 {
 	struct flow_states fs = { NULL, 0 };
+	struct queue_access a;
 	char *primary = NULL, *column = NULL;
 	struct flow *f = NULL;
 	enum db_status st;
 	size_t i, paused = 0;
 
-	st = flow_open(c->q, &c->cfg, &f, err, errlen);
+	st = flow_access(c->q, &a, err, errlen);
+	if (st == DB_OK && a.reach != QUEUE_REACHED)
+		return check_off(c, r, &a);
+	if (st == DB_OK)
+		st = flow_open(c->q, &c->cfg, NULL, &f, err, errlen);
 	if (st == DB_SCHEMA) {
 		note(r, PROBLEM, FLOW_MIGRATION, "%s", err);
 		return DB_OK;
 	}
 	if (st != DB_OK)
 		return st;
-	if (f == NULL) {
-		note(r, OK, NULL, "flow control (concurrency, rate, pause) is "
-		    "off: no control table %s%s (%s adds it)",
-		    queue_name(c->q), FLOW_SUFFIX, FLOW_MIGRATION);
-		return DB_OK;
-	}
 	st = flow_shape(f, &primary, &column, err, errlen);
 	if (st == DB_OK)
 		st = flow_read(f, NULL, &fs, err, errlen);

@@ -34,8 +34,8 @@
 	"with ALTER USER ... IDENTIFIED BY"
 #define H_READ_ONLY "the server is read-only: a replica, or a primary " \
 	"during failover; writes fail until it takes them again"
-#define H_GRANT "the account lacks a privilege: jobrun needs SELECT, " \
-	"INSERT, UPDATE and DELETE on the table"
+#define H_GRANT "the account lacks a privilege: jobrun check names the " \
+	"GRANT"
 #define H_PACKET "the statement, with its payload, is too large for the " \
 	"server's max_allowed_packet"
 #define H_DISK "the server is out of disk space"

@@ -27,7 +27,6 @@
  * of them never wait for each other in a cycle; a deadlock or lock wait
  * all the same runs the whole transaction again.
  */
-#include <mysqld_error.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +92,10 @@ static const char *const texts[FI_COUNT_STMTS] = {
 	[FI_RECOUNT] = "UPDATE " FANIN_TABLE " SET total = (SELECT COUNT(*)"
 	    " FROM " FANIN_JOBS_TABLE " WHERE fan_in_id = ?)"
 	    " WHERE id = ? AND fired_at IS NULL",
+	/* Prepared, never run: a member's insert, as fanin_add_members
+	 * makes it for a list of keys, needs this privilege. */
+	[FI_ADD_ONE] = "INSERT INTO " FANIN_JOBS_TABLE " (job_id, fan_in_id)"
+	    " VALUES (?, ?) ON DUPLICATE KEY UPDATE job_id = job_id",
 };
 
 static const char *const purposes[FI_COUNT_STMTS] = {
@@ -111,6 +114,7 @@ static const char *const purposes[FI_COUNT_STMTS] = {
 	[FI_ANY_OPEN] = "look for open fan-ins",
 	[FI_STATE] = "read a fan-in",
 	[FI_RECOUNT] = "count a fan-in's members",
+	[FI_ADD_ONE] = "add a fan-in's member",
 };
 
 /* The table each statement works on (NULL: none). */
@@ -129,6 +133,17 @@ static const char *const tables[FI_COUNT_STMTS] = {
 	[FI_ANY_OPEN] = FANIN_TABLE,
 	[FI_STATE] = FANIN_TABLE,
 	[FI_RECOUNT] = FANIN_TABLE,
+	[FI_ADD_ONE] = FANIN_JOBS_TABLE,
+};
+
+/* The statements whose privileges jobrun uses on the tables (SELECT,
+ * INSERT, UPDATE on each), the look first. */
+static const size_t uses[] = { FI_PROBE, FI_CREATE, FI_COUNT, FI_ADD_ONE,
+    FI_SET_OUTCOME };
+#define NUSES (sizeof uses / sizeof uses[0])
+
+static const struct queue_feature feature = {
+	{ FANIN_TABLE, FANIN_JOBS_TABLE }, FANIN_PRIVILEGES, FANIN_MIGRATION
 };
 
 void
@@ -416,16 +431,41 @@ fanin_finish(struct fanin *fi, uint64_t id, int *fired, uint64_t *total,
 	return st;
 }
 
-/* Whether the tables exist: preparing a statement on both says. */
+/* Whether the tables are there for the account: preparing a statement
+ * on both says; absent or not granted, fan-in is off (queue_unseen). */
 static enum db_status
 probe(struct fanin *fi, char *err, size_t errlen)
 {
+	enum queue_reach reach;
 	enum db_status st;
 
-	st = queue_stmts_prepare(fi->set, FI_PROBE, err, errlen);
-	fi->active = st == DB_OK;
-	if (st == DB_SCHEMA && queue_last_errno(fi->q) == ER_NO_SUCH_TABLE)
-		return DB_OK;
+	st = queue_stmts_reach(fi->set, uses, 1, &reach, err, errlen);
+	fi->active = st == DB_OK && reach == QUEUE_REACHED;
+	return st;
+}
+
+/* Every privilege jobrun uses on the tables tried, on fi's statements. */
+static enum db_status
+access_of(struct fanin *fi, struct queue_access *a, char *err, size_t errlen)
+{
+	enum db_status st;
+
+	st = queue_stmts_reach(fi->set, uses, NUSES, &a->reach, err, errlen);
+	if (st == DB_OK && a->reach != QUEUE_REACHED)
+		queue_access_say(fi->q, a->reach, &feature, a);
+	return st;
+}
+
+enum db_status
+fanin_access(struct queue *q, struct queue_access *a, char *err,
+    size_t errlen)
+{
+	struct fanin fi;
+	enum db_status st;
+
+	fanin_open(&fi, q, NULL);
+	st = access_of(&fi, a, err, errlen);
+	fanin_close(&fi);
 	return st;
 }
 
@@ -573,15 +613,19 @@ fanin_create(struct fanin *fi, const char *then_type, const char *then_key,
 	struct db_arg args[5] = { DB_STR(queue_name(fi->q)),
 	    DB_STR(then_type), DB_STR(then_key), DB_STR(payload),
 	    DB_NUM(total) };
+	struct queue_access a;
 	enum db_status st;
 	char *known = NULL;
 
-	if ((st = probe(fi, err, errlen)) != DB_OK)
+	st = access_of(fi, &a, err, errlen);
+	if (st == DB_OK && a.reach != QUEUE_REACHED) {
+		errf(err, errlen, "enqueue --then needs the fan-in tables: %s; "
+		    "%s", a.why, a.fix);
+		return a.status;
+	}
+	if (st != DB_OK)
 		return st;
-	if (!fi->active)
-		return fail_with(DB_SCHEMA, err, errlen, "enqueue --then: "
-		    "no tables " FANIN_TABLE " and " FANIN_JOBS_TABLE
-		    " (apply sql/006_fan_in.sql)");
+	fi->active = 1;
 	memset(state, 0, sizeof *state);
 	if ((st = known_spelling(fi, then_key, &known, err, errlen)) != DB_OK)
 		return st;

@@ -14,12 +14,15 @@
 /* The tables of sql/006_fan_in.sql. */
 #define FANIN_TABLE "jobrun_fan_ins"
 #define FANIN_JOBS_TABLE "jobrun_fan_in_jobs"
+#define FANIN_MIGRATION "sql/006_fan_in.sql"
+/* What jobrun uses on each. */
+#define FANIN_PRIVILEGES "SELECT, INSERT, UPDATE"
 
 enum fanin_stmt {
 	FI_PROBE, FI_MEMBER_OF, FI_LOCK, FI_SET_OUTCOME,
 	FI_COUNT, FI_FIRE, FI_PAYLOAD, FI_OPEN, FI_SETTLE_SUCCESS,
 	FI_SETTLE_FAILED, FI_CREATE, FI_OPEN_LIST, FI_ANY_OPEN, FI_STATE,
-	FI_RECOUNT,
+	FI_RECOUNT, FI_ADD_ONE,
 	FI_COUNT_STMTS
 };
 
@@ -28,7 +31,7 @@ struct fanin {
 	struct queue *q;
 	struct queue_stmts *set;
 	const struct log *lg;
-	int active;		/* the tables exist */
+	int active;		/* the tables are there for the account */
 	int open;		/* a fan-in of the table is open */
 	int64_t open_checked;	/* now_ms() that was asked, or 0 */
 };
@@ -42,7 +45,8 @@ void fanin_close(struct fanin *fi);
  * settling reads each member not yet counted. */
 #define FANIN_SWEEP_LEFT 1000
 
-/* A run's start: whether the tables exist (fi->active), and every open
+/* A run's start: whether the tables are there for the account
+ * (fi->active; absent or not granted, fan-in is off), and every open
  * fan-in with at most FANIN_SWEEP_LEFT members left is settled (the
  * sweep: a runner killed between a job's mark and its fan-in
  * bookkeeping, or before the callback, leaves a member uncounted or its
@@ -56,6 +60,12 @@ enum db_status fanin_sweep(struct fanin *fi, char *err, size_t errlen);
  * not returned: the job's outcome is written, and the next sweep counts
  * what this could not. */
 void fanin_after_finish(struct fanin *fi, uint64_t job_id);
+
+/* For check and enqueue --then: how the tables stand for the account,
+ * every privilege jobrun uses on them tried (a->why and a->fix said when
+ * they are not reached). */
+enum db_status fanin_access(struct queue *q, struct queue_access *a,
+                            char *err, size_t errlen);
 
 /* A fan-in as enqueue finds it. */
 struct fanin_state {

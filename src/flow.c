@@ -256,41 +256,96 @@ limited(const struct cfg *cfg, const char **key)
 	return NULL;
 }
 
-enum db_status
-flow_open(struct queue *q, const struct cfg *cfg, struct flow **out,
-    char *err, size_t errlen)
+int
+flow_needs(const struct cfg *cfg, char *who, size_t len)
+{
+	const char *type, *key = NULL;
+
+	if ((type = limited(cfg, &key)) == NULL)
+		return 0;
+	errf(who, len, "%s: [type.%s] %s", cfg->path, type, key);
+	return 1;
+}
+
+/* The statements whose privileges jobrun uses on the control table
+ * (SELECT, INSERT, UPDATE), the look first. */
+static const size_t uses[] = { F_PROBE, F_ENSURE, F_TAKE };
+
+/* A flow of q's control table, its statements not prepared yet; NULL
+ * when the job table's name leaves no room for the suffix (no such
+ * table can exist). */
+static struct flow *
+flow_new(struct queue *q, const struct cfg *cfg)
 {
 	struct flow *f = xcalloc(1, sizeof *f);
-	const char *type, *key = NULL;
-	enum db_status st = DB_SCHEMA;
-	char cause[512] = "name too long";
 	int n;
 
-	*out = NULL;
 	f->q = q;
 	f->cfg = cfg;
 	n = snprintf(f->name, sizeof f->name, "%s" FLOW_SUFFIX, queue_name(q));
-	if (n > 0 && (size_t)n < sizeof f->name) {
-		db_quote_ident(f->name, f->table, sizeof f->table);
-		f->set = queue_stmts_open(q, templates, purposes, NULL, F_N,
-		    f->table);
-		st = queue_stmts_prepare(f->set, F_PROBE, cause,
-		    sizeof cause);
+	if (n < 0 || (size_t)n >= sizeof f->name) {
+		free(f);
+		return NULL;
 	}
-	type = limited(cfg, &key);
-	if (st == DB_SCHEMA && type == NULL) {
-		flow_close(f);	/* no table, no limit: the plain claim */
-		return DB_OK;
+	db_quote_ident(f->name, f->table, sizeof f->table);
+	f->set = queue_stmts_open(q, templates, purposes, NULL, F_N, f->table);
+	return f;
+}
+
+/* The control table's reach: with need, every privilege jobrun uses
+ * tried, else only the look (a run without limits prepares one
+ * statement); how it stands into *a, said when not reached. */
+static enum db_status
+reach(struct queue *q, struct flow *f, int need, struct queue_access *a,
+    char *err, size_t errlen)
+{
+	struct queue_feature feature = { { NULL, NULL }, FLOW_PRIVILEGES,
+	    FLOW_MIGRATION };
+	enum db_status st = DB_OK;
+	char name[2 * CFG_NAME_MAX];
+
+	a->reach = QUEUE_ABSENT;
+	if (f != NULL)
+		st = queue_stmts_reach(f->set, uses, need ? 3 : 1, &a->reach,
+		    err, errlen);
+	errf(name, sizeof name, "%s" FLOW_SUFFIX, queue_name(q));
+	feature.tables[0] = name;
+	if (st == DB_OK && a->reach != QUEUE_REACHED && need)
+		queue_access_say(q, a->reach, &feature, a);
+	return st;
+}
+
+enum db_status
+flow_access(struct queue *q, struct queue_access *a, char *err,
+    size_t errlen)
+{
+	struct flow *f = flow_new(q, NULL);
+	enum db_status st = reach(q, f, 1, a, err, errlen);
+
+	flow_close(f);
+	return st;
+}
+
+enum db_status
+flow_open(struct queue *q, const struct cfg *cfg, const char *needs,
+    struct flow **out, char *err, size_t errlen)
+{
+	struct flow *f = flow_new(q, cfg);
+	struct queue_access a;
+	enum db_status st;
+	char who[512];
+
+	*out = NULL;
+	if (needs == NULL && flow_needs(cfg, who, sizeof who))
+		needs = who;
+	st = reach(q, f, needs != NULL, &a, err, errlen);
+	if (st == DB_OK && a.reach != QUEUE_REACHED && needs != NULL) {
+		errf(err, errlen, "%s needs the control table: %s; %s", needs,
+		    a.why, a.fix);
+		st = a.status;
 	}
-	if (st == DB_SCHEMA) {
-		errf(err, errlen, "%s: [type.%s] %s needs the control table "
-		    "%s%s (apply %s): %s", cfg->path, type, key, queue_name(q),
-		    FLOW_SUFFIX, FLOW_MIGRATION, cause);
-		flow_close(f);
-		return st;
-	}
-	if (st != DB_OK) {
-		errf(err, errlen, "%s", cause);
+	/* Absent or not granted, and not needed: the plain claim. */
+	if (st != DB_OK || a.reach != QUEUE_REACHED) {
 		flow_close(f);
 		return st;
 	}

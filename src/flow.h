@@ -19,13 +19,20 @@
 
 struct flow;
 
-/* The control table next to q's job table, for the types of cfg: probed
- * once (one statement prepared).  *f is NULL when the table is missing and
- * no type sets concurrency or rate (a run then claims as before).  Missing
- * while a type needs it is DB_SCHEMA with err naming the key and the
- * migration.  A limited type's row is made by its first claim. */
+/* What jobrun uses on the control table. */
+#define FLOW_PRIVILEGES "SELECT, INSERT, UPDATE"
+
+/* The control table next to q's job table, for the types of cfg: looked
+ * at once (one statement prepared).  *f is NULL when the table is absent
+ * or not granted to the account (queue_unseen) and nothing needs it (a
+ * run then claims as before).  It is needed by a type that sets
+ * concurrency or rate, or by the command needs names ("pause TYPE");
+ * then every privilege jobrun uses on it is tried, and without one the
+ * error (DB_SCHEMA when absent, else DB_DENIED) names the migration and
+ * the GRANT.  A limited type's row is made by its first claim. */
 enum db_status flow_open(struct queue *q, const struct cfg *cfg,
-                         struct flow **f, char *err, size_t errlen);
+                         const char *needs, struct flow **f, char *err,
+                         size_t errlen);
 void flow_close(struct flow *f);
 
 /* Claim as queue_claim does, among types, but only a type that is not
@@ -99,6 +106,16 @@ enum db_status flow_shape(struct flow *f, char **primary,
 
 /* "s", "min" or "h": the unit a rate with period seconds is written in. */
 const char *flow_unit(unsigned long period);
+
+/* Whether a type of cfg needs the control table (a cap or a rate): who
+ * says which ("FILE: [type.NAME] concurrency"). */
+int flow_needs(const struct cfg *cfg, char *who, size_t len);
+
+/* For check: how the control table stands for the account, every
+ * privilege jobrun uses on it tried (a->why and a->fix said when it is
+ * not reached). */
+enum db_status flow_access(struct queue *q, struct queue_access *a,
+                           char *err, size_t errlen);
 
 /* The control table's name (unquoted). */
 const char *flow_table(const struct flow *f);

@@ -322,9 +322,10 @@ cmd_status(struct ctx *c)
 		st = fanin_list(&fi, &fv, &nfv, err, sizeof err);
 	/* flow control hook: shown when the control table exists */
 	if (st == DB_OK &&
-	    (st = flow_open(c->q, &c->cfg, &f, err, sizeof err)) ==
-	    DB_SCHEMA) {
-		/* The backlog is still worth showing. */
+	    ((st = flow_open(c->q, &c->cfg, NULL, &f, err, sizeof err)) ==
+	    DB_SCHEMA || st == DB_DENIED)) {
+		/* A limit without its table: the backlog is still worth
+		 * showing. */
 		log_msg(&c->lg, LV_WARN, "%s", err);
 		st = DB_OK;
 	}

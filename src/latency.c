@@ -12,9 +12,8 @@
  * as the seed table's whole-second DATETIME columns allow anyway.
  *
  * The table is optional: a run, status and report without it (or without
- * the grant to it) do what they did before.
+ * the grant to it: queue_unseen) do what they did before.
  */
-#include <mysqld_error.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,15 +63,30 @@ static const char *const purposes[L_COUNT_STMTS] = {
 	[L_READ] = "read the last hour's start latencies",
 };
 
-/* Whether err's statement found the table missing, or not granted: the
- * table is optional, so either is its absence. */
-static int
-absent(struct queue *q, enum db_status st)
-{
-	unsigned e = queue_last_errno(q);
+/* The statements whose privileges jobrun uses on the table, the look
+ * first. */
+static const size_t uses[] = { L_READ, L_ADD, L_FORGET };
 
-	return (st == DB_SCHEMA && e == ER_NO_SUCH_TABLE) ||
-	    (st == DB_DENIED && e == ER_TABLEACCESS_DENIED_ERROR);
+static const struct queue_feature feature = {
+	{ LATENCY_TABLE, NULL }, LATENCY_PRIVILEGES,
+	"sql/008_start_latency.sql"
+};
+
+enum db_status
+latency_access(struct queue *q, struct queue_access *a, char *err,
+    size_t errlen)
+{
+	struct queue_stmts *set;
+	enum db_status st;
+
+	set = queue_stmts_open(q, texts, purposes, NULL, L_COUNT_STMTS,
+	    LATENCY_TABLE);
+	st = queue_stmts_reach(set, uses, sizeof uses / sizeof uses[0],
+	    &a->reach, err, errlen);
+	if (st == DB_OK && a->reach != QUEUE_REACHED)
+		queue_access_say(q, a->reach, &feature, a);
+	queue_stmts_close(set);
+	return st;
 }
 
 static enum db_status
@@ -113,7 +127,7 @@ latency_record(struct queue *q, const struct run_stats *stats, char *err,
 	}
 	if (added)
 		st = queue_stmts_run(set, L_FORGET, forget, 2, err, errlen);
-	if (st != DB_OK && absent(q, st))
+	if (st != DB_OK && queue_unseen(q, st))
 		st = DB_OK;
 	queue_stmts_close(set);
 	return st;
@@ -180,7 +194,7 @@ latency_read(struct queue *q, const char *type, struct latency_view *v,
 	}
 	free_cols(cols, 1 + RUN_LATENCY_BUCKETS);
 	queue_stmts_close(set);
-	if (st != DB_OK && absent(q, st)) {
+	if (st != DB_OK && queue_unseen(q, st)) {
 		latency_view_free(v);
 		st = DB_OK;
 	}

@@ -32,16 +32,25 @@ struct latency_view {
 };
 
 /* Add the run's latencies (stats) to the table, in the server's minute,
- * and delete its rows over two hours old.  No table: nothing, DB_OK. */
+ * and delete its rows over two hours old.  No table (or none granted):
+ * nothing, DB_OK. */
 enum db_status latency_record(struct queue *q, const struct run_stats *stats,
                               char *err, size_t errlen);
 
 /* The last LATENCY_MINUTES minutes' latencies, of one type (exact bytes)
- * or of all.  No table: v->present 0, DB_OK. */
+ * or of all.  No table (or none granted): v->present 0, DB_OK. */
 enum db_status latency_read(struct queue *q, const char *type,
                             struct latency_view *v, char *err,
                             size_t errlen);
 void latency_view_free(struct latency_view *v);
+
+/* What jobrun uses on the table. */
+#define LATENCY_PRIVILEGES "SELECT, INSERT, UPDATE, DELETE"
+
+/* For check: how the table stands for the account, every privilege
+ * jobrun uses on it tried (a->why and a->fix said when not reached). */
+enum db_status latency_access(struct queue *q, struct queue_access *a,
+                              char *err, size_t errlen);
 
 /* The q-quantile (0 < q <= 1) of r's latencies in ms, interpolated in
  * its bucket as Prometheus' histogram_quantile does (a quantile past the

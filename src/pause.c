@@ -77,16 +77,11 @@ set_paused(struct ctx *c, int paused)
 	const char *type = c->cli.args[0];
 	struct flow *f = NULL;
 	enum db_status st;
-	char err[1024];
+	char err[2048], who[320];
 	int known = 1, rc;
 
-	st = flow_open(c->q, &c->cfg, &f, err, sizeof err);
-	if (st == DB_OK && f == NULL) {
-		log_msg(&c->lg, LV_ERROR, "%s %s: the control table %s%s is "
-		    "missing (apply %s)", c->cli.command, type,
-		    queue_name(c->q), FLOW_SUFFIX, FLOW_MIGRATION);
-		return EX_CONFIG;
-	}
+	errf(who, sizeof who, "%s %s", c->cli.command, type);
+	st = flow_open(c->q, &c->cfg, who, &f, err, sizeof err);
 	if (st == DB_OK && !c->cli.force)
 		st = known_type(c, f, type, &known, err, sizeof err);
 	if (st == DB_OK && !known) {

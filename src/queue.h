@@ -131,6 +131,70 @@ int queue_int64(const char *s, int64_t *out);
 /* The server's error number of the connection's last statement. */
 unsigned queue_last_errno(const struct queue *q);
 
+/* --- jobrun's other tables, as the account finds them -------------------- */
+
+/* What jobrun uses on the job table. */
+#define QUEUE_PRIVILEGES "SELECT, INSERT, UPDATE, DELETE"
+
+/* How a module's tables (flow control's, schedules', fan-in's, start
+ * latency's: each made by a migration) stand for the account.  MariaDB
+ * answers a statement on a table the account has no privilege on with
+ * "denied" (1142), whether the table exists or not, so as not to tell
+ * an account what it may not see; "no such table" (1146) comes only to
+ * an account whose privileges would reach the table (on the database,
+ * say); and a GRANT on a table that does not exist is refused.  So
+ * when the first look at the tables is denied, absent and not granted
+ * cannot be told apart from this account. */
+enum queue_reach {
+	QUEUE_REACHED,		/* there; every statement tried prepared */
+	QUEUE_ABSENT,		/* no such table */
+	QUEUE_HIDDEN,		/* the first look denied: absent, or no
+				 * privilege on it */
+	QUEUE_UNGRANTED		/* there (a look prepared), but a privilege
+				 * jobrun uses is not granted */
+};
+
+/* The one rule for those tables: whether a statement on them that
+ * failed with st found them absent or not granted (1146 or 1142).
+ * Either way the feature is off for this account, unless the
+ * configuration needs it. */
+int queue_unseen(const struct queue *q, enum db_status st);
+
+/* Prepare statements which[0..n-1] of s in order (prepared, not run),
+ * which[0] a look at the tables and the others each needing a privilege
+ * jobrun uses on them: *reach says how they stand.  Another error (a
+ * column missing) is returned, with err. */
+enum db_status queue_stmts_reach(struct queue_stmts *s, const size_t *which,
+                                 size_t n, enum queue_reach *reach,
+                                 char *err, size_t errlen);
+
+/* A feature's tables, as messages and GRANTs name them. */
+struct queue_feature {
+	const char *tables[2];	/* their names; the second NULL for one */
+	const char *privileges;	/* what jobrun uses on each */
+	const char *migration;	/* the file that makes them */
+};
+
+/* What a reach other than QUEUE_REACHED means for a feature's tables
+ * (why) and the statements that put it right (fix): the migration, and
+ * a GRANT per table on the connection's database to its account
+ * (CURRENT_USER(), asked then). */
+struct queue_access {
+	enum queue_reach reach;
+	enum db_status status;	/* DB_SCHEMA when absent, else DB_DENIED:
+				 * how a run that needs the tables ends */
+	char why[400];
+	char fix[800];
+};
+void queue_access_say(struct queue *q, enum queue_reach reach,
+                      const struct queue_feature *f,
+                      struct queue_access *out);
+
+/* For check: how the job table stands for the account, a statement
+ * needing each of QUEUE_PRIVILEGES prepared (needs idx_pick). */
+enum db_status queue_jobs_access(struct queue *q, struct queue_access *a,
+                                 char *err, size_t errlen);
+
 /* A transaction of the caller's statements, begun, committed, rolled
  * back and run again whole by one helper.  body runs its statements
  * (queue's operations and its module's); it may set *w to a write by

@@ -112,6 +112,9 @@ const struct queue_sql queue_info_sql[Q_COUNT] = {
 	    " 'wait_timeout', 'time_zone', 'system_time_zone',"
 	    " 'transaction_isolation', 'tx_isolation', 'max_allowed_packet',"
 	    " 'innodb_flush_log_at_trx_commit', 'wsrep_on')"), 0, NULL, 0 },
+	/* The account the server took the login for: what a GRANT names. */
+	[Q_ACCOUNT] = { "read the account's name",
+	    Q_TEXT("SELECT CURRENT_USER()"), 0, NULL, 0 },
 };
 
 const char *const queue_column_names[QC_COUNT] = {
@@ -646,4 +649,85 @@ queue_explain_claim(struct queue *q, const char *const *types, size_t ntypes,
 	}
 	queue_stmts_close(once);
 	return st;
+}
+
+/* --- the account's way to jobrun's other tables ---------------------------- */
+
+/* s as an SQL string literal, quotes and backslashes doubled. */
+static void
+literal(const char *s, char *out, size_t len)
+{
+	size_t o = 0;
+
+	if (len < 3) {
+		out[0] = '\0';
+		return;
+	}
+	out[o++] = '\'';
+	for (; *s != '\0' && o + 3 < len; s++) {
+		if (*s == '\'' || *s == '\\')
+			out[o++] = *s;
+		out[o++] = *s;
+	}
+	out[o++] = '\'';
+	out[o] = '\0';
+}
+
+/* The account as a GRANT names it: 'user'@'host' by CURRENT_USER(). */
+static void
+account(struct queue *q, char *out, size_t len)
+{
+	char *col = NULL, *at, user[200], host[200], err[512];
+	int found = 0;
+
+	if (queue_stmt_one(q, Q_ACCOUNT, NULL, 0, &col, 1, &found, err,
+	    sizeof err) == DB_OK && col != NULL &&
+	    (at = strrchr(col, '@')) != NULL) {
+		*at = '\0';
+		literal(col, user, sizeof user);
+		literal(at + 1, host, sizeof host);
+		errf(out, len, "%s@%s", user, host);
+	} else
+		snprintf(out, len, "<the account>");
+	free(col);
+}
+
+void
+queue_access_say(struct queue *q, enum queue_reach reach,
+    const struct queue_feature *f, struct queue_access *out)
+{
+	char who[420], db[160], table[160], names[400] = "", grants[700] = "";
+	size_t i, n = f->tables[1] != NULL ? 2 : 1, at;
+
+	account(q, who, sizeof who);
+	db_quote_ident(q->db->cfg->database, db, sizeof db);
+	for (i = 0; i < n; i++) {
+		db_quote_ident(f->tables[i], table, sizeof table);
+		at = strlen(names);
+		errf(names + at, sizeof names - at, "%s%s.%s",
+		    i > 0 ? " and " : "", db, table);
+		at = strlen(grants);
+		errf(grants + at, sizeof grants - at, "%sGRANT %s ON %s.%s "
+		    "TO %s", i > 0 ? "; " : "", f->privileges, db, table, who);
+	}
+	out->reach = reach;
+	out->status = reach == QUEUE_ABSENT ? DB_SCHEMA : DB_DENIED;
+	if (reach == QUEUE_ABSENT) {
+		errf(out->why, sizeof out->why, n > 1 ? "%s are not both "
+		    "there" : "no table %s", names);
+		/* 1146 comes only to an account whose privileges reach
+		 * the name (on the database, say): once made, the table is
+		 * theirs; a privilege still missing, check then names. */
+		errf(out->fix, sizeof out->fix, "apply %s", f->migration);
+	} else if (reach == QUEUE_HIDDEN) {
+		errf(out->why, sizeof out->why, "%s cannot see %s: absent, "
+		    "or not granted (the server does not say which)", who, names);
+		errf(out->fix, sizeof out->fix, "apply %s if %s %s not exist, "
+		    "then %s", f->migration, names, n > 1 ? "do" : "does",
+		    grants);
+	} else {
+		errf(out->why, sizeof out->why, "%s lacks a privilege jobrun "
+		    "uses on %s", who, names);
+		errf(out->fix, sizeof out->fix, "%s", grants);
+	}
 }

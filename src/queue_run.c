@@ -497,6 +497,67 @@ queue_last_errno(const struct queue *q)
 	return q->db->last_errno;
 }
 
+int
+queue_unseen(const struct queue *q, enum db_status st)
+{
+	unsigned e = q->db->last_errno;
+
+	return (st == DB_SCHEMA && e == ER_NO_SUCH_TABLE) ||
+	    (st == DB_DENIED && e == ER_TABLEACCESS_DENIED_ERROR);
+}
+
+/* Prepare which[0..n-1] of s (the queue's own when NULL) in order: how
+ * their tables stand for the account, by the one rule. */
+static enum db_status
+reach_in(struct queue *q, struct queue_stmts *s, const size_t *which,
+    size_t n, enum queue_reach *reach, char *err, size_t errlen)
+{
+	enum db_status st = DB_OK;
+	char cause[512];
+	size_t i;
+
+	*reach = QUEUE_REACHED;
+	if (q->db->conn == NULL)
+		st = queue_reconnect(q, 0, cause, sizeof cause);
+	for (i = 0; st == DB_OK && i < n; i++) {
+		st = prepare_in(q, s, which[i], cause, sizeof cause);
+		if (st != DB_OK && queue_unseen(q, st)) {
+			*reach = st == DB_SCHEMA ? QUEUE_ABSENT : i == 0 ?
+			    QUEUE_HIDDEN : QUEUE_UNGRANTED;
+			return DB_OK;
+		}
+	}
+	if (st != DB_OK)
+		say_where(q, s, i > 0 ? which[i - 1] : which[0], cause, err,
+		    errlen);
+	return st;
+}
+
+enum db_status
+queue_stmts_reach(struct queue_stmts *s, const size_t *which, size_t n,
+    enum queue_reach *reach, char *err, size_t errlen)
+{
+	return reach_in(s->q, s, which, n, reach, err, errlen);
+}
+
+enum db_status
+queue_jobs_access(struct queue *q, struct queue_access *a, char *err,
+    size_t errlen)
+{
+	/* SELECT, INSERT (and UPDATE), UPDATE, DELETE */
+	static const size_t uses[] = { Q_JOB_STATUS, Q_ENQUEUE, Q_CANCEL,
+	    Q_PURGE };
+	struct queue_feature f = { { q->name, NULL }, QUEUE_PRIVILEGES,
+	    "sql/schema.sql" };
+	enum db_status st;
+
+	st = reach_in(q, NULL, uses, sizeof uses / sizeof uses[0], &a->reach,
+	    err, errlen);
+	if (st == DB_OK && a->reach != QUEUE_REACHED)
+		queue_access_say(q, a->reach, &f, a);
+	return st;
+}
+
 uint64_t
 queue_stmt_changed(const struct queue *q, unsigned which)
 {

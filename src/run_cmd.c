@@ -273,7 +273,7 @@ cmd_run(struct ctx *c)
 		return status;
 	}
 	/* flow control hook: the control table, when there is one */
-	st = flow_open(c->q, &c->cfg, &opts.flow, err, sizeof err);
+	st = flow_open(c->q, &c->cfg, NULL, &opts.flow, err, sizeof err);
 	if (st != DB_OK) {
 		cmd_db_error(c, st, err);
 		free(types);

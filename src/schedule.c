@@ -38,7 +38,6 @@
  * moment it is seen, less catch_up: adding "@daily" at 14:00 does not run
  * today's midnight slot.
  */
-#include <mysqld_error.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,6 +109,14 @@ static const char *const tables[S_COUNT] = {
 	[S_LOCK] = SCHED_TABLE,
 	[S_LAST] = SCHED_TABLE,
 	[S_SAVE] = SCHED_TABLE,
+};
+
+/* The statements whose privileges jobrun uses on the table (SELECT,
+ * INSERT, UPDATE), the look first. */
+static const size_t uses[] = { S_LAST, S_LOCK, S_SAVE };
+
+static const struct queue_feature feature = {
+	{ SCHED_TABLE, NULL }, SCHED_PRIVILEGES, "sql/004_schedules.sql"
 };
 
 /* The statements of one pass over the schedules, on the queue's
@@ -324,9 +331,6 @@ schedule_body(void *arg, struct queue_witness *w, char *err, size_t errlen)
 
 	(void)w;	/* idempotent: a slot after the last one saved, once */
 	st = run(sd, S_LOCK, lock, 3, NULL, 0, NULL, err, errlen);
-	if (st == DB_SCHEMA && queue_last_errno(q) == ER_NO_SUCH_TABLE)
-		errf(err, errlen, "no table " SCHED_TABLE " (apply "
-		    "sql/004_schedules.sql)");
 	if (st == DB_OK)
 		st = run(sd, S_LAST, lock, 2, cols, 2, &found, err, errlen);
 	if (st == DB_OK && (!found || queue_int64(cols[0], &last) != 0)) {
@@ -377,17 +381,53 @@ enqueue_schedule(struct sched_db *sd, const struct cfg_schedule *s,
 	return queue_trx(sd->q, &t, err, errlen);
 }
 
-/* Open the statements of a pass over the schedules, read now and set the
+/* Every privilege jobrun uses on the table tried, on sd's statements:
+ * how it stands into *a (said when not reached). */
+static enum db_status
+access_of(struct sched_db *sd, struct queue_access *a, char *err,
+    size_t errlen)
+{
+	enum db_status st;
+
+	st = queue_stmts_reach(sd->set, uses, sizeof uses / sizeof uses[0],
+	    &a->reach, err, errlen);
+	if (st == DB_OK && a->reach != QUEUE_REACHED)
+		queue_access_say(sd->q, a->reach, &feature, a);
+	return st;
+}
+
+enum db_status
+sched_access(struct queue *q, struct queue_access *a, char *err,
+    size_t errlen)
+{
+	struct sched_db sd = { q, NULL, 0 };
+	enum db_status st;
+
+	sd.set = queue_stmts_open(q, texts, purposes, tables, S_COUNT, NULL);
+	st = access_of(&sd, a, err, errlen);
+	queue_stmts_close(sd.set);
+	return st;
+}
+
+/* Open the statements of a pass over the schedules, make sure the table
+ * is there for the account (schedules need it), read now and set the
  * lock wait. */
 static enum db_status
 sd_open(struct sched_db *sd, struct queue *q, char *err, size_t errlen)
 {
+	struct queue_access a;
 	enum db_status st;
 
 	sd->q = q;
 	sd->set = queue_stmts_open(q, texts, purposes, tables, S_COUNT,
 	    NULL);
-	st = sd_now(sd, err, errlen);
+	st = access_of(sd, &a, err, errlen);
+	if (st == DB_OK && a.reach != QUEUE_REACHED) {
+		errf(err, errlen, "%s; %s", a.why, a.fix);
+		return a.status;
+	}
+	if (st == DB_OK)
+		st = sd_now(sd, err, errlen);
 	if (st == DB_OK)
 		st = queue_lock_wait(q, SCHED_LOCK_WAIT, err, errlen);
 	return st;
@@ -491,9 +531,6 @@ view_one(struct sched_db *sd, const char *table, struct sched_view *v,
 	int found = 0;
 
 	st = run(sd, S_LAST, args, 2, cols, 2, &found, err, errlen);
-	if (st == DB_SCHEMA && queue_last_errno(sd->q) == ER_NO_SUCH_TABLE)
-		errf(err, errlen, "no table " SCHED_TABLE " (apply "
-		    "sql/004_schedules.sql)");
 	if (st == DB_OK && found) {
 		queue_int64(cols[0], &last);
 		if (cols[1] != NULL)

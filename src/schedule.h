@@ -14,6 +14,8 @@
 
 /* The table of sql/004_schedules.sql. */
 #define SCHED_TABLE "jobrun_schedules"
+/* What jobrun uses on it. */
+#define SCHED_PRIVILEGES "SELECT, INSERT, UPDATE"
 /* A run enqueues at most this many slots of one schedule (the latest). */
 #define SCHED_MAX_SLOTS 1000
 
@@ -35,6 +37,13 @@ struct sched_view {
 	long lag;		/* seconds due has waited, 0 once enqueued */
 	int64_t last_utc;	/* last in Unix seconds, 0 for none */
 };
+
+/* For check: how the table stands for the account, every privilege
+ * jobrun uses on it tried (a->why and a->fix said when not reached).
+ * A configuration with schedules needs it: without it a run stops
+ * before it claims, with the same words. */
+enum db_status sched_access(struct queue *q, struct queue_access *a,
+                            char *err, size_t errlen);
 
 /* A view of each of cfg's schedules (out: cfg->nschedules of them). */
 enum db_status sched_view(const struct cfg *cfg, struct queue *q,

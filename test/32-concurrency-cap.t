@@ -60,14 +60,13 @@ cap_config 0.2
 enqueue 3
 run jobrun
 is "$rc" 78 "concurrency without the control table: configuration error (78)"
-like "$err" "\\[type\\.capped\\] concurrency needs the control table polling_jobs_flow \\(apply sql/003_flow\\.sql\\)" \
+like "$err" "\\[type\\.capped\\] concurrency needs the control table: no table \`$DB\`\\.\`polling_jobs_flow\`; apply sql/003_flow\\.sql " \
     "the message names the key, the table and the migration"
 is "$(count "status = 'pending' AND attempts = 0")" 3 "no job was touched"
 run jobrun check
 like "$out" "
-problem +$CONF: \\[type\\.capped\\] concurrency needs the control table polling_jobs_flow \\(apply sql/003_flow\\.sql\\)[^
-]*
- +fix: sql/003_flow\\.sql
+problem +$CONF: \\[type\\.capped\\] concurrency needs the control table: no table \`$DB\`\\.\`polling_jobs_flow\`
+ +fix: apply sql/003_flow\\.sql
 " "check: the missing control table is a problem, the migration its fix"
 
 sql "$(cat "$TOP/sql/003_flow.sql")" || bail_out "cannot apply sql/003_flow.sql"

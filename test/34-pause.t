@@ -42,7 +42,7 @@ at_most() {	# at_most X Y: X <= Y (decimals)
 
 run jobrun pause work
 is "$rc" 78 "pause without the control table: configuration error (78)"
-is "$err" "jobrun: pause work: the control table polling_jobs_flow is missing (apply sql/003_flow.sql)" \
+is "$err" "jobrun: pause work needs the control table: no table \`$DB\`.\`polling_jobs_flow\`; apply sql/003_flow.sql (see sql/schema.sql and [database] in $CONF; jobrun check tells more)" \
     "the message names the table and the migration"
 run jobrun pause
 is "$rc/$out" 64/ "pause without a type: usage error (64)"

@@ -396,9 +396,11 @@ cron = @daily
 EOF
 run jobrun
 is "$rc" 78 "a missing jobrun_schedules exits 78"
-like "$err" "no table jobrun_schedules \\(apply sql/004_schedules.sql\\)" \
+like "$err" "^jobrun: enqueue schedules: no table \`$DB\`\\.\`jobrun_schedules\`; apply sql/004_schedules\\.sql " \
     "and names the migration"
 run jobrun check
 is "$rc" 78 "check exits 78 without jobrun_schedules"
-like "$out" "problem +read schedules: no table jobrun_schedules \\(apply sql/004_schedules.sql\\)" \
-    "check names the missing table"
+like "$out" "
+problem +1 schedule\\(s\\) need the table jobrun_schedules: no table \`$DB\`\\.\`jobrun_schedules\`
+ +fix: apply sql/004_schedules\\.sql
+" "check names the missing table, and the migration as the fix"

@@ -76,7 +76,7 @@ run jobrun enqueue --type=slice --key-prefix=nope --range=1-2 --chunk=1 \
 sql "RENAME TABLE gone TO jobrun_fan_in_jobs"
 is "$rc:$(count "business_key LIKE 'nope:%'")" "78:0" \
     "--then without sql/005's tables exits 78 and enqueues nothing"
-like "$err" "^jobrun: enqueue --then: no tables jobrun_fan_ins and jobrun_fan_in_jobs \\(apply sql/006_fan_in.sql\\)" \
+like "$err" "^jobrun: enqueue --then needs the fan-in tables: \`$DB\`\\.\`jobrun_fan_ins\` and \`$DB\`\\.\`jobrun_fan_in_jobs\` are not both there; apply sql/006_fan_in\\.sql " \
     "and names the migration"
 # A table that lacks a column: the statement that names it cannot be
 # prepared, and the message says which statement on which tables.
