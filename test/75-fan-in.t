@@ -12,7 +12,7 @@
 # right counts.
 . "${0%/*}/lib.sh"
 
-plan 45
+plan 46
 
 chunks=2000
 chaos=300
@@ -117,7 +117,11 @@ is "$(count "business_key = 'big:then' AND status = 'success'")" 1 \
 is "$(sql "SELECT CONCAT_WS(' ', succeeded, failed, fired_at IS NOT NULL)
     FROM jobrun_fan_ins WHERE then_key = 'big:then'")" \
     "$((chunks - chunks / 10)) $((chunks / 10)) 1" "the fan-in is fired, with its counts"
-is "$(cat "$T"/err.*)" "" "no runner complained"
+# -q leaves a line per job that failed for good, the chunks meant to
+is "$(cat "$T"/err.* | grep -vc ' type=slice .* outcome=failed ')" 0 \
+    "no runner complained of anything but the chunks that failed for good"
+is "$(cat "$T"/err.* | grep -c ' type=slice .* outcome=failed ')" $((chunks / 10)) \
+    "a line for each of those (-q)"
 
 # the same fan-out again: nothing new, no second callback
 run jobrun enqueue --type=slice --key-prefix=big --range=1-$chunks --chunk=1 \

@@ -201,7 +201,7 @@ run jobrun check --json
 is "$rc" 78 "(b) DELETE not granted on the job table: check exits 78"
 is "$(fixes problem <<<"$out")" "$(grant "$B" polling_jobs 'SELECT, INSERT, UPDATE, DELETE')" \
     "(b) its fix is the job table's GRANT"
-run jobrun purge --status=success --older-than=0
+run jobrun purge --status=success --older-than=0s
 is "$rc" 77 "(b) purge exits 77"
 like "$err" "DELETE command denied .* \\(the account lacks a privilege: jobrun check names the GRANT\\)\$" \
     "(b) and points at check"
