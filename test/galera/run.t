@@ -344,8 +344,11 @@ is "$(sql "SELECT status, attempts FROM polling_jobs
     WHERE business_key = 'poison'")" "failed	3" \
     "chaos: the poison job failed after its 3 attempts"
 ok "chaos: runners were killed along the way" test "$kills" -gt 0
-is "$(grep -v '^$' "$T/errors" | grep -v 'Deadlock found' | head -3)" "" \
-    "chaos: no runner printed an error other than a conflict"
+# (-q keeps a line per job lost: a runner whose 3 s lock expired while
+# it was starved lost it to another, which the count above holds to once)
+is "$(grep -v '^$' "$T/errors" | grep -v 'Deadlock found' |
+    grep -v ' outcome=lost ' | head -3)" "" \
+    "chaos: no runner printed an error other than a conflict or a lost lock"
 
 # --- 4. --single is node-local -----------------------------------------------
 
