@@ -35,6 +35,16 @@
  * env[JOBRUN_RECEIVER_TOKEN] in the pool; Apache: SetEnv).  The database
  * settings come from APP_DB_DSN, APP_DB_USER and APP_DB_PASSWORD.
  *
+ * To try it, with the jobrun_done table below and, for do_job()'s example
+ * work, a table orders (id, status, pushed_at) in that database:
+ *
+ *   JOBRUN_RECEIVER_TOKEN=<token> APP_DB_DSN='mysql:host=localhost;dbname=app' \
+ *   APP_DB_USER=app APP_DB_PASSWORD=... php -S 127.0.0.1:8080 http-receiver.php
+ *
+ * and url = http://127.0.0.1:8080/ in the [type] section.  Replace
+ * push_order(), do_job()'s example, with your job's work.  PHP's built-in
+ * server names 422 "Unknown Status Code", which last_error then shows.
+ *
  * The Idempotency-Key is the business_key, byte for byte, with letters,
  * digits and "-._~:" as they are and every other byte (blanks, "%", "/",
  * NUL, control characters, each byte of a non-ASCII character) written

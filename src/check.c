@@ -290,29 +290,28 @@ check_plan(struct ctx *c, struct report *r, const char *const *types,
 static void
 check_types(struct ctx *c, struct report *r)
 {
+	static const enum level levels[] = { PROBLEM, OK, ADVICE };
 	const char *path = getenv("PATH");
+	struct probe_note pn;
 	struct cfg_type *t;
-	char msg[1024];
 	size_t i;
-	int execs = 0;
+	int execs = 0, rc;
 
 	for (i = 0; i < c->cfg.ntypes; i++) {
 		t = &c->cfg.types[i];
 		execs += strcmp(t->kind->name, "exec") == 0;
-		if (cmd_prepare_type(c, t, msg, sizeof msg) != 0) {
-			note(r, PROBLEM, "see jobrun.conf(5)", "%s", msg);
+		if (cmd_prepare_type(c, t, pn.msg, sizeof pn.msg) != 0) {
+			note(r, PROBLEM, strstr(pn.msg, "header_env") != NULL ?
+			    "give the run that variable (a VAR=value line in "
+			    "the crontab), or use header_file" :
+			    "see jobrun.conf(5)", "%s", pn.msg);
 			continue;
 		}
 		if (t->kind->probe == NULL)
 			continue;
-		if (t->kind->probe(t->handler, msg, sizeof msg) == 0)
-			note(r, OK, NULL, "[type.%s]: %s", t->name, msg);
-		else
-			note(r, PROBLEM, strcmp(t->kind->name, "exec") == 0 ?
-			    "give command a full path, or set PATH where the "
-			    "run starts (cron's is /usr/bin:/bin)" :
-			    "check url and the headers in jobrun.conf(5)",
-			    "[type.%s]: %s", t->name, msg);
+		rc = t->kind->probe(t->handler, &pn);
+		note(r, levels[rc + 1], rc == 0 ? NULL : pn.fix,
+		    "[type.%s]: %s", t->name, pn.msg);
 	}
 	if (execs > 0)
 		note(r, OK, NULL, "exec commands were looked up in PATH=%s, "
@@ -366,6 +365,28 @@ check_unhandled(struct ctx *c, struct report *r, char *err, size_t errlen)
 		free(type);
 	}
 	queue_backlog_free(&b);
+	return st;
+}
+
+/* Jobs created "in the future" by the server's clock were written by an
+ * application in another time zone: they wait hours, without an error
+ * (the README's INSERT writes NOW()). */
+static enum db_status
+check_clock(struct ctx *c, struct report *r, char *err, size_t errlen)
+{
+	uint64_t jobs;
+	int64_t ahead;
+	enum db_status st;
+
+	st = queue_future_created(c->q, &jobs, &ahead, err, errlen);
+	if (st == DB_OK && jobs > 0)
+		note(r, ADVICE, "write created_at and next_run_at with the "
+		    "database's NOW(), or set [database] time_zone to the "
+		    "application's", "%llu pending job(s) created in the "
+		    "future by the server's clock, up to %.1f h ahead: the "
+		    "application writes its times in another time zone, and "
+		    "its jobs run that much late (or early)",
+		    (unsigned long long)jobs, (double)ahead / 3600);
 	return st;
 }
 
@@ -677,6 +698,8 @@ cmd_check(struct ctx *c)
 		st = check_flow(c, &r, err, sizeof err);
 	if (st == DB_OK && usable)
 		st = check_unhandled(c, &r, err, sizeof err);
+	if (st == DB_OK && usable)
+		st = check_clock(c, &r, err, sizeof err);
 	for (i = 0; i < c->cfg.ntypes; i++)
 		types[i] = c->cfg.types[i].name;
 	if (st == DB_OK && usable && c->cfg.ntypes > 0)

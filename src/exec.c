@@ -28,6 +28,7 @@
  * unread beyond ACK_MAX bytes are dropped).
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -97,6 +98,7 @@ struct child {
 	int exited, status;
 	int exiting;		/* seen exiting by itself, not yet reaped */
 	int status_lost;	/* reaped by someone else: status unknown */
+	int exec_failed;	/* execve failed: the handler never ran */
 	struct tail tail;
 };
 
@@ -409,6 +411,7 @@ spawn(struct child *c, char **argv, const struct job *job,
 		snprintf(msg, sizeof msg, "jobrun: cannot execute handler: "
 		    "%s: %s\n", argv[0], strerror(child_errno));
 		tail_append(&c->tail, msg, strlen(msg));
+		c->exec_failed = 1;
 	}
 	c->in_fd = in[1];
 	c->out_fd = out[0];
@@ -787,6 +790,7 @@ describe(const struct child *c, enum stop_reason stop, unsigned long timeout,
 	}
 	out = tail_string(&c->tail, &len);
 	result_set(res, outcome, what, out, len);
+	res->setup = c->exec_failed;
 	if (outcome == OUTCOME_SNOOZE)
 		res->retry_after = last_line_seconds(out, len);
 	free(out);
@@ -830,33 +834,49 @@ out:
 	free(c);
 }
 
+/* A problem (-1) or a doubt (1) in n, with its fix. */
+static int
+noted(struct probe_note *n, int rc, const char *fix, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int
+noted(struct probe_note *n, int rc, const char *fix, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(n->msg, sizeof n->msg, fmt, ap);
+	va_end(ap);
+	snprintf(n->fix, sizeof n->fix, "%s", fix != NULL ? fix : "");
+	return rc;
+}
+
 /* What execve would meet in the file at path: an interpreter named by a
  * "#!" line must be there and executable too, and a name that env(1)
  * would look up must be in PATH; a file with neither "#!" nor an ELF
- * header fails with ENOEXEC. */
+ * header fails with ENOEXEC, which a run records as exit status 127. */
 static int
-probe_interpreter(const char *path, char *msg, size_t msglen)
+probe_interpreter(const char *path, struct probe_note *out)
 {
-	char head[256], *interp, *arg, *found;
+	char head[256], *interp, *arg, *found, fix[400];
 	const char *base;
 	ssize_t n;
 	int fd;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {	/* executable but unreadable: execve may work */
-		errf(msg, msglen, "%s", path);
-		return 0;
-	}
+	if (fd < 0)	/* executable but unreadable: execve may work */
+		return noted(out, 0, NULL, "%s", path);
 	n = read(fd, head, sizeof head - 1);
 	close(fd);
 	head[n > 0 ? n : 0] = '\0';
-	if (n >= 4 && memcmp(head, "\177ELF", 4) == 0) {
-		errf(msg, msglen, "%s", path);
-		return 0;
-	}
+	if (n >= 4 && memcmp(head, "\177ELF", 4) == 0)
+		return noted(out, 0, NULL, "%s", path);
+	snprintf(fix, sizeof fix, "add a #! line to %s (#!/usr/bin/php, "
+	    "say), or name its interpreter first in command", path);
 	if (n < 2 || head[0] != '#' || head[1] != '!')
-		return errf(msg, msglen, "%s has no #! line: execve refuses it "
-		    "(exit status 126 at every attempt)", path);
+		return noted(out, -1, fix, "%s has no #! line: execve refuses "
+		    "it (exit status 127, Exec format error, at every attempt)",
+		    path);
 	head[strcspn(head, "\r\n")] = '\0';
 	interp = head + 2 + strspn(head + 2, " \t");
 	arg = interp + strcspn(interp, " \t");
@@ -864,43 +884,90 @@ probe_interpreter(const char *path, char *msg, size_t msglen)
 		*arg++ = '\0';
 	arg += strspn(arg, " \t");
 	arg[strcspn(arg, " \t")] = '\0';
+	snprintf(fix, sizeof fix, "install it, or correct the #! line of %s",
+	    path);
 	if (access(interp, X_OK) != 0)
-		return errf(msg, msglen, "%s: its interpreter %s: %s", path,
+		return noted(out, -1, fix, "%s: its interpreter %s: %s", path,
 		    interp, strerror(errno));
 	base = strrchr(interp, '/') != NULL ? strrchr(interp, '/') + 1 :
 	    interp;
-	if (strcmp(base, "env") != 0 || *arg == '\0' || *arg == '-') {
-		errf(msg, msglen, "%s (#!%s)", path, interp);
-		return 0;
-	}
+	if (strcmp(base, "env") != 0 || *arg == '\0' || *arg == '-')
+		return noted(out, 0, NULL, "%s (#!%s)", path, interp);
 	found = resolve(arg);
 	if (found == NULL)
-		return errf(msg, msglen, "%s: #!%s %s: %s is not in PATH", path,
-		    interp, arg, arg);
-	errf(msg, msglen, "%s (#!%s %s: %s)", path, interp, arg, found);
+		return noted(out, -1, "give the #! line a full path, or set PATH "
+		    "where the run starts (a PATH= line in the crontab)",
+		    "%s: #!%s %s: %s is not in PATH", path, interp, arg, arg);
+	noted(out, 0, NULL, "%s (#!%s %s: %s)", path, interp, arg, found);
 	free(found);
+	return 0;
+}
+
+/* cron's PATH when the crontab sets none (Debian's cron). */
+#define CRON_PATH "/usr/bin:/bin"
+
+/* Whether dir is one of CRON_PATH's directories. */
+static int
+in_cron_path(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	size_t n = slash != NULL ? (size_t)(slash - path) : 0;
+
+	return (n == 8 && strncmp(path, "/usr/bin", 8) == 0) ||
+	    (n == 4 && strncmp(path, "/bin", 4) == 0);
+}
+
+/* Doubts a run may meet that check's own environment hides: a program
+ * found in PATH outside cron's default, an absolute path among the
+ * arguments (the script after its interpreter) that is not there. */
+static int
+probe_doubts(const struct exec_state *st, const char *path,
+    struct probe_note *out)
+{
+	struct stat sb;
+	size_t i;
+
+	if (strchr(st->argv[0], '/') == NULL && !in_cron_path(path))
+		return noted(out, 1, "a PATH= line in the crontab, or a full "
+		    "path in command", "%s is %s, in a directory that cron's "
+		    "PATH (" CRON_PATH ", unless the crontab sets one) lacks",
+		    st->argv[0], path);
+	for (i = 1; st->argv[i] != NULL; i++)
+		if (st->argv[i][0] == '/' && stat(st->argv[i], &sb) != 0)
+			return noted(out, 1, "check the paths in command",
+			    "%s: argument %s: %s", path, st->argv[i],
+			    strerror(errno));
 	return 0;
 }
 
 /* The command as a run would start it: argv[0] found in PATH (this
  * process's, which a run started the same way has), executable, and
- * what its "#!" line names there too. */
+ * what its "#!" line names there too; then what cron's PATH and the
+ * arguments may change. */
 static int
-exec_probe(void *state, char *msg, size_t msglen)
+exec_probe(void *state, struct probe_note *out)
 {
 	struct exec_state *st = state;
 	const char *name = st->argv[0];
-	char *path;
-	int rc;
+	char *path, fix[400];
+	int rc, e;
 
 	path = resolve(name);
 	if (path == NULL)
-		return errf(msg, msglen, "%s: %s", name, errno == EACCES ?
-		    "not executable" : "not found in PATH");
-	if (access(path, X_OK) != 0)
-		rc = errf(msg, msglen, "%s: %s", path, strerror(errno));
-	else
-		rc = probe_interpreter(path, msg, msglen);
+		return errno == EACCES ? noted(out, -1, "chmod +x it", "%s: "
+		    "found in PATH, not executable", name) : noted(out, -1,
+		    "give command a full path, or set PATH where the run starts "
+		    "(a PATH= line in the crontab; cron's is " CRON_PATH ")",
+		    "%s: not found in PATH", name);
+	if (access(path, X_OK) != 0) {
+		e = errno;
+		snprintf(fix, sizeof fix, e == EACCES ? "chmod +x %s" :
+		    "check the path in command (%s)", path);
+		rc = noted(out, -1, fix, "%s: %s", path, strerror(e));
+	} else
+		rc = probe_interpreter(path, out);
+	if (rc == 0 && probe_doubts(st, path, out) != 0)
+		rc = 1;
 	free(path);
 	return rc;
 }

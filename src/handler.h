@@ -81,6 +81,8 @@ char *secrets_redact(const struct secrets *s, const char *text, size_t len,
 struct result {
 	enum outcome outcome;
 	long retry_after;	/* seconds until a retry; -1: the backoff's */
+	int setup;		/* the handler could not be started (a
+				 * set-up mistake, not the job's) */
 	char message[LAST_ERROR_BYTES];
 	const struct secrets *secrets;	/* set by the runner, or NULL */
 };
@@ -135,6 +137,12 @@ struct handler_watch {
 	void *arg;
 };
 
+/* What a probe found (handler_kind.probe). */
+struct probe_note {
+	char msg[1024];
+	char fix[512];
+};
+
 struct handler_kind {
 	const char *name;
 	/* Its keys in a [type.NAME] section: rows that config.c reads into
@@ -158,9 +166,10 @@ struct handler_kind {
 	void (*secrets)(void *state, struct secrets *out);
 	/* For check, after prepare: whether a job could be handed over,
 	 * without running one (an exec command found and executable, an
-	 * http URL that answers).  0 with what it found in msg, -1 with
-	 * why not.  May be NULL. */
-	int (*probe)(void *state, char *msg, size_t msglen);
+	 * http URL that answers).  0 with what it found in msg; 1 with a
+	 * doubt in msg and its fix; -1 with why not and its fix.  May be
+	 * NULL. */
+	int (*probe)(void *state, struct probe_note *out);
 	/* Run one job to its outcome. */
 	void (*run)(void *state, const struct job *job,
 	            const struct handler_watch *watch, struct result *res);

@@ -746,8 +746,11 @@ out:
  * 403), are problems; any other answer (405 to a HEAD that only takes
  * POST, say) shows the endpoint is there. */
 static int
-http_probe(void *state, char *msg, size_t msglen)
+http_probe(void *state, struct probe_note *out)
 {
+	char *msg = out->msg;
+	size_t msglen = sizeof out->msg;
+
 	struct http_state *st = state;
 	struct exchange ex = { 0 };
 	char errbuf[CURL_ERROR_SIZE] = "";
@@ -760,6 +763,8 @@ http_probe(void *state, char *msg, size_t msglen)
 	pthread_mutex_lock(&st->pool_lock);
 	curl = take_handle(st);
 	pthread_mutex_unlock(&st->pool_lock);
+	snprintf(out->fix, sizeof out->fix, "check url and the headers "
+	    "(jobrun.conf(5))");
 	if (curl == NULL)
 		return errf(msg, msglen, "cannot set up a curl handle");
 	headers = request_headers(st, &none);

@@ -93,6 +93,10 @@ retry(const struct policy_in *in, struct verdict *v)
 	/* A server's Retry-After beats our guess, within the cap. */
 	set_verb(v, VERB_RETRY, delay_for(in, backoff_delay(in->backoff_base,
 	    in->backoff_cap, in->attempt)));
+	/* A handler that cannot start (a command cron's PATH lacks) is a
+	 * set-up mistake every retry repeats: said under -q too. */
+	if (in->setup)
+		v->level = LV_FAILURE;
 	snprintf(v->note, sizeof v->note, "%s", v->message);
 }
 

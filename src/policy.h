@@ -37,6 +37,7 @@ struct policy_in {
 	int progress;			/* this attempt saved a new checkpoint */
 	int interrupted;		/* a second signal stopped the handler */
 	int signo;			/* that signal, for the note */
+	int setup;			/* the handler could not start */
 	/* The [run] settings. */
 	unsigned long backoff_base, backoff_cap, max_snoozes;
 };

@@ -620,6 +620,12 @@ enum db_status queue_describe(struct queue *q, struct queue_table *out,
                               char *err, size_t errlen);
 void queue_table_free(struct queue_table *t);
 
+/* How many pending jobs were created over a minute "in the future" by
+ * the server's clock, and the most by how many seconds (check). */
+enum db_status queue_future_created(struct queue *q, uint64_t *jobs,
+                                    int64_t *ahead_s, char *err,
+                                    size_t errlen);
+
 /* The server's version (malloc'ed), and fn with each setting check
  * reports. */
 enum db_status queue_server(struct queue *q, char **version,

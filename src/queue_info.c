@@ -112,10 +112,41 @@ const struct queue_sql queue_info_sql[Q_COUNT] = {
 	    " 'wait_timeout', 'time_zone', 'system_time_zone',"
 	    " 'transaction_isolation', 'tx_isolation', 'max_allowed_packet',"
 	    " 'innodb_flush_log_at_trx_commit', 'wsrep_on')"), 0, NULL, 0 },
+	/* Pending jobs made "in the future" by the server's clock: an
+	 * application that writes its own times in another time zone (its
+	 * jobs then wait, or run, hours off).  The rows not yet due, read
+	 * with their created_at: for check, once. */
+	[Q_FUTURE_CREATED] = { "look for jobs created in the future", Q_TEXT(
+	    "SELECT COUNT(*), CAST(MAX(TIMESTAMPDIFF(SECOND, NOW(),"
+	    " created_at)) AS SIGNED) FROM %1$s FORCE INDEX (idx_pick)"
+	    " WHERE status = 'pending' AND next_run_at > NOW()"
+	    " AND created_at > NOW() + INTERVAL 60 SECOND"), 0, NULL, 0 },
 	/* The account the server took the login for: what a GRANT names. */
 	[Q_ACCOUNT] = { "read the account's name",
 	    Q_TEXT("SELECT CURRENT_USER()"), 0, NULL, 0 },
 };
+
+enum db_status
+queue_future_created(struct queue *q, uint64_t *jobs, int64_t *ahead_s,
+    char *err, size_t errlen)
+{
+	char *cols[2] = { NULL, NULL };
+	enum db_status st;
+	int found = 0;
+
+	*jobs = 0;
+	*ahead_s = 0;
+	st = queue_stmt_one(q, Q_FUTURE_CREATED, NULL, 0, cols, 2, &found, err,
+	    errlen);
+	if (st == DB_OK && found) {
+		*jobs = queue_number(cols[0]);
+		if (cols[1] != NULL)
+			queue_int64(cols[1], ahead_s);
+	}
+	free(cols[0]);
+	free(cols[1]);
+	return st;
+}
 
 const char *const queue_column_names[QC_COUNT] = {
 	"id", "business_key", "type", "payload", "status", "attempts",

@@ -8,7 +8,7 @@
 . "${0%/*}/lib.sh"
 . "$TOP/test/http-lib.sh"
 
-plan 31
+plan 39
 setup_db
 start_http_server
 
@@ -59,6 +59,10 @@ command = $T/h/no-shebang.sh
 [type.viapath]
 handler = exec
 command = in-my-path
+
+[type.badarg]
+handler = exec
+command = /bin/sh $T/h/no-such-script.php
 EOF2
 
 run env PATH="$T/bin:$PATH" "$JOBRUN" -c "$CONF" check
@@ -75,13 +79,21 @@ like "$(line envphp)" "^problem +\[type.envphp\]: $T/h/env-php.php: #!/usr/bin/e
     "#!/usr/bin/env with a program not in PATH is a problem"
 like "$(line absphp)" "^problem +\[type.absphp\]: $T/h/abs-php.php: its interpreter /opt/nosuch/php: No such file or directory$" \
     "a #! interpreter that is not there is a problem"
-like "$(line noshebang)" "^problem +\[type.noshebang\]: $T/h/no-shebang.sh has no #! line" \
+like "$(line noshebang)" "^problem +\[type.noshebang\]: $T/h/no-shebang.sh has no #! line: execve refuses it \(exit status 127, Exec format error, at every attempt\)$" \
     "a script without #! is a problem (execve refuses it)"
-like "$(line viapath)" "^ok +\[type.viapath\]: $T/bin/in-my-path \(#!/bin/sh\)$" \
-    "a command found in PATH: ok, with where"
+like "$(line viapath)" "^advice +\[type.viapath\]: in-my-path is $T/bin/in-my-path, in a directory that cron's PATH \(/usr/bin:/bin, unless the crontab sets one\) lacks$" \
+    "a command found in PATH, but outside cron's: advice, with where"
+like "$(grep -A1 '\[type.viapath\]' <<<"$out" | tail -n 1)" "fix: a PATH= line in the crontab, or a full path in command" \
+    "its fix"
+like "$(grep -A1 '\[type.notexec\]' <<<"$out" | tail -n 1)" "fix: chmod \+x $T/h/not-executable.sh$" \
+    "a script that is not executable: the fix is chmod +x"
+like "$(grep -A1 '\[type.noshebang\]' <<<"$out" | tail -n 1)" "fix: add a #! line to $T/h/no-shebang.sh \(#!/usr/bin/php, say\), or name its interpreter first in command$" \
+    "a script without #!: the fix says to add one"
+like "$(line badarg)" "^advice +\[type.badarg\]: /bin/sh: argument $T/h/no-such-script.php: No such file or directory$" \
+    "the script after its interpreter is not there: advice (check sees only the program)"
 like "$out" "(^|
 )ok +exec commands were looked up in PATH=$T/bin:" "check says which PATH it looked in"
-like "$(grep -A1 '\[type.notinpath\]' <<<"$out" | tail -n 1)" "fix: give command a full path, or set PATH where the run starts \(cron's is /usr/bin:/bin\)" \
+like "$(grep -A1 '\[type.notinpath\]' <<<"$out" | tail -n 1)" "fix: give command a full path, or set PATH where the run starts \(a PATH= line in the crontab; cron's is /usr/bin:/bin\)" \
     "the fix says a run has the PATH of what starts it"
 
 # Under cron's PATH the command in $T/bin is not found: what check says is
@@ -96,6 +108,14 @@ run env PATH=/usr/bin:/bin "$JOBRUN" -c "$CONF" enqueue --type=viapath --key=v1
 run env PATH=/usr/bin:/bin "$JOBRUN" -c "$CONF" --type=viapath
 is "$rc/$(sql "SELECT attempts FROM polling_jobs WHERE business_key = 'v1'")" 1/1 \
     "(a run under that PATH spends an attempt on it: exit 1)"
+like "$(sql "SELECT last_error FROM polling_jobs WHERE business_key = 'v1'")" \
+    "^exit status 127: jobrun: cannot execute handler: in-my-path: No such file or directory" \
+    "(its last_error: the handler could not start)"
+# -q, cron's level, says so at once: every retry would repeat it.
+sql "UPDATE polling_jobs SET next_run_at = NOW() WHERE business_key = 'v1'"
+run env PATH=/usr/bin:/bin "$JOBRUN" -c "$CONF" -q --type=viapath
+like "$err" "^ts=\S+ level=warn job=[0-9]+ type=viapath attempt=2 max_attempts=5 outcome=retry ms=[0-9]+ delay=240 msg=\"exit status 127: jobrun: cannot execute handler: in-my-path: No such file or directory" \
+    "-q: a handler that cannot start is said, though retried"
 
 # --- http ------------------------------------------------------------------
 
@@ -183,3 +203,16 @@ like "$out" "(^|
 )advice +type local is paused: no run claims its jobs" "and each paused type"
 like "$out" "(^|
 ) +fix: jobrun resume local, when it should run again" "with the command that ends it"
+
+# A PHP application in another time zone than the database session: its
+# jobs are created "in the future" and wait that long, without an error.
+sql "INSERT INTO polling_jobs (business_key, type, next_run_at, created_at, updated_at)
+     VALUES ('tz1', 'local', NOW() + INTERVAL 8 HOUR, NOW() + INTERVAL 8 HOUR, NOW() + INTERVAL 8 HOUR),
+            ('tz2', 'local', NOW() + INTERVAL 1 DAY, NOW() + INTERVAL 30 SECOND, NOW())"
+run env CHECK_TOKEN=x "$JOBRUN" -c "$CONF" check
+like "$out" "(^|
+)advice +1 pending job\\(s\\) created in the future by the server's clock, up to 8\\.0 h ahead: the application writes its times in another time zone" \
+    "check: a job created 8 h in the future is a time zone mistake (one 30 s ahead is not)"
+like "$out" "(^|
+) +fix: write created_at and next_run_at with the database's NOW\\(\\), or set \\[database\\] time_zone to the application's" \
+    "with its fix"

@@ -144,6 +144,27 @@ test_retry_after_above_cap(void **state)
 	assert_int_equal(decide(&in)->delay, 0);
 }
 
+/* A handler that could not start is retried as any failure, but said at
+ * the failure level (-q), as a set-up mistake every retry repeats; a
+ * retry that started stays a warning. */
+static void
+test_retry_setup_is_said(void **state)
+{
+	struct policy_in in = job(OUTCOME_RETRY, -1,
+	    "jobrun: cannot execute handler: php8: No such file or directory");
+	const struct verdict *v;
+
+	(void)state;
+	v = decide(&in);
+	assert_int_equal(v->verb, VERB_RETRY);
+	assert_int_equal(v->level, LV_WARN);
+	in.setup = 1;
+	v = decide(&in);
+	assert_int_equal(v->verb, VERB_RETRY);
+	assert_int_equal(v->delay, 120);
+	assert_int_equal(v->level, LV_FAILURE);
+}
+
 /* A retry on the last attempt fails; last_error keeps the handler's
  * message, the log says why. */
 static void
@@ -558,6 +579,7 @@ main(void)
 		cmocka_unit_test(test_retry_backoff),
 		cmocka_unit_test(test_retry_after_below_cap),
 		cmocka_unit_test(test_retry_after_above_cap),
+		cmocka_unit_test(test_retry_setup_is_said),
 		cmocka_unit_test(test_retry_last_attempt_fails),
 		cmocka_unit_test(test_permanent_failure),
 		cmocka_unit_test(test_snooze_with_delay),
