@@ -10,7 +10,7 @@
 . "${0%/*}/lib.sh"
 . "${0%/*}/http-lib.sh"
 
-plan 35
+plan 36
 setup_db
 start_http_server
 
@@ -89,7 +89,10 @@ ok "with the output escaped" grep -qF -- \
 jobrun list >"$T/list" 2>&1
 is "$(raw "$T/list")" 0 "list: no raw control bytes"
 ok "list shows the key escaped" grep -qF -- 'evil:\x1b[2J\x1b]0;key\x07:1' "$T/list"
-ok "and the first line of the error" grep -qF -- 'exit status 3: \x1b[2J\x1b]0;pwned\x07' "$T/list"
+ok "and the error's opening words and its last line, escaped" grep -qF -- \
+    'exit status 3: ... \u009bJ done' "$T/list"
+ok "the http job's too" grep -qF -- \
+    'HTTP 400 Bad Request: ... level=error msg="forged"\u009bJ' "$T/list"
 ok "and the type" grep -qF -- 'odd\x1b[31mred' "$T/list"
 
 id=$(sql "SELECT id FROM polling_jobs WHERE type = 'evil'")
@@ -98,8 +101,11 @@ is "$(raw "$T/show")" 0 "show: no raw control bytes"
 like "$(grep '^business_key ' "$T/show")" '^business_key +evil:\\x1b\[2J\\x1b\]0;key\\x07:1$' \
     "show: the key, escaped"
 is "$(grep -c '^level=error' "$T/show")" 0 "show: the forged line stays inside last_error"
-ok "show: last_error on one line, escaped" grep -qF -- \
-    'exit status 3: \x1b[2J\x1b]0;pwned\x07\nlevel=error msg="forged line"\n\u009bJ done' "$T/show"
+# show prints last_error's lines one under another, indented, each escaped.
+is "$(sed -n '/^last_error /,/^created_at /p' "$T/show" | sed '$d')" \
+"last_error    exit status 3: \\x1b[2J\\x1b]0;pwned\\x07
+              level=error msg=\"forged line\"
+              \\u009bJ done" "show: last_error's lines indented, escaped"
 jobrun show --key="$key" >"$T/show2" 2>&1
 is "$(raw "$T/show2")/$(grep -c '^id ' "$T/show2")" 0/1 "show --key finds it, escaped"
 
