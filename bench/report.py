@@ -247,12 +247,14 @@ def flow_wait_figures():
     for side in ("nocap", "wait4"):
         n, wall = f(f"flow.{side}.n"), f(f"flow.{side}.wall_us")
         stmts, ms = f(f"flow.{side}.statements"), f(f"flow.{side}.handler_ms")
-        if not n or not wall or stmts is None or ms is None:
+        busy = f(f"flow.{side}.busy_us")
+        if not n or not wall or stmts is None or ms is None or not busy:
             return
-        sides[side] = {"n": n, "wall": wall / 1e6, "per_job": stmts / n,
-                       "ms": ms, "jps": n / (wall / 1e6)}
+        sides[side] = {"n": n, "wall": wall / 1e6, "busy": busy / 1e6,
+                       "per_job": stmts / n, "ms": ms,
+                       "jps": n / (wall / 1e6)}
     cap = sides["wait4"]
-    return (sides, cap["ms"] / 1000 / 4 / cap["wall"],
+    return (sides, cap["ms"] / 1000 / 4 / cap["busy"],
             cap["per_job"] / sides["nocap"]["per_job"])
 
 
@@ -262,8 +264,11 @@ def flow_wait_targets(targets):
     if fig is None:
         return
     sides, used, ratio = fig
-    targets.append(("a full cap used ≥ 90 %", f"{fmt(100 * used, 0)} %",
-                    used >= 0.9))
+    cap = sides["wait4"]
+    targets.append(("a full cap used ≥ 90 % while jobs wait",
+                    f"{fmt(100 * used, 0)} % (over the runs' whole wall "
+                    f"time: {fmt(100 * cap['ms'] / 4000 / cap['wall'], 0)} "
+                    "%)", used >= 0.9))
     targets.append(("statements per job at a full cap ≤ 2 × uncapped",
                     f"{fmt(ratio, 2)} × ({fmt(sides['wait4']['per_job'], 2)}"
                     f" / {fmt(sides['nocap']['per_job'], 2)})", ratio <= 2))
@@ -282,18 +287,27 @@ def flow_waiting():
       "`--jobs=4` at once (32 slots), with `concurrency = 4` (28 slots "
       "wait for the cap at any moment) and without a cap.  Statements are "
       "the server's own count (`Questions`); the cap's use is the "
-      "handlers' own time (summed from `-v`'s `ms=`) / 4 / wall time.  "
-      f"Targets (issue 23): the cap used ≥ 90 %, statements per job ≤ 2 × "
-      "the uncapped run's.", "")
-    table(["side", "wall s", "jobs/s", "statements per job",
-           "handler s", "cap used"],
-          [["no cap", fmt(sides["nocap"]["wall"], 2),
+      "handlers' own time (summed from `-v`'s `ms=`) / 4 / the time until "
+      "the last job's outcome was written (by the server's clock: jobs "
+      "wait until the last is claimed), and / the wall time (which adds "
+      "the runners' last look at a queue now empty: a run held back by "
+      "the full type looks again after its wait, up to 0.64 s).  "
+      f"Targets (issue 23): the cap used ≥ 90 % while jobs wait, "
+      "statements per job ≤ 2 × the uncapped run's.", "")
+    wall_used = cap["ms"] / 1000 / 4 / cap["wall"]
+    table(["side", "last outcome s", "wall s", "jobs/s",
+           "statements per job", "handler s", "cap used while jobs wait",
+           "cap used over the wall"],
+          [["no cap", fmt(sides["nocap"]["busy"], 2),
+            fmt(sides["nocap"]["wall"], 2),
             fmt(sides["nocap"]["jps"], 1),
             fmt(sides["nocap"]["per_job"], 2),
-            fmt(sides["nocap"]["ms"] / 1000, 1), "-"],
-           ["concurrency = 4", fmt(cap["wall"], 2), fmt(cap["jps"], 1),
+            fmt(sides["nocap"]["ms"] / 1000, 1), "-", "-"],
+           ["concurrency = 4", fmt(cap["busy"], 2), fmt(cap["wall"], 2),
+            fmt(cap["jps"], 1),
             f"{fmt(cap['per_job'], 2)} ({fmt(ratio, 2)} ×)",
-            fmt(cap["ms"] / 1000, 1), f"{fmt(100 * used, 0)} %"]])
+            fmt(cap["ms"] / 1000, 1), f"{fmt(100 * used, 0)} %",
+            f"{fmt(100 * wall_used, 0)} %"]])
 
 
 # --- 9. waiting runs: --wait -----------------------------------------------
