@@ -458,8 +458,7 @@ check_schedules(struct ctx *c, struct report *r)
 		note(r, OK, NULL, "%zu schedule(s): table " SCHED_TABLE
 		    " present, every time zone known", c->cfg.nschedules);
 	else
-		note(r, PROBLEM, "load the time zone tables "
-		    "(mariadb-tzinfo-to-sql)", "%s", err);
+		note(r, PROBLEM, db_tzinfo_command(&c->db), "%s", err);
 	free(v);
 }
 
@@ -659,8 +658,10 @@ check_server(struct ctx *c, struct report *r, json_t *server, char *err,
 	st = queue_server(c->q, &version, on_setting, r, err, errlen);
 	if (version != NULL) {
 		json_object_set_new(server, "version", json_string(version));
-		note(r, OK, NULL, "server %s answers at %s", version,
-		    c->db.where);
+		json_object_set_new(server, "name",
+		    json_string(db_server_name(&c->db)));
+		note(r, OK, NULL, "server %s (%s) answers at %s", version,
+		    db_server_name(&c->db), c->db.where);
 	}
 	free(version);
 	if (st == DB_OK)

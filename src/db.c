@@ -196,6 +196,10 @@ static const struct db_error errors[] = {
 	{ 3118, "ER_ACCOUNT_HAS_BEEN_LOCKED (MySQL)", DB_UNREACHABLE,
 	    H_LOCKED },
 	{ 3140, "ER_INVALID_JSON_TEXT (MySQL)", DB_BAD_INPUT, NULL },
+	/* MySQL types the parameter of JSON_VALID(?) as JSON, and text
+	 * that is not JSON fails the cast instead of giving 0. */
+	{ 3141, "ER_INVALID_JSON_TEXT_IN_PARAM (MySQL)", DB_BAD_INPUT,
+	    NULL },
 	{ 3819, "ER_CHECK_CONSTRAINT_VIOLATED (MySQL)", DB_BAD_INPUT, NULL },
 	/* The payload's CHECK (JSON_VALID): nested too deep, for one. */
 	ROW(ER_CONSTRAINT_FAILED, DB_BAD_INPUT, NULL),	/* 4025 */
@@ -601,11 +605,32 @@ db_execute(struct db *db, MYSQL_STMT *stmt, const struct db_arg *args,
 }
 
 int
+db_is_mysql(const struct db *db)
+{
+	return db->conn != NULL &&
+	    (db->conn->server_capabilities & CLIENT_MYSQL) != 0;
+}
+
+const char *
+db_server_name(const struct db *db)
+{
+	return db_is_mysql(db) ? "MySQL" : "MariaDB";
+}
+
+const char *
+db_tzinfo_command(const struct db *db)
+{
+	return db_is_mysql(db) ?
+	    "mysql_tzinfo_to_sql /usr/share/zoneinfo | mysql mysql" :
+	    "mariadb-tzinfo-to-sql /usr/share/zoneinfo | mariadb mysql";
+}
+
+int
 db_bulk_supported(const struct db *db)
 {
 	unsigned long ext = 0;
 
-	if (db->conn == NULL || (db->conn->server_capabilities & CLIENT_MYSQL))
+	if (db->conn == NULL || db_is_mysql(db))
 		return 0;
 	mariadb_get_infov(db->conn,
 	    MARIADB_CONNECTION_EXTENDED_SERVER_CAPABILITIES, &ext);

@@ -105,6 +105,16 @@ enum db_status db_execute_bulk(struct db *db, MYSQL_STMT *stmt,
                                unsigned nrows, char *err, size_t errlen);
 int db_bulk_supported(const struct db *db);
 
+/* Whether the server is MySQL, not MariaDB (MariaDB clears the MySQL
+ * capability bit of its greeting); 0 when not connected. */
+int db_is_mysql(const struct db *db);
+
+/* "MySQL" or "MariaDB", and the command that loads the server's time
+ * zone tables from the system's zoneinfo, as that server's tools name
+ * it. */
+const char *db_server_name(const struct db *db);
+const char *db_tzinfo_command(const struct db *db);
+
 /* Run sql, a statement without arguments or result (START TRANSACTION,
  * COMMIT, ROLLBACK), as its text; err says what failed. */
 enum db_status db_query(struct db *db, const char *sql, char *err,

@@ -350,6 +350,12 @@ queue_single_lost(const struct queue *q)
 	return q->lock_lost;
 }
 
+const struct db *
+queue_db(const struct queue *q)
+{
+	return q->db;
+}
+
 enum db_status
 queue_take_single(struct queue *q, const char *name, int *held, char *err,
     size_t errlen)

@@ -331,6 +331,9 @@ enum db_status queue_take_single(struct queue *q, const char *name,
                                  int *held, char *err, size_t errlen);
 int queue_single_lost(const struct queue *q);
 
+/* The connection's server, as db_server_name and db_tzinfo_command say. */
+const struct db *queue_db(const struct queue *q);
+
 /* A group's claim (in a transaction): the job is not read, and the
  * cursor not moved, until queue_read_claimed; *id is 0 when none was
  * due. */

@@ -19,6 +19,10 @@
 #include "queue_sql.h"
 #include "util.h"
 
+/* EXPLAIN in its table format, named: MySQL's default since 8.3 may be a
+ * tree (explain_format), which has no "key" or "rows" column. */
+#define EXPLAIN_TABLE "EXPLAIN FORMAT=TRADITIONAL"
+
 #define LIST "SELECT id, type, business_key, status, attempts," \
 	" max_attempts, next_run_at, updated_at, last_error," \
 	" TIMESTAMPDIFF(SECOND, NOW(), next_run_at) FROM %1$s WHERE id < ?"
@@ -56,7 +60,8 @@ const struct queue_sql queue_info_sql[Q_COUNT] = {
 	/* Counting success rows exactly reads every one; the optimizer's
 	 * estimate from the index is close enough to see growth. */
 	[Q_SUCCESS_ESTIMATE] = { "estimate finished jobs", Q_TEXT(
-	    "EXPLAIN SELECT id FROM %1$s FORCE INDEX (idx_type_status)"
+	    EXPLAIN_TABLE " SELECT id FROM %1$s"
+	    " FORCE INDEX (idx_type_status)"
 	    " WHERE type = ? AND status = 'success'"), 0, NULL, 0 },
 	[Q_LAG] = { "measure lag", Q_TEXT(
 	    "SELECT CAST(type AS BINARY), COUNT(*),"
@@ -648,8 +653,8 @@ queue_explain_claim(struct queue *q, const char *const *types, size_t ntypes,
 	 * plans it without changing a row. */
 	which = queue_claim_stmt(q, ntypes, &spread);
 	text = queue_stmt_text(q, which);
-	sql = xmalloc(strlen(text) + sizeof "EXPLAIN ");
-	sprintf(sql, "EXPLAIN %s", text);
+	sql = xmalloc(strlen(text) + sizeof EXPLAIN_TABLE " ");
+	sprintf(sql, EXPLAIN_TABLE " %s", text);
 	free(text);
 	args = queue_claim_args(which, types, ntypes, 1, "explain", &n);
 	once = queue_stmts_once(q, sql, "explain the claim", QUEUE_JOBS_TABLE);

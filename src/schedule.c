@@ -78,9 +78,12 @@ static const char *const texts[S_COUNT] = {
 	/* Where the walk back starts: the wall-clock time now, or, in an
 	 * hour lived twice, the latest wall-clock time already lived (three
 	 * hours ago plus three hours, at the old offset).  (utc, zone, utc
-	 * three hours ago, zone) */
-	[S_LOCAL] = "SELECT GREATEST(CONVERT_TZ(?, '+00:00', " ZONE "),"
-	    " CONVERT_TZ(?, '+00:00', " ZONE ") + INTERVAL 3 HOUR)",
+	 * three hours ago, zone)  Formatted to the second: MySQL types a
+	 * parameter of CONVERT_TZ as DATETIME(6), and its answer would end
+	 * in ".000000". */
+	[S_LOCAL] = "SELECT DATE_FORMAT(GREATEST(CONVERT_TZ(?, '+00:00', "
+	    ZONE "), CONVERT_TZ(?, '+00:00', " ZONE ") + INTERVAL 3 HOUR),"
+	    " '%%Y-%%m-%%d %%H:%%i:%%s')",
 	/* A wall-clock minute in real time, as Unix seconds: (wall, zone) */
 	[S_UTC] = "SELECT TIMESTAMPDIFF(SECOND, '1970-01-01 00:00:00',"
 	    " CONVERT_TZ(?, " ZONE ", '+00:00'))",
@@ -180,11 +183,12 @@ utc_text(int64_t t, char *out, size_t len)
 }
 
 static enum db_status
-unknown_zone(const struct cfg_schedule *s, char *err, size_t errlen)
+unknown_zone(const struct sched_db *sd, const struct cfg_schedule *s,
+    char *err, size_t errlen)
 {
 	errf(err, errlen, "time zone %s unknown to the server (load its time "
-	    "zone tables: mariadb-tzinfo-to-sql /usr/share/zoneinfo | mariadb "
-	    "mysql)", s->time_zone != NULL ? s->time_zone : "of the session");
+	    "zone tables: %s)", s->time_zone != NULL ? s->time_zone :
+	    "of the session", db_tzinfo_command(queue_db(sd->q)));
 	return DB_SCHEMA;
 }
 
@@ -206,7 +210,7 @@ walk_start(struct sched_db *sd, const struct cfg_schedule *s, int64_t *wall,
 	args[3] = DB_STR(s->time_zone);
 	st = run(sd, S_LOCAL, args, 4, &col, 1, &found, err, errlen);
 	if (st == DB_OK && (!found || col == NULL || cron_read(col, wall) != 0))
-		st = unknown_zone(s, err, errlen);
+		st = unknown_zone(sd, s, err, errlen);
 	free(col);
 	return st;
 }
@@ -226,7 +230,7 @@ to_utc(struct sched_db *sd, const struct cfg_schedule *s, int64_t wall,
 	args[1] = DB_STR(s->time_zone);
 	st = run(sd, S_UTC, args, 2, &col, 1, &found, err, errlen);
 	if (st == DB_OK && (!found || queue_int64(col, utc) != 0))
-		st = unknown_zone(s, err, errlen);
+		st = unknown_zone(sd, s, err, errlen);
 	free(col);
 	return st;
 }

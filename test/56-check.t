@@ -39,7 +39,7 @@ like "$out" "(^|
 )ok +configuration $CONF: 2 job type\(s\)" "the configuration is ok"
 version=$(sql "SELECT VERSION()")
 like "$out" "
-ok +server ${version//[.+]/.} answers at $JOBRUN_TEST_SOCKET
+ok +server ${version//[.+]/.} \(MariaDB\) answers at $JOBRUN_TEST_SOCKET
 " "the server answers, with its version"
 like "$out" "
 info +time_zone = " "the server's settings are shown"

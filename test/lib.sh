@@ -262,7 +262,7 @@ t_cleanup() {
 		eval "$c" >/dev/null 2>&1 || true
 	done
 	if [ -n "$t_own_server" ]; then
-		"$TOP/contrib/throwaway-mariadb" stop "$t_own_server" || true
+		"$THROWAWAY" stop "$t_own_server" || true
 		rm -rf "$t_own_server"
 	fi
 	if [ -n "${T:-}" ] && [ -d "$T" ]; then
@@ -281,11 +281,20 @@ trap 'exit 143' TERM
 
 # --- database -------------------------------------------------------------
 
+# The servers' kind: MariaDB, or MySQL under `make mysql-check`
+# (JOBRUN_TEST_SERVER=mysql, test/run).
+THROWAWAY=$TOP/contrib/throwaway-${JOBRUN_TEST_SERVER:-mariadb}
+
+# on_mysql: whether the tests run against MySQL
+on_mysql() {
+	[ "${JOBRUN_TEST_SERVER:-mariadb}" = mysql ]
+}
+
 if [ -z "${JOBRUN_TEST_SOCKET:-}" ]; then
 	t_own_server=$(mktemp -d /tmp/jobrun-srv.XXXXXX) ||
 	    bail_out "cannot create a directory for the test server"
-	"$TOP/contrib/throwaway-mariadb" start "$t_own_server" >/dev/null ||
-	    bail_out "cannot start a throwaway MariaDB in $t_own_server"
+	"$THROWAWAY" start "$t_own_server" >/dev/null ||
+	    bail_out "cannot start a throwaway server in $t_own_server"
 	JOBRUN_TEST_SOCKET=$t_own_server/mysqld.sock
 fi
 export JOBRUN_TEST_SOCKET
@@ -454,8 +463,8 @@ use_own_server() {
 	own=$(mktemp -d /tmp/jobrun-srv-own.XXXXXX) ||
 	    bail_out "cannot create a directory for our own server"
 	OWN_SERVER=$own
-	defer "$TOP/contrib/throwaway-mariadb stop $own; rm -rf $own"
-	JOBRUN_TEST_SOCKET=$("$TOP/contrib/throwaway-mariadb" start "$own") ||
+	defer "$THROWAWAY stop $own; rm -rf $own"
+	JOBRUN_TEST_SOCKET=$("$THROWAWAY" start "$own") ||
 	    bail_out "cannot start a server of our own"
 	export JOBRUN_TEST_SOCKET OWN_SERVER
 }

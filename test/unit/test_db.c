@@ -120,6 +120,7 @@ static const struct {
 	{ 1586, DB_BAD_INPUT, EX_DATAERR },	/* duplicate, key named */
 	{ 2020, DB_BAD_INPUT, EX_DATAERR },	/* client packet too large */
 	{ 3140, DB_BAD_INPUT, EX_DATAERR },	/* MySQL invalid JSON */
+	{ 3141, DB_BAD_INPUT, EX_DATAERR },	/* MySQL: not JSON, in a parameter */
 	{ 3819, DB_BAD_INPUT, EX_DATAERR },	/* MySQL CHECK violated */
 	{ 4025, DB_BAD_INPUT, EX_DATAERR },	/* CHECK (JSON_VALID) */
 };
