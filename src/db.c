@@ -200,6 +200,7 @@ static const struct db_error errors[] = {
 	 * that is not JSON fails the cast instead of giving 0. */
 	{ 3141, "ER_INVALID_JSON_TEXT_IN_PARAM (MySQL)", DB_BAD_INPUT,
 	    NULL },
+	{ 3157, "ER_JSON_DOCUMENT_TOO_DEEP (MySQL)", DB_BAD_INPUT, NULL },
 	{ 3819, "ER_CHECK_CONSTRAINT_VIOLATED (MySQL)", DB_BAD_INPUT, NULL },
 	/* The payload's CHECK (JSON_VALID): nested too deep, for one. */
 	ROW(ER_CONSTRAINT_FAILED, DB_BAD_INPUT, NULL),	/* 4025 */
@@ -609,6 +610,12 @@ db_is_mysql(const struct db *db)
 {
 	return db->conn != NULL &&
 	    (db->conn->server_capabilities & CLIENT_MYSQL) != 0;
+}
+
+int
+db_json_refused(unsigned int errnum)
+{
+	return errnum == 3140 || errnum == 3141 || errnum == 3157;
 }
 
 const char *

@@ -109,6 +109,10 @@ int db_bulk_supported(const struct db *db);
  * capability bit of its greeting); 0 when not connected. */
 int db_is_mysql(const struct db *db);
 
+/* Whether errnum is MySQL's refusal of a text as JSON (not JSON, or
+ * nested too deep), where MariaDB's JSON_VALID answers 0. */
+int db_json_refused(unsigned int errnum);
+
 /* "MySQL" or "MariaDB", and the command that loads the server's time
  * zone tables from the system's zoneinfo, as that server's tools name
  * it. */

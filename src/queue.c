@@ -419,6 +419,10 @@ queue_json_kind(struct queue *q, const char *text, size_t len, int object,
 
 	*kind = QUEUE_JSON_INVALID;
 	st = ask_json(q, Q_VALID_JSON, text, len, &yes, err, errlen);
+	/* MySQL types JSON_VALID's parameter as JSON: text that is not JSON
+	 * fails the statement where MariaDB answers 0. */
+	if (st == DB_BAD_INPUT && db_json_refused(q->db->last_errno))
+		return DB_OK;
 	if (st != DB_OK || !yes)
 		return st;
 	*kind = QUEUE_JSON_OTHER;

@@ -305,7 +305,35 @@ CONF=
 
 # sql STATEMENTS: run them in $DB; rows on stdout, tab-separated, no header
 sql() {
+	if on_mysql; then
+		mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot -N -B \
+		    "$DB" -e "$(t_mysql_seq "$1")"
+		return
+	fi
 	mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot -N -B "$DB" -e "$1"
+}
+
+# On MySQL, MariaDB's Sequence engine tables (seq_A_to_B [AS x]) the
+# fixtures use become a derived table of the numbers A to B, from
+# jobrun_seq.n (0 to 2^20 - 1), made once per server.
+t_mysql_seq() {
+	case $1 in
+	*seq_[0-9]*_to_[0-9]*) ;;
+	*) printf '%s' "$1"; return ;;
+	esac
+	mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot -N -B -e "
+	    DO GET_LOCK('jobrun_seq', 120);
+	    SET SESSION cte_max_recursion_depth = 2048;
+	    CREATE DATABASE IF NOT EXISTS jobrun_seq;
+	    CREATE TABLE IF NOT EXISTS jobrun_seq.n (n INT PRIMARY KEY);
+	    INSERT INTO jobrun_seq.n
+	        WITH RECURSIVE b(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM b
+	            WHERE i < 1023)
+	        SELECT x.i * 1024 + y.i FROM b AS x, b AS y
+	        WHERE NOT EXISTS (SELECT 1 FROM jobrun_seq.n);
+	    DO RELEASE_LOCK('jobrun_seq')" >/dev/null ||
+	    bail_out "cannot make the numbers table jobrun_seq.n"
+	printf '%s' "$1" | perl -0pe 's/\bseq_(\d+)_to_(\d+)\b(?!\.)(\s+AS\s+(\w+))?/"(SELECT n AS seq FROM jobrun_seq.n WHERE n BETWEEN $1 AND $2) AS " . ($4 \/\/ "seq_$1_to_$2")/ge'
 }
 
 # setup_db: a fresh $DB with sql/schema.sql loaded, a fresh scratch dir $T,

@@ -121,6 +121,7 @@ static const struct {
 	{ 2020, DB_BAD_INPUT, EX_DATAERR },	/* client packet too large */
 	{ 3140, DB_BAD_INPUT, EX_DATAERR },	/* MySQL invalid JSON */
 	{ 3141, DB_BAD_INPUT, EX_DATAERR },	/* MySQL: not JSON, in a parameter */
+	{ 3157, DB_BAD_INPUT, EX_DATAERR },	/* MySQL: JSON nested too deep */
 	{ 3819, DB_BAD_INPUT, EX_DATAERR },	/* MySQL CHECK violated */
 	{ 4025, DB_BAD_INPUT, EX_DATAERR },	/* CHECK (JSON_VALID) */
 };
