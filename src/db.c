@@ -202,6 +202,10 @@ static const struct db_error errors[] = {
 	    NULL },
 	{ 3157, "ER_JSON_DOCUMENT_TOO_DEEP (MySQL)", DB_BAD_INPUT, NULL },
 	{ 3819, "ER_CHECK_CONSTRAINT_VIOLATED (MySQL)", DB_BAD_INPUT, NULL },
+	/* A parameter in utf8mb4 for a column in utf8mb3 or latin1 that
+	 * cannot hold one of its characters. */
+	{ 3988, "ER_IMPOSSIBLE_STRING_CONVERSION (MySQL)", DB_BAD_INPUT,
+	    NULL },
 	/* The payload's CHECK (JSON_VALID): nested too deep, for one. */
 	ROW(ER_CONSTRAINT_FAILED, DB_BAD_INPUT, NULL),	/* 4025 */
 	{ ER_CLIENT_INTERACTION_TIMEOUT, "ER_CLIENT_INTERACTION_TIMEOUT (MySQL)",

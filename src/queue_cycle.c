@@ -813,7 +813,8 @@ fenced(struct queue *q, unsigned which, struct db_arg *args,
 /* A fenced write whose args[text] is a message for last_error.  Every
  * message is valid UTF-8, but a table made in utf8mb3 or latin1 cannot
  * hold every character, and in strict mode the server refuses the whole
- * write (1366, or 1977 for a conversion): the job would stay processing
+ * write (1366, or 1977 for a conversion; MySQL: 3988, a parameter it
+ * cannot convert, in any mode): the job would stay processing
  * and every run that claimed it would end the same way.  Refused so, the
  * message is written again with the characters utf8mb3 cannot hold as
  * '?', and then with every character beyond ASCII so, which every such
@@ -832,7 +833,7 @@ fenced_text(struct queue *q, unsigned which, struct db_arg *args,
 		return st;
 	len = args[text].len == DB_STRLEN ? strlen(message) : args[text].len;
 	for (i = 0; i < 2 && st != DB_OK && (q->db->last_errno == 1366 ||
-	    q->db->last_errno == 1977); i++) {
+	    q->db->last_errno == 1977 || q->db->last_errno == 3988); i++) {
 		narrow = utf8_narrow(message, len, narrower[i]);
 		args[text] = DB_STR(narrow);
 		st = fenced(q, which, args, nargs, owned, err, errlen);

@@ -123,6 +123,7 @@ static const struct {
 	{ 3141, DB_BAD_INPUT, EX_DATAERR },	/* MySQL: not JSON, in a parameter */
 	{ 3157, DB_BAD_INPUT, EX_DATAERR },	/* MySQL: JSON nested too deep */
 	{ 3819, DB_BAD_INPUT, EX_DATAERR },	/* MySQL CHECK violated */
+	{ 3988, DB_BAD_INPUT, EX_DATAERR },	/* MySQL: cannot convert */
 	{ 4025, DB_BAD_INPUT, EX_DATAERR },	/* CHECK (JSON_VALID) */
 };
 
