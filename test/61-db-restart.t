@@ -40,7 +40,7 @@ kill_server() {
 	wait_for 30 proc_gone "$pid" || bail_out "the server did not die"
 }
 start_server() {
-	"$TOP/contrib/throwaway-mariadb" start "$own" >/dev/null ||
+	"$THROWAWAY" start "$own" >/dev/null ||
 	    bail_out "cannot restart the server"
 }
 # slow_run KEY ARG...: enqueue KEY, start a run in the background, wait
