@@ -312,6 +312,56 @@ def flow_waiting():
 
 # --- 9. waiting runs: --wait -----------------------------------------------
 
+def servers_section():
+    """Section 10, MariaDB and MySQL side by side (issue 28): jobs/s of the
+    floor loop, jobrun noop and --jobs=16 on each server, the median of
+    the rounds, and statements per job; nothing when not run."""
+    rounds = i("servers.rounds")
+    if not rounds:
+        return
+    sides = [("floor", "the floor loop (one claim, one mark, autocommit)"),
+             ("jobrun", "jobrun, handler = noop"),
+             ("jobs16", "jobrun --jobs=16, handler = noop")]
+
+    def jps(srv, side):
+        vals = []
+        for r in range(1, rounds + 1):
+            k = f"servers.{srv}.{side}.r{r}"
+            n, us = f(k + ".n"), f(k + ".wall_us")
+            if n and us and f(k + ".done") == n:
+                vals.append(n / (us / 1e6))
+        return sorted(vals)[len(vals) // 2] if vals else None
+
+    def per_job(srv, side):
+        vals = [f(f"servers.{srv}.{side}.r{r}.requests", 0) /
+                f(f"servers.{srv}.{side}.r{r}.n", 1)
+                for r in range(1, rounds + 1)]
+        return sorted(vals)[len(vals) // 2]
+
+    p("## 10. MariaDB and MySQL", "",
+      f"The same {fmt(f('servers.mariadb.floor.r1.n'))} due noop jobs "
+      f"drained on each server in {rounds} rounds whose order of servers "
+      "turns; jobs/s is the median round's, statements per job the "
+      "server's own count (`Questions`).  MySQL is a throwaway 9.x from "
+      "Debian unstable (contrib/throwaway-mysql) with the suite's buffer "
+      "pool; both flush and sync the log at every commit.", "")
+    rows = []
+    for side, label in sides:
+        a, b = jps("mariadb", side), jps("mysql", side)
+        rows.append([label, fmt(a, 0), fmt(b, 0), fmt(ratio(b, a), 2),
+                     f"{fmt(per_job('mariadb', side), 2)} / "
+                     f"{fmt(per_job('mysql', side), 2)}"])
+    table(["side", "MariaDB jobs/s", "MySQL jobs/s", "MySQL / MariaDB",
+           "statements per job (MariaDB / MySQL)"], rows)
+    settings = ["version", "innodb_flush_log_at_trx_commit",
+                "innodb_doublewrite", "innodb_flush_method",
+                "innodb_buffer_pool_size", "log_bin", "sync_binlog",
+                "transaction_isolation"]
+    table(["setting", "MariaDB", "MySQL"],
+          [[s_, g(f"servers.mariadb.{s_}", "–"), g(f"servers.mysql.{s_}", "–")]
+           for s_ in settings])
+
+
 def ints(key):
     """A comma list of integers (bench/run's per-job figures)."""
     v = g(key)
@@ -1690,6 +1740,9 @@ def main():
 
     # --- 9. waiting runs --------------------------------------------------------
     wait_section()
+
+    # --- 10. MariaDB and MySQL ----------------------------------------------------
+    servers_section()
 
     # --- suggestions ------------------------------------------------------------
     p("## Suggested changes to src/ (measured above)", "")
