@@ -134,7 +134,10 @@ const struct queue_sql queue_base_sql[Q_COUNT] = {
 		{ 0, 0, NULL } },
 	    Q_F_AGAIN | Q_F_RESUMABLE, "enqueue job again", Q_F_AGAIN },
 	[Q_VALID_AT] = { "check --at",
-	    Q_TEXT("SELECT CAST(? AS DATETIME) IS NOT NULL"), 0, NULL, 0 },
+	    /* Cast to text first: MySQL types a bare ? as DATETIME and
+	     * takes '2031-02-30' there. */
+	    Q_TEXT("SELECT CAST(CAST(? AS CHAR) AS DATETIME) IS NOT NULL"),
+	    0, NULL, 0 },
 	/* Each takes the text once: a payload may be nearly
 	 * max_allowed_packet.  (Through a derived table the server would
 	 * no longer check that the text is utf8mb4.) */

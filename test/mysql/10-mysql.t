@@ -9,12 +9,15 @@
 #    wall-clock time read back ended in ".000000" and every run, status and
 #    schedules exited 78 "time zone of the session unknown"; the hint named
 #    MariaDB's tool.
+#  - enqueue --at took a day that does not exist ('2031-02-30'): MySQL types
+#    CAST(?)'s parameter as DATETIME; the INSERT then refused it, naming the
+#    column, not --at.
 # And the rest of a first day: enqueue, a retry, list, show, status, report.
 . "${0%/*}/../lib.sh"
 
 on_mysql || { echo "1..0 # SKIP MySQL's own: make mysql-check runs it"; exit 0; }
 
-plan 29
+plan 33
 
 # Its own server: this file sets explain_format and changes the zone tables.
 use_own_server
@@ -56,6 +59,16 @@ like "$out" "ok +claim of all types uses idx_pick, ~[0-9]+ row" \
 like "$out" "ok +claim --type=capped uses idx_type_pick" "and a type's"
 like "$out" "ok +1 schedule\\(s\\): table jobrun_schedules present, every time zone known" \
     "the session's time zone is known"
+like "$out" "advice +MySQL: with --jobs each claim is a statement of its own" \
+    "check says what MySQL lacks"
+
+# --- enqueue --at: a day that does not exist ---------------------------------
+
+run jobrun enqueue --type=plain --key=feb30 --at='2031-02-30 10:00:00'
+is "$rc" 65 "--at 2031-02-30: exit 65"
+like "$err" "^jobrun: --at: .*2031-02-30 10:00:00" "the message names --at and the value"
+is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE business_key = 'feb30'")" 0 \
+    "nothing written"
 
 # --- runs: flow control beside plain types, a schedule -----------------------
 
