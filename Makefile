@@ -299,7 +299,8 @@ galera-check:
 # 80 (the Debian package, once is enough).  Left out, as they
 # expect MariaDB's answers where MySQL's differ, not yet gone through
 # (issue 28): 26, 27, 53, 69, 70, 71, 72 and 74 (a JSON column keeps
-# MySQL's form of the text), 29, 47, 50, 56, 62, 68, 75 and 76.
+# MySQL's form of the text), 50 (MySQL's JSON takes 40 levels of nesting,
+# MariaDB's 32), 29, 47, 56, 62, 68, 75 and 76.
 MYSQL_TESTS = test/01-cli.t test/02-config.t test/03-connect.t test/10-success.t \
               test/11-retry-backoff.t test/12-max-attempts.t \
               test/13-handler-exit.t test/14-timeout.t test/15-recover.t \
