@@ -147,10 +147,14 @@ const struct queue_sql queue_base_sql[Q_COUNT] = {
 	    Q_TEXT("SELECT JSON_TYPE(?) = 'OBJECT'"), 0, NULL, 0 },
 	/* What a handler's reply says, read by the server's JSON functions:
 	 * members come back as written (numbers and strings untouched). */
+	/* Only valid JSON is read further: MySQL's JSON functions fail the
+	 * statement on text that is not, where MariaDB's answer NULL. */
 	[Q_READ_REPLY] = { "read the handler's reply", Q_TEXT(
-	    "SELECT JSON_VALID(b), JSON_TYPE(b),"
-	    " JSON_EXTRACT(b, '$.checkpoint'), JSON_EXTRACT(b, '$.snooze')"
-	    " FROM (SELECT ? AS b) AS reply"), 0, NULL, 0 },
+	    "SELECT v, IF(v, JSON_TYPE(b), NULL),"
+	    " IF(v, JSON_EXTRACT(b, '$.checkpoint'), NULL),"
+	    " IF(v, JSON_EXTRACT(b, '$.snooze'), NULL)"
+	    " FROM (SELECT b, JSON_VALID(b) AS v FROM (SELECT ? AS b) AS r)"
+	    " AS reply"), 0, NULL, 0 },
 };
 
 const struct queue_sql *
