@@ -12,12 +12,14 @@
 #  - enqueue --at took a day that does not exist ('2031-02-30'): MySQL types
 #    CAST(?)'s parameter as DATETIME; the INSERT then refused it, naming the
 #    column, not --at.
+#  - A checkpoint or a handler's reply that is not JSON failed on MySQL's
+#    cast ("Invalid JSON text in argument 1 to function ...").
 # And the rest of a first day: enqueue, a retry, list, show, status, report.
 . "${0%/*}/../lib.sh"
 
 on_mysql || { echo "1..0 # SKIP MySQL's own: make mysql-check runs it"; exit 0; }
 
-plan 33
+plan 35
 
 # Its own server: this file sets explain_format and changes the zone tables.
 use_own_server
@@ -41,6 +43,11 @@ rate = 100/s
 [type.plain]
 handler = exec
 command = /bin/sh -c 'exit \${FAIL:-0}'
+
+[type.badcp]
+handler = exec
+command = $HANDLERS/bad-checkpoint json
+timeout = 10
 
 [schedule.tick]
 type = plain
@@ -133,6 +140,16 @@ berlin=$(sql "SELECT DATE_FORMAT(CONVERT_TZ('1970-01-01 00:00:00' +
 is "$(sql "SELECT status FROM polling_jobs WHERE business_key = '$berlin'")" \
     success "its next slot is Berlin's wall-clock minute ($berlin)"
 
+# --- a checkpoint that is not JSON ---------------------------------------------
+# MySQL refuses the cast where MariaDB's JSON_VALID answers 0: the same
+# words either way, and the good checkpoint stays (kept in MySQL's form).
+
+jobrun enqueue --type=badcp --key=badcp >/dev/null
+run jobrun --type=badcp
+like "$err" "checkpoint refused: not valid JSON" "a checkpoint that is not JSON: refused, saying so"
+is "$(sql "SELECT checkpoint->>'$.good' FROM polling_jobs WHERE business_key = 'badcp'")" 1 \
+    "the good one stays"
+
 # --- a failing job, retried with backoff; list, show, report ------------------
 
 jobrun enqueue --type=plain --key=p2 >/dev/null
@@ -150,7 +167,7 @@ last_error +exit status 3" "show too"
 run jobrun report --json
 is "$rc" 0 "report --json exits 0"
 is "$(jget types <<<"$out" | python3 -c 'import json,sys; print(sorted(t["type"] for t in json.load(sys.stdin)))' 2>/dev/null || echo x)" \
-    "['capped', 'plain', 'rated']" "and counts the three types"
+    "['badcp', 'capped', 'plain', 'rated']" "and counts the four types"
 sql "UPDATE polling_jobs SET status = 'failed' WHERE business_key = 'p2'"
 run jobrun retry --failed --type=plain --dry-run
 is "$rc/$out" "0/retry: 1 job(s) would be put back (dry run)" \
