@@ -663,9 +663,10 @@ check_server(struct ctx *c, struct report *r, json_t *server, char *err,
 		note(r, OK, NULL, "server %s (%s) answers at %s", version,
 		    db_server_name(&c->db), c->db.where);
 	}
-	/* What MariaDB has and MySQL lacks, as far as jobrun goes. */
+	/* What MariaDB has and MySQL lacks, as far as jobrun goes: said,
+	 * as nothing is to be done about it. */
 	if (version != NULL && db_is_mysql(&c->db))
-		note(r, ADVICE, NULL, "MySQL: with --jobs each claim is a "
+		note(r, OK, NULL, "MySQL: with --jobs each claim is a "
 		    "statement of its own (no bulk execution, which MariaDB "
 		    "has), and a JSON payload is kept in MySQL's form (keys "
 		    "reordered, spacing normalized), not as it was written");

@@ -66,7 +66,7 @@ like "$out" "ok +claim of all types uses idx_pick, ~[0-9]+ row" \
 like "$out" "ok +claim --type=capped uses idx_type_pick" "and a type's"
 like "$out" "ok +1 schedule\\(s\\): table jobrun_schedules present, every time zone known" \
     "the session's time zone is known"
-like "$out" "advice +MySQL: with --jobs each claim is a statement of its own" \
+like "$out" "ok +MySQL: with --jobs each claim is a statement of its own" \
     "check says what MySQL lacks"
 
 # --- enqueue --at: a day that does not exist ---------------------------------
