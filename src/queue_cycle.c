@@ -32,21 +32,19 @@
  * the claim's order, as two ranges of the index. */
 #define PAST_CURSOR " AND (next_run_at > ? OR (next_run_at = ? AND id > ?))"
 
-/* The claimed row: (id, token).  JSON_VALID is the server's judgement of
- * the payload, the one rule the application's inserts also met;
- * next_run_at, as it is stored, is the claim's cursor; then the job's
- * start latency, by the server's clock.  Q_F_RESUMABLE
- * adds sql/002's columns. */
+/* The claimed row: (id, token).  JSON_VALID is the server's judgement of the
+ * payload, the one rule the application's inserts also met; next_run_at, as it
+ * is stored, is the claim's cursor; then the job's start latency, by the
+ * server's clock.  Q_F_RESUMABLE adds sql/002's columns. */
 #define READ "SELECT id, type, business_key, payload, attempts," \
 	" max_attempts, IFNULL(JSON_VALID(payload), 1), next_run_at," \
 	" TIMESTAMPDIFF(MICROSECOND, GREATEST(next_run_at, created_at)," \
 	" NOW(6)) DIV 1000"
 #define READ_MORE { Q_F_RESUMABLE, 0, ", checkpoint, snoozes" }
 
-/* Several claimed rows, (id, token) pairs, at most QUEUE_GROUP_MAX: a
- * token is in locked_by only on the row its claim took, so a row whose
- * id and token are both in the lists is one of the pairs.  Unused places
- * repeat a pair. */
+/* Several claimed rows, (id, token) pairs, at most QUEUE_GROUP_MAX: a token is
+ * in locked_by only on the row its claim took, so a row whose id and token are
+ * both in the lists is one of the pairs.  Unused places repeat a pair. */
 #define GROUP_LIST "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 #define FENCE_MANY " WHERE id IN " GROUP_LIST " AND " TOKEN " IN " \
 	GROUP_LIST " AND status = 'processing'"
@@ -58,11 +56,10 @@ _Static_assert(QUEUE_GROUP_MAX == 16, "GROUP_LIST has 16 places");
 
 /* The claim (Q_CLAIM) has idx_pick, with no type: the exact compare is a
  * filter on the rows of the due range.  Q_F_TYPE, one type with
- * sql/001_type_pick.sql applied: the range of idx_type_pick holds only
- * that type's due jobs (and any that differ from it only in case or
- * accents), however many other types have waiting.  Q_F_SPREAD adds
- * (m, r) after the claim's arguments, Q_F_AFTER the cursor's (time,
- * time, id). */
+ * sql/001_type_pick.sql applied: the range of idx_type_pick holds only that
+ * type's due jobs (and any that differ from it only in case or accents),
+ * however many other types have waiting.  Q_F_SPREAD adds (m, r) after the
+ * claim's arguments, Q_F_AFTER the cursor's (time, time, id). */
 static const struct queue_piece claim[] = {
 	{ 0, 0, "UPDATE %1$s FORCE INDEX (idx_" },
 	{ 0, Q_F_TYPE, "pick)" },
@@ -485,13 +482,12 @@ types_hash(const char *const *types, size_t ntypes)
 	return h;
 }
 
-/* The cursor of the claim which over the types whose hash is hash: a
- * run that claims from two lists of types in turn (flow control: the
- * types with room in its transaction, then the plain ones) keeps a
- * cursor for each, the other list's waiting in the spare.  It is not
- * used when it belongs to another claim, after a spread claim, or when
- * the last claim from the head is QUEUE_CURSOR_MS old (see the top of
- * queue.c). */
+/* The cursor of the claim which over the types whose hash is hash: a run that
+ * claims from two lists of types in turn (flow control: the types with room in
+ * its transaction, then the plain ones) keeps a cursor for each, the other
+ * list's waiting in the spare.  It is not used when it belongs to another
+ * claim, after a spread claim, or when the last claim from the head is
+ * QUEUE_CURSOR_MS old (see the top of queue.c). */
 static void
 cursor_for(struct queue *q, unsigned which, uint64_t hash,
     int64_t start)
@@ -711,12 +707,11 @@ read_tokens(struct queue *q, const char *const *tokens,
 	return st;
 }
 
-/* Bulk claims need the server's bulk execution, and are not made on
- * Galera: there a transaction that a replicated write set aborted under
- * a bulk execution was seen (test/galera) to lose the statements before
- * it without an error, the group's marks with them, so groups there
- * claim one by one.  Asked once; a server that cannot say counts as
- * Galera. */
+/* Bulk claims need the server's bulk execution, and are not made on Galera:
+ * there a transaction that a replicated write set aborted under a bulk
+ * execution was seen (test/galera) to lose the statements before it without an
+ * error, the group's marks with them, so groups there claim one by one.  Asked
+ * once; a server that cannot say counts as Galera. */
 static int
 bulk_claims_ok(struct queue *q)
 {
@@ -810,15 +805,14 @@ fenced(struct queue *q, unsigned which, struct db_arg *args,
 	return st;
 }
 
-/* A fenced write whose args[text] is a message for last_error.  Every
- * message is valid UTF-8, but a table made in utf8mb3 or latin1 cannot
- * hold every character, and in strict mode the server refuses the whole
- * write (1366, or 1977 for a conversion; MySQL: 3988, a parameter it
- * cannot convert, in any mode): the job would stay processing
- * and every run that claimed it would end the same way.  Refused so, the
- * message is written again with the characters utf8mb3 cannot hold as
- * '?', and then with every character beyond ASCII so, which every such
- * character set holds. */
+/* A fenced write whose args[text] is a message for last_error.  Every message
+ * is valid UTF-8, but a table made in utf8mb3 or latin1 cannot hold every
+ * character, and in strict mode the server refuses the whole write (1366, or
+ * 1977 for a conversion; MySQL: 3988, a parameter it cannot convert, in any
+ * mode): the job would stay processing and every run that claimed it would end
+ * the same way.  Refused so, the message is written again with the characters
+ * utf8mb3 cannot hold as '?', and then with every character beyond ASCII so,
+ * which every such character set holds. */
 static enum db_status
 fenced_text(struct queue *q, unsigned which, struct db_arg *args,
     unsigned nargs, unsigned text, int *owned, char *err, size_t errlen)
@@ -874,10 +868,9 @@ queue_mark_failed(struct queue *q, const struct job *job, const char *token,
 }
 
 /* A fenced write that may change nothing (the same lock time or the same
- * checkpoint within one second): MariaDB then reports zero changed rows,
- * which is also what a lost lock reports, so ask with check whether the
- * job is still ours; *answer is check's one column ("1" true), when
- * asked. */
+ * checkpoint within one second): MariaDB then reports zero changed rows, which
+ * is also what a lost lock reports, so ask with check whether the job is still
+ * ours; *answer is check's one column ("1" true), when asked. */
 static enum db_status
 fenced_or_owner(struct queue *q, unsigned which, struct db_arg *args,
     unsigned nargs, unsigned check, const struct db_arg *check_args,
@@ -971,16 +964,15 @@ queue_probe(struct queue *q, const char *const *types, size_t ntypes,
 	out->due_ms = -1;
 	which = queue_claim_stmt(q, ntypes, &spread) == Q_CLAIM ? Q_PROBE :
 	    Q_PROBE | Q_F_TYPE;
-	/* A waiting run probes ten times a second.  Every job claimed
-	 * leaves delete-marked entries at the head of the pending range
-	 * and in the processing range until purge removes them, and while
-	 * purge lags (a long read view holds it back) a probe from the
-	 * head steps over them all.  So a probe reads only the jobs due in
-	 * the last two seconds (a job enqueued or put back now, a delay
-	 * that ended), and one from the head, at most every
-	 * QUEUE_CURSOR_MS, finds a job due long ago (inserted with an
-	 * earlier time, committed late) and an expired lock: as the claim
-	 * does with its cursor (the top of queue.c). */
+	/* A waiting run probes ten times a second.  Every job claimed leaves
+	 * delete-marked entries at the head of the pending range and in the
+	 * processing range until purge removes them, and while purge lags (a
+	 * long read view holds it back) a probe from the head steps over them
+	 * all.  So a probe reads only the jobs due in the last two seconds (a
+	 * job enqueued or put back now, a delay that ended), and one from the
+	 * head, at most every QUEUE_CURSOR_MS, finds a job due long ago
+	 * (inserted with an earlier time, committed late) and an expired lock:
+	 * as the claim does with its cursor (the top of queue.c). */
 	if (now_ms() - q->probe_head_ms < QUEUE_CURSOR_MS)
 		which |= Q_F_AFTER;
 	else
