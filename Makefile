@@ -50,7 +50,8 @@ SRC  = admin argv backoff check cli command commands config config_file \
        log main \
        metrics \
        noop pause policy queue queue_admin queue_cycle queue_info \
-       queue_report queue_run queue_schema rawjson replace report run_cmd \
+       queue_probe queue_report queue_run queue_schema rawjson replace \
+       report run_cmd \
        runner schedule utf8 util watchdog
 OBJ  = $(SRC:%=build/%.o)
 AOBJ = $(SRC:%=build/asan/%.o)

@@ -528,7 +528,7 @@ def wait_section():
     p("## 9. Waiting runs: --wait", "",
       "`jobrun run --wait`: a run that finds nothing due waits for work "
       "until its `--max-seconds` budget ends.  One slot watches the table "
-      "with one statement of plain reads (queue_probe, src/queue_cycle.c) "
+      "with one statement of plain reads (src/queue_probe.c) "
       "every 10 ms just after work, the interval growing to 100 ms when "
       "idle; the other slots sleep (src/idle.c).  Every run below is "
       "ended by a SIGTERM, which a waiting run obeys at once with exit 0 "
@@ -726,7 +726,9 @@ def wait_section():
                  idle.get("held_base") else "")
               + ".  A probe reads only the jobs due in the last 2 s, and "
               "from the head of the range (with the expired-lock check) "
-              "once a second (src/queue_cycle.c, queue_probe).  "
+              "once a second, or less often when that look takes longer: "
+              "the next after 250 times its time, at most 10 s later "
+              "(src/queue_probe.c).  "
               f"**Target: ≤ 1 % of a core per runner: {fmt(v['cpu'], 2)} % "
               f"— {verdict(v['cpu'] <= 1)}"
               + (f" (BENCH_BASE's: {fmt(idle['held_base']['cpu'], 2)} %)"

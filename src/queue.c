@@ -3,10 +3,11 @@
  * statements are built: each one's text is in the file whose operations
  * run it (queue_cycle.c the claims and outcomes, queue_admin.c the
  * operators' changes, queue_info.c what people read, queue_report.c the
- * report's), as a base and the pieces its flags add (queue_sql.h);
- * queue.c finds a statement by its id and builds the variant its flags
- * ask for; fragments that several files' statements use are in
- * queue_sql.h.  Running statements and transactions is queue_run.c's.
+ * report's, queue_probe.c a waiting run's look), as a base and the
+ * pieces its flags add (queue_sql.h); queue.c finds a statement by its
+ * id and builds the variant its flags ask for; fragments that several
+ * files' statements use are in queue_sql.h.  Running statements and
+ * transactions is queue_run.c's.
  * Why the claim is shaped so:
  *
  * The claim is one autocommit UPDATE ... LIMIT 1: whichever runner's UPDATE
@@ -157,18 +158,19 @@ const struct queue_sql queue_base_sql[Q_COUNT] = {
 	    " AS reply"), 0, NULL, 0 },
 };
 
+const struct queue_sql *const queue_sql_files[QUEUE_SQL_FILES] = {
+	queue_base_sql, queue_cycle_sql, queue_run_sql, queue_admin_sql,
+	queue_info_sql, queue_report_sql, queue_probe_sql };
+
 const struct queue_sql *
 queue_sql_of(unsigned which)
 {
-	static const struct queue_sql *const files[] = { queue_base_sql,
-	    queue_cycle_sql, queue_run_sql, queue_admin_sql, queue_info_sql,
-	    queue_report_sql };
 	unsigned id = Q_ID(which);
 	size_t i;
 
-	for (i = 0; id < Q_COUNT && i < sizeof files / sizeof files[0]; i++)
-		if (files[i][id].pieces != NULL)
-			return &files[i][id];
+	for (i = 0; id < Q_COUNT && i < QUEUE_SQL_FILES; i++)
+		if (queue_sql_files[i][id].pieces != NULL)
+			return &queue_sql_files[i][id];
 	abort();		/* an id with no text: a programming error */
 }
 

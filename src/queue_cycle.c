@@ -152,32 +152,6 @@ const struct queue_sql queue_cycle_sql[Q_COUNT] = {
 	    " max_attempts, next_run_at, locked_by, locked_until, last_error,"
 	    " updated_at, finished_at FROM %1$s"
 	    " FORCE INDEX (idx_pick, idx_lock) WHERE FALSE"), 0, NULL, 0 },
-	/* --wait: the server's clock, how soon the claim's first job is
-	 * due (within a second, else NULL), and whether a lock has expired;
-	 * plain reads of the pending and processing ranges of the claim's
-	 * and the recovery's indexes, which lock nothing and wait for no
-	 * lock.  The claim's types, as the claim binds them. */
-	[Q_PROBE] = { "look for due work", (const struct queue_piece[]){
-		{ 0, 0, "SELECT UNIX_TIMESTAMP(),"
-		    " (SELECT CEILING(TIMESTAMPDIFF(MICROSECOND, NOW(6),"
-		    " next_run_at) / 1000) FROM %1$s FORCE INDEX (idx_" },
-		{ 0, Q_F_TYPE, "pick) WHERE status = 'pending' AND"
-		    " CAST(type AS BINARY) IN (%2$s)" },
-		{ Q_F_TYPE, 0, "type_pick) WHERE status = 'pending' AND"
-		    TYPE_IS },
-		/* Due lately: past older claims' entries (queue_probe). */
-		{ Q_F_AFTER, 0,
-		    " AND next_run_at >= NOW() - INTERVAL 2 SECOND" },
-		{ 0, 0, " AND next_run_at <= NOW() + INTERVAL 1 SECOND"
-		    " ORDER BY next_run_at, id LIMIT 1)," },
-		/* Every processing row's lock is read (locked_by is not in
-		 * idx_lock), and each delete-marked one's too: from the head
-		 * only. */
-		{ 0, Q_F_AFTER, " EXISTS (SELECT 1 FROM %1$s FORCE INDEX"
-		    " (idx_lock) WHERE status = 'processing' AND "
-		    LOCK_EXPIRED ")" },
-		{ Q_F_AFTER, 0, " 0" },
-		{ 0, 0, NULL } }, Q_F_TYPE | Q_F_AFTER, NULL, 0 },
 };
 
 /* A claimed row's columns (READ's, and checkpoint and snoozes when
@@ -948,53 +922,4 @@ queue_extend(struct queue *q, const struct job *job, const char *token,
 
 	return fenced_or_owner(q, Q_EXTEND, args, 4, Q_OWNER, args + 2, 2,
 	    owned, NULL, err, errlen);
-}
-
-enum db_status
-queue_probe(struct queue *q, const char *const *types, size_t ntypes,
-    struct queue_probe *out, char *err, size_t errlen)
-{
-	struct db_arg *args;
-	char *cols[3] = { NULL, NULL, NULL };
-	unsigned which, spread, n;
-	enum db_status st;
-	int found = 0;
-
-	memset(out, 0, sizeof *out);
-	out->due_ms = -1;
-	which = queue_claim_stmt(q, ntypes, &spread) == Q_CLAIM ? Q_PROBE :
-	    Q_PROBE | Q_F_TYPE;
-	/* A waiting run probes ten times a second.  Every job claimed leaves
-	 * delete-marked entries at the head of the pending range and in the
-	 * processing range until purge removes them, and while purge lags (a
-	 * long read view holds it back) a probe from the head steps over them
-	 * all.  So a probe reads only the jobs due in the last two seconds (a
-	 * job enqueued or put back now, a delay that ended), and one from the
-	 * head, at most every QUEUE_CURSOR_MS, finds a job due long ago
-	 * (inserted with an earlier time, committed late) and an expired lock:
-	 * as the claim does with its cursor (the top of queue.c). */
-	if (now_ms() - q->probe_head_ms < QUEUE_CURSOR_MS)
-		which |= Q_F_AFTER;
-	else
-		q->probe_head_ms = now_ms();
-	/* The claim's arguments but the lock's three. */
-	args = queue_claim_args(which, types, ntypes, 0, "", &n);
-	st = queue_stmt_one(q, which, args + 3, n - 3, cols, 3, &found, err,
-	    errlen);
-	free(args);
-	if (st == DB_OK && (!found || cols[0] == NULL ||
-	    queue_int64(cols[0], &out->server_s) != 0)) {
-		errf(err, errlen, "%s in %s: no answer", queue_purpose(which),
-		    q->table);
-		st = DB_ERROR;
-	}
-	if (st == DB_OK && cols[1] != NULL && queue_int64(cols[1],
-	    &out->due_ms) == 0 && out->due_ms < 0)
-		out->due_ms = 0;
-	out->expired = st == DB_OK && cols[2] != NULL &&
-	    strcmp(cols[2], "0") != 0;
-	free(cols[0]);
-	free(cols[1]);
-	free(cols[2]);
-	return st;
 }

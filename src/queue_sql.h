@@ -17,7 +17,9 @@ enum queue_stmt {
 	Q_CLAIM, Q_READ, Q_SUCCESS, Q_RETRY, Q_FAIL, Q_EXTEND,
 	Q_READ_MANY, Q_SUCCESS_MANY, Q_READ_TOKENS, Q_OWNER, Q_CLAIMED_ID,
 	Q_RELEASE, Q_CHECKPOINT, Q_CHECKPOINT_CHECK, Q_SNOOZE, Q_WSREP,
-	Q_SCHEMA, Q_PROBE,
+	Q_SCHEMA,
+	/* a waiting run's look (queue_probe.c) */
+	Q_PROBE,
 	/* the queue's life and adding jobs (queue.c) */
 	Q_RECOVER, Q_GET_LOCK, Q_READ_REPLY, Q_ENQUEUE, Q_VALID_AT,
 	Q_VALID_JSON, Q_JSON_OBJECT,
@@ -87,6 +89,10 @@ extern const struct queue_sql queue_run_sql[Q_COUNT];
 extern const struct queue_sql queue_admin_sql[Q_COUNT];
 extern const struct queue_sql queue_info_sql[Q_COUNT];
 extern const struct queue_sql queue_report_sql[Q_COUNT];
+extern const struct queue_sql queue_probe_sql[Q_COUNT];
+/* All of them, where queue_sql_of looks (queue.c). */
+#define QUEUE_SQL_FILES 7
+extern const struct queue_sql *const queue_sql_files[QUEUE_SQL_FILES];
 
 /* Text fragments that statements of several files share. */
 
@@ -127,6 +133,18 @@ struct queue_caps {
  * make it wait a job due behind the cursor may wait (man/jobrun.7). */
 #define QUEUE_CURSOR_MS 1000
 
+/* A waiting run's look from the head of the range (queue_probe) that
+ * took d ms is the next after PROBE_HEAD_SHARE × d, within
+ * QUEUE_CURSOR_MS and PROBE_HEAD_MAX_MS (man/jobrun.7).  Purge held back
+ * for long (a long read view) leaves that look thousands of entries to
+ * step over, and it then costs a fixed share of the server's time, not
+ * more; on a table purge keeps up with, it takes about 0.3 ms at 10 M
+ * finished rows and comes every second.  d is the round trip's time,
+ * which a loaded server or link lengthens too: all the more reason to
+ * look less often. */
+#define PROBE_HEAD_SHARE	250
+#define PROBE_HEAD_MAX_MS	10000
+
 /* Where this run's claims have got to in the claim's (next_run_at, id)
  * order: the next claim starts its scan just past it (queue.c; read and
  * written by queue_claim alone, so a caller that serialises its claims
@@ -165,6 +183,7 @@ struct queue {
 	struct queue_cursor cursor_spare;	/* another list of types' */
 	int64_t probe_head_ms;	/* when a waiting run's probe last read
 				 * from the head (queue_probe) */
+	int64_t probe_head_gap_ms;	/* and how long until the next */
 	/* A transaction of several statements is open (queue_trx): a
 	 * deadlock or a lost connection ends it whole, so no statement in
 	 * it is run again on its own; trx_lost says the connection was lost

@@ -8,7 +8,7 @@
 # jobs arrive from jobrun enqueue and from plain INSERTs.
 . "${0%/*}/lib.sh"
 
-plan 42
+plan 44
 # A server of its own: the idle run's statements are counted on the
 # server's Questions, which other test files running at once would add to.
 use_own_server
@@ -58,15 +58,24 @@ ok "a job whose lock expired is recovered and run" \
     wait_for 30 succeeded dead
 is "$(sql "SELECT attempts FROM polling_jobs WHERE business_key = 'dead'")" \
     2 "in its second attempt"
+# A look from the head (an expired lock, a job due behind the cursor)
+# comes at least every 10 s, however long it takes (jobrun(7)).
+took_between "$(sql "SELECT TIMESTAMPDIFF(SECOND, created_at, finished_at)
+    FROM polling_jobs WHERE business_key = 'dead'")" 0 10 \
+    "within 10 s of its lock's end (the server's clock)"
 
 # A job due behind the last claimed one (inserted with a time an hour
 # past): the probe starts past that job, and from the head of the range
 # once a second, so it is seen too.
+inserted=$(sql "SELECT UNIX_TIMESTAMP()")
 sql "INSERT INTO polling_jobs (business_key, type, next_run_at, created_at,
      updated_at) VALUES ('behind', 'note', NOW() - INTERVAL 1 HOUR,
      NOW() - INTERVAL 1 HOUR, NOW())"
 ok "a job due behind the last one claimed is run too" \
     wait_for 30 succeeded behind
+took_between "$(sql "SELECT UNIX_TIMESTAMP(finished_at) - $inserted
+    FROM polling_jobs WHERE business_key = 'behind'")" 0 10 \
+    "within 10 s of its INSERT (the server's clock)"
 
 # Without --max (or [run] batch_size) a waiting run's budget is its time
 # alone, not the default batch of 20.

@@ -16,10 +16,8 @@
 
 #include "queue_sql.h"
 
-static const struct queue_sql *const files[] = { queue_base_sql,
-    queue_cycle_sql, queue_run_sql, queue_admin_sql, queue_info_sql,
-    queue_report_sql };
-#define NFILES (sizeof files / sizeof files[0])
+#define files queue_sql_files
+#define NFILES QUEUE_SQL_FILES
 
 static unsigned
 bits(unsigned v)
