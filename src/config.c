@@ -59,6 +59,10 @@ static int parse_cron(void *base, const char *value, char *msg,
     size_t msglen);
 static int parse_rate(void *base, const char *value, char *msg,
     size_t msglen);
+static int parse_run_jitter(void *base, const char *value, char *msg,
+    size_t msglen);
+static int parse_type_jitter(void *base, const char *value, char *msg,
+    size_t msglen);
 
 #define FIELD(f, t) CFG_FIELD(struct cfg, f, t)
 #define NUMBER(s, k, f, lo, hi, d) { .section = s, .key = k, \
@@ -106,6 +110,8 @@ static const struct cfg_key keys[] = {
 	NUMBER("run", "recover_limit", run.recover_limit, 0, 100000, "100"),
 	NUMBER("run", "backoff_base", run.backoff_base, 0, 86400, "60"),
 	NUMBER("run", "backoff_cap", run.backoff_cap, 0, 604800, "3600"),
+	{ .section = "run", .key = "backoff_jitter", .kind = CFG_CUSTOM,
+	  .parse = parse_run_jitter, .def = "0.1" },
 	NUMBER("run", "max_snoozes", run.max_snoozes, 0, 1000000, "100"),
 	BOOL("run", "single", run.single, "no"),
 	BOOL("run", "wait", run.wait, "no"),
@@ -115,9 +121,6 @@ static const struct cfg_key keys[] = {
 
 #define NKEYS (sizeof keys / sizeof keys[0])
 
-/* The longest cap and rate a type may have: far beyond what one table
- * can serve, small enough that no arithmetic on them overflows. */
-#define FLOW_MAX 1000000UL
 
 /* The keys of [type.NAME] besides its kind's: the flow control keys that
  * every kind takes (src/flow.c applies them), and handler, read as soon
@@ -133,6 +136,8 @@ static const struct cfg_key type_keys[] = {
 	{ .section = "type.NAME", .key = "burst", .kind = CFG_NUMBER,
 	  .offset = CFG_FIELD(struct cfg_type, flow.burst, unsigned long),
 	  .min = 1, .max = FLOW_MAX, .unit = "starts", .bare = 1 },
+	{ .section = "type.NAME", .key = "backoff_jitter", .kind = CFG_CUSTOM,
+	  .parse = parse_type_jitter },
 	{ .section = "type.NAME", .key = "handler", .kind = CFG_HANDLER,
 	  .offset = CFG_FIELD(struct cfg_type, kind,
 	  const struct handler_kind *) },
@@ -679,34 +684,6 @@ on_key(void *user, const char *inih_section, const char *key,
 	return rc;
 }
 
-/* The periods a rate may be counted in. */
-static const struct {
-	const char *unit;
-	unsigned long seconds;
-} periods[] = { { "s", 1 }, { "min", 60 }, { "h", 3600 } };
-
-int
-cfg_parse_rate(const char *value, unsigned long *rate, unsigned long *period)
-{
-	char num[32];
-	const char *slash = strchr(value, '/');
-	size_t i, n;
-
-	if (slash == NULL || (n = (size_t)(slash - value)) == 0 ||
-	    n >= sizeof num)
-		return -1;
-	memcpy(num, value, n);
-	num[n] = '\0';
-	if (parse_ulong(num, 1, FLOW_MAX, rate) != 0)
-		return -1;
-	for (i = 0; i < sizeof periods / sizeof periods[0]; i++)
-		if (strcmp(slash + 1, periods[i].unit) == 0) {
-			*period = periods[i].seconds;
-			return 0;
-		}
-	return -1;
-}
-
 /* rate into a struct cfg_type: the count and the period's seconds. */
 static int
 parse_rate(void *base, const char *value, char *msg, size_t msglen)
@@ -717,6 +694,33 @@ parse_rate(void *base, const char *value, char *msg, size_t msglen)
 		return 0;
 	return errf(msg, msglen, "not a rate: N/s, N/min or N/h with N in "
 	    "1..%lu", FLOW_MAX);
+}
+
+/* backoff_jitter, in [run] and in [type.NAME] (which then has its own). */
+static int
+jitter_parsed(const char *value, unsigned long *permille, char *msg,
+    size_t msglen)
+{
+	if (parse_fraction(value, permille) == 0)
+		return 0;
+	return errf(msg, msglen, "not a fraction from 0 to 1 with at most "
+	    "three decimals, such as 0.1: \"%s\"", value);
+}
+
+static int
+parse_run_jitter(void *base, const char *value, char *msg, size_t msglen)
+{
+	return jitter_parsed(value, &((struct cfg *)base)->run.backoff_jitter,
+	    msg, msglen);
+}
+
+static int
+parse_type_jitter(void *base, const char *value, char *msg, size_t msglen)
+{
+	struct cfg_type *t = base;
+
+	t->jitter_set = 1;
+	return jitter_parsed(value, &t->backoff_jitter, msg, msglen);
 }
 
 /* The row of a [type.NAME] key, flow or the kind's, and the struct it

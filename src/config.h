@@ -71,6 +71,7 @@ struct cfg_run {
 	unsigned long recover_limit;
 	unsigned long backoff_base;
 	unsigned long backoff_cap;
+	unsigned long backoff_jitter;	/* permille of a backoff taken off */
 	int single;		/* take the GET_LOCK overlap guard */
 	int wait;		/* wait for work until max_seconds */
 	unsigned long max_snoozes;	/* put-offs in a row without progress */
@@ -93,6 +94,9 @@ struct cfg_type {
 	const struct handler_kind *kind;
 	void *handler;		/* the kind's state, from kind->create */
 	struct cfg_flow flow;	/* concurrency, rate, burst */
+	/* [type.NAME] backoff_jitter (permille), when jitter_set */
+	unsigned long backoff_jitter;
+	int jitter_set;
 };
 
 /* One [schedule.NAME] section: a job of type enqueued at every slot of
@@ -184,6 +188,10 @@ int cfg_parse(struct cfg *cfg, const char *path, const char *text,
               char *err, size_t errlen);
 
 void cfg_free(struct cfg *cfg);
+
+/* The longest cap and rate a type may have: far beyond what one table
+ * can serve, small enough that no arithmetic on them overflows. */
+#define FLOW_MAX 1000000UL
 
 /* "R/s", "R/min" or "R/h" into R and the period's seconds; -1 when value
  * is none of those. */

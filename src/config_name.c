@@ -1,8 +1,9 @@
 /*
  * config_name.c - names in jobrun.conf, and the words of config.c's
  * messages that help someone fix a typo: whether a value is a well-formed
- * table, time zone or type name, the names a key may take, the known name
- * closest to an unknown one, and a " #" that was meant as a comment.
+ * table, time zone or type name, what a rate is, the names a key may take,
+ * the known name closest to an unknown one, and a " #" that was meant as a
+ * comment.
  *
  * A message that only says "unknown key" leaves the reader to find the
  * right spelling in a manual page; "did you mean batch_size?" ends the
@@ -203,4 +204,32 @@ cfg_comment_in(const char *value)
 		if (hash > value && (hash[-1] == ' ' || hash[-1] == '\t'))
 			return hash - 1;
 	return NULL;
+}
+
+/* The periods a rate may be counted in. */
+static const struct {
+	const char *unit;
+	unsigned long seconds;
+} periods[] = { { "s", 1 }, { "min", 60 }, { "h", 3600 } };
+
+int
+cfg_parse_rate(const char *value, unsigned long *rate, unsigned long *period)
+{
+	char num[32];
+	const char *slash = strchr(value, '/');
+	size_t i, n;
+
+	if (slash == NULL || (n = (size_t)(slash - value)) == 0 ||
+	    n >= sizeof num)
+		return -1;
+	memcpy(num, value, n);
+	num[n] = '\0';
+	if (parse_ulong(num, 1, FLOW_MAX, rate) != 0)
+		return -1;
+	for (i = 0; i < sizeof periods / sizeof periods[0]; i++)
+		if (strcmp(slash + 1, periods[i].unit) == 0) {
+			*period = periods[i].seconds;
+			return 0;
+		}
+	return -1;
 }

@@ -90,9 +90,11 @@ retry(const struct policy_in *in, struct verdict *v)
 		    v->message);
 		return;
 	}
-	/* A server's Retry-After beats our guess, within the cap. */
-	set_verb(v, VERB_RETRY, delay_for(in, backoff_delay(in->backoff_base,
-	    in->backoff_cap, in->attempt)));
+	/* A server's Retry-After beats our guess, within the cap; the
+	 * jitter is our guess's, never the server's. */
+	set_verb(v, VERB_RETRY, delay_for(in, backoff_jitter(backoff_delay(
+	    in->backoff_base, in->backoff_cap, in->attempt),
+	    in->backoff_jitter, in->draw)));
 	/* A handler that cannot start (a command cron's PATH lacks) is a
 	 * set-up mistake every retry repeats: said under -q too. */
 	if (in->setup)

@@ -9,6 +9,8 @@
 #ifndef JOBRUN_POLICY_H
 #define JOBRUN_POLICY_H
 
+#include <stdint.h>
+
 #include "handler.h"
 #include "log.h"
 
@@ -38,8 +40,10 @@ struct policy_in {
 	int interrupted;		/* a second signal stopped the handler */
 	int signo;			/* that signal, for the note */
 	int setup;			/* the handler could not start */
-	/* The [run] settings. */
+	/* The [run] settings, backoff_jitter the type's when it has one. */
 	unsigned long backoff_base, backoff_cap, max_snoozes;
+	unsigned long backoff_jitter;	/* permille of the backoff */
+	uint32_t draw;			/* uniform random, for the jitter */
 };
 
 /* The decision, and what to say about it. */

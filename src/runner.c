@@ -431,6 +431,7 @@ run_decide(const struct cfg *cfg, const struct in_hand *h,
     const struct result *res, struct verdict *v)
 {
 	const struct job *job = h->job;
+	const struct cfg_type *t = cfg_find_type(cfg, job->type);
 	const struct policy_in in = {
 		.outcome = res->outcome, .retry_after = res->retry_after,
 		.message = res->message, .secrets = res->secrets,
@@ -441,6 +442,9 @@ run_decide(const struct cfg *cfg, const struct in_hand *h,
 		.backoff_base = cfg->run.backoff_base,
 		.backoff_cap = cfg->run.backoff_cap,
 		.max_snoozes = cfg->run.max_snoozes,
+		.backoff_jitter = t != NULL && t->jitter_set ?
+		    t->backoff_jitter : cfg->run.backoff_jitter,
+		.draw = arc4random(),
 	};
 
 	policy_decide(&in, v);

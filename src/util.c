@@ -100,6 +100,23 @@ parse_ulong(const char *s, unsigned long min, unsigned long max,
 	return 0;
 }
 
+int
+parse_fraction(const char *s, unsigned long *permille)
+{
+	unsigned long n = 0, scale = 1000;
+	const char *p = s;
+
+	if (*p == '0' || *p == '1')
+		n = (unsigned long)(*p++ - '0') * 1000;
+	if (p != s && *p == '.' && p[1] != '\0')
+		for (p++; *p >= '0' && *p <= '9' && scale > 1; p++)
+			n += (unsigned long)(*p - '0') * (scale /= 10);
+	if (p == s || *p != '\0' || n > 1000)
+		return -1;
+	*permille = n;
+	return 0;
+}
+
 int64_t
 now_ms(void)
 {

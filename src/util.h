@@ -29,6 +29,10 @@ int parse_bool(const char *value, int *out);
 int parse_ulong(const char *s, unsigned long min, unsigned long max,
                 unsigned long *out);
 
+/* A fraction from 0 to 1 with at most three decimals ("0", "0.25", "1",
+ * "1.0") into *permille; -1 for anything else. */
+int parse_fraction(const char *s, unsigned long *permille);
+
 /* Milliseconds on a clock that never jumps; for budgets and timeouts only,
  * never compared with database times. */
 int64_t now_ms(void);

@@ -90,6 +90,33 @@ test_huge_base_does_not_overflow(void **state)
 	assert_int_equal(backoff_delay(86400, ULONG_MAX, 6), 86400UL * 64);
 }
 
+/* The jitter takes off up to its fraction, never adds, and every second
+ * of the window is as likely: 0.1 of 120 s is 109..120, 12 seconds. */
+static void
+test_jitter_window(void **state)
+{
+	unsigned long seen[121] = { 0 }, d, i;
+	uint64_t draw;
+
+	(void)state;
+	assert_int_equal(backoff_jitter(120, 0, UINT32_MAX), 120);
+	assert_int_equal(backoff_jitter(120, 100, 0), 120);
+	assert_int_equal(backoff_jitter(120, 100, UINT32_MAX), 109);
+	assert_int_equal(backoff_jitter(120, 1000, UINT32_MAX), 1);
+	assert_int_equal(backoff_jitter(120, 5000, UINT32_MAX), 1);
+	assert_int_equal(backoff_jitter(0, 1000, UINT32_MAX), 0);
+	assert_int_equal(backoff_jitter(604800, 1000, UINT32_MAX), 1);
+	assert_int_equal(backoff_jitter(4000001, 1000, UINT32_MAX), 4000001);
+	for (draw = 0; draw <= UINT32_MAX; draw += 1 << 16) {
+		d = backoff_jitter(120, 100, (uint32_t)draw);
+		assert_in_range(d, 109, 120);
+		seen[d]++;
+	}
+	/* 65536 draws over 12 seconds: 5461 or 5462 each. */
+	for (i = 109; i <= 120; i++)
+		assert_in_range(seen[i], 5461, 5462);
+}
+
 int
 main(void)
 {
@@ -100,6 +127,7 @@ main(void)
 		cmocka_unit_test(test_cap_below_doubling),
 		cmocka_unit_test(test_base_zero),
 		cmocka_unit_test(test_huge_base_does_not_overflow),
+		cmocka_unit_test(test_jitter_window),
 	};
 
 	return cmocka_run_group_tests_name("backoff", tests, NULL, NULL);

@@ -521,7 +521,8 @@ sample(const struct cfg_key *k)
 	    { "command", "true" }, { "url", "http://127.0.0.1/" },
 	    { "header", "X-A: b" }, { "header_env", "X-A: HOME" },
 	    { "cron", "@daily" }, { "time_zone", "+00:00" },
-	    { "payload", "{}" }, { "catch_up", "0" } };
+	    { "payload", "{}" }, { "catch_up", "0" },
+	    { "backoff_jitter", "0.5" } };
 	static char number[32];
 	size_t i;
 
@@ -633,6 +634,46 @@ test_every_type_key(void **state)
 		    sample(&rows[i]));
 		snprintf(want, sizeof want, "test.conf:5: [schedule.s] %s: "
 		    "given twice: already given at line 4", rows[i].key);
+		parse_err(text, want);
+	}
+}
+
+/* backoff_jitter: a fraction with at most three decimals, in [run] and,
+ * overriding it, in a [type.NAME]. */
+static void
+test_backoff_jitter(void **state)
+{
+	static const char *const bad[] = { "", "2", "1.001", "-0.1", ".5",
+	    "0.", "0.1234", "0,5", "10%", "0.1 ", "1e-1", "01" };
+	char text[256], want[256];
+	struct cfg cfg;
+	size_t i;
+
+	(void)state;
+	parse_ok(&cfg, DB "[type.a]\nhandler = noop\n");
+	assert_int_equal(cfg.run.backoff_jitter, 100);	/* the default */
+	assert_int_equal(cfg_find_type(&cfg, "a")->jitter_set, 0);
+	cfg_free(&cfg);
+	parse_ok(&cfg, DB "[run]\nbackoff_jitter = 0.25\n[type.a]\n"
+	    "handler = noop\nbackoff_jitter = 0\n[type.b]\nhandler = noop\n"
+	    "backoff_jitter = 1.0\n");
+	assert_int_equal(cfg.run.backoff_jitter, 250);
+	assert_int_equal(cfg_find_type(&cfg, "a")->jitter_set, 1);
+	assert_int_equal(cfg_find_type(&cfg, "a")->backoff_jitter, 0);
+	assert_int_equal(cfg_find_type(&cfg, "b")->backoff_jitter, 1000);
+	cfg_free(&cfg);
+	parse_ok(&cfg, DB "[run]\nbackoff_jitter = 0.005\n");
+	assert_int_equal(cfg.run.backoff_jitter, 5);
+	cfg_free(&cfg);
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		snprintf(text, sizeof text, DB "[run]\nbackoff_jitter = %s\n",
+		    bad[i]);
+		snprintf(want, sizeof want, "test.conf:4: [run] backoff_jitter: "
+		    "not a fraction from 0 to 1 with at most three decimals, "
+		    "such as 0.1: \"%s\"", bad[i]);
+		/* inih strips blanks at the ends of a value. */
+		if (strcmp(bad[i], "0.1 ") == 0 || bad[i][0] == '\0')
+			continue;
 		parse_err(text, want);
 	}
 }
@@ -1827,6 +1868,7 @@ main(void)
 		cmocka_unit_test(test_every_key_twice),
 		cmocka_unit_test(test_every_type_key),
 		cmocka_unit_test(test_other_kinds),
+		cmocka_unit_test(test_backoff_jitter),
 		cmocka_unit_test(test_example_file_agrees),
 		cmocka_unit_test(test_man_page_agrees),
 		cmocka_unit_test(test_key_twice),

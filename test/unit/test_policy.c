@@ -571,6 +571,26 @@ test_unknown_outcome_nothing(void **state)
 	assert_int_equal(decide(&in)->verb, VERB_NOTHING);
 }
 
+/* The jitter shortens the backoff, within its fraction; a delay the
+ * handler asked for (Retry-After) is kept as asked. */
+static void
+test_retry_jitter(void **state)
+{
+	struct policy_in in = job(OUTCOME_RETRY, -1, "boom");
+
+	(void)state;
+	in.backoff_jitter = 100;
+	in.draw = UINT32_MAX;
+	assert_int_equal(decide(&in)->delay, 109);
+	in.draw = 0;
+	assert_int_equal(decide(&in)->delay, 120);
+	in.draw = UINT32_MAX;
+	in.attempt = 4;
+	assert_int_equal(decide(&in)->delay, 960 - 96 + 1);
+	in.retry_after = 300;
+	assert_int_equal(decide(&in)->delay, 300);
+}
+
 int
 main(void)
 {
@@ -596,6 +616,7 @@ main(void)
 		cmocka_unit_test(test_edge_max_attempts_zero),
 		cmocka_unit_test(test_edge_huge_values),
 		cmocka_unit_test(test_unknown_outcome_nothing),
+		cmocka_unit_test(test_retry_jitter),
 	};
 
 	return cmocka_run_group_tests_name("policy", tests, NULL, NULL);
