@@ -1,12 +1,16 @@
 #!/bin/bash
 # A failing job goes back to 'pending' with next_run_at pushed out by
 # min(cap, base * 2^attempts) seconds of the database's clock: 120 s after the
-# first failure with the defaults, 240 s after the second.
+# first failure with the defaults, 240 s after the second.  backoff_jitter
+# = 0 throughout: the seed's formula exactly (test 86 has the jitter).
 . "${0%/*}/lib.sh"
 
 plan 26
 setup_db
 write_config <<EOF2
+[run]
+backoff_jitter = 0
+
 [type.flaky]
 handler = exec
 command = $HANDLERS/exit-with 1 "temporary trouble"
@@ -55,6 +59,7 @@ is "$(field 1 status)" pending "still pending (max_attempts 5)"
 # base and cap from the config
 write_config <<EOF2
 [run]
+backoff_jitter = 0
 backoff_base = 10
 backoff_cap = 25
 
@@ -76,6 +81,7 @@ is "$(delay 2)" 25 "backoff_cap=25 caps the delay (not 40 s)"
 sql "UPDATE polling_jobs SET next_run_at = NOW(), attempts = 9 WHERE id = 2"
 write_config <<EOF2
 [run]
+backoff_jitter = 0
 backoff_base = 1
 backoff_cap = 3600
 

@@ -2,8 +2,8 @@
 # handler = http: 408, 425, 429 and 5xx are "try again later": the job goes
 # back to pending with the normal backoff, or with the delay Retry-After asks
 # for (delta-seconds, or an HTTP-date measured against the answer's Date
-# header), never beyond [run] backoff_cap.  last_error has the status line and
-# the start of the body.  After max_attempts a retry becomes failed.
+# header, exactly: the jitter is the backoff's alone), never beyond [run]
+# backoff_cap.  last_error has the status line and the start of the body.  After max_attempts a retry becomes failed.
 . "${0%/*}/lib.sh"
 . "${0%/*}/http-lib.sh"
 
@@ -79,24 +79,24 @@ is "$(jget retried <<<"$out")/$(jget failed <<<"$out")" 14/1 \
 is "$(http_count /status/)" 15 "one request per job"
 
 is "$(col e500 status)/$(col e500 attempts)" pending/1 "500: pending, attempts 1"
-is "$(delay e500)" 120 "500: next_run_at is NOW() + 120 s (the backoff)"
+between "$(delay e500)" 109 120 "500: next_run_at is NOW() + 120 s less up to a tenth (the backoff)"
 like "$(col e500 last_error)" '^HTTP 500 Internal Server Error: boom$' \
     "500: last_error is the status line and the body"
 is "$(col e500 'locked_by IS NULL AND locked_until IS NULL AND finished_at IS NULL')" 1 \
     "500: the lock is cleared, finished_at stays NULL"
 
 is "$(col e503 status)/$(col e503 attempts)" pending/1 "503: pending, attempts 1"
-is "$(delay e503)" 120 "503: next_run_at is NOW() + 120 s"
+between "$(delay e503)" 109 120 "503: next_run_at is NOW() + the backoff"
 like "$(col e503 last_error)" '^HTTP 503 Service Unavailable: down for maintenance until 12:00$' \
     "503: last_error starts with the status line, then the body"
 is "$(col e502 status)/$(col e502 attempts)" pending/1 "502: pending, attempts 1"
 like "$(col e502 last_error)" '^HTTP 502 Bad Gateway' "502: last_error has the status line"
 
 is "$(col r408 status)" pending "408 Request Timeout is retried"
-is "$(delay r408)" 120 "408: with the backoff"
+between "$(delay r408)" 109 120 "408: with the backoff"
 like "$(col r408 last_error)" '^HTTP 408 Request Timeout' "408: last_error has the status line"
 is "$(col r425 status)" pending "425 Too Early is retried"
-is "$(delay r425)" 120 "425: with the backoff"
+between "$(delay r425)" 109 120 "425: with the backoff"
 like "$(col r425 last_error)" '^HTTP 425 Too Early' "425: last_error has the status line"
 
 is "$(col r429 status)/$(col r429 attempts)" pending/1 "429: pending, attempts 1"
@@ -113,7 +113,7 @@ is "$(delay rcap)" 3600 "Retry-After: 100000 is capped at backoff_cap (3600)"
 is "$(delay rhuge)" 3600 "Retry-After: 2^31 is capped too, not read as no Retry-After"
 is "$(delay rdigits)" 3600 "so is one with more digits than a number holds"
 is "$(delay rcapdate)" 3600 "an HTTP-date a day later is capped too"
-is "$(delay rbad)" 120 "an unreadable Retry-After: the normal backoff"
+between "$(delay rbad)" 109 120 "an unreadable Retry-After: the normal backoff"
 
 is "$(col last status)/$(col last attempts)" failed/1 "a retry at max_attempts is failed"
 like "$(col last last_error)" '^HTTP 503 Service Unavailable' "with the status line in last_error"
@@ -125,7 +125,7 @@ run jobrun --json
 snapshot
 is "$(jget claimed <<<"$out")" 2 "the second run claims the two jobs made due"
 is "$(col e500 attempts)" 2 "500 again: attempts 2"
-is "$(delay e500)" 240 "500 again: NOW() + 240 s"
+between "$(delay e500)" 217 240 "500 again: NOW() + 240 s less up to a tenth"
 is "$(col r429 attempts)" 2 "429 again: attempts 2"
 is "$(delay r429)" 30 "429 again: Retry-After: 30 still gives NOW() + 30 s"
 
@@ -140,6 +140,6 @@ snapshot
 is "$(jget claimed <<<"$out")" 3 "a run with backoff_cap = 100 claims three jobs"
 is "$(delay rcap)" 100 "Retry-After: 100000 is capped at backoff_cap = 100"
 is "$(delay r429)" 30 "Retry-After: 30 below the cap is kept"
-is "$(delay e503)" 40 "no Retry-After: backoff_base 10 * 2^2 = 40 s"
+between "$(delay e503)" 37 40 "no Retry-After: backoff_base 10 * 2^2 = 40 s, less up to a tenth"
 is "$(col e503 attempts)" 2 "attempts 2"
 is "$(http_count /status/)" 20 "every claim made exactly one request"

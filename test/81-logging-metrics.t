@@ -30,7 +30,7 @@ enq bad b1
 run jobrun -v
 is "$rc" 1 "a run with a retried job exits 1"
 line=$(grep 'outcome=retry' <<<"$err")
-like "$line" '^ts=[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z level=warn job=[0-9]+ type=bad attempt=1 max_attempts=5 outcome=retry ms=[0-9]+ delay=120 msg="exit status 3: it broke; see \\"details\\""$' \
+like "$line" '^ts=[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z level=warn job=[0-9]+ type=bad attempt=1 max_attempts=5 outcome=retry ms=[0-9]+ delay=(109|11[0-9]|120) msg="exit status 3: it broke; see \\"details\\""$' \
     "the retry is one logfmt line, quotes escaped"
 like "$(grep 'type=good' <<<"$err")" '^ts=\S+ level=info job=[0-9]+ type=good attempt=1 max_attempts=5 outcome=success ms=[0-9]+$' \
     "-v: the success is one too"
@@ -245,7 +245,7 @@ is "$(grep -c . <<<"$err")" 4 "four lines: the recovery and three jobs"
 like "$err" "(^|
 )ts=\\S+ level=warn msg=\"recovered 1 job\\(s\\) whose runner's lock expired\"(
 |\$)" "recovered locks: a warning"
-like "$(grep 'attempt=1 .*type=lines\|type=lines attempt=1' <<<"$err")" 'outcome=retry ms=[0-9]+ delay=120 msg="exit status 3: one\\ntwo"$' \
+like "$(grep 'attempt=1 .*type=lines\|type=lines attempt=1' <<<"$err")" 'outcome=retry ms=[0-9]+ delay=(109|11[0-9]|120) msg="exit status 3: one\\ntwo"$' \
     "line breaks in the output are shown as \\n, a trailing CR-LF dropped"
 like "$(grep 'type=perm' <<<"$err")" 'outcome=failed ms=[0-9]+ msg="permanent failure: exit 65 \(permanent failure\): no such customer"$' \
     "a permanent failure's msg begins with 'permanent failure:'"

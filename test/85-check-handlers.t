@@ -114,7 +114,7 @@ like "$(sql "SELECT last_error FROM polling_jobs WHERE business_key = 'v1'")" \
 # -q, cron's level, says so at once: every retry would repeat it.
 sql "UPDATE polling_jobs SET next_run_at = NOW() WHERE business_key = 'v1'"
 run env PATH=/usr/bin:/bin "$JOBRUN" -c "$CONF" -q --type=viapath
-like "$err" "^ts=\S+ level=warn job=[0-9]+ type=viapath attempt=2 max_attempts=5 outcome=retry ms=[0-9]+ delay=240 msg=\"exit status 127: jobrun: cannot execute handler: in-my-path: No such file or directory" \
+like "$err" "^ts=\S+ level=warn job=[0-9]+ type=viapath attempt=2 max_attempts=5 outcome=retry ms=[0-9]+ delay=(21[7-9]|2[23][0-9]|240) msg=\"exit status 127: jobrun: cannot execute handler: in-my-path: No such file or directory" \
     "-q: a handler that cannot start is said, though retried"
 
 # --- http ------------------------------------------------------------------
@@ -191,8 +191,8 @@ is "$(sql "SELECT status FROM polling_jobs WHERE business_key = 'l1'")" success 
 # application's INSERT), and a paused type: both wait, and check says so.
 sql "INSERT INTO polling_jobs (business_key, type, next_run_at, created_at, updated_at)
      VALUES ('t1', 'order_synk', NOW(), NOW(), NOW()), ('t2', 'order_synk', NOW(), NOW(), NOW())"
-mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" <"$TOP/sql/003_flow.sql" ||
-    bail_out "cannot load sql/003_flow.sql"
+e=$(mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" 2>&1 \
+    <"$TOP/sql/003_flow.sql") || bail_out "cannot load sql/003_flow.sql: $e"
 run jobrun pause local
 [ "$rc" = 0 ] || bail_out "pause failed: $err"
 run env CHECK_TOKEN=x "$JOBRUN" -c "$CONF" check
