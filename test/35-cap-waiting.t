@@ -29,9 +29,10 @@ sql "INSERT INTO polling_jobs (business_key, type, next_run_at, created_at,
         updated_at)
      SELECT CONCAT('h', seq), 'held', NOW(), NOW(), NOW() FROM seq_1_to_12"
 
+# questions: the server's Questions (SHOW GLOBAL STATUS, on both servers:
+# MySQL has no information_schema.GLOBAL_STATUS)
 questions() {
-	sql "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS
-	     WHERE VARIABLE_NAME = 'QUESTIONS'"
+	sql "SHOW GLOBAL STATUS LIKE 'Questions'" | cut -f2
 }
 # window SECONDS: the statements the server ran in SECONDS of its clock,
 # less this script's own: its three, and the client's one at connecting

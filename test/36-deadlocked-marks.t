@@ -11,7 +11,8 @@
 # (whose claims share a transaction with the marks: the marks are written
 # on their own, and the slots claim again later), instead of giving up
 # with 75.  The server raises the deadlocks itself, from a trigger, and
-# counts them in a table that a rollback does not undo (Aria).
+# counts them in a table that a rollback does not undo (MyISAM, on
+# both servers).
 . "${0%/*}/lib.sh"
 
 plan 18
@@ -22,7 +23,7 @@ handler = exec
 command = $HANDLERS/append-id $T/ran
 EOF2
 sql "CREATE TABLE deadlocks (id BIGINT UNSIGNED PRIMARY KEY, left_ INT,
-        raised INT NOT NULL DEFAULT 0) ENGINE=Aria" ||
+        raised INT NOT NULL DEFAULT 0) ENGINE=MyISAM" ||
     bail_out "cannot create the deadlock counter"
 mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" <<'SQL' ||
 DELIMITER //
@@ -65,7 +66,7 @@ done
 # --- claims deadlocked 15 times running ------------------------------------
 
 sql "CREATE TABLE claim_deadlocks (left_ INT, raised INT NOT NULL DEFAULT 0)
-        ENGINE=Aria; INSERT INTO claim_deadlocks (left_) VALUES (0)"
+        ENGINE=MyISAM; INSERT INTO claim_deadlocks (left_) VALUES (0)"
 mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" <<'SQL' ||
 DELIMITER //
 CREATE TRIGGER deadlock_claims BEFORE UPDATE ON polling_jobs
