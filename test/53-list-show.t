@@ -169,7 +169,8 @@ like "$(show_line id)" "^id +$id$" "the id"
 like "$(show_line status)" '^status +failed$' "the status"
 like "$(show_line last_error)" '^last_error +exit status 3: no route$' "the last error"
 like "$(show_line locked_by)" '^locked_by +NULL$' "NULL columns as NULL"
-is "$(show_line payload)" 'payload       {"order":{"id":7,"lines":[1,2]},"note":"é"}' \
+is "$(show_line payload)" \
+    "payload       $(json_as_stored '{"order":{"id":7,"lines":[1,2]},"note":"é"}')" \
     "the payload as it is stored, UTF-8 included"
 by_id=$out
 run jobrun show --key=show:1

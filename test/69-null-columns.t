@@ -26,7 +26,7 @@ id=$(job NULL id)
 run jobrun --json
 is "$rc" 0 "a job with a NULL key runs: exit 0"
 is "$(job NULL "CONCAT(status, '/', attempts)")" success/1 "and succeeds on its first attempt"
-is "$(cat "$T/$id.stdin")" '{"n":1}' "its handler got the payload"
+is "$(cat "$T/$id.stdin")" "$(json_as_stored '{"n":1}')" "its handler got the payload"
 is "$(grep -c '^JOB_BUSINESS_KEY=' "$T/$id.env")" 0 "JOB_BUSINESS_KEY is not set for a NULL key"
 is "$(grep -c '^JOB_IDEMPOTENCY_KEY=' "$T/$id.env")" 0 "nor JOB_IDEMPOTENCY_KEY"
 is "$(grep '^JOB_ID=' "$T/$id.env")" "JOB_ID=$id" "the other fields are there"

@@ -18,7 +18,7 @@ lock_seconds = 3
 
 [type.big]
 handler = exec
-command = $HANDLERS/resumable $total $every $T/items
+command = $(compact_checkpoint "$HANDLERS/resumable") $total $every $T/items
 timeout = 120
 
 [type.bad]
@@ -54,8 +54,13 @@ ok "the handler stopped when its runner died" wait_for 30 handler_gone
 done_before=$(wc -l <"$T/items")
 saved=$(job big checkpoint)
 is "$(job big status)" processing "SIGKILLed mid-way: the job is still processing"
-like "$saved" '^\{"last":[0-9]+\}$' "and its row holds the last checkpoint ($saved)"
-last=${saved##*:}; last=${last%\}}
+if on_mysql; then
+	like "$saved" '^\{"last": [0-9]+\}$' \
+	    "and its row holds the last checkpoint, in MySQL's form ($saved)"
+else
+	like "$saved" '^\{"last":[0-9]+\}$' "and its row holds the last checkpoint ($saved)"
+fi
+last=${saved##*:}; last=${last# }; last=${last%\}}
 is "$(( last % every ))/$(( last <= done_before ))" 0/1 \
     "the checkpoint is a multiple of $every, at or before the last item done"
 between "$(( done_before - last ))" 0 "$every" \
@@ -79,18 +84,18 @@ diag "reprocessed after the kill: $again item(s) (checkpoint every $every," \
      "killed after $done_before, checkpoint $last)"
 is "$again" "$(( done_before - last ))" \
     "exactly the items after the checkpoint were processed twice (at most one interval)"
-is "$(job big checkpoint)" '{"last":2000}' "the final checkpoint is kept with the result"
+is "$(job big checkpoint)" "$(json_as_stored '{"last":2000}')" "the final checkpoint is kept with the result"
 
 # Refused checkpoints: the row keeps the last good one.
 jobrun enqueue --type=bad --key=bad >/dev/null
 run jobrun --type=bad --json
-is "$(job bad checkpoint)" '{"good":1}' "a checkpoint that is not JSON is refused; the good one stays"
+is "$(job bad checkpoint)" "$(json_as_stored '{"good":1}')" "a checkpoint that is not JSON is refused; the good one stays"
 like "$err" "checkpoint refused: not valid JSON" "stderr says why"
 like "$(job bad last_error)" "^exit status 3 \\(checkpoint refused: not valid JSON" \
     "and so does last_error"
 jobrun enqueue --type=huge --key=huge >/dev/null
 run jobrun --type=huge --json
-is "$(job huge checkpoint)" '{"good":1}' "a 70000-byte checkpoint is refused"
+is "$(job huge checkpoint)" "$(json_as_stored '{"good":1}')" "a 70000-byte checkpoint is refused"
 like "$err" "checkpoint refused: over 65536 bytes" "stderr gives the limit"
 
 # A stale runner's checkpoint is fenced off.
@@ -100,7 +105,7 @@ start=$(date +%s%N)
 run jobrun --type=stale --json
 took=$(( ($(date +%s%N) - start) / 1000000 ))
 is "$(jget lost <<<"$out")" 1 "a checkpoint after the lock was lost: the job counts as lost"
-is "$(job stale checkpoint)" '{"theirs":1}' "the other runner's checkpoint is not overwritten"
+is "$(job stale checkpoint)" "$(json_as_stored '{"theirs":1}')" "the other runner's checkpoint is not overwritten"
 took_between_ms "$took" 0 $((base + 3000)) "the handler (5 s) was stopped, not waited for ($took ms)"
 
 # Re-encoding, the next attempt, retry and show.  The line has blanks
@@ -124,7 +129,8 @@ EOF2
 jobrun enqueue --type=save --key=save --payload='{"p": [1, 2]}' --max-attempts=2 >/dev/null
 sid=$(job save id)
 JOBRUN_CHECKPOINT='{"from":"env"}' run jobrun --type=save --max=1 --json
-written='{"step": 1,  "x": [1, 2]} '
+# (on MySQL what is stored is the server's form of it: json_as_stored)
+written=$(json_as_stored '{"step": 1,  "x": [1, 2]} ')
 is "$(job save checkpoint)" "$written" \
     "a checkpoint is stored as written, blanks and all, less its CR LF"
 is "$(grep -c '^JOBRUN_CHECKPOINT=' "$T/saves/$sid.1.env")/$(sed -n 's/^JOBRUN_CHECKPOINT_FD=//p' "$T/saves/$sid.1.env")" \

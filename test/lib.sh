@@ -290,6 +290,56 @@ on_mysql() {
 	[ "${JOBRUN_TEST_SERVER:-mariadb}" = mysql ]
 }
 
+# --- JSON as MySQL gives it back (helpers for the tests that run on both) ---
+#
+# MariaDB's JSON column is LONGTEXT with a CHECK: it gives back the text as
+# written.  MySQL's JSON type stores a binary form and gives back its own
+# normal form of the value ({"n": 1}: a blank after each colon and comma,
+# keys reordered, of a duplicate key the last value).  On MariaDB these
+# helpers change nothing.
+
+# json_as_stored TEXT: what a JSON column gives back for TEXT written to it:
+# TEXT itself on MariaDB; on MySQL the server's own form of it (CAST(TEXT AS
+# JSON), read as bytes).  Compare with `is`: exact on both servers.
+json_as_stored() {
+	local hex
+	if ! on_mysql; then
+		printf '%s' "$1"
+		return
+	fi
+	hex=$(printf '%s' "$1" | od -An -v -tx1 | tr -d ' \n')
+	sql "SELECT HEX(CAST(CONVERT(X'$hex' USING utf8mb4) AS JSON))" |
+	    perl -ne 'chomp; print pack("H*", $_)'
+}
+
+# compact_checkpoint HANDLER: HANDLER as a config's command.  The handlers
+# in test/handlers read a checkpoint {"last":N} from JOBRUN_CHECKPOINT as
+# they wrote it; on MySQL it comes back as {"last": N}, so there HANDLER
+# runs under $T/compact-checkpoint, which gives it the same JSON value
+# written compactly (Python's json, keys in the order MySQL gave them) and
+# then execs it (same pid, same descriptors).  On MariaDB: HANDLER as is.
+compact_checkpoint() {
+	if ! on_mysql; then
+		printf '%s' "$1"
+		return
+	fi
+	cat >"$T/compact-checkpoint" <<'EOF'
+#!/bin/sh
+if [ -n "${JOBRUN_CHECKPOINT+set}" ]; then
+	JOBRUN_CHECKPOINT=$(printf '%s' "$JOBRUN_CHECKPOINT" | python3 -c '
+import json, sys
+print(json.dumps(json.loads(sys.stdin.read()), separators=(",", ":"),
+                 ensure_ascii=False))') || exit 70
+	export JOBRUN_CHECKPOINT
+fi
+exec "$@"
+EOF
+	chmod +x "$T/compact-checkpoint"
+	printf '%s %s' "$T/compact-checkpoint" "$1"
+}
+
+# --- end of the MySQL JSON helpers ------------------------------------------
+
 if [ -z "${JOBRUN_TEST_SOCKET:-}" ]; then
 	t_own_server=$(mktemp -d /tmp/jobrun-srv.XXXXXX) ||
 	    bail_out "cannot create a directory for the test server"
