@@ -622,6 +622,12 @@ db_json_refused(unsigned int errnum)
 	return errnum == 3140 || errnum == 3141 || errnum == 3157;
 }
 
+unsigned int
+db_stmt_errno(MYSQL_STMT *stmt)
+{
+	return mysql_stmt_errno(stmt);
+}
+
 const char *
 db_server_name(const struct db *db)
 {

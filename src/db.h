@@ -112,6 +112,9 @@ int db_is_mysql(const struct db *db);
 /* Whether errnum is MySQL's refusal of a text as JSON (not JSON, or
  * nested too deep), where MariaDB's JSON_VALID answers 0. */
 int db_json_refused(unsigned int errnum);
+/* The error number of stmt's last call (a fetch's, which db_fetch_len
+ * leaves in its message only). */
+unsigned int db_stmt_errno(MYSQL_STMT *stmt);
 
 /* "MySQL" or "MariaDB", and the command that loads the server's time
  * zone tables from the system's zoneinfo, as that server's tools name

@@ -40,6 +40,12 @@
 	" max_attempts, IFNULL(JSON_VALID(payload), 1), next_run_at," \
 	" TIMESTAMPDIFF(MICROSECOND, GREATEST(next_run_at, created_at)," \
 	" NOW(6)) DIV 1000"
+/* The same, when MySQL's JSON_VALID refused the payload with an error (a
+ * text column nested past its 100 levels) where MariaDB answers 0. */
+#define READ_REFUSED "SELECT id, type, business_key, payload, attempts," \
+	" max_attempts, 0, next_run_at," \
+	" TIMESTAMPDIFF(MICROSECOND, GREATEST(next_run_at, created_at)," \
+	" NOW(6)) DIV 1000"
 #define READ_MORE { Q_F_RESUMABLE, 0, ", checkpoint, snoozes" }
 
 /* Several claimed rows, (id, token) pairs, at most QUEUE_GROUP_MAX: a token is
@@ -78,8 +84,9 @@ const struct queue_sql queue_cycle_sql[Q_COUNT] = {
 	[Q_CLAIM] = { "claim a job", claim,
 	    Q_F_TYPE | Q_F_SPREAD | Q_F_AFTER, NULL, 0 },
 	[Q_READ] = { "read the claimed job", (const struct queue_piece[]){
-		{ 0, 0, READ }, READ_MORE, { 0, 0, " FROM %1$s" FENCE },
-		{ 0, 0, NULL } }, Q_F_RESUMABLE, NULL, 0 },
+		{ 0, Q_F_REFUSED, READ }, { Q_F_REFUSED, 0, READ_REFUSED },
+		READ_MORE, { 0, 0, " FROM %1$s" FENCE },
+		{ 0, 0, NULL } }, Q_F_RESUMABLE | Q_F_REFUSED, NULL, 0 },
 	[Q_READ_MANY] = { "read the claimed jobs", (const struct queue_piece[]){
 		{ 0, 0, READ }, READ_MORE, { 0, 0, " FROM %1$s" FENCE_MANY },
 		{ 0, 0, NULL } }, Q_F_RESUMABLE, NULL, 0 },
@@ -201,14 +208,30 @@ fill_job(struct job *job, uint64_t id, char **cols, const size_t *lens,
 	}
 }
 
-/* Read back the row just claimed, and its next_run_at into at. */
-enum db_status
-queue_read_job(struct queue *q, uint64_t id, const char *token, struct job *job,
-    char *at, size_t atlen, char *err, size_t errlen)
+/* After a fetch of which failed: whether MySQL refused a payload as JSON
+ * (into last_errno, as a statement's error is), the result let go. */
+static int
+json_refused(struct queue *q, unsigned which)
+{
+	unsigned int e = db_stmt_errno(queue_handle(q, which));
+
+	db_done(queue_handle(q, which));
+	if (!db_json_refused(e))
+		return 0;
+	q->db->last_errno = e;
+	return 1;
+}
+
+/* Read back the row just claimed, and its next_run_at into at; refused,
+ * with the payload taken as not JSON (Q_F_REFUSED). */
+static enum db_status
+read_job(struct queue *q, uint64_t id, const char *token, struct job *job,
+    char *at, size_t atlen, int refused, char *err, size_t errlen)
 {
 	struct db_arg args[] = { DB_NUM(id), DB_STR(token) };
-	unsigned which = Q_READ | (queue_resumable(q) ? Q_F_RESUMABLE : 0);
-	unsigned ncols = which == Q_READ ? 9 : 11;
+	unsigned which = Q_READ | (queue_resumable(q) ? Q_F_RESUMABLE : 0) |
+	    (refused ? Q_F_REFUSED : 0);
+	unsigned ncols = which & Q_F_RESUMABLE ? 11 : 9;
 	char *cols[11] = { NULL };
 	size_t lens[11] = { 0 };
 	enum db_status st;
@@ -219,6 +242,8 @@ queue_read_job(struct queue *q, uint64_t id, const char *token, struct job *job,
 		return st;
 	rc = db_fetch_len(queue_handle(q, which), cols, lens, ncols, err,
 	    errlen);
+	if (rc < 0 && json_refused(q, which))
+		return DB_BAD_INPUT;
 	if (rc <= 0) {
 		if (rc == 0)
 			errf(err, errlen, "read the claimed job %llu in %s: "
@@ -229,8 +254,21 @@ queue_read_job(struct queue *q, uint64_t id, const char *token, struct job *job,
 		return rc == 0 && q->in_trx ? DB_CONFLICT : DB_ERROR;
 	}
 	db_done(queue_handle(q, which));
-	fill_job(job, id, cols, lens, ncols, which != Q_READ, at, atlen);
+	fill_job(job, id, cols, lens, ncols, (which & Q_F_RESUMABLE) != 0, at,
+	    atlen);
 	return DB_OK;
+}
+
+enum db_status
+queue_read_job(struct queue *q, uint64_t id, const char *token, struct job *job,
+    char *at, size_t atlen, char *err, size_t errlen)
+{
+	enum db_status st;
+
+	st = read_job(q, id, token, job, at, atlen, 0, err, errlen);
+	if (st == DB_BAD_INPUT && db_json_refused(q->db->last_errno))
+		st = read_job(q, id, token, job, at, atlen, 1, err, errlen);
+	return st;
 }
 
 /* The arguments of a statement on several claimed rows (FENCE_MANY):
@@ -265,32 +303,30 @@ cursor_move(struct queue *q, uint64_t id, const char *at)
 	c->next_id = 0;
 }
 
-enum db_status
-queue_read_claimed(struct queue *q, const uint64_t *ids,
-    const char *const *tokens, struct job *const *jobs, size_t n, char *err,
-    size_t errlen)
+/* queue_read_claimed's one statement; DB_BAD_INPUT when MySQL refused a
+ * payload as JSON, the jobs read before it filled in. */
+static enum db_status
+read_many(struct queue *q, const uint64_t *ids,
+    const char *const *tokens, struct job *const *jobs, size_t n,
+    size_t *found, char *err, size_t errlen)
 {
 	struct db_arg args[2 * QUEUE_GROUP_MAX];
 	unsigned which = Q_READ_MANY | (queue_resumable(q) ? Q_F_RESUMABLE :
 	    0);
 	unsigned ncols = which == Q_READ_MANY ? 9 : 11;
 	char *cols[11] = { NULL }, at[sizeof q->cursor.at];
-	size_t lens[11] = { 0 }, i, found = 0;
+	size_t lens[11] = { 0 }, i;
 	enum db_status st;
 	uint64_t id;
 	int rc;
 
-	if (n == 0 || n > QUEUE_GROUP_MAX) {
-		errf(err, errlen, "read %zu claimed jobs: 1 to %d", n,
-		    QUEUE_GROUP_MAX);
-		return DB_ERROR;
-	}
 	group_args(args, ids, tokens, n);
 	st = queue_stmt_run(q, which, args, 2 * QUEUE_GROUP_MAX, err, errlen);
 	while (st == DB_OK && (rc = db_fetch_len(queue_handle(q, which), cols,
 	    lens, ncols, err, errlen)) != 0) {
 		if (rc < 0)
-			return DB_ERROR;
+			return json_refused(q, which) ? DB_BAD_INPUT :
+			    DB_ERROR;
 		id = queue_number(cols[0]);
 		for (i = 0; i < n && (ids[i] != id || jobs[i]->type != NULL);
 		    i++)
@@ -302,8 +338,39 @@ queue_read_claimed(struct queue *q, const uint64_t *ids,
 		fill_job(jobs[i], id, cols, lens, ncols, which != Q_READ_MANY,
 		    at, sizeof at);
 		cursor_move(q, id, at);
-		found++;
+		(*found)++;
 	}
+	return st;
+}
+
+enum db_status
+queue_read_claimed(struct queue *q, const uint64_t *ids,
+    const char *const *tokens, struct job *const *jobs, size_t n, char *err,
+    size_t errlen)
+{
+	char at[sizeof q->cursor.at];
+	size_t i, found = 0;
+	enum db_status st;
+
+	if (n == 0 || n > QUEUE_GROUP_MAX) {
+		errf(err, errlen, "read %zu claimed jobs: 1 to %d", n,
+		    QUEUE_GROUP_MAX);
+		return DB_ERROR;
+	}
+	st = read_many(q, ids, tokens, jobs, n, &found, err, errlen);
+	if (st == DB_BAD_INPUT && db_json_refused(q->db->last_errno))
+		/* A payload MySQL refused stopped the read: the rest one
+		 * by one, each taken as not JSON only if it is refused. */
+		for (i = 0, st = DB_OK; st == DB_OK && i < n; i++) {
+			if (jobs[i]->type != NULL)
+				continue;
+			st = queue_read_job(q, ids[i], tokens[i], jobs[i], at,
+			    sizeof at, err, errlen);
+			if (st == DB_OK) {
+				cursor_move(q, ids[i], at);
+				found++;
+			}
+		}
 	if (st == DB_OK && found < n) {
 		errf(err, errlen, "read the claimed jobs in %s: %zu of %zu "
 		    "rows vanished", q->table, n - found, n);

@@ -51,7 +51,8 @@ enum queue_flag {
 	Q_F_UNCANCELLED = 1 << 15,	/* not the operator's cancelled */
 	Q_F_KEY = 1 << 16,		/* by business key, not id */
 	Q_F_LOCKED = 1 << 17,		/* LOCK IN SHARE MODE */
-	Q_F_PICK = 1 << 18		/* idx_pick, without idx_finished */
+	Q_F_PICK = 1 << 18,		/* idx_pick, without idx_finished */
+	Q_F_REFUSED = 1 << 19		/* the payload's JSON_VALID as 0 */
 };
 #define Q_ID(stmt) ((stmt) & 0xffu)
 _Static_assert(Q_COUNT <= 0x100, "the ids fit below the flags");

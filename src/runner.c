@@ -585,9 +585,12 @@ claim_once(struct cycle *cy, struct job *job, char *token, size_t tokenlen,
 		st = DB_OK;
 	} else if (st == DB_OK)
 		cy->claim_conflicts = 0;
-	if (st != DB_OK)
+	/* A claim whose row could not be read is not run: the job keeps
+	 * its lock until recovery takes it. */
+	if (st != DB_OK) {
 		run_failed(cy, st, err);
-	else
+		claimed = 0;
+	} else
 		cy->ext_retry_at = 0;
 	connection_give(cy);
 	return claimed;
