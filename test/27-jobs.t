@@ -291,7 +291,7 @@ batch_size = 8
 
 [type.long]
 handler = exec
-command = $(compact_checkpoint "$HANDLERS/slot-resume") $T/items $T/go
+command = $HANDLERS/slot-resume $T/items $T/go
 timeout = 120
 EOF2
 mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" <"$TOP/sql/002_checkpoint.sql"

@@ -18,7 +18,7 @@ lock_seconds = 3
 
 [type.big]
 handler = exec
-command = $(compact_checkpoint "$HANDLERS/resumable") $total $every $T/items
+command = $HANDLERS/resumable $total $every $T/items
 timeout = 120
 
 [type.bad]

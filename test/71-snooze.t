@@ -32,7 +32,7 @@ timeout = 10
 
 [type.slices]
 handler = exec
-command = $(compact_checkpoint "$HANDLERS/slices") 1000 300 $T/items
+command = $HANDLERS/slices 1000 300 $T/items
 timeout = 10
 
 [type.web-progress]

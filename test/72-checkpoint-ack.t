@@ -19,7 +19,7 @@ max_seconds = 300
 
 [type.long]
 handler = exec
-command = $(compact_checkpoint "$HANDLERS/acked") $total $every $T/items
+command = $HANDLERS/acked $total $every $T/items
 timeout = 600
 
 [type.answers]

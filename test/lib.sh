@@ -312,32 +312,6 @@ json_as_stored() {
 	    perl -ne 'chomp; print pack("H*", $_)'
 }
 
-# compact_checkpoint HANDLER: HANDLER as a config's command.  The handlers
-# in test/handlers read a checkpoint {"last":N} from JOBRUN_CHECKPOINT as
-# they wrote it; on MySQL it comes back as {"last": N}, so there HANDLER
-# runs under $T/compact-checkpoint, which gives it the same JSON value
-# written compactly (Python's json, keys in the order MySQL gave them) and
-# then execs it (same pid, same descriptors).  On MariaDB: HANDLER as is.
-compact_checkpoint() {
-	if ! on_mysql; then
-		printf '%s' "$1"
-		return
-	fi
-	cat >"$T/compact-checkpoint" <<'EOF'
-#!/bin/sh
-if [ -n "${JOBRUN_CHECKPOINT+set}" ]; then
-	JOBRUN_CHECKPOINT=$(printf '%s' "$JOBRUN_CHECKPOINT" | python3 -c '
-import json, sys
-print(json.dumps(json.loads(sys.stdin.read()), separators=(",", ":"),
-                 ensure_ascii=False))') || exit 70
-	export JOBRUN_CHECKPOINT
-fi
-exec "$@"
-EOF
-	chmod +x "$T/compact-checkpoint"
-	printf '%s %s' "$T/compact-checkpoint" "$1"
-}
-
 # --- end of the MySQL JSON helpers ------------------------------------------
 
 if [ -z "${JOBRUN_TEST_SOCKET:-}" ]; then
