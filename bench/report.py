@@ -726,9 +726,10 @@ def wait_section():
                  idle.get("held_base") else "")
               + ".  A probe reads only the jobs due in the last 2 s, and "
               "from the head of the range (with the expired-lock check) "
-              "once a second, or less often when that look takes longer: "
-              "the next after 250 times its time, at most 10 s later "
-              "(src/queue_probe.c).  "
+              "once a second; when a look takes longer (purge held back "
+              "leaves it delete-marked entries to meet), the idle interval "
+              "and the second become 250 times its time, the second at most "
+              "10 s (src/idle.c, src/queue_probe.c).  "
               f"**Target: ≤ 1 % of a core per runner: {fmt(v['cpu'], 2)} % "
               f"— {verdict(v['cpu'] <= 1)}"
               + (f" (BENCH_BASE's: {fmt(idle['held_base']['cpu'], 2)} %)"

@@ -81,6 +81,7 @@ queue_probe(struct queue *q, const char *const *types, size_t ntypes,
 	st = queue_stmt_one(q, which, args + 3, n - 3, cols, 3, &found, err,
 	    errlen);
 	free(args);
+	out->took_ms = now_ms() - start;
 	if (!(which & Q_F_AFTER))
 		probe_head_gap(q, start);
 	if (st == DB_OK && (!found || cols[0] == NULL ||
