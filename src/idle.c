@@ -42,10 +42,10 @@
  * that they cost the server a share of its time, not more.  On a table
  * purge keeps up with, the interval stays. */
 static int64_t
-idle_interval(const struct cycle *cy, int64_t took_ms)
+idle_interval(const struct cycle *cy, int64_t took_us)
 {
 	int64_t ms = IDLE_WARM_MS + (now_ms() - cy->idle_work_ms) / 10;
-	int64_t cold = took_ms * IDLE_SHARE;
+	int64_t cold = took_us * IDLE_SHARE / 1000;
 
 	if (cold < IDLE_COLD_MS)
 		cold = IDLE_COLD_MS;
@@ -148,7 +148,7 @@ idle_look(struct cycle *cy)
 		ms = 0;
 	} else {
 		cy->idle_false_due = 0;
-		ms = idle_interval(cy, p.took_ms);
+		ms = idle_interval(cy, p.took_us);
 		if (p.due_ms > 0 && p.due_ms < ms)
 			ms = p.due_ms;
 	}

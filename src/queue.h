@@ -260,7 +260,7 @@ struct queue_probe {
 	int64_t server_s;
 	int64_t due_ms;
 	int expired;
-	int64_t took_ms;	/* the statement's round trip */
+	int64_t took_us;	/* the statement's round trip */
 };
 enum db_status queue_probe(struct queue *q, const char *const *types,
                            size_t ntypes, struct queue_probe *out,

@@ -38,13 +38,14 @@ const struct queue_sql queue_probe_sql[Q_COUNT] = {
 		{ 0, 0, NULL } }, Q_F_TYPE | Q_F_AFTER, NULL, 0 },
 };
 
-/* When to look from the head next: PROBE_HEAD_SHARE (queue_sql.h). */
+/* When to look from the head next, after one that took took_us:
+ * PROBE_HEAD_SHARE (queue_sql.h). */
 static void
-probe_head_gap(struct queue *q, int64_t start)
+probe_head_gap(struct queue *q, int64_t took_us)
 {
-	int64_t end = now_ms(), gap = (end - start) * PROBE_HEAD_SHARE;
+	int64_t gap = took_us * PROBE_HEAD_SHARE / 1000;
 
-	q->probe_head_ms = end;
+	q->probe_head_ms = now_ms();
 	q->probe_head_gap_ms = gap < QUEUE_CURSOR_MS ? QUEUE_CURSOR_MS :
 	    gap > PROBE_HEAD_MAX_MS ? PROBE_HEAD_MAX_MS : gap;
 }
@@ -77,13 +78,13 @@ queue_probe(struct queue *q, const char *const *types, size_t ntypes,
 		which |= Q_F_AFTER;
 	/* The claim's arguments but the lock's three. */
 	args = queue_claim_args(which, types, ntypes, 0, "", &n);
-	start = now_ms();
+	start = now_us();
 	st = queue_stmt_one(q, which, args + 3, n - 3, cols, 3, &found, err,
 	    errlen);
 	free(args);
-	out->took_ms = now_ms() - start;
+	out->took_us = now_us() - start;
 	if (!(which & Q_F_AFTER))
-		probe_head_gap(q, start);
+		probe_head_gap(q, out->took_us);
 	if (st == DB_OK && (!found || cols[0] == NULL ||
 	    queue_int64(cols[0], &out->server_s) != 0)) {
 		errf(err, errlen, "%s in %s: no answer", queue_purpose(which),

@@ -36,6 +36,8 @@ int parse_fraction(const char *s, unsigned long *permille);
 /* Milliseconds on a clock that never jumps; for budgets and timeouts only,
  * never compared with database times. */
 int64_t now_ms(void);
+/* The same clock in microseconds, for timing a statement. */
+int64_t now_us(void);
 
 /* 1 when process pid, our child, has exited or is exiting (the kernel's
  * PF_EXITING, or a zombie not yet reaped): a signal can no longer stop it,
