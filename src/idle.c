@@ -37,8 +37,8 @@
 /* idle_mu held.  An idle run's interval is IDLE_COLD_MS, or IDLE_SHARE
  * times its last look's time when that is longer.  While a long
  * transaction holds purge back, the claims' delete-marked index entries
- * stay, and a look meets them: 2.7 ms of the server's time each in
- * bench/WAIT.md, against 0.25 ms.  Such looks are made less often, so
+ * stay, and a look meets them: 3 to 7 ms of the server's time each in
+ * bench/WAIT.md, against 0.5 ms.  Such looks are made less often, so
  * that they cost the server a share of its time, not more.  On a table
  * purge keeps up with, the interval stays. */
 static int64_t
