@@ -3,7 +3,8 @@
 # back to pending with the normal backoff, or with the delay Retry-After asks
 # for (delta-seconds, or an HTTP-date measured against the answer's Date
 # header, exactly: the jitter is the backoff's alone), never beyond [run]
-# backoff_cap.  last_error has the status line and the start of the body.  After max_attempts a retry becomes failed.
+# backoff_cap.  last_error has the status line and the start of the body.
+# After max_attempts a retry becomes failed.
 . "${0%/*}/lib.sh"
 . "${0%/*}/http-lib.sh"
 

@@ -86,14 +86,14 @@ is "$(jget retried <<<"$out")" 1 "the job is retried"
 took_between_ms "$took" 1000 $((1000 + base + 1500)) "the run gives up after about 1 s (took $took ms)"
 is "$(col slow status)/$(col slow attempts)" pending/1 "slow: pending, attempts 1"
 like "$(col slow last_error)" '^curl error: .*[Tt]imed out' "slow: last_error says timed out"
-between "$(delay slow)" 118 122 "slow: with the normal backoff"
+between "$(delay slow)" 109 120 "slow: with the normal backoff (less up to a tenth)"
 is "$(http_count /slow)" 1 "the server did get the request"
 
 run jobrun --type=drop --json
 is "$(jget retried <<<"$out")" 1 "a dropped connection: retried"
 is "$(col drop status)/$(col drop attempts)" pending/1 "drop: pending, attempts 1"
 like "$(col drop last_error)" '^curl error: ' "drop: last_error is curl's error"
-between "$(delay drop)" 118 122 "drop: with the normal backoff"
+between "$(delay drop)" 109 120 "drop: with the normal backoff (less up to a tenth)"
 
 run jobrun --type=refused --json
 is "$(jget retried <<<"$out")" 1 "a refused connection: retried"
