@@ -33,6 +33,7 @@
 #define IDLE_COLD_MS	100	/* the interval of an idle run */
 #define IDLE_TYPES_MS	1000	/* paused types read again after this */
 #define IDLE_SHARE	250	/* an idle run's looks: 1/250 of its time */
+#define IDLE_MAX_MS	10000	/* however slow its last look */
 
 /* idle_mu held.  An idle run's interval is IDLE_COLD_MS, or IDLE_SHARE
  * times its last look's time when that is longer.  While a long
@@ -47,8 +48,13 @@ idle_interval(const struct cycle *cy, int64_t took_us)
 	int64_t ms = IDLE_WARM_MS + (now_ms() - cy->idle_work_ms) / 10;
 	int64_t cold = took_us * IDLE_SHARE / 1000;
 
+	/* A look slowed by a moment's stall (a server stopped for a second)
+	 * must not leave the run deaf for minutes: 10 s at most, as for the
+	 * look from the head. */
 	if (cold < IDLE_COLD_MS)
 		cold = IDLE_COLD_MS;
+	if (cold > IDLE_MAX_MS)
+		cold = IDLE_MAX_MS;
 	return ms < cold ? ms : cold;
 }
 
