@@ -117,6 +117,9 @@ static const struct cli_row rows[] = {
 	  "SECONDS", "due SECONDS from now" },
 	{ CO_AT, "at", 0, TEXT(at), "DATETIME",
 	  "due at YYYY-MM-DD HH:MM[:SS], the session's time zone" },
+	{ CO_DEADLINE, "deadline", 0, TEXT(deadline), "WHEN",
+	  "not started by then, not run: a DURATION from\n"
+	  "now or a DATETIME as --at" },
 	{ CO_MAX_ATTEMPTS, "max-attempts", 0,
 	  NUMBER(max_attempts, 1, 1000000), "N",
 	  "fail the job after N attempts" },

@@ -21,7 +21,8 @@ enum cli_option {
 	CO_MAX_ATTEMPTS, CO_KEY_PREFIX, CO_RANGE, CO_CHUNK,
 	CO_PAYLOAD_TEMPLATE, CO_STATUS, CO_LIMIT, CO_BEFORE_ID, CO_FAILED,
 	CO_FORCE, CO_INCLUDE_CANCELLED, CO_OLDER_THAN, CO_DRY_RUN,
-	CO_HTML, CO_AGAIN, CO_THEN, CO_KEYS_FROM, CO_COMPLETION_HELPER,
+	CO_HTML, CO_AGAIN, CO_THEN, CO_KEYS_FROM, CO_DEADLINE,
+	CO_COMPLETION_HELPER,
 	CO_COUNT
 };
 
@@ -46,6 +47,7 @@ struct cli {
 	const char *payload;
 	const char *payload_file;	/* "-" for stdin */
 	const char *at;			/* enqueue --at, "YYYY-MM-DD HH:MM:SS" */
+	const char *deadline;		/* enqueue --deadline, as written */
 	const char *key_prefix;		/* enqueue fan-out */
 	const char *payload_template;
 	const char *status;		/* list, purge */

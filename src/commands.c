@@ -26,15 +26,16 @@ static const struct command commands[] = {
 	  "              [-v] [-q]\n" },
 	{ "enqueue", cmd_enqueue,
 	  O(TYPE) | O(KEY) | O(PAYLOAD) | O(PAYLOAD_FILE) | O(DELAY) | O(AT) |
-	  O(MAX_ATTEMPTS) | O(KEY_PREFIX) | O(RANGE) | O(CHUNK) |
+	  O(DEADLINE) | O(MAX_ATTEMPTS) | O(KEY_PREFIX) | O(RANGE) | O(CHUNK) |
 	  O(PAYLOAD_TEMPLATE) | O(AGAIN) | O(THEN) | O(KEYS_FROM),
 	  cmd_enqueue_check,
 	  "enqueue --type=NAME --key=KEY [--payload=JSON |\n"
 	  "              --payload-file=FILE | -] [--delay=SECONDS | "
 	  "--at=DATETIME]\n"
-	  "              [--max-attempts=N] [--again]\n"
+	  "              [--deadline=WHEN] [--max-attempts=N] [--again]\n"
 	  "       jobrun enqueue --type=NAME --key-prefix=P --range=FROM-TO\n"
 	  "              --chunk=N [--payload-template=JSON] [--then=NAME]\n"
+	  "              [--deadline=WHEN]\n"
 	  "       jobrun enqueue --type=NAME --key-prefix=P --keys-from=FILE|-\n"
 	  "              [--payload-template=JSON] [--then=NAME]\n" },
 	{ "status", cmd_status, O(TYPE), NULL,

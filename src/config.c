@@ -138,6 +138,8 @@ static const struct cfg_key type_keys[] = {
 	  .min = 1, .max = FLOW_MAX, .unit = "starts", .bare = 1 },
 	{ .section = "type.NAME", .key = "backoff_jitter", .kind = CFG_CUSTOM,
 	  .parse = parse_type_jitter },
+	{ .section = "type.NAME", .key = "deadline", .kind = CFG_DURATION,
+	  .offset = CFG_FIELD(struct cfg_type, deadline, unsigned long) },
 	{ .section = "type.NAME", .key = "handler", .kind = CFG_HANDLER,
 	  .offset = CFG_FIELD(struct cfg_type, kind,
 	  const struct handler_kind *) },

@@ -97,6 +97,8 @@ struct cfg_type {
 	/* [type.NAME] backoff_jitter (permille), when jitter_set */
 	unsigned long backoff_jitter;
 	int jitter_set;
+	/* [type.NAME] deadline: seconds from created_at; 0 none */
+	unsigned long deadline;
 };
 
 /* One [schedule.NAME] section: a job of type enqueued at every slot of

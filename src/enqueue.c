@@ -137,6 +137,23 @@ report_again(const struct ctx *c, uint64_t id, enum queue_again outcome,
 	return outcome != QUEUE_LEFT || pending ? EX_OK : EXIT_ATTENTION;
 }
 
+/* When the new jobs are due, and their deadline: a DATETIME, or else a
+ * DURATION from now (cmd_enqueue_check let only those through). */
+static struct queue_when
+when_of(const struct cli *cli)
+{
+	struct queue_when w = { cli->at, cli->delay, 0, NULL, 0 };
+
+	if (cli->deadline == NULL)
+		return w;
+	w.has_deadline = 1;
+	if (cli_valid_datetime(cli->deadline))
+		w.deadline_at = cli->deadline;
+	else
+		cli_duration(cli->deadline, &w.deadline_in);
+	return w;
+}
+
 static int
 enqueue_again(struct ctx *c, const char *payload, size_t len,
     const struct queue_when *when)
@@ -162,7 +179,7 @@ enqueue_again(struct ctx *c, const char *payload, size_t len,
 static int
 enqueue_one(struct ctx *c)
 {
-	struct queue_when when = { c->cli.at, c->cli.delay };
+	struct queue_when when = when_of(&c->cli);
 	char err[1024], *file_payload = NULL, *status = NULL;
 	const char *payload = c->cli.payload;
 	const char *file = c->cli.payload_file;
@@ -364,7 +381,7 @@ then_json(const struct ctx *c, const struct fanout *f, int fired)
 static enum db_status
 flush_rows(struct ctx *c, struct fanout *f, char *err, size_t errlen)
 {
-	struct queue_when when = { c->cli.at, c->cli.delay };
+	struct queue_when when = when_of(&c->cli);
 	uint64_t created = 0;
 	enum db_status st;
 
@@ -705,7 +722,7 @@ static int
 enqueue_list(struct ctx *c)
 {
 	const struct cli *o = &c->cli;
-	struct queue_when when = { o->at, o->delay };
+	struct queue_when when = when_of(o);
 	struct fanout *f;
 	struct key_list k;
 	char err[1024], *status = NULL;
@@ -789,6 +806,29 @@ check_key_prefix(const char *prefix, size_t max, char *err, size_t errlen)
 
 /* enqueue: one job (--key, a payload from one place) or a fan-out
  * (--key-prefix, --range, --chunk), never both. */
+/* --deadline: a duration, not shorter than --delay, or a DATETIME. */
+static int
+check_deadline(const struct cli *cli, char *err, size_t errlen)
+{
+	unsigned long secs;
+
+	size_t len = strlen(cli->deadline);
+
+	if (cli_valid_datetime(cli->deadline))
+		return 0;
+	/* A bare number is refused, as --older-than's: 30 may mean days. */
+	if (cli_duration(cli->deadline, &secs) != 0 || len == 0 ||
+	    (cli->deadline[len - 1] >= '0' && cli->deadline[len - 1] <= '9'))
+		return errf(err, errlen, "--deadline: not a duration with its "
+		    "unit (90s, 90m, 12h, 30d, 2w) or \"YYYY-MM-DD "
+		    "HH:MM:SS\": \"%s\"", cli->deadline);
+	if (cli->at == NULL && secs < cli->delay)
+		return errf(err, errlen, "--deadline: %lu s from now is before "
+		    "the job is due (--delay=%lu): it would never run", secs,
+		    cli->delay);
+	return 0;
+}
+
 int
 cmd_enqueue_check(const struct cli *cli, char *err, size_t errlen)
 {
@@ -807,6 +847,8 @@ cmd_enqueue_check(const struct cli *cli, char *err, size_t errlen)
 	if (cli->at != NULL && !cli_valid_datetime(cli->at))
 		return errf(err, errlen, "--at: not \"YYYY-MM-DD HH:MM:SS\": "
 		    "\"%s\"", cli->at);
+	if (cli->deadline != NULL && check_deadline(cli, err, errlen) != 0)
+		return -1;
 	if (fan_out) {
 		if (cli->key != NULL || cli->payload != NULL ||
 		    cli->payload_file != NULL || from_stdin)

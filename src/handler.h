@@ -39,6 +39,11 @@ struct job {
 	int64_t start_latency_ms;	/* claim - max(next_run_at,
 					 * created_at), the server's clock;
 					 * -1 unknown */
+	int64_t deadline_left_s;	/* seconds to its deadline when
+					 * claimed (< 0: passed); INT64_MAX
+					 * none */
+	int64_t age_s;			/* since created_at, when claimed;
+					 * -1 unknown */
 };
 
 /* A checkpoint is one line of JSON of at most this many bytes. */

@@ -118,6 +118,12 @@ run_figures(FILE *f, const struct run_stats *s)
 			by_type(f, "jobrun_run_jobs", t->type, "outcome",
 			    outcomes[k], (double)v[k]);
 	}
+	header(f, "jobrun_run_deadline_passed", "Jobs the last run claimed "
+	    "past their deadline and failed without running (counted in "
+	    "failed too), by type.");
+	for (i = 0; i < s->ntypes; i++)
+		by_type(f, "jobrun_run_deadline_passed", s->by_type[i].type,
+		    NULL, NULL, (double)s->by_type[i].deadline_passed);
 	header(f, "jobrun_run_recovered", "Expired locks the last run gave "
 	    "back.");
 	fprintf(f, "jobrun_run_recovered %llu\n",

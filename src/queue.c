@@ -81,11 +81,15 @@
 /* A new job: (key, type, payload..., max_attempts or NULL, at or NULL,
  * delay), one row per JOB_ROW; the fan-out makes its payload with the
  * server's JSON_SET. */
-#define INSERT_JOBS "INSERT INTO %1$s (business_key, type, payload, status," \
-	" attempts, max_attempts, next_run_at, created_at, updated_at) VALUES "
-#define JOB_ROW(payload) "(?, ?, " payload ", 'pending', 0," \
+#define INSERT_COLS "INSERT INTO %1$s (business_key, type, payload, status," \
+	" attempts, max_attempts, next_run_at, created_at, updated_at"
+#define INSERT_JOBS INSERT_COLS ") VALUES "
+#define ROW_VALUES(payload) "(?, ?, " payload ", 'pending', 0," \
 	" IFNULL(?, DEFAULT(max_attempts))," \
-	" IFNULL(CAST(? AS DATETIME), NOW() + INTERVAL ? SECOND), NOW(), NOW())"
+	" IFNULL(CAST(? AS DATETIME), NOW() + INTERVAL ? SECOND), NOW(), NOW()"
+#define JOB_ROW(payload) ROW_VALUES(payload) ")"
+/* sql/009's deadline: (at or NULL, seconds or NULL); both NULL, none. */
+#define DEADLINE_VALUE ", IFNULL(CAST(? AS DATETIME), NOW() + INTERVAL ? SECOND)"
 #define CHUNK_PAYLOAD "JSON_SET(?, '$.from', ?, '$.to', ?)"
 
 /* enqueue --again: a finished job with the key starts over, as a new
@@ -104,6 +108,8 @@
 	" updated_at = IF(" FINISHED ", NOW(), updated_at),"
 #define AGAIN_RESUMABLE " checkpoint = IF(" FINISHED ", NULL, checkpoint)," \
 	" snoozes = IF(" FINISHED ", 0, snoozes),"
+#define AGAIN_DEADLINE " deadline = IF(" FINISHED ", VALUES(deadline)," \
+	" deadline),"
 #define AGAIN_END " status = IF(" FINISHED ", 'pending', status)"
 
 /* queue.c's statements (the others' are in their files). */
@@ -127,13 +133,17 @@ const struct queue_sql queue_base_sql[Q_COUNT] = {
 	 * Q_F_AGAIN): a re-armed job must not resume an earlier run's
 	 * checkpoint. */
 	[Q_ENQUEUE] = { "enqueue job", (const struct queue_piece[]){
-		{ 0, 0, INSERT_JOBS JOB_ROW("?")
-		    " ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)" },
+		{ 0, 0, INSERT_COLS }, { Q_F_DEADLINE, 0, ", deadline" },
+		{ 0, 0, ") VALUES " ROW_VALUES("?") },
+		{ Q_F_DEADLINE, 0, DEADLINE_VALUE },
+		{ 0, 0, ") ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)" },
 		{ Q_F_AGAIN, 0, "," AGAIN_SET },
 		{ Q_F_AGAIN | Q_F_RESUMABLE, 0, AGAIN_RESUMABLE },
+		{ Q_F_AGAIN | Q_F_DEADLINE, 0, AGAIN_DEADLINE },
 		{ Q_F_AGAIN, 0, AGAIN_END },
 		{ 0, 0, NULL } },
-	    Q_F_AGAIN | Q_F_RESUMABLE, "enqueue job again", Q_F_AGAIN },
+	    Q_F_AGAIN | Q_F_RESUMABLE | Q_F_DEADLINE, "enqueue job again",
+	    Q_F_AGAIN },
 	[Q_VALID_AT] = { "check --at",
 	    /* Cast to text first: MySQL types a bare ? as DATETIME and
 	     * takes '2031-02-30' there. */
@@ -160,7 +170,7 @@ const struct queue_sql queue_base_sql[Q_COUNT] = {
 
 const struct queue_sql *const queue_sql_files[QUEUE_SQL_FILES] = {
 	queue_base_sql, queue_cycle_sql, queue_run_sql, queue_admin_sql,
-	queue_info_sql, queue_report_sql, queue_probe_sql };
+	queue_info_sql, queue_report_sql, queue_probe_sql, queue_read_sql };
 
 const struct queue_sql *
 queue_sql_of(unsigned which)
@@ -347,6 +357,20 @@ queue_resumable(struct queue *q)
 }
 
 int
+queue_has_deadline(struct queue *q)
+{
+	return queue_supports(q, Q_READ | Q_F_DEADLINE,
+	    &q->caps.deadline_probed, &q->caps.deadline);
+}
+
+unsigned
+queue_read_flags(struct queue *q)
+{
+	return (queue_resumable(q) ? Q_F_RESUMABLE : 0) |
+	    (queue_has_deadline(q) ? Q_F_DEADLINE : 0);
+}
+
+int
 queue_finished_index(struct queue *q)
 {
 	return queue_supports(q, Q_REPORT_HOURS, &q->caps.finished_index_probed,
@@ -385,7 +409,8 @@ queue_take_single(struct queue *q, const char *name, int *held, char *err,
 /* Ask the server whether it reads at as a DATETIME; CAST would
  * otherwise turn a typo into NULL, and NULL into "due now". */
 static enum db_status
-check_at(struct queue *q, const char *at, char *err, size_t errlen)
+check_at(struct queue *q, const char *option, const char *at, char *err,
+    size_t errlen)
 {
 	struct db_arg args[] = { DB_STR(at) };
 	char *ok = NULL;
@@ -396,8 +421,8 @@ check_at(struct queue *q, const char *at, char *err, size_t errlen)
 	valid = found && ok != NULL && strcmp(ok, "1") == 0;
 	free(ok);
 	if (st == DB_OK && !valid) {
-		errf(err, errlen, "--at: the server does not read \"%s\" as "
-		    "a date and time", at);
+		errf(err, errlen, "%s: the server does not read \"%s\" as "
+		    "a date and time", option, at);
 		return DB_BAD_INPUT;
 	}
 	return st;
@@ -475,29 +500,78 @@ queue_read_reply(struct queue *q, const char *text, size_t len,
 	return DB_OK;
 }
 
+/* --at and --deadline, as the server reads them; a deadline needs its
+ * column. */
+static enum db_status
+check_when(struct queue *q, const struct queue_when *when, char *err,
+    size_t errlen)
+{
+	enum db_status st = DB_OK;
+
+	if (when->at != NULL)
+		st = check_at(q, "--at", when->at, err, errlen);
+	if (st != DB_OK || !when->has_deadline)
+		return st;
+	if (!queue_has_deadline(q)) {
+		errf(err, errlen, "--deadline: %s has no deadline column: "
+		    "apply sql/009_deadline.sql", q->table);
+		return DB_SCHEMA;
+	}
+	if (when->deadline_at != NULL)
+		st = check_at(q, "--deadline", when->deadline_at, err, errlen);
+	return st;
+}
+
+#define ENQUEUE_ARGS_MAX 8
+
+/* The arguments of Q_ENQUEUE, and its deadline variant into *which when
+ * the table has the column (no --deadline: NULL, which also clears a
+ * re-armed job's old one); returns how many. */
+static unsigned
+enqueue_args(struct queue *q, struct db_arg *args, const char *key,
+    const char *type, const char *payload, size_t payload_len,
+    unsigned long max_attempts, const struct queue_when *when,
+    unsigned *which)
+{
+	unsigned n = 0;
+
+	args[n++] = DB_STR(key);
+	args[n++] = DB_STR(type);
+	args[n++] = DB_STRN(payload, payload_len);
+	args[n++] = max_attempts ? DB_NUM(max_attempts) : DB_STR(NULL);
+	args[n++] = DB_STR(when->at);
+	args[n++] = DB_NUM(when->delay);
+	if (!queue_has_deadline(q))
+		return n;
+	*which |= Q_F_DEADLINE;
+	args[n++] = DB_STR(when->has_deadline ? when->deadline_at : NULL);
+	args[n++] = when->has_deadline && when->deadline_at == NULL ?
+	    DB_NUM(when->deadline_in) : DB_STR(NULL);
+	return n;
+}
+
 enum db_status
 queue_enqueue(struct queue *q, const char *type, const char *key,
     const char *payload, size_t payload_len, const struct queue_when *when,
     unsigned long max_attempts, uint64_t *id, int *created, char **status,
     char *err, size_t errlen)
 {
-	struct db_arg args[] = { DB_STR(key), DB_STR(type),
-	    DB_STRN(payload, payload_len),
-	    max_attempts ? DB_NUM(max_attempts) : DB_STR(NULL),
-	    DB_STR(when->at), DB_NUM(when->delay) };
+	struct db_arg args[ENQUEUE_ARGS_MAX];
+	unsigned which = Q_ENQUEUE, n;
 	struct db_arg status_args[1];
 	enum db_status st;
 	int found;
 
 	*status = NULL;
-	if (when->at != NULL && (st = check_at(q, when->at, err, errlen)) !=
-	    DB_OK)
+	if ((st = check_when(q, when, err, errlen)) != DB_OK)
 		return st;
-	st = queue_stmt_run(q, Q_ENQUEUE, args, 6, err, errlen);
+	n = enqueue_args(q, args, key, type, payload, payload_len,
+	    max_attempts, when, &which);
+	st = queue_stmt_run(q, which, args, n, err, errlen);
 	if (st != DB_OK)
 		return st;
-	*created = queue_stmt_changed(q, Q_ENQUEUE) == 1;
-	*id = (uint64_t)mysql_stmt_insert_id(queue_handle(q, Q_ENQUEUE));
+	*created = queue_stmt_changed(q, which) == 1;
+	*id = (uint64_t)mysql_stmt_insert_id(queue_handle(q, which));
 	if (*created) {
 		*status = xstrdup("pending");
 		return DB_OK;
@@ -519,23 +593,21 @@ queue_enqueue_again(struct queue *q, const char *type, const char *key,
     unsigned long max_attempts, uint64_t *id, enum queue_again *outcome,
     char **status, char *err, size_t errlen)
 {
-	struct db_arg args[] = { DB_STR(key), DB_STR(type),
-	    DB_STRN(payload, payload_len),
-	    max_attempts ? DB_NUM(max_attempts) : DB_STR(NULL),
-	    DB_STR(when->at), DB_NUM(when->delay) };
+	struct db_arg args[ENQUEUE_ARGS_MAX];
 	/* A re-armed job must not resume an earlier run's checkpoint. */
 	unsigned which = Q_ENQUEUE | Q_F_AGAIN |
-	    (queue_resumable(q) ? Q_F_RESUMABLE : 0);
+	    (queue_resumable(q) ? Q_F_RESUMABLE : 0), n;
 	struct db_arg status_args[1];
 	enum db_status st;
 	uint64_t changed;
 	int found;
 
 	*status = NULL;
-	if (when->at != NULL && (st = check_at(q, when->at, err, errlen)) !=
-	    DB_OK)
+	if ((st = check_when(q, when, err, errlen)) != DB_OK)
 		return st;
-	st = queue_stmt_run(q, which, args, 6, err, errlen);
+	n = enqueue_args(q, args, key, type, payload, payload_len,
+	    max_attempts, when, &which);
+	st = queue_stmt_run(q, which, args, n, err, errlen);
 	if (st != DB_OK)
 		return st;
 	changed = queue_stmt_changed(q, which);
@@ -563,19 +635,22 @@ queue_enqueue_again(struct queue *q, const char *type, const char *key,
 static void
 prepare_batch(struct queue *q, size_t n)
 {
-	static const char row[] = JOB_ROW(CHUNK_PAYLOAD);
+	static const char row[] = JOB_ROW(CHUNK_PAYLOAD),
+	    deadline_row[] = ROW_VALUES(CHUNK_PAYLOAD) DEADLINE_VALUE ")";
+	int deadline = queue_has_deadline(q);
 	char *sql;
 	size_t i, len, at;
 
 	if (q->batch != NULL && q->batch_rows == n)
 		return;
 	queue_stmts_close(q->batch);
-	len = sizeof INSERT_JOBS + n * (sizeof row + 2) + 40;
+	len = sizeof INSERT_JOBS + n * (sizeof deadline_row + 2) + 60;
 	sql = xmalloc(len);
-	at = (size_t)snprintf(sql, len, "%s", INSERT_JOBS);
+	at = (size_t)snprintf(sql, len, "%s%s", INSERT_COLS,
+	    deadline ? ", deadline) VALUES " : ") VALUES ");
 	for (i = 0; i < n; i++)
-		at += (size_t)snprintf(sql + at, len - at, "%s%s", row,
-		    i + 1 < n ? ", " : "");
+		at += (size_t)snprintf(sql + at, len - at, "%s%s",
+		    deadline ? deadline_row : row, i + 1 < n ? ", " : "");
 	/* An existing key is left as it is and not counted as changed. */
 	snprintf(sql + at, len - at, " ON DUPLICATE KEY UPDATE id = id");
 	q->batch = queue_stmts_once(q, sql, "enqueue jobs", QUEUE_JOBS_TABLE);
@@ -590,18 +665,18 @@ queue_enqueue_batch(struct queue *q, const char *type, const char *template,
 {
 	struct db_arg *args;
 	enum db_status st;
-	size_t i;
+	size_t i, per;
 
 	*created = 0;
 	if (n == 0)
 		return DB_OK;
-	if (when->at != NULL && (st = check_at(q, when->at, err, errlen)) !=
-	    DB_OK)
+	if ((st = check_when(q, when, err, errlen)) != DB_OK)
 		return st;
 	prepare_batch(q, n);
-	args = xcalloc(n * BATCH_PARAMS, sizeof *args);
+	per = BATCH_PARAMS + (queue_has_deadline(q) ? 2 : 0);
+	args = xcalloc(n * per, sizeof *args);
 	for (i = 0; i < n; i++) {
-		struct db_arg *a = &args[BATCH_PARAMS * i];
+		struct db_arg *a = &args[per * i];
 
 		a[0] = DB_STR(jobs[i].key);
 		a[1] = DB_STR(type);
@@ -611,10 +686,15 @@ queue_enqueue_batch(struct queue *q, const char *type, const char *template,
 		a[5] = max_attempts ? DB_NUM(max_attempts) : DB_STR(NULL);
 		a[6] = DB_STR(when->at);
 		a[7] = DB_NUM(when->delay);
+		if (per == BATCH_PARAMS)
+			continue;
+		a[8] = DB_STR(when->has_deadline ? when->deadline_at : NULL);
+		a[9] = when->has_deadline && when->deadline_at == NULL ?
+		    DB_NUM(when->deadline_in) : DB_STR(NULL);
 	}
 	/* Too big for the server: the runner says so, rather than "gone
 	 * away", and does not send it again. */
-	st = queue_stmts_run(q->batch, 0, args, (unsigned)(n * BATCH_PARAMS),
+	st = queue_stmts_run(q->batch, 0, args, (unsigned)(n * per),
 	    err, errlen);
 	free(args);
 	if (st != DB_OK)

@@ -318,6 +318,9 @@ enum db_status queue_checkpoint(struct queue *q, const struct job *job,
 /* Whether the table has the checkpoint columns (sql/002_checkpoint.sql);
  * asked once, by preparing the statement that reads them. */
 int queue_resumable(struct queue *q);
+/* Whether the table has the deadline column (sql/009_deadline.sql); asked
+ * once, the same way. */
+int queue_has_deadline(struct queue *q);
 
 /* Read a handler's JSON reply (struct reply, handler.h) with the
  * server's JSON functions. */
@@ -375,10 +378,15 @@ enum db_status queue_mark_success_many(struct queue *q, const uint64_t *ids,
 /* --- adding jobs (queue.c) ------------------------------------------------ */
 
 /* When a job should first run: at a DATETIME in the session time zone
- * (at non-NULL) or delay seconds from now. */
+ * (at non-NULL) or delay seconds from now; and, with has_deadline, the
+ * last moment it may start: at deadline_at (a DATETIME, the same way)
+ * or deadline_in seconds from now (sql/009_deadline.sql). */
 struct queue_when {
 	const char *at;
 	unsigned long delay;
+	int has_deadline;
+	const char *deadline_at;
+	unsigned long deadline_in;
 };
 
 /* What the server's JSON functions make of a text. */

@@ -49,6 +49,9 @@ static const struct queue_schema_column columns[] = {
 	{ "checkpoint", "JSON NULL", "sql/002_checkpoint.sql", NULL },
 	{ "snoozes", "INT UNSIGNED NOT NULL DEFAULT 0",
 	  "sql/002_checkpoint.sql", NULL },
+	/* Optional: without it enqueue --deadline is refused. */
+	{ "deadline", "DATETIME NULL DEFAULT NULL", "sql/009_deadline.sql",
+	  NULL },
 };
 
 static const struct queue_schema_index indexes[] = {

@@ -52,7 +52,8 @@ enum queue_flag {
 	Q_F_KEY = 1 << 16,		/* by business key, not id */
 	Q_F_LOCKED = 1 << 17,		/* LOCK IN SHARE MODE */
 	Q_F_PICK = 1 << 18,		/* idx_pick, without idx_finished */
-	Q_F_REFUSED = 1 << 19		/* the payload's JSON_VALID as 0 */
+	Q_F_REFUSED = 1 << 19,		/* the payload's JSON_VALID as 0 */
+	Q_F_DEADLINE = 1 << 20		/* sql/009's deadline */
 };
 #define Q_ID(stmt) ((stmt) & 0xffu)
 _Static_assert(Q_COUNT <= 0x100, "the ids fit below the flags");
@@ -91,8 +92,9 @@ extern const struct queue_sql queue_admin_sql[Q_COUNT];
 extern const struct queue_sql queue_info_sql[Q_COUNT];
 extern const struct queue_sql queue_report_sql[Q_COUNT];
 extern const struct queue_sql queue_probe_sql[Q_COUNT];
+extern const struct queue_sql queue_read_sql[Q_COUNT];
 /* All of them, where queue_sql_of looks (queue.c). */
-#define QUEUE_SQL_FILES 7
+#define QUEUE_SQL_FILES 8
 extern const struct queue_sql *const queue_sql_files[QUEUE_SQL_FILES];
 
 /* Text fragments that statements of several files share. */
@@ -102,6 +104,18 @@ extern const struct queue_sql *const queue_sql_files[QUEUE_SQL_FILES];
 
 /* The fenced tail every write after the claim ends with. */
 #define FENCE " WHERE id = ? AND " TOKEN " = ? AND status = 'processing'"
+
+/* Past the cursor (time, time, id): the rows after the last claimed job in
+ * the claim's order, as two ranges of the index. */
+#define PAST_CURSOR " AND (next_run_at > ? OR (next_run_at = ? AND id > ?))"
+
+/* Several claimed rows, (id, token) pairs, at most QUEUE_GROUP_MAX: a token is
+ * in locked_by only on the row its claim took, so a row whose id and token are
+ * both in the lists is one of the pairs.  Unused places repeat a pair. */
+#define GROUP_LIST "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+#define FENCE_MANY " WHERE id IN " GROUP_LIST " AND " TOKEN " IN " \
+	GROUP_LIST " AND status = 'processing'"
+_Static_assert(QUEUE_GROUP_MAX == 16, "GROUP_LIST has 16 places");
 
 /* A lock that has run out: jobrun's by the Unix time in locked_by, any
  * other worker's by locked_until in the session zone.  A jobrun token is
@@ -125,6 +139,7 @@ extern const struct queue_sql *const queue_sql_files[QUEUE_SQL_FILES];
 struct queue_caps {
 	int type_index_probed, type_index;	/* sql/001_type_pick.sql */
 	int checkpoint_probed, checkpoint;	/* sql/002_checkpoint.sql */
+	int deadline_probed, deadline;		/* sql/009_deadline.sql */
 	int finished_index_probed, finished_index; /* sql/005_finished.sql */
 	int galera_probed, galera;		/* wsrep_on (not the table's) */
 };
@@ -275,6 +290,25 @@ enum db_status queue_stmt_walk(struct queue *q, unsigned which,
 
 /* The text of which (malloc'ed). */
 char *queue_stmt_text(const struct queue *q, unsigned which);
+
+/* queue_read.c's, for the claims and marks of queue_cycle.c: the
+ * arguments of FENCE_MANY (n ids, then their tokens, unused places
+ * repeating the first); the cursor moved to a job just read (id, and its
+ * next_run_at at); the jobs a bulk claim took, by token. */
+void queue_group_args(struct db_arg *args, const uint64_t *ids,
+                      const char *const *tokens, size_t n);
+void queue_cursor_move(struct queue *q, uint64_t id, const char *at);
+/* The row just claimed (id, token) into job, its next_run_at into at. */
+enum db_status queue_read_job(struct queue *q, uint64_t id,
+                              const char *token, struct job *job, char *at,
+                              size_t atlen, char *err, size_t errlen);
+enum db_status queue_read_tokens(struct queue *q, const char *const *tokens,
+                                 struct job *const *jobs, size_t n,
+                                 size_t *found, char *err, size_t errlen);
+
+/* The flags of a read of claimed rows: the optional columns the table
+ * has (Q_F_RESUMABLE, Q_F_DEADLINE). */
+unsigned queue_read_flags(struct queue *q);
 
 /* The claim a run over ntypes types uses, and its arguments (malloc'ed,
  * with room for the spread's two more or the cursor's three). */

@@ -55,7 +55,7 @@ void
 report_run_json(FILE *out, const struct run_stats *s, int ok,
     const char *error)
 {
-	json_t *obj = json_pack("{s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+	json_t *obj = json_pack("{s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
 	    "ok", ok,
 	    "recovered", (json_int_t)s->recovered,
 	    "claimed", (json_int_t)s->claimed,
@@ -64,6 +64,7 @@ report_run_json(FILE *out, const struct run_stats *s, int ok,
 	    "failed", (json_int_t)s->failed,
 	    "lost", (json_int_t)s->lost,
 	    "snoozed", (json_int_t)s->snoozed,
+	    "deadline_passed", (json_int_t)s->deadline_passed,
 	    "elapsed_ms", (json_int_t)s->elapsed_ms);
 
 	if (obj != NULL && error != NULL)
@@ -74,11 +75,17 @@ report_run_json(FILE *out, const struct run_stats *s, int ok,
 void
 report_run_text(const struct log *lg, const struct run_stats *s)
 {
+	char late[64] = "";
+
+	/* Said only when some were, so the usual line stays as it was. */
+	if (s->deadline_passed > 0)
+		snprintf(late, sizeof late, " (%llu past their deadline)",
+		    (unsigned long long)s->deadline_passed);
 	log_msg(lg, LV_INFO, "%llu claimed, %llu succeeded, %llu retried, "
-	    "%llu failed, %llu lost, %llu snoozed, %llu recovered in %lld "
+	    "%llu failed%s, %llu lost, %llu snoozed, %llu recovered in %lld "
 	    "ms", (unsigned long long)s->claimed,
 	    (unsigned long long)s->succeeded, (unsigned long long)s->retried,
-	    (unsigned long long)s->failed, (unsigned long long)s->lost,
+	    (unsigned long long)s->failed, late, (unsigned long long)s->lost,
 	    (unsigned long long)s->snoozed, (unsigned long long)s->recovered,
 	    (long long)s->elapsed_ms);
 }

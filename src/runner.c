@@ -289,12 +289,28 @@ payload_ok(const struct job *job, struct result *res)
 	return 0;
 }
 
+/* Whether the job was claimed after its deadline: its own (sql/009's
+ * column), or its type's, counted from created_at; both by the server's
+ * clock, in whole seconds, the deadline itself still in time. */
+static int
+deadline_passed(const struct cfg_type *type, const struct job *job)
+{
+	return job->deadline_left_s < 0 || (type->deadline != 0 &&
+	    job->age_s >= 0 && (uint64_t)job->age_s > type->deadline);
+}
+
 static void
 handle(const struct cfg_type *type, struct in_hand *h, struct result *res)
 {
 	struct handler_watch watch = { watch_tick, watch_checkpoint,
 	    watch_read_reply, watch_guard, watch_guarded, watch_say, h };
 
+	if (deadline_passed(type, h->job)) {
+		/* Not run: a late start is worth nothing to this job. */
+		result_set(res, OUTCOME_FAIL, "deadline passed", NULL, 0);
+		h->expired = 1;
+		return;
+	}
 	if (!payload_ok(h->job, res))
 		return;
 	type->kind->run(type->handler, h->job, &watch, res);
@@ -304,49 +320,6 @@ handle(const struct cfg_type *type, struct in_hand *h, struct result *res)
 	if (h->lost && res->outcome != OUTCOME_SUCCESS)
 		res->outcome = OUTCOME_ABANDONED;
 }
-
-/* The counters of job's type in this run. */
-static struct type_count *
-count_of(struct run_stats *stats, const char *type)
-{
-	static struct type_count nowhere;
-	size_t i;
-
-	for (i = 0; i < stats->ntypes; i++)
-		if (strcmp(stats->by_type[i].type, type) == 0)
-			return &stats->by_type[i];
-	memset(&nowhere, 0, sizeof nowhere);
-	return &nowhere;	/* a type that changed under us */
-}
-
-void
-run_stats_free(struct run_stats *stats)
-{
-	free(stats->by_type);
-	stats->by_type = NULL;
-	stats->ntypes = 0;
-}
-
-/* What the run counts of each verb and what its log line shows, once its
- * write went through; a write that found the lock gone counts as lost.  A
- * job put back is no outcome of the job: it is not counted. */
-#define COUNTER(name) 1, offsetof(struct run_stats, name), \
-	offsetof(struct type_count, name)
-static const struct {
-	int counted;
-	size_t in_run, in_type;	/* the counter in run_stats, type_count */
-	int ms, delay;		/* the line shows the handler's time, delay */
-} tally[] = {
-	[VERB_SUCCESS] = { COUNTER(succeeded), 1, 0 },
-	[VERB_RETRY] = { COUNTER(retried), 1, 1 },
-	[VERB_FAIL] = { COUNTER(failed), 1, 0 },
-	[VERB_SNOOZE] = { COUNTER(snoozed), 1, 1 },
-	[VERB_RELEASE] = { 0, 0, 0, 0, 0 },
-	[VERB_NOTHING] = { COUNTER(lost), 1, 0 },
-};
-#undef COUNTER
-_Static_assert(sizeof tally / sizeof tally[0] == VERB_NOTHING + 1,
-    "a verb without a row in tally[]");
 
 /* The verdict's one write; *owned is 0 when its fence found another
  * runner's lock. */
@@ -376,53 +349,6 @@ run_apply(const struct in_hand *h, const struct verdict *v, int *owned,
 		break;
 	}
 	return DB_OK;	/* the verdict already says lost */
-}
-
-/* One more in the counter at offset off of a run_stats or type_count. */
-static void
-bump(void *counters, size_t off)
-{
-	uint64_t *n = (uint64_t *)(void *)((char *)counters + off);
-
-	(*n)++;
-}
-
-const int64_t run_latency_le_ms[RUN_LATENCY_BUCKETS] = {
-	5, 10, 25, 50, 100, 250, 500, 1000, 5000, 30000, 300000, INT64_MAX
-};
-
-/* The job's start latency into its type's histogram. */
-static void
-count_latency(struct type_count *t, int64_t ms)
-{
-	size_t i;
-
-	if (ms < 0)
-		return;
-	for (i = 0; i < RUN_LATENCY_BUCKETS; i++)
-		if (ms <= run_latency_le_ms[i])
-			t->latency_le[i]++;
-	t->latency_count++;
-	t->latency_sum_ms += ms;
-}
-
-/* Count the verdict that was applied, and log it. */
-void
-run_tell(const struct in_hand *h, const struct verdict *v, int64_t ms,
-    struct run_stats *stats)
-{
-	const struct job *job = h->job;
-	struct log_event ev = { job->id, job->type, job->attempt,
-	    job->max_attempts, v->word, tally[v->verb].ms ? ms : -1,
-	    tally[v->verb].delay ? (long)v->delay : -1, v->note };
-	struct type_count *t = count_of(stats, job->type);
-
-	if (tally[v->verb].counted) {
-		bump(stats, tally[v->verb].in_run);
-		bump(t, tally[v->verb].in_type);
-	}
-	count_latency(t, job->start_latency_ms);
-	log_job(h->lg, v->level, &ev);
 }
 
 /* Decide what becomes of the job: policy.c's verdict. */

@@ -37,6 +37,7 @@ extern const int64_t run_latency_le_ms[RUN_LATENCY_BUCKETS];
 struct type_count {
 	const char *type;
 	uint64_t succeeded, retried, failed, lost, snoozed;
+	uint64_t deadline_passed;	/* of failed: claimed too late */
 	uint64_t latency_le[RUN_LATENCY_BUCKETS];	/* cumulative */
 	uint64_t latency_count;
 	int64_t latency_sum_ms;
@@ -45,6 +46,7 @@ struct type_count {
 /* What the run did, for the summary, the metrics and the exit status. */
 struct run_stats {
 	uint64_t recovered, claimed, succeeded, retried, failed, lost, snoozed;
+	uint64_t deadline_passed;	/* of failed: claimed too late */
 	int64_t elapsed_ms;
 	struct type_count *by_type;	/* one per type the run could claim */
 	size_t ntypes;

@@ -102,6 +102,7 @@ struct in_hand {
 	int lost;
 	int interrupted;	/* a second signal stopped the handler */
 	int progress;		/* a checkpoint was saved in this attempt */
+	int expired;		/* claimed past its deadline, not run */
 	struct watchdog *watchdog;	/* NULL when it could not start */
 };
 

@@ -521,7 +521,7 @@ sample(const struct cfg_key *k)
 	    { "command", "true" }, { "url", "http://127.0.0.1/" },
 	    { "header", "X-A: b" }, { "header_env", "X-A: HOME" },
 	    { "cron", "@daily" }, { "time_zone", "+00:00" },
-	    { "payload", "{}" }, { "catch_up", "0" },
+	    { "payload", "{}" }, { "catch_up", "0" }, { "deadline", "90m" },
 	    { "backoff_jitter", "0.5" } };
 	static char number[32];
 	size_t i;

@@ -248,6 +248,8 @@ read_migration(struct model *m, const char *file)
 			else if (starts(part, "ADD KEY ") ||
 			    starts(part, "ADD UNIQUE KEY "))
 				add_clause(m, part + 4, file);
+			else if (starts(part, "ALGORITHM="))
+				continue;	/* how, not what */
 			else
 				fail_msg("%s: alteration of %s not understood "
 				    "here: %s", file, JOB_TABLE, part);
