@@ -120,6 +120,10 @@ on_hour(void *arg, const struct queue_hour_count *h)
 		d->failures[h->hour] += h->count;
 		t->failed_day += h->count;
 		d->total.failed_day += h->count;
+		if (h->deadline) {
+			t->deadline_day += h->count;
+			d->total.deadline_day += h->count;
+		}
 	} else {
 		d->done[h->hour] += h->count;
 		t->done_day += h->count;
@@ -210,6 +214,8 @@ counts_json(const struct dash_type *t, int hours)
 	    json_integer((json_int_t)t->done_day) : json_null());
 	json_object_set_new(o, "failed_24h", hours ?
 	    json_integer((json_int_t)t->failed_day) : json_null());
+	json_object_set_new(o, "deadline_passed_24h", hours ?
+	    json_integer((json_int_t)t->deadline_day) : json_null());
 	return o;
 }
 

@@ -24,6 +24,7 @@ struct dash_type {
 	unsigned long pending, due, processing, expired, failed;
 	long lag;			/* seconds the oldest due job waited, -1 */
 	unsigned long done_day, failed_day;	/* ended in the charted hours */
+	unsigned long deadline_day;	/* of failed_day, past their deadline */
 };
 
 /* A job that failed for good, its values as stored (any bytes). */

@@ -121,7 +121,12 @@ counts_cells(FILE *f, const struct dash_type *t, int hours)
 	count_cell(f, t->failed, 1);
 	if (hours) {
 		count_cell(f, t->done_day, 0);
-		count_cell(f, t->failed_day, 1);
+		if (t->deadline_day == 0)
+			count_cell(f, t->failed_day, 1);
+		else	/* of them, those past their deadline */
+			fprintf(f, "<td class=\"n bad\">%lu<br><small>%lu past "
+			    "deadline</small></td>", t->failed_day,
+			    t->deadline_day);
 	} else
 		fputs("<td class=\"n none\">-</td><td class=\"n none\">-</td>",
 		    f);

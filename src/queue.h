@@ -494,6 +494,9 @@ enum db_status queue_type_known(struct queue *q, const char *type,
 enum db_status queue_retry_job(struct queue *q, uint64_t id, int force,
                                int *changed, char *err, size_t errlen);
 
+/* The last_error of a job claimed past its deadline, not run. */
+#define QUEUE_DEADLINE_PASSED "deadline passed"
+
 /* A pending job to failed, "cancelled by operator". */
 enum db_status queue_cancel_job(struct queue *q, uint64_t id, int *changed,
                                 char *err, size_t errlen);
@@ -672,6 +675,7 @@ int queue_finished_index(struct queue *q);
 struct queue_hour_count {
 	struct queue_text type;
 	int failed;		/* status failed, else success */
+	int deadline;		/* of failed: QUEUE_DEADLINE_PASSED */
 	long hour;		/* hours since from */
 	unsigned long count;
 };

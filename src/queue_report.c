@@ -31,14 +31,16 @@ const struct queue_sql queue_report_sql[Q_COUNT] = {
 	 * outcome and hour: two ranges of idx_finished
 	 * (sql/005_finished.sql), as long as the last day's jobs, whatever
 	 * the history before it.  The success range is read from the index
-	 * alone; the failed one's rows too, to tell the cancelled apart. */
+	 * alone; the failed one's rows too, to tell the cancelled and those
+	 * past their deadline apart. */
 	[Q_REPORT_HOURS] = { "count finished jobs by hour", Q_TEXT(
 	    "SELECT CAST(type AS BINARY), status,"
 	    " TIMESTAMPDIFF(HOUR, ?, finished_at), COUNT(*)"
 	    " FROM %1$s FORCE INDEX (idx_finished)"
 	    " WHERE status = 'success' AND finished_at >= ? GROUP BY 1, 2, 3"
 	    " UNION ALL SELECT CAST(type AS BINARY),"
-	    " IF(last_error <=> " CANCELLED ", 'cancelled', status),"
+	    " IF(last_error <=> " CANCELLED ", 'cancelled',"
+	    " IF(last_error <=> " DEADLINE_PASSED ", 'deadline', status)),"
 	    " TIMESTAMPDIFF(HOUR, ?, finished_at), COUNT(*)"
 	    " FROM %1$s FORCE INDEX (idx_finished)"
 	    " WHERE status = 'failed' AND finished_at >= ? GROUP BY 1, 2, 3"),
@@ -100,7 +102,8 @@ on_hour(void *arg, char **cols, const size_t *lens)
 		return 0;
 	h.type.s = cols[0];
 	h.type.len = lens[0];
-	h.failed = strcmp(cols[1], "failed") == 0;
+	h.deadline = strcmp(cols[1], "deadline") == 0;
+	h.failed = h.deadline || strcmp(cols[1], "failed") == 0;
 	/* A job finished "in the future" (the clock went back) has no
 	 * hour on the chart; strtol reads the negative ones too. */
 	h.hour = strtol(cols[2], NULL, 10);

@@ -129,6 +129,7 @@ _Static_assert(QUEUE_GROUP_MAX == 16, "GROUP_LIST has 16 places");
 /* The last_error Q_CANCEL writes, compared byte for byte: a failed job
  * with it was cancelled. */
 #define CANCELLED "BINARY 'cancelled by operator'"
+#define DEADLINE_PASSED "BINARY '" QUEUE_DEADLINE_PASSED "'"
 
 /* Exactly type ?, bound twice: the first compare uses the index, the
  * second makes it exact. */

@@ -307,7 +307,7 @@ handle(const struct cfg_type *type, struct in_hand *h, struct result *res)
 
 	if (deadline_passed(type, h->job)) {
 		/* Not run: a late start is worth nothing to this job. */
-		result_set(res, OUTCOME_FAIL, "deadline passed", NULL, 0);
+		result_set(res, OUTCOME_FAIL, QUEUE_DEADLINE_PASSED, NULL, 0);
 		h->expired = 1;
 		return;
 	}

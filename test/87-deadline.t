@@ -9,10 +9,12 @@
 # summary line, the metrics file).
 . "${0%/*}/lib.sh"
 
-plan 44
+plan 47
 setup_db
-mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" \
-    <"$TOP/sql/003_flow.sql" || bail_out "cannot load sql/003_flow.sql"
+for m in 003_flow 005_finished; do
+	mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" \
+	    <"$TOP/sql/$m.sql" || bail_out "cannot load sql/$m.sql"
+done
 cat >"$T/held" <<EOF2
 #!/bin/sh
 echo "\$JOB_ID" >>"$T/ran-held"
@@ -199,3 +201,17 @@ is "$(field "$(key_id app-late)" "CONCAT(status, '/', last_error)")" \
 run jobrun check
 unlike "$(grep -i deadline <<<"$out$err")" "advice|fix|error" \
     "check has nothing to say of the applied migration"
+
+# --- the report counts them among the failed of the last 24 hours ---
+late=$(sql "SELECT COUNT(*) FROM polling_jobs WHERE status = 'failed'
+    AND last_error = 'deadline passed'")
+failed=$(sql "SELECT COUNT(*) FROM polling_jobs WHERE status = 'failed'")
+run jobrun report --json
+is "$(jpy '[d["total"]["failed_24h"], d["total"]["deadline_passed_24h"]]' <<<"$out")" \
+    "[$failed, $late]" \
+    "report --json: the failed of the last 24 hours, and of them past their deadline"
+is "$(jpy '[t["deadline_passed_24h"] for t in d["types"] if t["type"] == "aged"]' <<<"$out")" \
+    "[2]" "and by type"
+run jobrun report --html="$T/report.html"
+like "$(cat "$T/report.html")" "<small>$late past deadline</small>" \
+    "the page says how many were past their deadline"
