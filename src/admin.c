@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sysexits.h>
+#include <time.h>
 
 #include "command.h"
 #include "queue_schema.h"
@@ -60,23 +61,120 @@ explain_skip(struct ctx *c, const char *verb, unsigned long id,
 	return DB_OK;
 }
 
+/* A running job asked to stop: *asked says whether it was (a job
+ * already asked counts too). */
+static enum db_status
+cancel_running(struct ctx *c, unsigned long id, int *asked, char *err,
+    size_t errlen)
+{
+	enum db_status st;
+
+	st = queue_cancel_running(c->q, id, asked, err, errlen);
+	if (st != DB_OK || *asked)
+		return st;
+	return queue_cancel_asked(c->q, id, asked, err, errlen);
+}
+
+/* With --wait, until each asked job is no longer processing, within its
+ * lock's length and the handler's grace: its runner writes the cancel
+ * at its next lock extension, or recovery does once the lock ran out. */
+static enum db_status
+wait_stopped(struct ctx *c, json_t *asked, int *late, char *err,
+    size_t errlen)
+{
+	int64_t until = now_ms() + ((int64_t)c->cfg.run.lock_seconds + 10) *
+	    1000;
+	struct timespec ts = { 0, 100 * 1000000L };
+	enum db_status st = DB_OK;
+	char *status = NULL;
+	size_t i;
+
+	*late = 0;
+	for (i = 0; st == DB_OK && i < json_array_size(asked); i++) {
+		uint64_t id = (uint64_t)json_integer_value(json_array_get(asked,
+		    i));
+
+		for (;;) {
+			free(status);
+			status = NULL;
+			st = queue_job_status(c->q, id, &status, err, errlen);
+			if (st != DB_OK || status == NULL ||
+			    strcmp(status, QUEUE_PROCESSING) != 0)
+				break;
+			if (now_ms() > until || run_stop_requested()) {
+				*late = 1;
+				break;
+			}
+			nanosleep(&ts, NULL);
+		}
+		if (st == DB_OK && status != NULL)
+			log_msg(&c->lg, LV_INFO, "cancel: job %llu is %s",
+			    (unsigned long long)id, status);
+	}
+	free(status);
+	return st;
+}
+
+/* What each_id did: the changed, the skipped, and the running jobs asked
+ * to stop (with --wait, late when one still ran at the end); takes the
+ * arrays. */
+static void
+print_ids(const struct ctx *c, const char *verb, json_t *changed,
+    json_t *skipped, json_t *asked, int late)
+{
+	size_t i, nasked = json_array_size(asked);
+
+	if (c->cli.json) {
+		json_t *doc = json_pack("{s:I,s:o,s:o}", "count",
+		    (json_int_t)json_array_size(changed), "ids", changed,
+		    "skipped", skipped);
+
+		if (nasked > 0 || strcmp(verb, "cancel") == 0)
+			json_object_set_new(doc, "stop_requested", asked);
+		else
+			json_decref(asked);
+		if (late)
+			json_object_set_new(doc, "still_running", json_true());
+		report_json(doc);
+		return;
+	}
+	printf("%s: %zu job(s)\n", verb, json_array_size(changed));
+	for (i = 0; i < nasked; i++)
+		printf("%s: job %lld is running: stop requested%s\n", verb,
+		    (long long)json_integer_value(json_array_get(asked, i)),
+		    c->cli.wait ? (late ? "; still running" : "; stopped") :
+		    "; its runner stops it at its next lock extension");
+	json_decref(changed);
+	json_decref(skipped);
+	json_decref(asked);
+}
+
 /* Retry (cancel false) or cancel every id operand; report changed and
- * skipped ones. */
+ * skipped ones, and the running ones asked to stop. */
 static int
 each_id(struct ctx *c, const char *verb, int cancel, const char *wanted)
 {
-	json_t *changed = json_array(), *skipped = json_array();
-	size_t nchanged, nskipped;
+	json_t *changed = json_array(), *skipped = json_array(),
+	    *asked = json_array();
+	size_t nskipped;
 	unsigned long id;
 	char err[1024];
 	enum db_status st = DB_OK;
-	int i, done;
+	int i, done, late = 0;
 
 	for (i = 0; st == DB_OK && i < c->cli.nargs; i++) {
 		parse_ulong(c->cli.args[i], 1, ULONG_MAX, &id);
 		st = cancel ? queue_cancel_job(c->q, id, &done, err,
 		    sizeof err) : queue_retry_job(c->q, id, c->cli.force,
 		    &done, err, sizeof err);
+		if (st == DB_OK && !done && cancel) {
+			st = cancel_running(c, id, &done, err, sizeof err);
+			if (st == DB_OK && done) {
+				json_array_append_new(asked,
+				    json_integer((json_int_t)id));
+				continue;
+			}
+		}
 		if (st == DB_OK && !done)
 			st = explain_skip(c, verb, id, wanted, skipped, &done,
 			    err, sizeof err);
@@ -84,20 +182,16 @@ each_id(struct ctx *c, const char *verb, int cancel, const char *wanted)
 			json_array_append_new(changed,
 			    json_integer((json_int_t)id));
 	}
+	if (st == DB_OK && c->cli.wait)
+		st = wait_stopped(c, asked, &late, err, sizeof err);
 	if (st != DB_OK)
 		cmd_db_error(c, st, err);
-	nchanged = json_array_size(changed);
 	nskipped = json_array_size(skipped);
-	if (c->cli.json)
-		report_json(json_pack("{s:I,s:o,s:o}", "count",
-		    (json_int_t)nchanged, "ids", changed, "skipped", skipped));
-	else {
-		printf("%s: %zu job(s)\n", verb, nchanged);
-		json_decref(changed);
-		json_decref(skipped);
-	}
+	print_ids(c, verb, changed, skipped, asked, late);
 	if (st != DB_OK)
 		return cmd_exit_for(st);
+	if (late)
+		return EX_TEMPFAIL;
 	return nskipped == 0 ? EX_OK : EXIT_ATTENTION;
 }
 

@@ -51,8 +51,8 @@ static const struct command commands[] = {
 	  "retry ID... [--force]\n"
 	  "       jobrun retry --failed [--type=NAME] [--include-cancelled] "
 	  "[--dry-run]\n" },
-	{ "cancel", cmd_cancel, 0, cmd_cancel_check,
-	  "cancel ID...\n" },
+	{ "cancel", cmd_cancel, O(WAIT), cmd_cancel_check,
+	  "cancel [--wait] ID...\n" },
 	{ "purge", cmd_purge,
 	  O(TYPE) | O(STATUS) | O(OLDER_THAN) | O(DRY_RUN),
 	  cmd_purge_check,

@@ -404,8 +404,7 @@ serve(struct cycle *cy, struct request *group)
 	cy->ext_retry_at = 0;
 	for (r = group; r != NULL; r = r->next)
 		if (r->h != NULL) {
-			if (!r->owned)
-				policy_lost(&r->v);
+			policy_settle(&r->v, r->owned);
 			run_tell(r->h, &r->v, r->ms, cy->stats);
 			/* fan-in hook: the outcome is committed. */
 			fanin_after_finish(cy->fanin, r->h->job->id);

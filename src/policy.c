@@ -170,3 +170,21 @@ policy_lost(struct verdict *v)
 	    v->message);
 	set_verb(v, VERB_NOTHING, 0);
 }
+
+void
+policy_settle(struct verdict *v, int owned)
+{
+	if (owned > 0)
+		return;
+	if (owned == 0) {
+		if (v->verb != VERB_NOTHING)
+			policy_lost(v);
+		return;
+	}
+	snprintf(v->note, sizeof v->note, "cancelled by an operator while it "
+	    "ran; outcome not recorded: %s", v->verb == VERB_SUCCESS ?
+	    "success" : v->verb == VERB_NOTHING ? "stopped" : v->message);
+	snprintf(v->message, sizeof v->message, "cancelled by operator");
+	set_verb(v, VERB_FAIL, 0);
+	v->word = "cancelled";
+}

@@ -67,4 +67,9 @@ void policy_decide(const struct policy_in *in, struct verdict *out);
  * "lost" verdict the runner counts and logs instead. */
 void policy_lost(struct verdict *v);
 
+/* v once its write was answered (run_apply's owned): 1, as decided; 0,
+ * the fence found another runner's lock, so lost; -1, an operator had
+ * asked to stop the job, and its cancel was written instead. */
+void policy_settle(struct verdict *v, int owned);
+
 #endif

@@ -300,6 +300,12 @@ enum db_status queue_snooze(struct queue *q, const struct job *job,
                             int progress, const char *note, int *owned,
                             char *err, size_t errlen);
 /* Give the job back, due now, without counting this attempt. */
+/* After a fenced write found the job no longer ours: if an operator
+ * asked to stop it (queue_cancel_running), write the cancel; *done says
+ * whether it was so. */
+enum db_status queue_cancel_done(struct queue *q, const struct job *job,
+                                 const char *token, int *done, char *err,
+                                 size_t errlen);
 enum db_status queue_release(struct queue *q, const struct job *job,
                              const char *token, int *owned, char *err,
                              size_t errlen);
@@ -500,6 +506,14 @@ enum db_status queue_retry_job(struct queue *q, uint64_t id, int force,
 /* A pending job to failed, "cancelled by operator". */
 enum db_status queue_cancel_job(struct queue *q, uint64_t id, int *changed,
                                 char *err, size_t errlen);
+/* A processing job asked to stop: its runner stops the handler at its
+ * next lock extension or outcome and writes the cancel
+ * (queue_cancel_done); recovery does, if the runner is gone. */
+enum db_status queue_cancel_running(struct queue *q, uint64_t id,
+                                    int *changed, char *err, size_t errlen);
+/* Whether a processing job has been asked to stop. */
+enum db_status queue_cancel_asked(struct queue *q, uint64_t id, int *asked,
+                                  char *err, size_t errlen);
 
 /* Which finished or failed jobs a bulk change takes: all types, or only
  * type (byte for byte). */

@@ -66,6 +66,16 @@ const struct queue_sql queue_admin_sql[Q_COUNT] = {
 	    " next_run_at = LEAST(next_run_at, NOW()), finished_at = NOW(),"
 	    " updated_at = NOW() WHERE id = ? AND status = 'pending'"),
 	    0, NULL, 0 },
+	/* A running job: its runner stops it (CANCEL_ASKED); LEFT keeps
+	 * another program's long holder within the column.  (id) */
+	[Q_CANCEL_RUNNING] = { "cancel a running job", Q_TEXT(
+	    "UPDATE %1$s SET locked_by = LEFT(CONCAT('" CANCEL_PREFIX "',"
+	    " IFNULL(locked_by, '?')), 100), updated_at = NOW()"
+	    " WHERE id = ? AND status = 'processing'"
+	    " AND NOT " CANCEL_ASKED), 0, NULL, 0 },
+	[Q_CANCEL_ASKED] = { "read a cancel request", Q_TEXT(
+	    "SELECT COUNT(*) FROM %1$s WHERE id = ? AND status = 'processing'"
+	    " AND " CANCEL_ASKED), 0, NULL, 0 },
 	/* Batches of at most ? rows: the caller loops.  Q_F_UNCANCELLED
 	 * leaves the jobs an operator cancelled. */
 	[Q_REQUEUE] = { "retry failed jobs", (const struct queue_piece[]){
@@ -199,6 +209,13 @@ queue_cancel_job(struct queue *q, uint64_t id, int *changed, char *err,
 	return change_one(q, Q_CANCEL, id, changed, err, errlen);
 }
 
+enum db_status
+queue_cancel_running(struct queue *q, uint64_t id, int *changed,
+    char *err, size_t errlen)
+{
+	return change_one(q, Q_CANCEL_RUNNING, id, changed, err, errlen);
+}
+
 /* The type of scope, twice (the index's compare and the exact one), into
  * args at n; returns the new count. */
 static unsigned
@@ -294,4 +311,17 @@ queue_count_purgeable(struct queue *q, const struct queue_scope *scope,
 
 	return numbers(q, Q_PURGE_COUNT | (scope->type != NULL ? Q_F_TYPE : 0),
 	    args, purge_args(args, scope), count, 1, err, errlen);
+}
+
+enum db_status
+queue_cancel_asked(struct queue *q, uint64_t id, int *asked, char *err,
+    size_t errlen)
+{
+	struct db_arg args[] = { DB_NUM(id) };
+	uint64_t n = 0;
+	enum db_status st;
+
+	st = numbers(q, Q_CANCEL_ASKED, args, 1, &n, 1, err, errlen);
+	*asked = st == DB_OK && n > 0;
+	return st;
 }

@@ -106,6 +106,15 @@ const struct queue_sql queue_cycle_sql[Q_COUNT] = {
 	    " next_run_at = NOW() + INTERVAL ? SECOND, last_error = ?,"
 	    " locked_by = NULL, locked_until = NULL, updated_at = NOW()"
 	    FENCE), 0, NULL, 0 },
+	/* The cancel an operator asked for (CANCEL_ASKED), by the runner
+	 * whose token the request holds.  (id, token) */
+	[Q_CANCEL_DONE] = { "write the cancel", Q_TEXT(
+	    "UPDATE %1$s SET status = 'failed', finished_at = NOW(),"
+	    " last_error = 'cancelled by operator',"
+	    " next_run_at = LEAST(next_run_at, NOW()),"
+	    " locked_by = NULL, locked_until = NULL, updated_at = NOW()"
+	    " WHERE id = ? AND " TOKEN " = CONCAT('" CANCEL_PREFIX "', ?)"
+	    " AND status = 'processing'"), 0, NULL, 0 },
 	[Q_WSREP] = { "read wsrep_on", Q_TEXT("SELECT @@GLOBAL.wsrep_on"),
 	    0, NULL, 0 },
 	/* Every column the cycle reads or writes and every index it forces
@@ -671,4 +680,16 @@ queue_extend(struct queue *q, const struct job *job, const char *token,
 
 	return fenced_or_owner(q, Q_EXTEND, args, 4, Q_OWNER, args + 2, 2,
 	    owned, NULL, err, errlen);
+}
+
+enum db_status
+queue_cancel_done(struct queue *q, const struct job *job, const char *token,
+    int *done, char *err, size_t errlen)
+{
+	struct db_arg args[] = { DB_NUM(job->id), DB_STR(token) };
+	enum db_status st;
+
+	st = queue_stmt_run(q, Q_CANCEL_DONE, args, 2, err, errlen);
+	*done = st == DB_OK && queue_stmt_changed(q, Q_CANCEL_DONE) == 1;
+	return st;
 }

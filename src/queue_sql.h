@@ -17,7 +17,7 @@ enum queue_stmt {
 	Q_CLAIM, Q_READ, Q_SUCCESS, Q_RETRY, Q_FAIL, Q_EXTEND,
 	Q_READ_MANY, Q_SUCCESS_MANY, Q_READ_TOKENS, Q_OWNER, Q_CLAIMED_ID,
 	Q_RELEASE, Q_CHECKPOINT, Q_CHECKPOINT_CHECK, Q_SNOOZE, Q_WSREP,
-	Q_SCHEMA,
+	Q_SCHEMA, Q_CANCEL_DONE,
 	/* a waiting run's look (queue_probe.c) */
 	Q_PROBE,
 	/* the queue's life and adding jobs (queue.c) */
@@ -28,7 +28,7 @@ enum queue_stmt {
 	/* operators' changes, a job's status, flow control's reads
 	 * (queue_admin.c) */
 	Q_JOB_STATUS, Q_TYPE_DUE, Q_TYPE_LOAD, Q_TYPE_ANY, Q_RETRY_ID,
-	Q_CANCEL, Q_REQUEUE, Q_FAILED_COUNTS, Q_PURGE, Q_PURGE_COUNT,
+	Q_CANCEL, Q_CANCEL_RUNNING, Q_CANCEL_ASKED, Q_REQUEUE, Q_FAILED_COUNTS, Q_PURGE, Q_PURGE_COUNT,
 	/* what people read (queue_info.c) */
 	Q_TYPES, Q_TYPE_COUNTS, Q_CANCELLED_COUNT, Q_SUCCESS_UPTO,
 	Q_SUCCESS_ESTIMATE, Q_LAG, Q_EXPIRED,
@@ -130,6 +130,15 @@ _Static_assert(QUEUE_GROUP_MAX == 16, "GROUP_LIST has 16 places");
  * with it was cancelled. */
 #define CANCELLED "BINARY 'cancelled by operator'"
 #define DEADLINE_PASSED "BINARY '" QUEUE_DEADLINE_PASSED "'"
+
+/* An operator asked to stop a running job (jobrun cancel): its lock's
+ * holder becomes "cancel " and the token it had, so the runner's next
+ * fenced write (a lock extension, the outcome) finds the job no longer
+ * its own and writes the cancel instead, and recovery cancels it when
+ * the runner is gone.  The "@" and Unix time after the token stay, so
+ * the lock still runs out when it did. */
+#define CANCEL_PREFIX "cancel "
+#define CANCEL_ASKED "(locked_by LIKE '" CANCEL_PREFIX "%%')"
 
 /* Exactly type ?, bound twice: the first compare uses the index, the
  * second makes it exact. */

@@ -323,8 +323,8 @@ handle(const struct cfg_type *type, struct in_hand *h, struct result *res)
 
 /* The verdict's one write; *owned is 0 when its fence found another
  * runner's lock. */
-enum db_status
-run_apply(const struct in_hand *h, const struct verdict *v, int *owned,
+static enum db_status
+write_verdict(const struct in_hand *h, const struct verdict *v, int *owned,
     char *err, size_t errlen)
 {
 	const struct job *job = h->job;
@@ -346,9 +346,28 @@ run_apply(const struct in_hand *h, const struct verdict *v, int *owned,
 	case VERB_RELEASE:
 		return queue_release(h->q, job, h->token, owned, err, errlen);
 	case VERB_NOTHING:
+		*owned = 0;	/* the verdict already says lost */
 		break;
 	}
-	return DB_OK;	/* the verdict already says lost */
+	return DB_OK;
+}
+
+/* The verdict's one write, then, when its fence found the job no longer
+ * ours, the cancel an operator may have asked for: *owned is 1, 0 when
+ * another runner's lock was found, -1 when the cancel was written. */
+enum db_status
+run_apply(const struct in_hand *h, const struct verdict *v, int *owned,
+    char *err, size_t errlen)
+{
+	enum db_status st = write_verdict(h, v, owned, err, errlen);
+	int done = 0;
+
+	if (st != DB_OK || *owned != 0)
+		return st;
+	st = queue_cancel_done(h->q, h->job, h->token, &done, err, errlen);
+	if (done)
+		*owned = -1;
+	return st;
 }
 
 /* Decide what becomes of the job: policy.c's verdict. */
@@ -388,8 +407,7 @@ mark(const struct cfg *cfg, const struct in_hand *h, const struct result *res,
 	run_decide(cfg, h, res, &v);
 	if ((st = run_apply(h, &v, &owned, err, errlen)) != DB_OK)
 		return st;
-	if (!owned)
-		policy_lost(&v);
+	policy_settle(&v, owned);
 	run_tell(h, &v, ms, stats);
 	return DB_OK;
 }

@@ -142,7 +142,7 @@ int64_t run_work(struct cycle *cy, size_t slot, struct job *job,
 void run_decide(const struct cfg *cfg, const struct in_hand *h,
                 const struct result *res, struct verdict *v);
 /* The verdict's one write; *owned is 0 when its fence found another
- * runner's lock. */
+ * runner's lock, -1 when an operator's cancel was written instead. */
 enum db_status run_apply(const struct in_hand *h, const struct verdict *v,
                          int *owned, char *err, size_t errlen);
 /* Count the verdict that was applied, and log it. */

@@ -120,15 +120,16 @@ is_within "$(field "$c1" next_run_at)" "$t0" "$t1" \
     "next_run_at of a future job brought back to now"
 
 run jobrun cancel "$p1"
-is "$rc" 1 "cancel of a processing job exits 1"
-like "$err" "cancel: job $p1 is processing, not pending; left alone" "it says why"
-is "$(field "$p1" "CONCAT_WS(' ', status, locked_by)")" "processing runner-1" \
-    "the processing job keeps its status and lock"
+is "$rc" 0 "cancel of a processing job exits 0: its stop is requested"
+like "$out" "cancel: job $p1 is running: stop requested" "it says so"
+is "$(field "$p1" "CONCAT_WS(' ', status, locked_by)")" "processing cancel runner-1" \
+    "the job stays processing, its holder marked for its runner to see"
 
 run jobrun cancel "$c2" "$p1" "$s1" "$c1" 999999 --json
-is "$rc" 1 "cancel with some ids not pending exits 1"
-is "$(jpy 'd["count"], d["ids"], [s["id"] for s in d["skipped"]]' <<<"$out")" \
-    "[1, [$c2], [$p1, $s1, $c1, 999999]]" "--json: the pending one cancelled, the others skipped"
+is "$rc" 1 "cancel with some ids neither pending nor processing exits 1"
+is "$(jpy 'd["count"], d["ids"], d["stop_requested"], [s["id"] for s in d["skipped"]]' <<<"$out")" \
+    "[1, [$c2], [$p1], [$s1, $c1, 999999]]" \
+    "--json: the pending one cancelled, the running one asked again, the others skipped"
 like "$err" "cancel: no job 999999" "the unknown id is named on stderr"
 is "$(field "$c2" status)/$(field "$s1" status)" failed/success "only the pending job changed"
 
