@@ -75,6 +75,9 @@ struct cfg_run {
 	int single;		/* take the GET_LOCK overlap guard */
 	int wait;		/* wait for work until max_seconds */
 	unsigned long max_snoozes;	/* put-offs in a row without progress */
+	/* keep_success, keep_failed: seconds finished rows are kept, 0 for
+	 * ever (retention.c) */
+	unsigned long keep[2];
 	int syslog;		/* log: 0 stderr, 1 syslog (in that order) */
 	char *metrics_file;	/* Prometheus textfile, or NULL */
 };
@@ -99,7 +102,14 @@ struct cfg_type {
 	int jitter_set;
 	/* [type.NAME] deadline: seconds from created_at; 0 none */
 	unsigned long deadline;
+	/* [type.NAME] keep_success, keep_failed, when keep_set: the run's
+	 * keep[] for this type's rows */
+	unsigned long keep[2];
+	int keep_set[2];
 };
+
+/* keep[] and keep_set[]'s places. */
+enum { CFG_KEEP_SUCCESS, CFG_KEEP_FAILED };
 
 /* One [schedule.NAME] section: a job of type enqueued at every slot of
  * cron, in time_zone (schedule.c). */
@@ -197,6 +207,12 @@ void cfg_free(struct cfg *cfg);
 
 /* "R/s", "R/min" or "R/h" into R and the period's seconds; -1 when value
  * is none of those. */
+/* [type.NAME] keep_success / keep_failed into the struct cfg_type at
+ * base: a duration, 0 for ever (config_name.c). */
+int cfg_parse_keep_success(void *base, const char *value, char *msg,
+                           size_t msglen);
+int cfg_parse_keep_failed(void *base, const char *value, char *msg,
+                          size_t msglen);
 int cfg_parse_rate(const char *value, unsigned long *rate,
                    unsigned long *period);
 

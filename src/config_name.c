@@ -18,6 +18,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cli.h"
 #include "config.h"
 #include "util.h"
 
@@ -232,4 +233,30 @@ cfg_parse_rate(const char *value, unsigned long *rate, unsigned long *period)
 			return 0;
 		}
 	return -1;
+}
+
+/* A [type.NAME] keep_success or keep_failed: its own retention. */
+static int
+keep_parsed(struct cfg_type *t, int which, const char *value, char *msg,
+    size_t msglen)
+{
+	t->keep_set[which] = 1;
+	if (cli_duration(value, &t->keep[which]) == 0)
+		return 0;
+	return errf(msg, msglen, "not a duration such as 3600, 90m, 12h, 30d "
+	    "or 2w (at most 10 years): \"%s\"", value);
+}
+
+int
+cfg_parse_keep_success(void *base, const char *value, char *msg,
+    size_t msglen)
+{
+	return keep_parsed(base, CFG_KEEP_SUCCESS, value, msg, msglen);
+}
+
+int
+cfg_parse_keep_failed(void *base, const char *value, char *msg,
+    size_t msglen)
+{
+	return keep_parsed(base, CFG_KEEP_FAILED, value, msg, msglen);
 }

@@ -124,6 +124,9 @@ run_figures(FILE *f, const struct run_stats *s)
 	for (i = 0; i < s->ntypes; i++)
 		by_type(f, "jobrun_run_deadline_passed", s->by_type[i].type,
 		    NULL, NULL, (double)s->by_type[i].deadline_passed);
+	header(f, "jobrun_run_deleted", "Finished jobs the last run deleted "
+	    "past keep_success and keep_failed.");
+	fprintf(f, "jobrun_run_deleted %llu\n", (unsigned long long)s->deleted);
 	header(f, "jobrun_run_recovered", "Expired locks the last run gave "
 	    "back.");
 	fprintf(f, "jobrun_run_recovered %llu\n",

@@ -542,6 +542,12 @@ enum db_status queue_requeue_failed(struct queue *q,
 enum db_status queue_purge(struct queue *q, const struct queue_scope *scope,
                            unsigned long limit, uint64_t *deleted,
                            char *err, size_t errlen);
+/* The same for every type but except[0..n-1] (n > 0), byte for byte. */
+enum db_status queue_purge_except(struct queue *q,
+                                  const struct queue_scope *scope,
+                                  const char *const *except, size_t n,
+                                  unsigned long limit, uint64_t *deleted,
+                                  char *err, size_t errlen);
 enum db_status queue_count_purgeable(struct queue *q,
                                      const struct queue_scope *scope,
                                      uint64_t *count, char *err,

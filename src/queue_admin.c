@@ -325,3 +325,39 @@ queue_cancel_asked(struct queue *q, uint64_t id, int *asked, char *err,
 	*asked = st == DB_OK && n > 0;
 	return st;
 }
+
+/* queue_purge of every type but except[0..n-1] (byte for byte), at most
+ * limit rows: one statement made for the list. */
+enum db_status
+queue_purge_except(struct queue *q, const struct queue_scope *scope,
+    const char *const *except, size_t n, unsigned long limit,
+    uint64_t *deleted, char *err, size_t errlen)
+{
+	static const char head[] = "DELETE j FROM %1$s AS j JOIN (SELECT id"
+	    " FROM %1$s FORCE INDEX (idx_pick)" PURGE_WHERE
+	    " AND CAST(type AS BINARY) NOT IN (",
+	    tail[] = ") ORDER BY next_run_at, id LIMIT ?) AS d USING (id)";
+	struct queue_stmts *once;
+	struct db_arg *args = xcalloc(n + 4, sizeof *args);
+	char *sql = xmalloc(sizeof head + 3 * n + sizeof tail);
+	size_t i, at = sizeof head - 1;
+	unsigned k = purge_args(args, &(struct queue_scope){ NULL,
+	    scope->status, scope->older_than, 0 });
+	enum db_status st;
+
+	memcpy(sql, head, at);
+	for (i = 0; i < n; i++) {
+		memcpy(sql + at, i > 0 ? ", ?" : "?", i > 0 ? 3 : 1);
+		at += i > 0 ? 3 : 1;
+		args[k++] = DB_STR(except[i]);
+	}
+	memcpy(sql + at, tail, sizeof tail);
+	args[k++] = DB_NUM(limit);
+	once = queue_stmts_once(q, sql, "purge jobs", QUEUE_JOBS_TABLE);
+	st = queue_stmts_run(once, 0, args, k, err, errlen);
+	*deleted = st == DB_OK ? queue_stmts_changed(once, 0) : 0;
+	queue_stmts_close(once);
+	free(sql);
+	free(args);
+	return st;
+}

@@ -923,6 +923,8 @@ run_cycle(const struct cfg *cfg, struct db *db, struct queue *q,
 	 * runner left complete fire now (fan-in hook). */
 	if (st == DB_OK)
 		st = run_schedules(cy, &scheduled, err, errlen);
+	if (st == DB_OK)
+		run_retention(cy);
 	if (st == DB_OK) {
 		run_slots(cy, opts->jobs > 0 ? opts->jobs : 1);
 		if ((st = cy->st) != DB_OK)

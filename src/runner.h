@@ -47,6 +47,7 @@ struct type_count {
 struct run_stats {
 	uint64_t recovered, claimed, succeeded, retried, failed, lost, snoozed;
 	uint64_t deadline_passed;	/* of failed: claimed too late */
+	uint64_t deleted;		/* finished rows retention deleted */
 	int64_t elapsed_ms;
 	struct type_count *by_type;	/* one per type the run could claim */
 	size_t ntypes;

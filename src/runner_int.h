@@ -119,6 +119,9 @@ int run_may_claim(const struct cycle *cy);
  * --single lock held, the budgets not spent. */
 int run_may_go_on(const struct cycle *cy);
 /* Give back jobs whose lock expired, counted and logged; *n of them. */
+/* Delete a batch of the finished rows past their keep (retention.c);
+ * errors are warnings. */
+void run_retention(struct cycle *cy);
 enum db_status run_recover(struct cycle *cy, uint64_t *n, char *err,
                            size_t errlen);
 /* The schedules' due slots as jobs (*created of them), and the fan-ins a

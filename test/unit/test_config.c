@@ -522,6 +522,7 @@ sample(const struct cfg_key *k)
 	    { "header", "X-A: b" }, { "header_env", "X-A: HOME" },
 	    { "cron", "@daily" }, { "time_zone", "+00:00" },
 	    { "payload", "{}" }, { "catch_up", "0" }, { "deadline", "90m" },
+	    { "keep_success", "7d" }, { "keep_failed", "30d" },
 	    { "backoff_jitter", "0.5" } };
 	static char number[32];
 	size_t i;
