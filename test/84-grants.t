@@ -134,7 +134,10 @@ capped "$A"
 printf '\n[schedule.tick]\ntype = work\ncron = * * * * *\n' >>"$CONF"
 # Both runs at one "now" for the schedules (JOBRUN_TEST_NOW): a minute that
 # began between them would add its slot's job to the count.
-JOBRUN_TEST_NOW=$(root "$A" <<<"SELECT UNIX_TIMESTAMP()")
+# Half a minute into the server's minute: a schedule first seen exactly
+# at a slot (:00) runs it, and added a job to the counts below (1 run in
+# 60).
+JOBRUN_TEST_NOW=$(root "$A" <<<"SELECT UNIX_TIMESTAMP() DIV 60 * 60 + 30")
 export JOBRUN_TEST_NOW
 run jobrun enqueue --type=work --key=a1
 is "$rc/$out" "0/job 1 created" "(a) enqueue as the README's account"
@@ -285,7 +288,8 @@ like "$err" "^jobrun: $CONF: \\[type\\.work\\] concurrency needs the control tab
 later_grants "$C" | root "$C" || bail_out "the README's later lines failed on $C"
 scheduled "$C"
 sed -i 's/^handler = noop$/&\nconcurrency = 2/' "$CONF"
-run jobrun
+JOBRUN_TEST_NOW=$(root "$C" <<<"SELECT UNIX_TIMESTAMP() DIV 60 * 60 + 30") \
+    run jobrun
 is "$rc/$(count "$C" "status = 'success'")" 0/2 "(d) with the README's lines the capped, scheduled run works"
 run jobrun enqueue --type=work --key-prefix=cf --range=1-2 --chunk=1 --then=report
 is "$rc" 0 "(d) and enqueue --then"
