@@ -113,15 +113,15 @@ is "$(field "$(key_id late)" "finished_at IS NOT NULL")" 1 \
     "and finished (purge and the report see it)"
 
 # --- a type's deadline, counted from created_at, either side of it ---
-made aged-in aged 55
-made aged-out aged 65
+made aged-in aged 30
+made aged-out aged 90
 run jobrun --type=aged -v --metrics-file="$T/prom"
 is "$rc" 1 "a job failed past its deadline makes the run exit 1"
 like "$err" "1 failed \\(1 past their deadline\\)" "the summary line says so"
 is "$(field "$(key_id aged-in)" status)" success \
-    "created 55 s ago with a 60 s deadline: it runs"
+    "created 30 s ago with a 60 s deadline: it runs"
 is "$(field "$(key_id aged-out)" "CONCAT(status, '/', last_error)")" \
-    "failed/deadline passed" "created 65 s ago: it does not"
+    "failed/deadline passed" "created 90 s ago: it does not"
 is "$(lines "$T/ran-aged")" 1 "only the one in time ran"
 like "$(cat "$T/prom")" 'jobrun_run_deadline_passed\{type="aged"\} 1' \
     "the metrics file counts it by type"
