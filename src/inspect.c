@@ -600,6 +600,9 @@ print_shown_text(const struct queue_shown *job)
 			printf("%s\n", v);
 		free(v);
 	}
+	if (job->has_deadline)
+		printf("%-13s %s\n", "deadline", job->deadline != NULL ?
+		    job->deadline : "NULL");
 }
 
 /* The payload is never re-encoded: spliced in whole when the server takes
@@ -622,6 +625,9 @@ print_shown_json(const struct queue_shown *job)
 		    numeric_column(i) ? number_json(job->col[i].s) :
 		    text_json(job->col[i]));
 	}
+	if (job->has_deadline)
+		json_object_set_new(obj, "deadline", job->deadline != NULL ?
+		    json_string(job->deadline) : json_null());
 	text = rawjson_object(obj, &payload, raw ? 1 : 0, &len);
 	json_decref(obj);
 	fwrite(text, 1, len, stdout);

@@ -625,6 +625,8 @@ struct queue_shown {
 	struct queue_text col[QC_COUNT];
 	int payload_valid;	/* the server's JSON_VALID takes it */
 	const char *due_in;	/* next_run_at - NOW() in seconds, or NULL */
+	int has_deadline;	/* the table has sql/009's deadline */
+	const char *deadline;	/* and the job's, or NULL for none */
 };
 
 /* The job with id (key NULL) or with business_key key (byte for byte);

@@ -30,7 +30,7 @@
 #define SHOW "SELECT id, business_key, type, payload, status, attempts," \
 	" max_attempts, next_run_at, locked_by, locked_until, last_error," \
 	" created_at, updated_at, finished_at, JSON_VALID(payload)," \
-	" TIMESTAMPDIFF(SECOND, NOW(), next_run_at) FROM %1$s"
+	" TIMESTAMPDIFF(SECOND, NOW(), next_run_at)"
 
 const struct queue_sql queue_info_sql[Q_COUNT] = {
 	/* A loose index scan: one jump per type, not a row per job.  Types
@@ -82,11 +82,12 @@ const struct queue_sql queue_info_sql[Q_COUNT] = {
 	    Q_F_STATUS | Q_F_TYPE, NULL, 0 },
 	/* By id, or Q_F_KEY by business key (key, key). */
 	[Q_SHOW] = { "show job", (const struct queue_piece[]){
-		{ 0, 0, SHOW " WHERE " },
+		{ 0, 0, SHOW }, { Q_F_DEADLINE, 0, ", deadline" },
+		{ 0, 0, " FROM %1$s WHERE " },
 		{ 0, Q_F_KEY, "id = ?" },
 		{ Q_F_KEY, 0, "business_key = ?"
 		    " AND CAST(business_key AS BINARY) = CAST(? AS BINARY)" },
-		{ 0, 0, NULL } }, Q_F_KEY, NULL, 0 },
+		{ 0, 0, NULL } }, Q_F_KEY | Q_F_DEADLINE, NULL, 0 },
 	[Q_COLUMNS] = { "read the table's columns", Q_TEXT(
 	    "SELECT COLUMN_NAME, IS_NULLABLE FROM information_schema.COLUMNS"
 	    " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?"),
@@ -460,6 +461,7 @@ struct show_walk {
 	void (*fn)(void *arg, const struct queue_shown *);
 	void *arg;
 	int found;
+	int deadline;		/* the table has sql/009's column */
 };
 
 static int
@@ -474,6 +476,8 @@ on_shown(void *arg, char **cols, const size_t *lens)
 	job.payload_valid = cols[QC_COUNT] != NULL &&
 	    strcmp(cols[QC_COUNT], "1") == 0;
 	job.due_in = cols[QC_COUNT + 1];
+	job.has_deadline = w->deadline;
+	job.deadline = w->deadline ? cols[QC_COUNT + 2] : NULL;
 	w->found = 1;
 	w->fn(w->arg, &job);
 	return 1;
@@ -484,7 +488,7 @@ queue_show(struct queue *q, uint64_t id, const char *key,
     void (*fn)(void *arg, const struct queue_shown *), void *arg,
     int *found, char *err, size_t errlen)
 {
-	struct show_walk w = { fn, arg, 0 };
+	struct show_walk w = { fn, arg, 0, queue_has_deadline(q) };
 	struct db_arg args[2];
 	enum db_status st;
 
@@ -493,8 +497,9 @@ queue_show(struct queue *q, uint64_t id, const char *key,
 		args[1] = DB_STR(key);
 	} else
 		args[0] = DB_NUM(id);
-	st = queue_stmt_walk(q, Q_SHOW | (key != NULL ? Q_F_KEY : 0), args,
-	    key != NULL ? 2 : 1, QC_COUNT + 2, on_shown, &w, err, errlen);
+	st = queue_stmt_walk(q, Q_SHOW | (key != NULL ? Q_F_KEY : 0) |
+	    (w.deadline ? Q_F_DEADLINE : 0), args, key != NULL ? 2 : 1,
+	    QC_COUNT + 2 + (w.deadline ? 1 : 0), on_shown, &w, err, errlen);
 	*found = w.found;
 	return st;
 }

@@ -9,7 +9,7 @@
 # summary line, the metrics file).
 . "${0%/*}/lib.sh"
 
-plan 47
+plan 49
 setup_db
 for m in 003_flow 005_finished; do
 	mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" \
@@ -102,6 +102,12 @@ is_within "$(sql "SELECT deadline - INTERVAL 1 HOUR FROM polling_jobs
     "--deadline=1h is an hour from now by the server's clock"
 is "$(sql "SELECT deadline IS NULL FROM polling_jobs
     WHERE business_key = 'plain'")" 1 "no --deadline: no deadline"
+run jobrun show --key=fine --json
+is "$(jget deadline <<<"$out")" \
+    "$(sql "SELECT deadline FROM polling_jobs WHERE business_key = 'fine'")" \
+    "show --json gives the job's deadline"
+run jobrun show --key=plain
+like "$out" "deadline +NULL" "and show says NULL for a job without one"
 run jobrun --type=mark --json
 is "$(jget claimed <<<"$out")/$(jget succeeded <<<"$out")/$(jget failed <<<"$out")/$(jget deadline_passed <<<"$out")" \
     "3/2/1/1" "the run claimed 3: 2 ran, 1 failed past its deadline"
