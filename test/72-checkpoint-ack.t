@@ -59,7 +59,7 @@ kill_after_ack() {
 	jobrun --type=long >/dev/null 2>&1 &
 	watch=$!
 	wait_for 60 acks_above $((start_acks + $1 % 3)) ||
-	    bail_out "no acknowledged checkpoint after kill $1"
+	    bail_out "no acknowledged checkpoint after kill $1; the job: $(sql "SELECT CONCAT_WS(' | ', status, attempts, next_run_at, NOW(), locked_by, last_error) FROM polling_jobs WHERE business_key = 'long'")"
 	kill -KILL "$(runner_of_handler)"
 	wait "$watch" 2>/dev/null
 	wait_for 10 handler_gone || bail_out "the handler outlived its runner"
