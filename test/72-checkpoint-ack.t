@@ -8,7 +8,10 @@
 # answers keeps working (test 70).
 . "${0%/*}/lib.sh"
 
-total=100000 every=20 cycles=20
+total=100000 every=20
+# Twenty kills; five under valgrind (valgrind_rounds): each kill is the
+# same check of at most one interval redone.
+cycles=$(valgrind_rounds 20)
 plan $((cycles + 13))
 setup_db
 mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" <"$TOP/sql/002_checkpoint.sql"
