@@ -12,7 +12,10 @@
 # live seconds past the acknowledgement the test waits for, and with
 # 100000 items the handler once finished the whole job by the 11th kill,
 # leaving later cycles nothing to resume.
-total=100000000 every=20 cycles=20
+total=100000000 every=20
+# Twenty kills; five under valgrind (valgrind_rounds): each kill is the
+# same check of at most one interval redone.
+cycles=$(valgrind_rounds 20)
 plan $((cycles + 13))
 setup_db
 mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" <"$TOP/sql/002_checkpoint.sql"
