@@ -462,18 +462,19 @@ cmd_drain(void)
 {
 	MYSQL *m = connect_db(!opt_rr);
 	struct claimer cl;
-	char cols[9][256], prefix[80];
+	char cols[11][256], prefix[80];
 	MYSQL_STMT *rd, *ok = prepare_q(m, Q_SUCCESS, 1);
-	MYSQL_BIND rb[2], okb[2], res[9];
-	unsigned long rlen[2], oklen[2], lens[9];
-	my_bool nulls[9];
+	MYSQL_BIND rb[2], okb[2], res[11];
+	unsigned long rlen[2], oklen[2], lens[11];
+	my_bool nulls[11];
 	unsigned long long id = 0, n = 0;
 	double t0, t1, t2, t3, tc = 0, tr = 0, tm = 0, start, total;
-	int i, rc, ncols = 9;
+	int i, rc, ncols = 11;
 
 	claimer_init(m, &cl);
-	/* jobrun's read: the job, next_run_at for the cursor, and its start
-	 * latency. */
+	/* jobrun's read: the job, next_run_at for the cursor, its start
+	 * latency, and the seconds to its deadline (NULL without sql/009)
+	 * and its age. */
 	rd = prepare_q(m, Q_READ, 1);
 	if (mysql_stmt_field_count(rd) != (unsigned)ncols)
 		die("Q_READ has %u columns, not %d", mysql_stmt_field_count(rd),
