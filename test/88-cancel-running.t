@@ -140,12 +140,8 @@ kill -9 "$bg_pid"
 wait "$bg" 2>/dev/null
 run jobrun cancel "$j5"
 like "$out" "stop requested" "the dead runner's job is asked to stop"
-expire_lock_keeping_mark() {
-	sql "UPDATE polling_jobs SET locked_until = NOW() - INTERVAL 1 SECOND,
-	     locked_by = CONCAT(SUBSTRING_INDEX(locked_by, '@', 1), '@',
-	     UNIX_TIMESTAMP() - 1) WHERE id = $j5"
-}
-expire_lock_keeping_mark
+# lib.sh's expire_lock keeps what precedes "@": the cancel mark stays.
+expire_lock five
 run jobrun --type=work --json
 is "$(jget recovered <<<"$out")/$(jget claimed <<<"$out")" "1/0" \
     "recovery takes it back, and nothing is claimed"
