@@ -49,9 +49,10 @@ SRC  = admin argv backoff check cli command commands config config_file \
        handlers html_text http http_reply idle inspect latency libcurl lines \
        log main \
        metrics \
-       noop pause policy queue queue_admin queue_cycle queue_info queue_read \
+       noop pause policy queue queue_admin queue_attempts queue_cycle \
+       queue_info queue_read \
        queue_probe queue_report queue_run queue_schema rawjson replace \
-       report retention run_cmd run_stats \
+       report retention run_attempts run_cmd run_stats \
        runner schedule utf8 util watchdog
 OBJ  = $(SRC:%=build/%.o)
 AOBJ = $(SRC:%=build/asan/%.o)

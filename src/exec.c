@@ -791,6 +791,11 @@ describe(const struct child *c, enum stop_reason stop, unsigned long timeout,
 	out = tail_string(&c->tail, &len);
 	result_set(res, outcome, what, out, len);
 	res->setup = c->exec_failed;
+	res->timed_out = stop == STOP_TIMEOUT;
+	if (c->exited && !c->status_lost && WIFSIGNALED(c->status))
+		res->signo = WTERMSIG(c->status);
+	else if (c->exited && !c->status_lost)
+		res->exit_status = WEXITSTATUS(c->status);
 	if (outcome == OUTCOME_SNOOZE)
 		res->retry_after = last_line_seconds(out, len);
 	free(out);

@@ -93,12 +93,14 @@ group_marks(struct cycle *cy, struct request *group, int mark_each,
 {
 	uint64_t ids[GROUP_MAX], changed;
 	const char *tokens[GROUP_MAX];
+	const struct in_hand *hs[GROUP_MAX];
 	struct request *r;
 	enum db_status st = DB_OK;
 	size_t n = 0;
 
 	for (r = group; r != NULL; r = r->next)
 		if (r->h != NULL && r->v.verb == VERB_SUCCESS && !mark_each) {
+			hs[n] = r->h;
 			ids[n] = r->h->job->id;
 			tokens[n++] = r->h->token;
 		}
@@ -111,6 +113,8 @@ group_marks(struct cycle *cy, struct request *group, int mark_each,
 			    "longer ours");
 			return DB_CONFLICT;
 		}
+		if (st == DB_OK)
+			st = run_record_successes(cy, hs, n, err, errlen);
 	}
 	for (r = group; r != NULL && st == DB_OK; r = r->next) {
 		if (r->h == NULL)

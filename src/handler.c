@@ -111,6 +111,22 @@ reply_free(struct reply *reply)
 	memset(reply, 0, sizeof *reply);
 }
 
+/* The attempt's output: the tail (or head) of the redacted detail. */
+static void
+keep_output(struct result *res, const char *clean, size_t len, int keep_tail)
+{
+	size_t start = 0, n;
+
+	if (keep_tail) {
+		start = utf8_tail(clean, len, len, ATTEMPT_OUTPUT_BYTES);
+		n = len - start;
+	} else
+		n = utf8_head(clean, len, len, ATTEMPT_OUTPUT_BYTES);
+	memcpy(res->output, clean + start, n);
+	res->output[n] = '\0';
+	res->output_len = n;
+}
+
 /* "<what>: <detail>" in res->message.  Both parts may hold bytes from
  * outside (a status line, a reply's text, a server's error), so each is
  * redacted, made valid UTF-8 and only then counted, and every cut is
@@ -139,15 +155,20 @@ compose(struct result *res, enum outcome outcome, const char *what,
 	while (detail_len > 0 && (detail[detail_len - 1] == '\n' ||
 	    detail[detail_len - 1] == '\r'))
 		detail_len--;
-	if (detail == NULL || detail_len == 0 ||
-	    what_chars + 2 >= LAST_ERROR_CHARS ||
-	    what_len + 2 >= sizeof res->message - 1)
+	res->output[0] = '\0';
+	res->output_len = 0;
+	if (detail == NULL || detail_len == 0)
 		return;
-
 	/* Secrets go before the cut, which could otherwise leave half of
 	 * one that no longer matches. */
 	copy = secrets_redact(res->secrets, detail, detail_len, &detail_len);
 	utf8_sanitize(copy, detail_len);
+	keep_output(res, copy, detail_len, keep_tail);
+	if (what_chars + 2 >= LAST_ERROR_CHARS ||
+	    what_len + 2 >= sizeof res->message - 1) {
+		free(copy);
+		return;
+	}
 	room = LAST_ERROR_CHARS - what_chars - 2;
 	room_bytes = sizeof res->message - 1 - what_len - 2;
 	if (keep_tail) {

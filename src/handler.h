@@ -18,6 +18,9 @@ struct cfg_key;
 /* last_error keeps at most this many characters (the seed's mb_substr). */
 #define LAST_ERROR_CHARS 1000
 #define LAST_ERROR_BYTES (LAST_ERROR_CHARS * 4 + 1)
+/* An attempt's row (sql/010_attempts.sql) keeps at most this many bytes
+ * of the handler's output, redacted as last_error is. */
+#define ATTEMPT_OUTPUT_BYTES 4096
 
 /* A claimed job as the runner read it back after the claim.  Keys,
  * payloads and checkpoints are the bytes the row holds, with their
@@ -90,6 +93,16 @@ struct result {
 				 * set-up mistake, not the job's) */
 	char message[LAST_ERROR_BYTES];
 	const struct secrets *secrets;	/* set by the runner, or NULL */
+	/* For the attempt's row: what the handler ended with, where it
+	 * says (-1: no exit status, 0: no signal, no HTTP status). */
+	int exit_status;
+	int signo;
+	long http_status;
+	int timed_out;
+	/* The output's tail (a response body's head) as result_set saw
+	 * it, redacted, valid UTF-8, at most ATTEMPT_OUTPUT_BYTES. */
+	char output[ATTEMPT_OUTPUT_BYTES + 1];
+	size_t output_len;	/* it may hold NUL bytes */
 };
 
 /* A handler's JSON reply as the server's JSON functions read it: members

@@ -728,10 +728,12 @@ http_run(void *state, const struct job *job, const struct handler_watch *w,
 		result_set(res, rc == CURLE_URL_MALFORMAT ||
 		    rc == CURLE_UNSUPPORTED_PROTOCOL ? OUTCOME_FAIL :
 		    OUTCOME_RETRY, what, NULL, 0);
+		res->timed_out = rc == CURLE_OPERATION_TIMEDOUT;
 		goto out;
 	}
 	st->lc.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
 	http_reply_result(&ex.reply, code, w, st->lc.getdate, res);
+	res->http_status = code;
 out:
 	if (curl != NULL)
 		put_handle(st, curl);

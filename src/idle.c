@@ -65,7 +65,9 @@ run_recover(struct cycle *cy, uint64_t *n, char *err, size_t errlen)
 {
 	enum db_status st;
 
-	st = queue_recover(cy->q, cy->cfg->run.recover_limit, n, err, errlen);
+	st = cy->history ? attempts_recover(cy->attempts,
+	    cy->cfg->run.recover_limit, n, err, errlen) :
+	    queue_recover(cy->q, cy->cfg->run.recover_limit, n, err, errlen);
 	if (st == DB_OK && *n > 0) {
 		cy->stats->recovered += *n;
 		log_msg(cy->lg, LV_WARN, "recovered %llu job(s) whose runner's "

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sysexits.h>
 
+#include "attempts.h"
 #include "command.h"
 #include "fanin.h"
 #include "flow.h"
@@ -606,16 +607,16 @@ print_shown_text(const struct queue_shown *job)
 }
 
 /* The payload is never re-encoded: spliced in whole when the server takes
- * it as JSON, a string otherwise. */
-static void
-print_shown_json(const struct queue_shown *job)
+ * it as JSON, a string otherwise.  The text is kept (*lenp bytes) for the
+ * attempts to be added before it is printed. */
+static char *
+shown_json(const struct queue_shown *job, size_t *lenp)
 {
 	const struct queue_text *p = &job->col[QC_PAYLOAD];
 	struct raw_member payload = { "payload", p->s, p->len };
 	int raw = p->s != NULL && job->payload_valid;
 	json_t *obj = json_object();
 	char *text;
-	size_t len;
 	int i;
 
 	for (i = 0; i < QC_COUNT; i++) {
@@ -628,20 +629,115 @@ print_shown_json(const struct queue_shown *job)
 	if (job->has_deadline)
 		json_object_set_new(obj, "deadline", job->deadline != NULL ?
 		    json_string(job->deadline) : json_null());
-	text = rawjson_object(obj, &payload, raw ? 1 : 0, &len);
+	text = rawjson_object(obj, &payload, raw ? 1 : 0, lenp);
 	json_decref(obj);
-	fwrite(text, 1, len, stdout);
-	putchar('\n');
-	free(text);
+	return text;
 }
+
+/* What show found: the job's id, and its JSON document until printed. */
+struct shown {
+	int json;
+	uint64_t id;
+	char *text;
+	size_t len;
+};
 
 static void
 on_shown(void *arg, const struct queue_shown *job)
 {
-	if (*(const int *)arg)
-		print_shown_json(job);
+	struct shown *sh = arg;
+
+	sh->id = queue_number(job->col[QC_ID].s);
+	if (sh->json)
+		sh->text = shown_json(job, &sh->len);
 	else
 		print_shown_text(job);
+}
+
+/* One attempt's row (attempts_each): a line of what it was, and its
+ * output's lines under it. */
+static void
+print_attempt_text(void *arg, char **cols)
+{
+	char *output;
+
+	(void)arg;
+	printf("%-13s %s, %s", cols[AC_ATTEMPT], cols[AC_OUTCOME],
+	    cols[AC_FINISHED]);
+	if (cols[AC_MS] != NULL)
+		printf(", %s ms", cols[AC_MS]);
+	if (cols[AC_EXIT] != NULL)
+		printf(", exit %s", cols[AC_EXIT]);
+	if (cols[AC_SIGNAL] != NULL)
+		printf(", signal %s", cols[AC_SIGNAL]);
+	if (cols[AC_HTTP] != NULL)
+		printf(", HTTP %s", cols[AC_HTTP]);
+	printf(", %s\n", cols[AC_RUNNER] != NULL ? cols[AC_RUNNER] : "?");
+	if (cols[AC_OUTPUT] == NULL)
+		return;
+	output = escaped(cols[AC_OUTPUT], strlen(cols[AC_OUTPUT]),
+	    UTF8_ESC_KEEP_NL);
+	printf("%-13s ", "");
+	print_block(output);
+	free(output);
+}
+
+static void
+add_attempt_json(void *arg, char **cols)
+{
+	static const char *const names[ATTEMPT_COLS] = { "id", "attempt",
+	    "runner", "started_at", "finished_at", "outcome", "exit_status",
+	    "signal", "http_status", "duration_ms", "output" };
+	static const int numeric[ATTEMPT_COLS] = { [AC_ID] = 1,
+	    [AC_ATTEMPT] = 1, [AC_EXIT] = 1, [AC_SIGNAL] = 1, [AC_HTTP] = 1,
+	    [AC_MS] = 1 };
+	json_t *row = json_object();
+	struct queue_text t;
+	int i;
+
+	for (i = 0; i < ATTEMPT_COLS; i++) {
+		t = (struct queue_text){ cols[i], cols[i] != NULL ?
+		    strlen(cols[i]) : 0 };
+		json_object_set_new(row, names[i], numeric[i] ?
+		    number_json(cols[i]) : text_json(t));
+	}
+	json_array_append_new(arg, row);
+}
+
+/* The job's attempts, when the table has a history: lines under the
+ * job, or a "history" member of its JSON object. */
+static enum db_status
+show_attempts(struct ctx *c, struct shown *sh, char *err, size_t errlen)
+{
+	struct attempts *a = attempts_open(c->q);
+	json_t *list = json_array();
+	enum db_status st;
+	char *more;
+	size_t n;
+	int on = 0;
+
+	st = attempts_probe(a, &on, err, errlen);
+	if (st == DB_OK && on && !sh->json)
+		printf("history\n");
+	if (st == DB_OK && on)
+		st = attempts_each(a, sh->id, sh->json ? add_attempt_json :
+		    print_attempt_text, list, err, errlen);
+	if (st == DB_OK && on && sh->json && sh->len > 0 &&
+	    sh->text[sh->len - 1] == '}') {
+		/* "...}" becomes "...,"history":[...]}" */
+		more = json_dumps(list, JSON_COMPACT);
+		n = strlen(more);
+		sh->text = xrealloc(sh->text, sh->len + 11 + n + 1);
+		memcpy(sh->text + sh->len - 1, ",\"history\":", 11);
+		memcpy(sh->text + sh->len + 10, more, n);
+		sh->len += 11 + n;
+		sh->text[sh->len - 1] = '}';
+		sh->text[sh->len] = '\0';
+		free(more);
+	}
+	json_decref(list);
+	attempts_close(a);
+	return st;
 }
 
 int
@@ -658,6 +754,7 @@ cmd_show_check(const struct cli *cli, char *err, size_t errlen)
 int
 cmd_show(struct ctx *c)
 {
+	struct shown sh = { .json = c->cli.json };
 	unsigned long id = 0;
 	char err[1024];
 	enum db_status st;
@@ -665,8 +762,15 @@ cmd_show(struct ctx *c)
 
 	if (c->cli.key == NULL)
 		parse_ulong(c->cli.args[0], 1, ULONG_MAX, &id);
-	st = queue_show(c->q, id, c->cli.key, on_shown, &c->cli.json, &found,
+	st = queue_show(c->q, id, c->cli.key, on_shown, &sh, &found,
 	    err, sizeof err);
+	if (st == DB_OK && found)
+		st = show_attempts(c, &sh, err, sizeof err);
+	if (sh.text != NULL && st == DB_OK) {
+		fwrite(sh.text, 1, sh.len, stdout);
+		putchar('\n');
+	}
+	free(sh.text);
 	if (st != DB_OK) {
 		cmd_db_error(c, st, err);
 		return cmd_exit_for(st);

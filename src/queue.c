@@ -115,19 +115,7 @@
 /* queue.c's statements (the others' are in their files). */
 const struct queue_sql queue_base_sql[Q_COUNT] = {
 	[Q_RECOVER] = { "recover expired locks", Q_TEXT(
-	    "UPDATE %1$s SET"
-	    " last_error = IF(" CANCEL_ASKED ", 'cancelled by operator',"
-	    "  CONCAT('lock expired: runner ',"
-	    "  IFNULL(" TOKEN ", '?'), ' did not finish attempt ', attempts,"
-	    "  ' of ', max_attempts,"
-	    "  IF(attempts >= max_attempts, '; no attempts left', ''))),"
-	    " finished_at = IF(" CANCEL_ASKED " OR attempts >= max_attempts,"
-	    "  NOW(), NULL),"
-	    " next_run_at = IF(" CANCEL_ASKED ", LEAST(next_run_at, NOW()),"
-	    "  next_run_at),"
-	    " status = IF(" CANCEL_ASKED " OR attempts >= max_attempts,"
-	    "  'failed', 'pending'),"
-	    " locked_by = NULL, locked_until = NULL, updated_at = NOW()"
+	    "UPDATE %1$s SET" RECOVER_SET
 	    " WHERE status = 'processing' AND " LOCK_EXPIRED
 	    " LIMIT ?"), 0, NULL, 0 },
 	[Q_GET_LOCK] = { "take the --single lock",

@@ -126,6 +126,24 @@ _Static_assert(QUEUE_GROUP_MAX == 16, "GROUP_LIST has 16 places");
 	" THEN CAST(SUBSTRING_INDEX(locked_by, '@', -1) AS UNSIGNED)" \
 	" < UNIX_TIMESTAMP() ELSE locked_until < NOW() END)"
 
+/* What recovery writes in a row whose lock ran out (Q_RECOVER): a cancel
+ * an operator asked for, else the attempt given back (or failed, when it
+ * was the last), with why in last_error (RECOVER_WHY). */
+#define RECOVER_WHY "IF(" CANCEL_ASKED ", 'cancelled by operator'," \
+	" CONCAT('lock expired: runner '," \
+	" IFNULL(" TOKEN ", '?'), ' did not finish attempt ', attempts," \
+	" ' of ', max_attempts," \
+	" IF(attempts >= max_attempts, '; no attempts left', '')))"
+#define RECOVER_SET \
+	" last_error = " RECOVER_WHY "," \
+	" finished_at = IF(" CANCEL_ASKED " OR attempts >= max_attempts," \
+	"  NOW(), NULL)," \
+	" next_run_at = IF(" CANCEL_ASKED ", LEAST(next_run_at, NOW())," \
+	"  next_run_at)," \
+	" status = IF(" CANCEL_ASKED " OR attempts >= max_attempts," \
+	"  'failed', 'pending')," \
+	" locked_by = NULL, locked_until = NULL, updated_at = NOW()"
+
 /* The last_error Q_CANCEL writes, compared byte for byte: a failed job
  * with it was cancelled. */
 #define CANCELLED "BINARY 'cancelled by operator'"

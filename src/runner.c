@@ -356,7 +356,7 @@ write_verdict(const struct in_hand *h, const struct verdict *v, int *owned,
  * ours, the cancel an operator may have asked for: *owned is 1, 0 when
  * another runner's lock was found, -1 when the cancel was written. */
 enum db_status
-run_apply(const struct in_hand *h, const struct verdict *v, int *owned,
+run_apply_once(const struct in_hand *h, const struct verdict *v, int *owned,
     char *err, size_t errlen)
 {
 	enum db_status st = write_verdict(h, v, owned, err, errlen);
@@ -657,6 +657,8 @@ run_work(struct cycle *cy, size_t slot, struct job *job, const char *token,
 	    .lock_seconds = cy->cfg->run.lock_seconds,
 	    .watchdog = cy->guarded ? &cy->watchdog : NULL };
 	memset(res, 0, sizeof *res);
+	res->exit_status = -1;
+	h->res = res;
 	start = h->extended_at = now_ms();
 	type = cfg_find_type(cy->cfg, job->type);
 	res->secrets = &cy->secrets;
@@ -667,7 +669,7 @@ run_work(struct cycle *cy, size_t slot, struct job *job, const char *token,
 		    job->type, strlen(job->type));
 	} else
 		handle(type, h, res);
-	return now_ms() - start;
+	return h->ms = now_ms() - start;
 }
 
 /* Handle and mark a job claimed for slot. */
@@ -913,9 +915,12 @@ run_cycle(const struct cfg *cfg, struct db *db, struct queue *q,
 	guard(cy);
 	fanin_open(&fanin, q, lg);
 	cy->fanin = &fanin;
+	cy->attempts = attempts_open(q);
 	/* A table that lacks what the run needs stops it here, before any
 	 * row is touched. */
 	st = queue_prepare_run(q, cy->ntypes, err, errlen);
+	if (st == DB_OK)
+		st = attempts_probe(cy->attempts, &cy->history, err, errlen);
 	if (st == DB_OK)
 		st = run_recover(cy, &recovered, err, errlen);
 	/* Due slots of [schedule.NAME] become jobs before the first claim,
@@ -936,6 +941,7 @@ run_cycle(const struct cfg *cfg, struct db *db, struct queue *q,
 		log_msg(lg, LV_WARN, "stopped: the connection was lost and "
 		    "another runner took the --single lock %s",
 		    opts->single_lock != NULL ? opts->single_lock : "");
+	attempts_close(cy->attempts);
 	cycle_free(cy);
 	fanin_close(&fanin);
 	stats->elapsed_ms = now_ms() - start;

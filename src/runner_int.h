@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "attempts.h"
 #include "fanin.h"
 #include "policy.h"
 #include "runner.h"
@@ -47,6 +48,8 @@ struct cycle {
 	int64_t ext_retry_at;
 	_Atomic int waiting;	/* slots waiting for the connection */
 	struct fanin *fanin;	/* fan-in work on the connection */
+	struct attempts *attempts;	/* the history table, or NULL */
+	int history;		/* each outcome writes its attempt's row */
 	enum db_status st;	/* the first database error: the run ends */
 	char err[1024];
 	/* What slots have ready for the connection (--jobs above 1): each
@@ -103,6 +106,8 @@ struct in_hand {
 	int interrupted;	/* a second signal stopped the handler */
 	int progress;		/* a checkpoint was saved in this attempt */
 	int expired;		/* claimed past its deadline, not run */
+	const struct result *res;	/* what the handler reported */
+	int64_t ms;		/* the handler's time */
 	struct watchdog *watchdog;	/* NULL when it could not start */
 };
 
@@ -145,9 +150,20 @@ int64_t run_work(struct cycle *cy, size_t slot, struct job *job,
 void run_decide(const struct cfg *cfg, const struct in_hand *h,
                 const struct result *res, struct verdict *v);
 /* The verdict's one write; *owned is 0 when its fence found another
- * runner's lock, -1 when an operator's cancel was written instead. */
+ * runner's lock, -1 when an operator's cancel was written instead.  With
+ * the history on, the attempt's row goes with it, in the caller's
+ * transaction or in one of its own (run_attempts.c). */
 enum db_status run_apply(const struct in_hand *h, const struct verdict *v,
                          int *owned, char *err, size_t errlen);
+/* The same without the attempt's row. */
+enum db_status run_apply_once(const struct in_hand *h,
+                              const struct verdict *v, int *owned,
+                              char *err, size_t errlen);
+/* The rows of n attempts whose successes were written together (in the
+ * caller's transaction). */
+enum db_status run_record_successes(struct cycle *cy,
+                                    const struct in_hand *const *hs,
+                                    size_t n, char *err, size_t errlen);
 /* Count the verdict that was applied, and log it. */
 void run_tell(const struct in_hand *h, const struct verdict *v, int64_t ms,
               struct run_stats *stats);
