@@ -42,7 +42,7 @@ cmd_report_check(const struct cli *cli, char *err, size_t errlen)
 void
 dash_free(struct dash *d)
 {
-	size_t i;
+	size_t i, j;
 
 	free(d->db_now);
 	free(d->hours_from);
@@ -54,6 +54,9 @@ dash_free(struct dash *d)
 		free(d->last[i].business_key);
 		free(d->last[i].last_error);
 		free(d->last[i].finished_at);
+		for (j = 0; j < d->last[i].nhistory; j++)
+			db_free_cols(d->last[i].history[j].cols, ATTEMPT_COLS);
+		free(d->last[i].history);
 	}
 	free(d->last);
 	latency_view_free(&d->latency);
@@ -157,6 +160,36 @@ on_failure(void *arg, const struct queue_failure *f)
 	    NULL;
 }
 
+static void
+on_attempt(void *arg, char **cols)
+{
+	struct dash_failure *x = arg;
+	struct dash_attempt *a;
+	size_t i;
+
+	x->history = xrealloc(x->history, (x->nhistory + 1) *
+	    sizeof *x->history);
+	a = &x->history[x->nhistory++];
+	for (i = 0; i < ATTEMPT_COLS; i++)
+		a->cols[i] = cols[i] != NULL ? xstrdup(cols[i]) : NULL;
+}
+
+/* The attempts of the latest failures, when the table has a history. */
+static enum db_status
+failures_history(struct ctx *c, struct dash *d, char *err, size_t errlen)
+{
+	struct attempts *a = attempts_open(c->q);
+	enum db_status st;
+	size_t i;
+
+	st = attempts_probe(a, &d->has_history, err, errlen);
+	for (i = 0; st == DB_OK && d->has_history && i < d->nlast; i++)
+		st = attempts_each(a, d->last[i].id, on_attempt, &d->last[i],
+		    err, errlen);
+	attempts_close(a);
+	return st;
+}
+
 static enum db_status
 dash_gather(struct ctx *c, struct dash *d, char *err, size_t errlen)
 {
@@ -191,6 +224,8 @@ dash_gather(struct ctx *c, struct dash *d, char *err, size_t errlen)
 	if (st == DB_OK)
 		st = queue_last_failures(c->q, DASH_FAILURES, on_failure, d,
 		    err, errlen);
+	if (st == DB_OK)
+		st = failures_history(c, d, err, errlen);
 	if (st == DB_OK)
 		st = latency_read(c->q, NULL, &d->latency, err, errlen);
 	queue_backlog_free(&b);
@@ -231,6 +266,51 @@ hours_json(const unsigned long *v)
 }
 
 static json_t *
+history_json(const struct dash_failure *f)
+{
+	static const char *const names[ATTEMPT_COLS] = { "id", "attempt",
+	    "runner", "started_at", "finished_at", "outcome", "exit_status",
+	    "signal", "http_status", "duration_ms", "output" };
+	json_t *list = json_array(), *row;
+	const char *v;
+	size_t i;
+	int k;
+
+	for (i = 0; i < f->nhistory; i++) {
+		row = json_object();
+		for (k = 0; k < ATTEMPT_COLS; k++) {
+			v = f->history[i].cols[k];
+			json_object_set_new(row, names[k], v == NULL ?
+			    json_null() : k == AC_RUNNER || k == AC_STARTED ||
+			    k == AC_FINISHED || k == AC_OUTCOME ||
+			    k == AC_OUTPUT ? report_text(v, strlen(v)) :
+			    json_integer(strtoll(v, NULL, 10)));
+		}
+		json_array_append_new(list, row);
+	}
+	return list;
+}
+
+static json_t *
+failure_json(const struct dash_failure *f, int has_history)
+{
+	json_t *o = json_pack("{s:I,s:o,s:o,s:I,s:I,s:o,s:o}",
+	    "id", (json_int_t)f->id,
+	    "type", report_text(f->type, f->type_len),
+	    "business_key", report_text(f->business_key,
+	    f->business_key_len),
+	    "attempts", (json_int_t)f->attempts,
+	    "max_attempts", (json_int_t)f->max_attempts,
+	    "finished_at", f->finished_at != NULL ?
+	    json_string(f->finished_at) : json_null(),
+	    "last_error", report_text(f->last_error, f->last_error_len));
+
+	if (has_history)
+		json_object_set_new(o, "history", history_json(f));
+	return o;
+}
+
+static json_t *
 dash_json(const struct dash *d)
 {
 	json_t *types = json_array(), *last = json_array(), *t, *doc;
@@ -247,17 +327,7 @@ dash_json(const struct dash *d)
 	for (i = 0; i < d->nlast; i++) {
 		const struct dash_failure *f = &d->last[i];
 
-		json_array_append_new(last, json_pack(
-		    "{s:I,s:o,s:o,s:I,s:I,s:o,s:o}", "id", (json_int_t)f->id,
-		    "type", report_text(f->type, f->type_len),
-		    "business_key", report_text(f->business_key,
-		    f->business_key_len),
-		    "attempts", (json_int_t)f->attempts,
-		    "max_attempts", (json_int_t)f->max_attempts,
-		    "finished_at", f->finished_at != NULL ?
-		    json_string(f->finished_at) : json_null(),
-		    "last_error", report_text(f->last_error,
-		    f->last_error_len)));
+		json_array_append_new(last, failure_json(f, d->has_history));
 	}
 	doc = json_pack("{s:s,s:s,s:o,s:o,s:o}", "written_at", d->written_at,
 	    "database_now", d->db_now, "total", counts_json(&d->total,

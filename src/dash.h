@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "attempts.h"
 #include "latency.h"
 
 #define DASH_HOURS 24		/* the charts' hours, the current one last */
@@ -28,12 +29,20 @@ struct dash_type {
 };
 
 /* A job that failed for good, its values as stored (any bytes). */
+/* An attempt of a failed job (sql/010_attempts.sql): its columns as
+ * attempts_each gives them (AC_*, attempts.h). */
+struct dash_attempt {
+	char *cols[ATTEMPT_COLS];
+};
+
 struct dash_failure {
 	uint64_t id;
 	char *type, *business_key, *last_error;	/* NULL for SQL NULL */
 	size_t type_len, business_key_len, last_error_len;
 	unsigned long attempts, max_attempts;
 	char *finished_at;
+	struct dash_attempt *history;	/* oldest first */
+	size_t nhistory;
 };
 
 struct dash {
@@ -47,6 +56,7 @@ struct dash {
 	size_t ntypes;
 	struct dash_failure *last;
 	size_t nlast;
+	int has_history;	/* the table has sql/010's attempts */
 	struct latency_view latency;	/* with sql/008_start_latency.sql */
 	/* Flow control (caps, rates, pauses) and schedules and fan-ins
 	 * come from later issues: their figures go here, gathered in

@@ -263,8 +263,13 @@ section_failures(FILE *f, const struct dash *d)
 	for (i = 0; i < d->nlast; i++) {
 		const struct dash_failure *x = &d->last[i];
 
-		fprintf(f, "<tr><td class=\"n\">%llu</td><td>",
-		    (unsigned long long)x->id);
+		if (x->nhistory > 0)
+			fprintf(f, "<tr><td class=\"n\"><a href=\"#job-%llu\">"
+			    "%llu</a></td><td>", (unsigned long long)x->id,
+			    (unsigned long long)x->id);
+		else
+			fprintf(f, "<tr><td class=\"n\">%llu</td><td>",
+			    (unsigned long long)x->id);
 		text_or(f, x->type, x->type_len, "NULL");
 		fputs("</td><td>", f);
 		text_or(f, x->business_key, x->business_key_len, "NULL");
@@ -279,6 +284,57 @@ section_failures(FILE *f, const struct dash *d)
 		fputs("</pre></td></tr>\n", f);
 	}
 	fputs("</tbody>\n</table>\n", f);
+}
+
+/* --- their attempts (sql/010_attempts.sql) ---------------------------- */
+
+static void
+attempt_row(FILE *f, char *const *a)
+{
+	static const int shown[] = { AC_ATTEMPT, AC_OUTCOME, AC_FINISHED,
+	    AC_MS, AC_EXIT, AC_SIGNAL, AC_HTTP, AC_RUNNER };
+	size_t i;
+
+	fputs("<tr>", f);
+	for (i = 0; i < sizeof shown / sizeof shown[0]; i++) {
+		fputs("<td>", f);
+		text_or(f, a[shown[i]], a[shown[i]] != NULL ?
+		    strlen(a[shown[i]]) : 0, "-");
+		fputs("</td>", f);
+	}
+	fputs("<td><pre>", f);
+	if (a[AC_OUTPUT] != NULL)
+		dash_html_text(f, a[AC_OUTPUT], strlen(a[AC_OUTPUT]),
+		    ERROR_MAX, 1);
+	fputs("</pre></td></tr>\n", f);
+}
+
+/* Each latest failure's attempts, where the table keeps them: what the
+ * last_error alone does not say (what the earlier attempts said, how
+ * long each took, where it ran). */
+static void
+section_history(FILE *f, const struct dash *d)
+{
+	size_t i, j;
+
+	if (!d->has_history || d->nlast == 0)
+		return;
+	fputs("<h2 id=\"history\">Attempts of the latest failures</h2>\n", f);
+	for (i = 0; i < d->nlast; i++) {
+		const struct dash_failure *x = &d->last[i];
+
+		if (x->nhistory == 0)
+			continue;
+		fprintf(f, "<h3 id=\"job-%llu\">Job %llu</h3>\n"
+		    "<table class=\"failures\">\n<thead><tr><th>Attempt</th>"
+		    "<th>Outcome</th><th>Finished at</th><th>ms</th>"
+		    "<th>Exit</th><th>Signal</th><th>HTTP</th><th>Runner</th>"
+		    "<th>Output</th></tr></thead>\n<tbody>\n",
+		    (unsigned long long)x->id, (unsigned long long)x->id);
+		for (j = 0; j < x->nhistory; j++)
+			attempt_row(f, x->history[j].cols);
+		fputs("</tbody>\n</table>\n", f);
+	}
 }
 
 /* --- start latency ------------------------------------------------------ */
@@ -315,6 +371,7 @@ static void (*const sections[])(FILE *, const struct dash *) = {
 	section_latency,
 	section_hours,
 	section_failures,
+	section_history,
 };
 
 void
