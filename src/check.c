@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sysexits.h>
 
+#include "attempts.h"
 #include "command.h"
 #include "fanin.h"
 #include "flow.h"
@@ -519,6 +520,24 @@ check_latency(struct ctx *c, struct report *r)
 	latency_view_free(&v);
 }
 
+/* The attempt history is optional (sql/010_attempts.sql): said when
+ * present, and when the account cannot write it. */
+static void
+check_history(struct ctx *c, struct report *r)
+{
+	struct queue_access a;
+	char err[1024];
+
+	if (attempts_access(c->q, &a, err, sizeof err) != DB_OK)
+		note(r, PROBLEM, "compare the table with " ATTEMPTS_MIGRATION,
+		    "%s", err);
+	else if (a.reach != QUEUE_REACHED)
+		check_unused(r, "the attempt history (show, report)", &a);
+	else
+		note(r, OK, NULL, "each attempt is kept (table %s"
+		    ATTEMPTS_SUFFIX ")", queue_name(c->q));
+}
+
 /* The bytes a "varbinary(N)" column holds. */
 static unsigned long
 type_bytes(const char *column)
@@ -701,6 +720,7 @@ cmd_check(struct ctx *c)
 		check_schedules(c, &r);
 		check_fan_in(c, &r);
 		check_latency(c, &r);
+		check_history(c, &r);
 	}
 	if (st == DB_OK && usable)
 		st = check_flow(c, &r, err, sizeof err);

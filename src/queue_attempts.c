@@ -172,8 +172,11 @@ attempts_probe(struct attempts *a, int *on, char *err, size_t errlen)
 	enum queue_reach reach;
 	enum db_status st = DB_OK;
 
+	/* Not granted INSERT, the history is off, as without the table
+	 * (check says so): a run does not stop for want of its history. */
 	if (a != NULL && !a->probed) {
-		st = queue_stmts_reach(a->set, uses, 1, &reach, err, errlen);
+		st = queue_stmts_reach(a->set, uses, sizeof uses /
+		    sizeof uses[0], &reach, err, errlen);
 		a->on = st == DB_OK && reach == QUEUE_REACHED;
 		a->probed = st == DB_OK;
 	}
