@@ -150,6 +150,7 @@ on_failure(void *arg, const struct queue_failure *f)
 
 	d->last = xrealloc(d->last, (d->nlast + 1) * sizeof *d->last);
 	x = &d->last[d->nlast++];
+	memset(x, 0, sizeof *x);
 	x->id = f->id;
 	x->type = copy_text(f->type, &x->type_len);
 	x->business_key = copy_text(f->business_key, &x->business_key_len);
