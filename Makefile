@@ -43,7 +43,7 @@ PKG_LIBS   = $(shell pkg-config --libs libmariadb jansson inih)
 DEFS       = -Ibuild
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) $(PKG_CFLAGS) $(DEFS) $(CFLAGS)
 
-SRC  = admin argv backoff check cli command commands config config_file \
+SRC  = admin argv audit backoff check cli command commands config config_file \
        config_name \
        cron dash dash_html db enqueue exec fanin flow group handler \
        handlers html_text http http_reply idle inspect latency libcurl lines \

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sysexits.h>
 
+#include "audit.h"
 #include "command.h"
 #include "fanin.h"
 #include "flow.h"
@@ -519,6 +520,28 @@ check_latency(struct ctx *c, struct report *r)
 	latency_view_free(&v);
 }
 
+/* The record of operators' changes (sql/011_audit.sql) is optional:
+ * said either way, as the operator may believe changes are recorded;
+ * there but not granted in full, a problem: every change is refused. */
+static void
+check_audit(struct ctx *c, struct report *r)
+{
+	struct queue_access a;
+	char err[1024];
+
+	if (audit_access(c->q, &a, err, sizeof err) != DB_OK)
+		note(r, PROBLEM, "compare the table with " AUDIT_MIGRATION, "%s",
+		    err);
+	else if (a.reach == QUEUE_REACHED)
+		note(r, OK, NULL, "operators' changes are recorded (table "
+		    AUDIT_TABLE ")");
+	else if (a.reach == QUEUE_ABSENT)
+		note(r, OK, "apply " AUDIT_MIGRATION, "operators' changes are "
+		    "not recorded: no table " AUDIT_TABLE);
+	else
+		check_unused(r, "the record of operators' changes (audit)", &a);
+}
+
 /* The bytes a "varbinary(N)" column holds. */
 static unsigned long
 type_bytes(const char *column)
@@ -701,6 +724,7 @@ cmd_check(struct ctx *c)
 		check_schedules(c, &r);
 		check_fan_in(c, &r);
 		check_latency(c, &r);
+		check_audit(c, &r);
 	}
 	if (st == DB_OK && usable)
 		st = check_flow(c, &r, err, sizeof err);

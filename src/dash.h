@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "latency.h"
 
 #define DASH_HOURS 24		/* the charts' hours, the current one last */
@@ -48,6 +50,9 @@ struct dash {
 	struct dash_failure *last;
 	size_t nlast;
 	struct latency_view latency;	/* with sql/008_start_latency.sql */
+	json_t *changes;	/* with sql/011_audit.sql: the last
+				 * AUDIT_REPORT_ROWS operators' changes, as
+				 * audit_report_json gives them; else NULL */
 	/* Flow control (caps, rates, pauses) and schedules and fan-ins
 	 * come from later issues: their figures go here, gathered in
 	 * dash.c's dash_gather, and each gets a section in dash_html.c's
