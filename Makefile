@@ -334,7 +334,8 @@ MYSQL_TESTS = test/01-cli.t test/02-config.t test/03-connect.t test/10-success.t
               test/79-start-latency.t test/81-logging-metrics.t test/83-typos.t \
               test/84-grants.t test/85-check-handlers.t test/86-backoff-jitter.t \
               test/87-deadline.t test/88-cancel-running.t test/89-retention.t \
-              test/90-http-edges.t test/91-exit-statuses.t test/92-reply-bytes.t
+              test/90-http-edges.t test/91-exit-statuses.t test/92-reply-bytes.t \
+              test/94-audit.t
 mysql-check: jobrun
 	contrib/install-deps debootstrap
 	contrib/throwaway-mysql root
