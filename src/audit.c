@@ -112,6 +112,7 @@ who(struct audit *a)
 	if (gethostname(a->host, sizeof a->host) != 0)
 		snprintf(a->host, sizeof a->host, "?");
 	a->host[sizeof a->host - 1] = '\0';
+	utf8_sanitize(a->host, strlen(a->host));
 }
 
 /* c's command line as the row keeps it: the database password redacted
@@ -208,7 +209,10 @@ trx_body(void *arg, struct queue_witness *w, char *err, size_t errlen)
 	struct audit_trx *t = arg;
 	enum db_status st;
 
-	(void)w;	/* the row is the witness no statement can read */
+	/* No witness: as for every transaction without one, a COMMIT
+	 * whose answer was lost is taken as kept, not run again (that
+	 * would change, and record, twice). */
+	(void)w;
 	t->n = 0;
 	t->inserted = 0;
 	st = t->change(t->arg, &t->n, err, errlen);

@@ -142,7 +142,7 @@ static const struct cli_row rows[] = {
 	{ CO_STATUS, "status", 0, TEXT(status), "S",
 	  "only jobs in status S" },
 	{ CO_LIMIT, "limit", 0, NUMBER(limit, 1, 100000), "N",
-	  "at most N jobs (default 20)" },
+	  "at most N jobs, or changes (default 20)" },
 	{ CO_BEFORE_ID, "before-id", 0, NUMBER(before_id, 1, ULONG_MAX), "ID",
 	  "only jobs whose id is below ID (the next page)" },
 	{ CO_FAILED, "failed", 0, FLAG(failed), NULL,
