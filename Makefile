@@ -43,7 +43,7 @@ PKG_LIBS   = $(shell pkg-config --libs libmariadb jansson inih)
 DEFS       = -Ibuild
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) $(PKG_CFLAGS) $(DEFS) $(CFLAGS)
 
-SRC  = admin argv backoff check cli command commands config config_file \
+SRC  = admin argv audit backoff check cli command commands config config_file \
        config_name \
        cron dash dash_html db enqueue exec fanin flow group handler \
        handlers html_text http http_reply idle inspect latency libcurl lines \
@@ -336,7 +336,8 @@ MYSQL_TESTS = test/01-cli.t test/02-config.t test/03-connect.t test/10-success.t
               test/84-grants.t test/85-check-handlers.t test/86-backoff-jitter.t \
               test/87-deadline.t test/88-cancel-running.t test/89-retention.t \
               test/90-http-edges.t test/91-exit-statuses.t test/92-reply-bytes.t \
-              test/93-attempts.t
+              test/93-attempts.t \
+              test/94-audit.t
 mysql-check: jobrun
 	contrib/install-deps debootstrap
 	contrib/throwaway-mysql root

@@ -10,6 +10,12 @@
  * signal stops them between two statements: what was done is done whole,
  * and said.  retry --failed leaves the jobs an operator cancelled alone
  * unless asked: a cancel is a decision, not a failure to repair.
+ *
+ * Each change leaves its row in the record of operators' changes
+ * (audit.c), in the change's own transaction: the ids of one command in
+ * one transaction, and a bulk change's row inserted with its first batch
+ * and counted up with each later one, so that a signal or a crash
+ * between two batches leaves a row that says what was committed.
  */
 #include <jansson.h>
 #include <limits.h>
@@ -19,6 +25,7 @@
 #include <sysexits.h>
 #include <time.h>
 
+#include "audit.h"
 #include "command.h"
 #include "queue_schema.h"
 #include "report.h"
@@ -149,45 +156,84 @@ print_ids(const struct ctx *c, const char *verb, json_t *changed,
 	json_decref(asked);
 }
 
-/* Retry (cancel false) or cancel every id operand; report changed and
- * skipped ones, and the running ones asked to stop. */
-static int
-each_id(struct ctx *c, const char *verb, int cancel, const char *wanted)
+/* One command's ids: what each_id changes in one transaction. */
+struct id_change {
+	struct ctx *c;
+	const char *verb, *wanted;
+	int cancel;
+	json_t *changed, *skipped, *asked;
+};
+
+/* Retry or cancel every id operand; *n counts the jobs changed and the
+ * running ones asked to stop. */
+static enum db_status
+change_ids(void *arg, uint64_t *n, char *err, size_t errlen)
 {
-	json_t *changed = json_array(), *skipped = json_array(),
-	    *asked = json_array();
-	size_t nskipped;
-	unsigned long id;
-	char err[1024];
+	struct id_change *x = arg;
+	struct ctx *c = x->c;
 	enum db_status st = DB_OK;
-	int i, done, late = 0;
+	unsigned long id;
+	int i, done;
 
 	for (i = 0; st == DB_OK && i < c->cli.nargs; i++) {
 		parse_ulong(c->cli.args[i], 1, ULONG_MAX, &id);
-		st = cancel ? queue_cancel_job(c->q, id, &done, err,
-		    sizeof err) : queue_retry_job(c->q, id, c->cli.force,
-		    &done, err, sizeof err);
-		if (st == DB_OK && !done && cancel) {
-			st = cancel_running(c, id, &done, err, sizeof err);
+		st = x->cancel ? queue_cancel_job(c->q, id, &done, err,
+		    errlen) : queue_retry_job(c->q, id, c->cli.force, &done, err,
+		    errlen);
+		if (st == DB_OK && !done && x->cancel) {
+			st = cancel_running(c, id, &done, err, errlen);
 			if (st == DB_OK && done) {
-				json_array_append_new(asked,
+				json_array_append_new(x->asked,
 				    json_integer((json_int_t)id));
 				continue;
 			}
 		}
 		if (st == DB_OK && !done)
-			st = explain_skip(c, verb, id, wanted, skipped, &done,
-			    err, sizeof err);
+			st = explain_skip(c, x->verb, id, x->wanted, x->skipped,
+			    &done, err, errlen);
 		if (st == DB_OK && done)
-			json_array_append_new(changed,
+			json_array_append_new(x->changed,
 			    json_integer((json_int_t)id));
 	}
+	*n = json_array_size(x->changed) + json_array_size(x->asked);
+	return st;
+}
+
+/* A run of change_ids rolled back: its lists start again. */
+static void
+undo_ids(void *arg)
+{
+	struct id_change *x = arg;
+
+	json_array_clear(x->changed);
+	json_array_clear(x->skipped);
+	json_array_clear(x->asked);
+}
+
+/* Retry (cancel false) or cancel every id operand; report changed and
+ * skipped ones, and the running ones asked to stop. */
+static int
+each_id(struct ctx *c, const char *verb, int cancel, const char *wanted)
+{
+	struct id_change x = { c, verb, wanted, cancel, json_array(),
+	    json_array(), json_array() };
+	struct audit a;
+	size_t nskipped;
+	char err[1024];
+	enum db_status st;
+	int late = 0;
+
+	st = audit_open(c, queue_name(c->q), &a, err, sizeof err);
+	if (st == DB_OK)
+		st = audit_change(&a, change_ids, undo_ids, &x, err,
+		    sizeof err);
+	audit_close(&a);
 	if (st == DB_OK && c->cli.wait)
-		st = wait_stopped(c, asked, &late, err, sizeof err);
+		st = wait_stopped(c, x.asked, &late, err, sizeof err);
 	if (st != DB_OK)
 		cmd_db_error(c, st, err);
-	nskipped = json_array_size(skipped);
-	print_ids(c, verb, changed, skipped, asked, late);
+	nskipped = json_array_size(x.skipped);
+	print_ids(c, verb, x.changed, x.skipped, x.asked, late);
 	if (st != DB_OK)
 		return cmd_exit_for(st);
 	if (late)
@@ -195,25 +241,47 @@ each_id(struct ctx *c, const char *verb, int cancel, const char *wanted)
 	return nskipped == 0 ? EX_OK : EXIT_ATTENTION;
 }
 
+/* One batch of a bulk change, as audit_change runs it. */
+struct batch_change {
+	struct ctx *c;
+	enum db_status (*batch)(struct queue *, const struct queue_scope *,
+	    unsigned long, uint64_t *, char *, size_t);
+	const struct queue_scope *scope;
+};
+
+static enum db_status
+change_batch(void *arg, uint64_t *n, char *err, size_t errlen)
+{
+	struct batch_change *b = arg;
+
+	return b->batch(b->c->q, b->scope, BATCH, n, err, errlen);
+}
+
 /* Repeat a bulk statement until a batch comes back short, or until a
  * signal asks to stop: *stop is then 128 + the signal.  The signal is
  * looked at before each statement, never during one, so every batch is
- * done whole or not at all. */
+ * done whole or not at all; each batch is its own transaction, with the
+ * command's audit row inserted (the first) or counted up (the others). */
 static enum db_status
 in_batches(struct ctx *c, enum db_status (*batch)(struct queue *,
     const struct queue_scope *, unsigned long, uint64_t *, char *, size_t),
     const struct queue_scope *scope, uint64_t *total, int *stop, char *err,
     size_t errlen)
 {
-	enum db_status st = DB_OK;
+	struct batch_change b = { c, batch, scope };
+	enum db_status st;
+	struct audit a;
 	uint64_t n = BATCH;
 
 	*total = 0;
+	st = audit_open(c, queue_name(c->q), &a, err, errlen);
 	while (st == DB_OK && n == BATCH &&
 	    (*stop = run_stop_requested()) == 0) {
-		st = batch(c->q, scope, BATCH, &n, err, errlen);
-		*total += n;
+		st = audit_change(&a, change_batch, NULL, &b, err, errlen);
+		n = a.changed - *total;
+		*total = a.changed;
 	}
+	audit_close(&a);
 	return st;
 }
 

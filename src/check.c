@@ -24,6 +24,7 @@
 #include <sysexits.h>
 
 #include "attempts.h"
+#include "audit.h"
 #include "command.h"
 #include "fanin.h"
 #include "flow.h"
@@ -538,6 +539,28 @@ check_history(struct ctx *c, struct report *r)
 		    ATTEMPTS_SUFFIX ")", queue_name(c->q));
 }
 
+/* The record of operators' changes (sql/011_audit.sql) is optional:
+ * said either way, as the operator may believe changes are recorded;
+ * there but not granted in full, a problem: every change is refused. */
+static void
+check_audit(struct ctx *c, struct report *r)
+{
+	struct queue_access a;
+	char err[1024];
+
+	if (audit_access(c->q, &a, err, sizeof err) != DB_OK)
+		note(r, PROBLEM, "compare the table with " AUDIT_MIGRATION, "%s",
+		    err);
+	else if (a.reach == QUEUE_REACHED)
+		note(r, OK, NULL, "operators' changes are recorded (table "
+		    AUDIT_TABLE ")");
+	else if (a.reach == QUEUE_ABSENT)
+		note(r, OK, "apply " AUDIT_MIGRATION, "operators' changes are "
+		    "not recorded: no table " AUDIT_TABLE);
+	else
+		check_unused(r, "the record of operators' changes (audit)", &a);
+}
+
 /* The bytes a "varbinary(N)" column holds. */
 static unsigned long
 type_bytes(const char *column)
@@ -721,6 +744,7 @@ cmd_check(struct ctx *c)
 		check_fan_in(c, &r);
 		check_latency(c, &r);
 		check_history(c, &r);
+		check_audit(c, &r);
 	}
 	if (st == DB_OK && usable)
 		st = check_flow(c, &r, err, sizeof err);

@@ -13,6 +13,7 @@
  * and the completion helper are all built from the rows, so a new option
  * is a row and a bit in enum cli_option, and nothing is written twice.
  */
+#include <ctype.h>
 #include <getopt.h>
 #include <limits.h>
 #include <string.h>
@@ -141,7 +142,7 @@ static const struct cli_row rows[] = {
 	{ CO_STATUS, "status", 0, TEXT(status), "S",
 	  "only jobs in status S" },
 	{ CO_LIMIT, "limit", 0, NUMBER(limit, 1, 100000), "N",
-	  "at most N jobs (default 20)" },
+	  "at most N jobs, or changes (default 20)" },
 	{ CO_BEFORE_ID, "before-id", 0, NUMBER(before_id, 1, ULONG_MAX), "ID",
 	  "only jobs whose id is below ID (the next page)" },
 	{ CO_FAILED, "failed", 0, FLAG(failed), NULL,
@@ -156,6 +157,8 @@ static const struct cli_row rows[] = {
 	  DURATION_HAS(older_than, has_older_than), "DURATION",
 	  "finished more than DURATION ago (90s, 90m, 12h,\n"
 	  "30d, 2w)" },
+	{ CO_SINCE, "since", 0, DURATION_HAS(since, has_since), "DURATION",
+	  "audit: only changes made less than DURATION ago" },
 	{ CO_DRY_RUN, "dry-run", 0, FLAG(dry_run), NULL,
 	  "count the jobs it would change, change nothing" },
 	{ CO_HTML, "html", 0, TEXT(html), "FILE",
@@ -521,4 +524,111 @@ cli_parse(int argc, char **argv, struct cli *cli, char *err, size_t errlen)
 	if (cli->limit == 0)
 		cli->limit = 20;
 	return 0;
+}
+
+/* Options whose values are the jobs' data, which may hold credentials:
+ * the audit record (src/audit.c) writes them [redacted]. */
+static const enum cli_option data_options[] = { CO_PAYLOAD,
+    CO_PAYLOAD_TEMPLATE };
+
+/* The row "--name" (len bytes) stands for as getopt_long reads it: the
+ * exact name, else the one row it is a prefix of; NULL for none. */
+static const struct cli_row *
+row_named(const char *name, size_t len)
+{
+	const struct cli_row *found = NULL;
+	size_t i, n = 0;
+
+	for (i = 0; i < NROWS; i++) {
+		if (strncmp(rows[i].name, name, len) != 0)
+			continue;
+		if (rows[i].name[len] == '\0')
+			return &rows[i];
+		found = &rows[i];
+		n++;
+	}
+	return n == 1 ? found : NULL;
+}
+
+static int
+data_option(const struct cli_row *r)
+{
+	size_t i;
+
+	for (i = 0; r != NULL && i < sizeof data_options /
+	    sizeof data_options[0]; i++)
+		if (r->id == data_options[i])
+			return 1;
+	return 0;
+}
+
+/* Word w onto *s after a blank: as it is when the shell would read it
+ * so, else in single quotes (' as '\''), so that the line reads back
+ * as the words it was; with redact, its first keep bytes and the mark. */
+static void
+put_word(char **s, size_t *len, const char *w, size_t keep, int redact)
+{
+	static const char mark[] = "[redacted]";
+	size_t n = redact ? keep : strlen(w), i;
+	int quote = n == 0 && !redact;
+
+	for (i = 0; i < n; i++)
+		quote |= (unsigned char)w[i] < 0x80 && !isalnum((unsigned char)
+		    w[i]) && strchr("-_./:=,@%+", w[i]) == NULL;
+	*s = xrealloc(*s, *len + 4 * n + sizeof mark + 4);
+	if (*len > 0)
+		(*s)[(*len)++] = ' ';
+	if (quote)
+		(*s)[(*len)++] = '\'';
+	for (i = 0; i < n; i++) {
+		if (quote && w[i] == '\'') {
+			memcpy(*s + *len, "'\\''", 4);
+			*len += 4;
+		} else
+			(*s)[(*len)++] = w[i];
+	}
+	if (quote)
+		(*s)[(*len)++] = '\'';
+	if (redact) {
+		memcpy(*s + *len, mark, sizeof mark - 1);
+		*len += sizeof mark - 1;
+	}
+	(*s)[*len] = '\0';
+}
+
+char *
+cli_command_line(int argc, char *const *argv)
+{
+	const struct cli_row *r;
+	char *s = xstrdup("");
+	size_t len = 0, name;
+	int i, options = 1, next_is = 0;
+	const char *eq;
+
+	for (i = 0; i < argc; i++) {
+		const char *w = argv[i];
+
+		if (next_is) {	/* the value of the word before */
+			put_word(&s, &len, w, 0, next_is > 1);
+			next_is = 0;
+			continue;
+		}
+		if (!options || strncmp(w, "--", 2) != 0 || i == 0) {
+			put_word(&s, &len, w, 0, 0);
+			continue;
+		}
+		if (w[2] == '\0') {
+			options = 0;
+			put_word(&s, &len, w, 0, 0);
+			continue;
+		}
+		eq = strchr(w, '=');
+		name = eq != NULL ? (size_t)(eq - w) - 2 : strlen(w) - 2;
+		r = row_named(w + 2, name);
+		put_word(&s, &len, w, eq != NULL ? (size_t)(eq - w) + 1 : 0,
+		    eq != NULL && data_option(r));
+		if (eq == NULL && r != NULL && takes_value(r))
+			next_is = data_option(r) ? 2 : 1;
+	}
+	return s;
 }

@@ -21,7 +21,7 @@ enum cli_option {
 	CO_MAX_ATTEMPTS, CO_KEY_PREFIX, CO_RANGE, CO_CHUNK,
 	CO_PAYLOAD_TEMPLATE, CO_STATUS, CO_LIMIT, CO_BEFORE_ID, CO_FAILED,
 	CO_FORCE, CO_INCLUDE_CANCELLED, CO_OLDER_THAN, CO_DRY_RUN,
-	CO_HTML, CO_AGAIN, CO_THEN, CO_KEYS_FROM, CO_DEADLINE,
+	CO_HTML, CO_AGAIN, CO_SINCE, CO_THEN, CO_KEYS_FROM, CO_DEADLINE,
 	CO_COMPLETION_HELPER,
 	CO_COUNT
 };
@@ -55,8 +55,8 @@ struct cli {
 	int has_range;
 	unsigned long max, max_seconds, delay, max_attempts, jobs;
 	int has_max, has_max_seconds, has_delay, has_jobs;
-	unsigned long limit, before_id, older_than;
-	int has_older_than;
+	unsigned long limit, before_id, older_than, since;
+	int has_older_than, has_since;
 	int failed;			/* retry --failed */
 	int force;			/* retry, pause, resume --force */
 	int again;			/* enqueue --again */
@@ -116,5 +116,10 @@ void cli_usage_options(FILE *out, unsigned long long options);
  * format), hidden ones left out; then "-X=" for each short name that
  * takes a value. */
 void cli_complete_options(FILE *out, unsigned long long options);
+
+/* argv[0..argc-1] (as given, before cli_parse reorders it) joined by
+ * blanks, the values of the options that carry jobs' data (--payload,
+ * --payload-template) written "[redacted]"; malloc'ed. */
+char *cli_command_line(int argc, char *const *argv);
 
 #endif

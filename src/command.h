@@ -38,6 +38,7 @@ struct ctx {
 	struct db db;
 	struct queue *q;
 	struct log lg;
+	char *command_line;	/* argv as typed, data redacted (audit) */
 };
 
 /* Settle c->set from c->cli over c->cfg. */
@@ -106,5 +107,7 @@ int cmd_schedules(struct ctx *c);
 int cmd_pause(struct ctx *c);
 int cmd_resume(struct ctx *c);
 int cmd_pause_check(const struct cli *cli, char *err, size_t errlen);
+int cmd_audit(struct ctx *c);
+int cmd_audit_check(const struct cli *cli, char *err, size_t errlen);
 
 #endif

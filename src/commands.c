@@ -68,6 +68,8 @@ static const struct command commands[] = {
 	  "pause [--force] TYPE\n" },
 	{ "resume", cmd_resume, O(FORCE), cmd_pause_check,
 	  "resume [--force] TYPE\n" },
+	{ "audit", cmd_audit, O(SINCE) | O(LIMIT), cmd_audit_check,
+	  "audit [--since=DURATION] [--limit=N]\n" },
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

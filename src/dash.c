@@ -17,6 +17,7 @@
 #include <sysexits.h>
 #include <time.h>
 
+#include "audit.h"
 #include "command.h"
 #include "dash.h"
 #include "replace.h"
@@ -60,6 +61,7 @@ dash_free(struct dash *d)
 	}
 	free(d->last);
 	latency_view_free(&d->latency);
+	json_decref(d->changes);
 	memset(d, 0, sizeof *d);
 }
 
@@ -191,6 +193,29 @@ failures_history(struct ctx *c, struct dash *d, char *err, size_t errlen)
 	return st;
 }
 
+static void
+on_change(void *arg, const struct audit_row *r)
+{
+	json_array_append_new(arg, audit_report_json(r));
+}
+
+/* The last operators' changes; d->changes stays NULL without the table. */
+static enum db_status
+gather_changes(struct ctx *c, struct dash *d, char *err, size_t errlen)
+{
+	json_t *rows = json_array();
+	enum db_status st;
+	int present = 0;
+
+	st = audit_list(c->q, 0, AUDIT_REPORT_ROWS, on_change, rows, &present,
+	    err, errlen);
+	if (st == DB_OK && present)
+		d->changes = rows;
+	else
+		json_decref(rows);
+	return st;
+}
+
 static enum db_status
 dash_gather(struct ctx *c, struct dash *d, char *err, size_t errlen)
 {
@@ -229,6 +254,8 @@ dash_gather(struct ctx *c, struct dash *d, char *err, size_t errlen)
 		st = failures_history(c, d, err, errlen);
 	if (st == DB_OK)
 		st = latency_read(c->q, NULL, &d->latency, err, errlen);
+	if (st == DB_OK)
+		st = gather_changes(c, d, err, errlen);
 	queue_backlog_free(&b);
 	free(known);
 	return st;
@@ -336,6 +363,9 @@ dash_json(const struct dash *d)
 	if (d->latency.present)
 		json_object_set_new(doc, "start_latency",
 		    latency_json(&d->latency));
+	if (d->changes != NULL)
+		json_object_set_new(doc, "operator_changes",
+		    json_incref(d->changes));
 	json_object_set_new(doc, "hours", d->has_hours ? json_pack(
 	    "{s:s,s:o,s:o}", "from", d->hours_from, "finished",
 	    hours_json(d->done), "failed", hours_json(d->failures)) :

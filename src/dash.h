@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "attempts.h"
 #include "latency.h"
 
@@ -58,6 +60,9 @@ struct dash {
 	size_t nlast;
 	int has_history;	/* the table has sql/010's attempts */
 	struct latency_view latency;	/* with sql/008_start_latency.sql */
+	json_t *changes;	/* with sql/011_audit.sql: the last
+				 * AUDIT_REPORT_ROWS operators' changes, as
+				 * audit_report_json gives them; else NULL */
 	/* Flow control (caps, rates, pauses) and schedules and fan-ins
 	 * come from later issues: their figures go here, gathered in
 	 * dash.c's dash_gather, and each gets a section in dash_html.c's

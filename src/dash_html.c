@@ -364,6 +364,48 @@ section_latency(FILE *f, const struct dash *d)
 	    line);
 }
 
+/* --- operators' changes ------------------------------------------------- */
+
+/* A member of a row of d->changes as text ("" when not a string). */
+static void
+change_cell(FILE *f, json_t *row, const char *name, const char *tag)
+{
+	const char *s = json_string_value(json_object_get(row, name));
+
+	fprintf(f, "<%s>", tag);
+	if (s != NULL)
+		dash_html_text(f, s, strlen(s), TEXT_MAX, 0);
+	fprintf(f, "</%s>", tag);
+}
+
+static void
+section_changes(FILE *f, const struct dash *d)
+{
+	size_t i;
+	json_t *row;
+
+	if (d->changes == NULL)
+		return;	/* no sql/011_audit.sql */
+	fputs("<h2 id=\"changes\">Operators&#39; changes</h2>\n", f);
+	if (json_array_size(d->changes) == 0) {
+		fputs("<p class=\"note\">None recorded.</p>\n", f);
+		return;
+	}
+	fputs("<table class=\"changes\">\n<thead><tr><th>At</th><th>Who</th>"
+	    "<th class=\"n\">Rows</th><th>Command</th></tr></thead>\n"
+	    "<tbody>\n", f);
+	json_array_foreach(d->changes, i, row) {
+		fputs("<tr>", f);
+		change_cell(f, row, "at", "td");
+		change_cell(f, row, "os_user", "td");
+		fprintf(f, "<td class=\"n\">%lld</td>", (long long)
+		    json_integer_value(json_object_get(row, "changed")));
+		change_cell(f, row, "command", "td");
+		fputs("</tr>\n", f);
+	}
+	fputs("</tbody>\n</table>\n", f);
+}
+
 /* The page's sections in order.  Flow control (caps, rates, pauses) and
  * schedules and fan-ins, when their issues land, are a row each here. */
 static void (*const sections[])(FILE *, const struct dash *) = {
@@ -372,6 +414,7 @@ static void (*const sections[])(FILE *, const struct dash *) = {
 	section_hours,
 	section_failures,
 	section_history,
+	section_changes,
 };
 
 void

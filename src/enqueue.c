@@ -9,7 +9,8 @@
  * "PREFIX:FROM-TO", so running it again after an interruption inserts
  * only the chunks that are missing.  A signal stops a fan-out between two
  * batches (each one statement, so never half written) and the counts say
- * what was written before it.
+ * what was written before it.  --again and the fan-outs leave a row in
+ * the record of operators' changes (audit.c), in their transactions.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -19,6 +20,7 @@
 #include <sysexits.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "command.h"
 #include "fanin.h"
 #include "queue_schema.h"
@@ -154,25 +156,54 @@ when_of(const struct cli *cli)
 	return w;
 }
 
+/* --again, as audit_change runs it. */
+struct again {
+	struct ctx *c;
+	const char *payload;
+	size_t len;
+	const struct queue_when *when;
+	uint64_t id;
+	enum queue_again outcome;
+	char *status;
+};
+
+static enum db_status
+change_again(void *arg, uint64_t *n, char *err, size_t errlen)
+{
+	struct again *x = arg;
+	enum db_status st;
+
+	free(x->status);
+	x->status = NULL;
+	st = queue_enqueue_again(x->c->q, x->c->cli.type, x->c->cli.key,
+	    x->payload, x->len, x->when, x->c->cli.max_attempts, &x->id,
+	    &x->outcome, &x->status, err, errlen);
+	*n = st == DB_OK && x->outcome != QUEUE_LEFT;
+	return st;
+}
+
 static int
 enqueue_again(struct ctx *c, const char *payload, size_t len,
     const struct queue_when *when)
 {
-	enum queue_again outcome;
-	char err[1024], *status = NULL;
+	struct again x = { c, payload, len, when, 0, QUEUE_LEFT, NULL };
+	char err[1024];
 	enum db_status st;
-	uint64_t id = 0;
+	struct audit a;
 	int rc;
 
-	st = queue_enqueue_again(c->q, c->cli.type, c->cli.key, payload, len,
-	    when, c->cli.max_attempts, &id, &outcome, &status, err,
-	    sizeof err);
+	st = audit_open(c, queue_name(c->q), &a, err, sizeof err);
+	if (st == DB_OK)
+		st = audit_change(&a, change_again, NULL, &x, err, sizeof err);
+	audit_close(&a);
 	if (st != DB_OK) {
+		free(x.status);
 		cmd_db_error(c, st, err);
 		return cmd_exit_for(st);
 	}
-	rc = report_again(c, id, outcome, status != NULL ? status : "NULL");
-	free(status);
+	rc = report_again(c, x.id, x.outcome, x.status != NULL ? x.status :
+	    "NULL");
+	free(x.status);
 	return rc;
 }
 
@@ -228,7 +259,39 @@ struct fanout {
 	uint64_t members;	/* the jobs it waits for, once all are added */
 	uint64_t total, created, done;
 	int progress;		/* stderr is a terminal */
+	struct audit audit;	/* its row: created counts the jobs */
 };
+
+/* A batch of a fan-out (key NULL), or one key of --keys-from, as
+ * audit_change runs it: *n jobs created. */
+struct fan_change {
+	struct ctx *c;
+	struct fanout *f;
+	const char *key;
+};
+
+static enum db_status
+change_fan(void *arg, uint64_t *n, char *err, size_t errlen)
+{
+	struct fan_change *x = arg;
+	const struct cli *o = &x->c->cli;
+	const char *t = o->payload_template;
+	struct queue_when when = when_of(o);
+	char *status = NULL;
+	enum db_status st;
+	uint64_t id;
+	int made = 0;
+
+	if (x->key == NULL)
+		return queue_enqueue_batch(x->c->q, o->type, t, x->f->rows,
+		    x->f->n, &when, o->max_attempts, n, err, errlen);
+	st = queue_enqueue(x->c->q, o->type, x->key, t, t != NULL ?
+	    strlen(t) : 0, &when, o->max_attempts, &id, &made, &status, err,
+	    errlen);
+	free(status);
+	*n = (uint64_t)made;
+	return st;
+}
 
 static void
 free_rows(struct fanout *f)
@@ -381,14 +444,11 @@ then_json(const struct ctx *c, const struct fanout *f, int fired)
 static enum db_status
 flush_rows(struct ctx *c, struct fanout *f, char *err, size_t errlen)
 {
-	struct queue_when when = when_of(&c->cli);
-	uint64_t created = 0;
+	struct fan_change x = { c, f, NULL };
 	enum db_status st;
 
-	st = queue_enqueue_batch(c->q, c->cli.type, c->cli.payload_template,
-	    f->rows, f->n, &when,
-	    c->cli.max_attempts, &created, err, errlen);
-	f->created += created;
+	st = audit_change(&f->audit, change_fan, NULL, &x, err, errlen);
+	f->created = f->audit.changed;
 	if (st == DB_OK && f->fan_in != 0)
 		st = add_members(f, err, errlen);
 	if (st == DB_OK)
@@ -487,6 +547,7 @@ fanout_free(struct fanout *f)
 {
 	fanin_state_free(&f->state);
 	fanin_close(&f->fi);
+	audit_close(&f->audit);
 	free(f);
 }
 
@@ -514,7 +575,9 @@ enqueue_range(struct ctx *c)
 		return EX_USAGE;
 	}
 	f->progress = isatty(STDERR_FILENO) && !o->quiet;
-	st = start_fan_in(c, f, err, sizeof err);
+	st = audit_open(c, queue_name(c->q), &f->audit, err, sizeof err);
+	if (st == DB_OK)
+		st = start_fan_in(c, f, err, sizeof err);
 	if (st == DB_OK && f->state.existed) {
 		if ((rc = range_again(c, f)) != EX_OK) {
 			fanout_free(f);
@@ -722,15 +785,14 @@ static int
 enqueue_list(struct ctx *c)
 {
 	const struct cli *o = &c->cli;
-	struct queue_when when = when_of(o);
+	struct fan_change x = { c, NULL, NULL };
 	struct fanout *f;
 	struct key_list k;
-	char err[1024], *status = NULL;
+	char err[1024];
 	const char *payload = o->payload_template;
 	enum db_status st = DB_OK;
 	size_t i, from = 0;
-	uint64_t id;
-	int rc, made, fired = 0;
+	int rc, fired = 0;
 
 	if (payload != NULL && (rc = check_json(c, "--payload-template",
 	    payload, strlen(payload), 1)) != EX_OK)
@@ -744,8 +806,11 @@ enqueue_list(struct ctx *c)
 		return rc;
 	}
 	f = xcalloc(1, sizeof *f);
+	x.f = f;
 	f->total = k.n;
-	st = start_fan_in(c, f, err, sizeof err);
+	st = audit_open(c, queue_name(c->q), &f->audit, err, sizeof err);
+	if (st == DB_OK)
+		st = start_fan_in(c, f, err, sizeof err);
 	if (st == DB_OK && f->state.existed) {
 		if ((rc = list_again(c, f, &k)) != EX_OK) {
 			fanout_free(f);
@@ -754,12 +819,10 @@ enqueue_list(struct ctx *c)
 		}
 	}
 	for (i = 0; st == DB_OK && i < k.n; i++) {
-		st = queue_enqueue(c->q, o->type, k.keys[i], payload,
-		    payload != NULL ? strlen(payload) : 0, &when,
-		    o->max_attempts, &id, &made, &status, err, sizeof err);
-		free(status);
-		status = NULL;
-		f->created += (uint64_t)made;
+		x.key = k.keys[i];
+		st = audit_change(&f->audit, change_fan, NULL, &x, err,
+		    sizeof err);
+		f->created = f->audit.changed;
 		if (st == DB_OK && f->fan_in != 0 &&
 		    (i + 1 - from == FANOUT_BATCH || i + 1 == k.n)) {
 			st = fanin_add_members(&f->fi, f->fan_in,

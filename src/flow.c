@@ -815,12 +815,16 @@ flow_unpaused(struct flow *f, const char *const *types, size_t ntypes,
 /* --- operators ------------------------------------------------------------ */
 
 enum db_status
-flow_set_paused(struct flow *f, const char *type, int paused, char *err,
-    size_t errlen)
+flow_set_paused(struct flow *f, const char *type, int paused, int *changed,
+    char *err, size_t errlen)
 {
 	struct db_arg args[] = { DB_STR(type), DB_NUM(paused != 0) };
+	enum db_status st;
 
-	return run(f, F_SET_PAUSE, args, 2, err, errlen);
+	st = run(f, F_SET_PAUSE, args, 2, err, errlen);
+	/* ON DUPLICATE KEY UPDATE: 1 inserted, 2 updated, 0 unchanged */
+	*changed = st == DB_OK && queue_stmts_changed(f->set, F_SET_PAUSE) > 0;
+	return st;
 }
 
 enum db_status

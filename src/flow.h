@@ -72,9 +72,10 @@ enum db_status flow_unpaused(struct flow *f, const char *const *types,
  * a place in the type's cap is free. */
 void flow_job_done(struct flow *f, const char *type);
 
-/* jobrun pause / resume: set type's flag for every run on every host. */
+/* jobrun pause / resume: set type's flag for every run on every host;
+ * *changed says whether the type's control row was written. */
 enum db_status flow_set_paused(struct flow *f, const char *type, int paused,
-                               char *err, size_t errlen);
+                               int *changed, char *err, size_t errlen);
 
 /* The control state of one type, as status shows it. */
 struct flow_state {

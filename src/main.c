@@ -126,6 +126,7 @@ teardown(struct ctx *c)
 	queue_close(c->q);
 	db_close(&c->db);
 	cfg_free(&c->cfg);
+	free(c->command_line);
 	mysql_library_end();
 }
 
@@ -153,16 +154,19 @@ main(int argc, char **argv)
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	json_set_alloc_funcs(xmalloc, free);	/* out of memory: one way */
 	memset(&c, 0, sizeof c);
+	/* As typed: the parse reorders argv. */
+	c.command_line = cli_command_line(argc, argv);
 	if (commands_parse(argc, argv, &c.cli, &cmd, err, sizeof err) != 0) {
 		fprintf(stderr, "jobrun: %s\nTry 'jobrun --help'.\n", err);
+		free(c.command_line);
 		return EX_USAGE;
 	}
-	if (c.cli.help || c.cli.completion_helper) {
-		commands_help(stdout, &c.cli, cmd);
-		return close_stdout(EX_OK);
-	}
-	if (c.cli.version) {
-		printf("jobrun %s\n", JOBRUN_VERSION);
+	if (c.cli.help || c.cli.completion_helper || c.cli.version) {
+		free(c.command_line);
+		if (c.cli.help || c.cli.completion_helper)
+			commands_help(stdout, &c.cli, cmd);
+		else
+			printf("jobrun %s\n", JOBRUN_VERSION);
 		return close_stdout(EX_OK);
 	}
 	log_open(&c.lg, log_level_for(c.cli.quiet, c.cli.verbose), 0);

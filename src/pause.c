@@ -9,12 +9,14 @@
  * say "paused" and hold nothing back: it is refused unless --force.
  * Types compare byte for byte, as claims and the control table do.
  * Running jobs finish; a claim already under way when the flag is set
- * may still start its job (src/flow.c).
+ * may still start its job (src/flow.c).  The change leaves its row in
+ * the record of operators' changes (audit.c), in its transaction.
  */
 #include <stdio.h>
 #include <string.h>
 #include <sysexits.h>
 
+#include "audit.h"
 #include "command.h"
 #include "flow.h"
 #include "report.h"
@@ -71,6 +73,41 @@ unknown_type(struct ctx *c, struct flow *f, const char *type)
 	return EXIT_ATTENTION;
 }
 
+/* The flag set, as audit_change runs it. */
+struct pause_change {
+	struct flow *f;
+	const char *type;
+	int paused;
+};
+
+static enum db_status
+change_flag(void *arg, uint64_t *n, char *err, size_t errlen)
+{
+	struct pause_change *p = arg;
+	enum db_status st;
+	int changed;
+
+	st = flow_set_paused(p->f, p->type, p->paused, &changed, err, errlen);
+	*n = (uint64_t)changed;
+	return st;
+}
+
+/* Set the flag and record it, in one transaction. */
+static enum db_status
+set_flag(struct ctx *c, struct flow *f, const char *type, int paused,
+    char *err, size_t errlen)
+{
+	struct pause_change p = { f, type, paused };
+	enum db_status st;
+	struct audit a;
+
+	st = audit_open(c, flow_table(f), &a, err, errlen);
+	if (st == DB_OK)
+		st = audit_change(&a, change_flag, NULL, &p, err, errlen);
+	audit_close(&a);
+	return st;
+}
+
 static int
 set_paused(struct ctx *c, int paused)
 {
@@ -90,7 +127,7 @@ set_paused(struct ctx *c, int paused)
 		return rc;
 	}
 	if (st == DB_OK)
-		st = flow_set_paused(f, type, paused, err, sizeof err);
+		st = set_flag(c, f, type, paused, err, sizeof err);
 	flow_close(f);
 	if (st != DB_OK) {
 		cmd_db_error(c, st, err);

@@ -176,8 +176,8 @@ complete_line() {
 
 is "$(complete_words jobrun st)" "status " "completion: jobrun st -> status"
 is "$(complete_words jobrun '')" \
-    "cancel check enqueue list pause purge report resume retry run schedules show status " \
-    "completion: jobrun <TAB> -> the thirteen commands"
+    "audit cancel check enqueue list pause purge report resume retry run schedules show status " \
+    "completion: jobrun <TAB> -> the fourteen commands"
 is "$(complete_words jobrun list --status =)" \
     "failed pending processing success " \
     "completion: jobrun list --status= -> the four statuses"
@@ -201,13 +201,13 @@ is "$(complete_words jobrun list --st) $(complete_words jobrun --log =)" \
 # Every option jobrun --help shows is offered, and jobrun takes each option
 # the completion offers for a command with that command.
 help_opts=$(jobrun_raw --help | grep -o -- '--[a-z][a-z-]*' | sort -u)
-offered=$(for c in run enqueue status list show retry cancel purge check schedules report; do
+offered=$(for c in run enqueue status list show retry cancel purge check schedules report audit; do
 	complete_words jobrun "$c" --
 done | tr ' ' '\n' | sed 's/=$//' | sort -u)
 is "$(comm -23 <(printf '%s\n' "$help_opts") <(printf '%s\n' "$offered") | tr '\n' ' ')" "" \
     "completion: offers every option of jobrun --help"
 refused=
-for c in run enqueue status list show retry cancel purge check schedules report; do
+for c in run enqueue status list show retry cancel purge check schedules report audit; do
 	args=()
 	for o in $(complete_words jobrun "$c" --); do
 		case $o in
@@ -215,7 +215,7 @@ for c in run enqueue status list show retry cancel purge check schedules report;
 		--range=) args+=(--range=1-2) ;;
 		--at=) args+=("--at=2030-01-01 00:00:00") ;;
 		--status=) args+=(--status=failed) ;;
-		--older-than=) args+=(--older-than=1d) ;;
+		--older-than= | --since=) args+=("${o}1d") ;;
 		--log=) args+=(--log=stderr) ;;
 		--config=) args+=(--config="$T/missing.conf") ;;
 		--verbose) ;;	# -q and -v contradict each other

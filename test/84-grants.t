@@ -31,15 +31,15 @@ load() {	# load DB FILE...: sql/FILE into DB
 }
 migrations=(001_type_pick.sql 002_checkpoint.sql 003_flow.sql
     004_schedules.sql 005_finished.sql 006_fan_in.sql 007_flow_type.sql
-    008_start_latency.sql 010_attempts.sql)
+    008_start_latency.sql 010_attempts.sql 011_audit.sql)
 
 # The README's block, and its lines for database $1 instead of app.
 readme=$(awk '/^<!-- test\/84-grants.t runs the block below/ { on = 1; next }
     on && /^```sql$/ { inside = 1; next }
     inside && /^```$/ { exit }
     inside { print }' "$TOP/README.md")
-[ "$(grep -c '^GRANT ' <<<"$readme")" = 7 ] ||
-    bail_out "README.md: no block of 7 GRANTs after the test's marker"
+[ "$(grep -c '^GRANT ' <<<"$readme")" = 8 ] ||
+    bail_out "README.md: no block of 8 GRANTs after the test's marker"
 for_db() {
 	sed "s/ ON app\\./ ON \`$1\`./" <<<"$readme"
 }
@@ -106,14 +106,16 @@ latency_grant() {
 	grant "$1" jobrun_start_latency 'SELECT, INSERT, UPDATE, DELETE'
 }
 history_grant() { grant "$1" polling_jobs_attempts 'SELECT, INSERT'; }
+audit_grant() { grant "$1" jobrun_audit 'SELECT, INSERT, UPDATE'; }
 # unseen DB: check's advice when the account sees none of the optional
-# tables (sorted: fan-in, latency, flow, history)
+# tables (sorted)
 unseen() {
 	printf '%s\n' \
 	    "apply sql/003_flow.sql if \`$1\`.\`polling_jobs_flow\` does not exist, then $(flow_grant "$1")" \
 	    "apply sql/006_fan_in.sql if \`$1\`.\`jobrun_fan_ins\` and \`$1\`.\`jobrun_fan_in_jobs\` do not exist, then $(fanin_grants "$1")" \
 	    "apply sql/008_start_latency.sql if \`$1\`.\`jobrun_start_latency\` does not exist, then $(latency_grant "$1")" \
-	    "apply sql/010_attempts.sql if \`$1\`.\`polling_jobs_attempts\` does not exist, then $(history_grant "$1")" |
+	    "apply sql/010_attempts.sql if \`$1\`.\`polling_jobs_attempts\` does not exist, then $(history_grant "$1")" \
+	    "apply sql/011_audit.sql if \`$1\`.\`jobrun_audit\` does not exist, then $(audit_grant "$1")" |
 	    sort
 }
 

@@ -684,7 +684,7 @@ test_completion_helper(void **state)
 	(void)state;
 	HELP(buf, "--completion-helper");
 	assert_string_equal(buf, "run\nenqueue\nstatus\nlist\nshow\nretry\n"
-	    "cancel\npurge\ncheck\nschedules\nreport\npause\nresume\n");
+	    "cancel\npurge\ncheck\nschedules\nreport\npause\nresume\naudit\n");
 	HELP(buf, "--completion-helper", "purge");
 	assert_string_equal(buf, "--config=\n--json\n--log=\n--verbose\n"
 	    "--quiet\n--help\n--version\n--type=\n--status=\n"
