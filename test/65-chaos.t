@@ -6,14 +6,18 @@
 # once, attempts never above max_attempts, and the poison job failed.
 # Twice: runners with one handler at a time, then with --jobs=8 over four
 # times as many jobs (a kill then strands up to eight jobs at once, and the
-# poison job takes up to seven others down with it).
+# poison job takes up to seven others down with it).  With the attempt
+# history on (sql/010_attempts.sql): every job has exactly one success
+# row, and the poison job one lost row per attempt, written by recovery.
 . "${0%/*}/lib.sh"
 
 jobs=${JOBRUN_TEST_CHAOS_JOBS:-600}
 # valgrind runs a runner's slots one at a time: 200 jobs a round there.
 under_valgrind && jobs=${JOBRUN_TEST_CHAOS_JOBS:-200}
-plan 16
+plan 20
 setup_db
+mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" \
+    <"$TOP/sql/010_attempts.sql" || bail_out "cannot load sql/010_attempts.sql"
 write_config <<EOF2
 [run]
 lock_seconds = 3
@@ -104,6 +108,14 @@ chaos_round() {
 	    "failed	3" "--jobs=$slots: the poison job failed after its 3 attempts"
 	like "$(sql "SELECT last_error FROM polling_jobs WHERE business_key = 'poison'")" \
 	    "^lock expired: .*no attempts left" "--jobs=$slots: with a last_error that says why"
+	is "$(sql "SELECT COUNT(*) FROM polling_jobs j WHERE type = 'work'
+	    AND (SELECT COUNT(*) FROM polling_jobs_attempts a WHERE
+	    a.job_id = j.id AND a.outcome = 'success') <> 1")" 0 \
+	    "--jobs=$slots: every job has exactly one success row in its history"
+	is "$(sql "SELECT GROUP_CONCAT(a.outcome ORDER BY a.id)
+	    FROM polling_jobs_attempts a JOIN polling_jobs j ON j.id = a.job_id
+	    WHERE j.business_key = 'poison'")" "lost,lost,lost" \
+	    "--jobs=$slots: the poison job: a lost row for each of its 3 attempts"
 	ok "--jobs=$slots: runners were killed along the way" test "$kills" -gt 0
 	# (the shell's own "Killed" notices land in the same file: only jobrun's
 	# lines count; -q keeps a line per job lost to a recovery, which the
