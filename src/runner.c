@@ -727,11 +727,13 @@ run_slot(struct cycle *cy, size_t slot)
 /* A slot of the run: alone, or with a cap or rate among the run's types
  * (whose claims are transactions of their own, judged type by type),
  * each claim and each outcome its own statement; else shared commits
- * with the other slots. */
+ * with the other slots.  With the attempt history on, a slot alone
+ * shares them too: its outcome and its row need a transaction anyway,
+ * and the next claim in it saves a commit a job. */
 static void
 run_any_slot(struct cycle *cy, size_t slot)
 {
-	if (cy->opts->jobs <= 1 || cy->flow_limited)
+	if ((cy->opts->jobs <= 1 && !cy->history) || cy->flow_limited)
 		run_slot(cy, slot);
 	else
 		run_slot_grouped(cy, slot);
