@@ -45,6 +45,12 @@
  * not help 8 runners, whose claims were slowed by the purge-lag walk that
  * the cursor removes.
  *
+ * drain --mark-trx writes each mark in a transaction of its own (START
+ * TRANSACTION, the mark, COMMIT: jobrun's one-slot outcome when it keeps
+ * the attempt history, sql/010_attempts.sql, without the attempt's
+ * INSERT), so that bench/run's section 11 can tell what the two round
+ * trips cost from what the row costs.
+ *
  * Concurrent drains run a claim again after a deadlock or a lock wait
  * timeout, as jobrun does, and count them (conflicts=).
  *
@@ -52,6 +58,7 @@
  *   [--types=A,B,...] (the claim's type list; default "work")
  *   [--type-index]    one type, claimed with idx_type_pick (Q_CLAIM | Q_F_TYPE)
  *   [--round=N] [--in-trx] [--max-seconds=S] [--plain] [--skip-locked]
+ *   [--mark-trx]      drain: each mark in START TRANSACTION ... COMMIT
  *   [--repeatable-read]  drain and claims keep the server's default
  *                        isolation instead of jobrun's READ COMMITTED
  *
@@ -77,6 +84,7 @@ static const char *opt_socket, *opt_db, *opt_table = "polling_jobs";
 static const char *types[MAX_TYPES];
 static size_t ntypes;
 static int opt_type_index, opt_in_trx, opt_plain, opt_skip_locked, opt_rr;
+static int opt_mark_trx;
 static unsigned long opt_round, opt_max_seconds;
 
 static void
@@ -526,10 +534,14 @@ cmd_drain(void)
 		t2 = now_us();
 		/* A deadlock with another runner's claim is run again, as
 		 * jobrun's statements are (src/queue.c). */
+		if (opt_mark_trx)
+			query(m, "START TRANSACTION");
 		while (execute_or_conflict(ok))
 			;
 		if (mysql_stmt_affected_rows(ok) != 1)
 			die("job %llu: mark changed no row", id);
+		if (opt_mark_trx)
+			query(m, "COMMIT");
 		t3 = now_us();
 		tr += t2 - t1;
 		tm += t3 - t2;
@@ -854,6 +866,8 @@ main(int argc, char **argv)
 			opt_in_trx = 1;
 		else if (strcmp(a, "--plain") == 0)
 			opt_plain = 1;
+		else if (strcmp(a, "--mark-trx") == 0)
+			opt_mark_trx = 1;
 		else if (strcmp(a, "--skip-locked") == 0)
 			opt_skip_locked = 1;
 		else if (strcmp(a, "--repeatable-read") == 0)

@@ -362,6 +362,183 @@ def servers_section():
            for s_ in settings])
 
 
+# --- 11. the attempt history ------------------------------------------------
+
+HIST_SIDES = [
+    ("floor", "floor loop (claim, read, mark; autocommit)"),
+    ("floortrx", "floor loop, each mark in START TRANSACTION … COMMIT"),
+    ("without", "jobrun --jobs=1, noop, without the table"),
+    ("with", "jobrun --jobs=1, noop, with the table"),
+    ("nofk", "jobrun --jobs=1, noop, with the table, no foreign key"),
+    ("without16", "jobrun --jobs=16, noop, without the table"),
+    ("with16", "jobrun --jobs=16, noop, with the table"),
+    ("nofk16", "jobrun --jobs=16, noop, with the table, no foreign key"),
+]
+
+
+def median(vals):
+    vals = sorted(v for v in vals if v is not None)
+    if not vals:
+        return None
+    m = len(vals) // 2
+    return vals[m] if len(vals) % 2 else (vals[m - 1] + vals[m]) / 2
+
+
+def hist_round(side, r):
+    """One drain of section 11: jobs/s and per-job figures, or None."""
+    k = f"hist.{side}.r{r}"
+    n, us = f(k + ".n"), f(k + ".wall_us")
+    if not n or not us or f(k + ".done") != n:
+        return None
+    return {"jps": n / (us / 1e6), "us": us / n,
+            "stmts": f(k + ".statements", 0) / n,
+            "reqs": f(k + ".requests", 0) / n,
+            "fsyncs": f(k + ".fsyncs", 0) / n,
+            "commits": f(k + ".commits", 0) / n,
+            "scpu": f(k + ".server_cpu_ms", 0) * 1000 / n,
+            "ccpu": f(k + ".client_cpu_ms", 0) * 1000 / n,
+            "rows": f(k + ".rows")}
+
+
+def hist_side(side):
+    """A side over the rounds: its rounds, and the median of each figure."""
+    rounds = [hist_round(side, r) for r in range(1, i("hist.rounds", 0) + 1)]
+    got = [x for x in rounds if x]
+    if not got:
+        return None
+    s = {key: median(x[key] for x in got) for key in got[0] if key != "rows"}
+    s["rounds"] = rounds
+    s["n"] = f(f"hist.{side}.r1.n")
+    return s
+
+
+def hist_pair(a, b):
+    """Per-round ratios of side a's jobs/s to b's, and their median."""
+    if not a or not b:
+        return [], None
+    rs = [ratio(x["jps"], y["jps"]) if x and y else None
+          for x, y in zip(a["rounds"], b["rounds"])]
+    return rs, median(rs)
+
+
+def hist_diff(a, b, key="us"):
+    """The median over the rounds of a's figure less b's, per job."""
+    if not a or not b:
+        return None
+    return median(x[key] - y[key] if x and y else None
+                  for x, y in zip(a["rounds"], b["rounds"]))
+
+
+def signed(v, digits=0):
+    """A difference with its sign: +12, −5."""
+    if v is None:
+        return "–"
+    return ("+" if v >= 0 else "−") + fmt(abs(v), digits)
+
+
+def hist_targets(targets):
+    if not i("hist.rounds"):
+        return
+    for base, title in (("", "one slot (--jobs=1), noop, at the floor "
+                             "loop's pace"),
+                        ("16", "--jobs=16, noop")):
+        wo, wi = hist_side("without" + base), hist_side("with" + base)
+        rs, r = hist_pair(wi, wo)
+        if r is None:
+            continue
+        targets.append((
+            f"attempt history, {title}: with the table ≥ 0.9 × without",
+            f"{fmt(r, 2)} × (median of {len([x for x in rs if x])} "
+            f"rounds' ratios; {fmt(wi['jps'])} / {fmt(wo['jps'])} jobs/s; "
+            f"per job {fmt(wi['stmts'], 2)} / {fmt(wo['stmts'], 2)} "
+            f"statements, {fmt(wi['reqs'], 2)} / {fmt(wo['reqs'], 2)} "
+            f"round trips, {fmt(wi['fsyncs'], 2)} / "
+            f"{fmt(wo['fsyncs'], 2)} durable commits)", r >= 0.9))
+
+
+def hist_section():
+    rounds = i("hist.rounds")
+    if not rounds:
+        return
+    sides = {k: hist_side(k) for k, _ in HIST_SIDES}
+    p("## 11. Attempt history: what sql/010_attempts.sql costs a run "
+      "(issue 26)", "",
+      f"Each side drains due noop jobs ({fmt(f('hist.floor.r1.n'))} with "
+      f"one slot, {fmt(f('hist.without16.r1.n'))} with --jobs=16) on a "
+      f"fresh database, in {rounds} rounds whose order of sides turns "
+      "(InnoDB's purge let catch up before each drain): the floor loop "
+      "(bench/floor.c: jobrun's claim, read and mark, two durable commits "
+      "a job), the same loop writing each mark in a transaction of its "
+      "own (`--mark-trx`: START TRANSACTION, the mark, COMMIT, as jobrun "
+      "writes an outcome with its attempt's row, without the row), and "
+      "jobrun without the table, with it, and with it less its foreign "
+      "key.  jobs/s is jobs over the process's wall time; each figure is "
+      "the median of the rounds.  Statements are what the server ran "
+      "(Com_stmt_execute + Com_begin + Com_commit + Com_rollback; a bulk "
+      "execution counts once per row), round trips what the client sent "
+      "(Questions), durable commits the server's Innodb_data_fsyncs.  "
+      "Every drain was checked: each job success with attempts = 1, and "
+      "with the table exactly one attempt row per job (outcome success, "
+      "attempt 1).  Load average "
+      f"{g('hist.load_start')} at the section's start, "
+      f"{g('hist.load_end')} at its end.", "")
+    rows = []
+    for k, label in HIST_SIDES:
+        s = sides[k]
+        if not s:
+            continue
+        rows.append([label, fmt(s["n"]), fmt(s["jps"]), fmt(s["us"]),
+                     fmt(s["stmts"], 2), fmt(s["reqs"], 2),
+                     fmt(s["fsyncs"], 2), fmt(s["commits"], 2),
+                     fmt(s["scpu"]), fmt(s["ccpu"])])
+    table(["", "jobs", "jobs/s", "µs/job", "statements/job",
+           "round trips/job", "durable commits/job", "Handler_commit/job",
+           "server CPU µs/job", "client CPU µs/job"], rows)
+    p("Per round, jobs/s (" + ", ".join(
+        k for k, _ in HIST_SIDES if sides[k]) + "):", "")
+    for r in range(rounds):
+        p(f"- round {r + 1}: " + ", ".join(
+            f"{k} {fmt(sides[k]['rounds'][r]['jps'])}"
+            if sides[k]["rounds"][r] else f"{k} –"
+            for k, _ in HIST_SIDES if sides[k]))
+    p("")
+    for base, title in (("", "One slot"), ("16", "--jobs=16")):
+        wo, wi, nf = (sides["without" + base], sides["with" + base],
+                      sides["nofk" + base])
+        rs, r = hist_pair(wi, wo)
+        if r is None:
+            continue
+        text = (f"**{title}: with the table {fmt(r, 2)} × without** "
+                f"(per round " + ", ".join(fmt(x, 2) for x in rs) +
+                f"; the medians' ratio {fmt(ratio(wi['jps'], wo['jps']), 2)}"
+                f"); per job, with less without: {signed(hist_diff(wi, wo))} µs "
+                f"of wall time, {signed(wi['stmts'] - wo['stmts'], 2)} "
+                f"statements, {signed(wi['reqs'] - wo['reqs'], 2)} round "
+                f"trips, {signed(hist_diff(wi, wo, 'scpu'))} µs of server "
+                f"CPU, {signed(hist_diff(wi, wo, 'ccpu'))} µs of jobrun's.  ")
+        if nf:
+            text += (f"Without the foreign key: {fmt(hist_pair(nf, wo)[1], 2)}"
+                     f" × without the table (with the key less without it, "
+                     f"per job: {signed(hist_diff(wi, nf))} µs, server CPU "
+                     f"{signed(hist_diff(wi, nf, 'scpu'))} µs).  ")
+        if not base:
+            fl, ft = sides["floor"], sides["floortrx"]
+            if fl and ft:
+                text += (f"The floor loop: {fmt(fl['jps'])} jobs/s; with "
+                         f"each mark in its own transaction "
+                         f"{fmt(ft['jps'])} ({fmt(hist_pair(ft, fl)[1], 2)}"
+                         f" ×; START TRANSACTION and COMMIT's round trips: "
+                         f"{signed(hist_diff(ft, fl))} µs per job, server "
+                         f"CPU {signed(hist_diff(ft, fl, 'scpu'))} µs; "
+                         f"what is left for the row itself, the INSERT, "
+                         f"its redo and the key's check: "
+                         f"{signed(hist_diff(wi, wo) - hist_diff(ft, fl))} "
+                         f"µs).  jobrun with the table / the floor loop: "
+                         f"{fmt(hist_pair(wi, fl)[1], 2)} ×; without: "
+                         f"{fmt(hist_pair(wo, fl)[1], 2)} ×.  ")
+        p(text + f"Target ≥ 0.90: {verdict(r >= 0.9)}.", "")
+
+
 def ints(key):
     """A comma list of integers (bench/run's per-job figures)."""
     v = g(key)
@@ -1715,6 +1892,7 @@ def main():
     # --- summary --------------------------------------------------------------
     flow_wait_targets(targets)
     wait_targets(targets)
+    hist_targets(targets)
     summary = ["## Targets", ""]
     summary.append("| target | figure | |")
     summary.append("|---|---|---|")
@@ -1746,6 +1924,9 @@ def main():
 
     # --- 10. MariaDB and MySQL ----------------------------------------------------
     servers_section()
+
+    # --- 11. the attempt history ----------------------------------------------
+    hist_section()
 
     # --- suggestions ------------------------------------------------------------
     p("## Suggested changes to src/ (measured above)", "")
