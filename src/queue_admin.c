@@ -32,6 +32,9 @@
 	" AND next_run_at < NOW() - INTERVAL ? SECOND" \
 	" AND finished_at < NOW() - INTERVAL ? SECOND"
 #define AND_TYPE { Q_F_TYPE, 0, " AND" TYPE_IS }
+#define PURGE_INDEX { 0, 0, " FORCE INDEX (idx_" }, \
+	{ Q_F_TYPE, Q_F_PICK, "type_pick)" }, \
+	{ 0, Q_F_TYPE, "pick)" }, { Q_F_TYPE | Q_F_PICK, 0, "pick)" }
 
 /* Q_F_TYPE: of one type only (type, type before the rest). */
 const struct queue_sql queue_admin_sql[Q_COUNT] = {
@@ -93,16 +96,19 @@ const struct queue_sql queue_admin_sql[Q_COUNT] = {
 		{ Q_F_TYPE, 0, "type_status) WHERE" TYPE_IS " AND" },
 		{ 0, 0, " status = 'failed'" }, { 0, 0, NULL } },
 	    Q_F_TYPE, NULL, 0 },
+	/* Q_F_TYPE walks idx_type_pick's (status, type, next_run_at) range,
+	 * which holds that type's rows only, unless Q_F_PICK (a table
+	 * without sql/001_type_pick.sql): idx_pick's, other types' rows
+	 * read and passed over. */
 	[Q_PURGE] = { "purge jobs", (const struct queue_piece[]){
-		{ 0, 0, "DELETE j FROM %1$s AS j JOIN (SELECT id FROM %1$s"
-		    " FORCE INDEX (idx_pick)" PURGE_WHERE },
-		AND_TYPE,
+		{ 0, 0, "DELETE j FROM %1$s AS j JOIN (SELECT id FROM %1$s" },
+		PURGE_INDEX, { 0, 0, PURGE_WHERE }, AND_TYPE,
 		{ 0, 0, " ORDER BY next_run_at, id LIMIT ?) AS d USING (id)" },
-		{ 0, 0, NULL } }, Q_F_TYPE, NULL, 0 },
+		{ 0, 0, NULL } }, Q_F_TYPE | Q_F_PICK, NULL, 0 },
 	[Q_PURGE_COUNT] = { "count jobs to purge", (const struct queue_piece[]){
-		{ 0, 0, "SELECT COUNT(*) FROM %1$s FORCE INDEX (idx_pick)"
-		    PURGE_WHERE },
-		AND_TYPE, { 0, 0, NULL } }, Q_F_TYPE, NULL, 0 },
+		{ 0, 0, "SELECT COUNT(*) FROM %1$s" }, PURGE_INDEX,
+		{ 0, 0, PURGE_WHERE }, AND_TYPE, { 0, 0, NULL } },
+	    Q_F_TYPE | Q_F_PICK, NULL, 0 },
 };
 
 enum db_status
@@ -278,6 +284,15 @@ queue_requeue_failed(struct queue *q, const struct queue_scope *scope,
 	return st;
 }
 
+/* A purge's variant: of one type, on idx_type_pick when the table has it. */
+static unsigned
+purge_flags(struct queue *q, const struct queue_scope *scope)
+{
+	if (scope->type == NULL)
+		return 0;
+	return Q_F_TYPE | (queue_type_index(q) ? 0 : Q_F_PICK);
+}
+
 /* (status, age, age, [type, type]) of a purge. */
 static unsigned
 purge_args(struct db_arg *args, const struct queue_scope *scope)
@@ -292,7 +307,7 @@ enum db_status
 queue_purge(struct queue *q, const struct queue_scope *scope,
     unsigned long limit, uint64_t *deleted, char *err, size_t errlen)
 {
-	unsigned w = Q_PURGE | (scope->type != NULL ? Q_F_TYPE : 0);
+	unsigned w = Q_PURGE | purge_flags(q, scope);
 	struct db_arg args[6];
 	unsigned n = purge_args(args, scope);
 	enum db_status st;
@@ -309,7 +324,7 @@ queue_count_purgeable(struct queue *q, const struct queue_scope *scope,
 {
 	struct db_arg args[5];
 
-	return numbers(q, Q_PURGE_COUNT | (scope->type != NULL ? Q_F_TYPE : 0),
+	return numbers(q, Q_PURGE_COUNT | purge_flags(q, scope),
 	    args, purge_args(args, scope), count, 1, err, errlen);
 }
 

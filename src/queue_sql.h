@@ -285,6 +285,8 @@ void queue_conflict_pause(struct queue *q, unsigned attempt);
 /* Whether the table supports which (prepared once to see). */
 int queue_supports(struct queue *q, unsigned which, int *probed,
                    int *has);
+/* Whether the table has idx_type_pick (sql/001_type_pick.sql). */
+int queue_type_index(struct queue *q);
 /* The job claimed with token: its id, 0 for none. */
 enum db_status queue_claimed_by_token(struct queue *q, const char *token,
                                       uint64_t *id, char *err,

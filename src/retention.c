@@ -5,7 +5,8 @@
  * separate purge is needed.
  *
  * A run deletes at most RETENTION_BATCH rows per status and rule, with the
- * statement "jobrun purge" runs (a range of idx_pick, oldest first), before
+ * statement "jobrun purge" runs (a range of idx_pick, or of idx_type_pick
+ * for a type's own rule when the table has it, oldest first), before
  * its first claim: a cron line every minute removes up to that many a
  * minute, a steady trickle rather than one long DELETE that holds purge
  * back and locks a range for minutes.  Like recovery it is not limited by
