@@ -49,7 +49,7 @@ SRC  = admin argv audit backoff check cli command commands config config_file \
        handlers html_text http http_reply idle inspect latency libcurl lines \
        log main \
        metrics \
-       noop pause policy queue queue_admin queue_attempts queue_cycle \
+       noop pause policy queue queue_admin queue_archive queue_attempts queue_cycle \
        queue_info queue_read \
        queue_probe queue_report queue_run queue_schema rawjson replace \
        report retention run_attempts run_cmd run_stats \
@@ -337,7 +337,7 @@ MYSQL_TESTS = test/01-cli.t test/02-config.t test/03-connect.t test/10-success.t
               test/87-deadline.t test/88-cancel-running.t test/89-retention.t \
               test/90-http-edges.t test/91-exit-statuses.t test/92-reply-bytes.t \
               test/93-attempts.t \
-              test/94-audit.t
+              test/94-audit.t test/95-archive.t
 mysql-check: jobrun
 	contrib/install-deps debootstrap
 	contrib/throwaway-mysql root

@@ -20,17 +20,10 @@
 	" next_run_at = NOW(), finished_at = NULL, locked_by = NULL," \
 	" locked_until = NULL, updated_at = NOW()"
 
-/* Finished rows older than the cutoff.  next_run_at is never later than
- * finished_at for a row jobrun finished (a job runs after it is due;
- * cancel moves next_run_at to now at the latest), so the extra condition
- * on it lets the delete walk idx_pick's (status, next_run_at) range and
- * stop at the cutoff instead of reading every finished row.  A DELETE
- * takes no index hint and MariaDB plans it on idx_lock with a filesort
- * of every finished row per batch, so the batch's ids are picked by a
- * derived SELECT that can be forced onto idx_pick. */
-#define PURGE_WHERE " WHERE status = ?" \
-	" AND next_run_at < NOW() - INTERVAL ? SECOND" \
-	" AND finished_at < NOW() - INTERVAL ? SECOND"
+/* A DELETE takes no index hint and MariaDB plans it on idx_lock with a
+ * filesort of every finished row per batch, so the batch's ids are
+ * picked by a derived SELECT that can be forced onto idx_pick (PURGE_WHERE,
+ * queue_sql.h). */
 #define AND_TYPE { Q_F_TYPE, 0, " AND" TYPE_IS }
 #define PURGE_INDEX { 0, 0, " FORCE INDEX (idx_" }, \
 	{ Q_F_TYPE, Q_F_PICK, "type_pick)" }, \
@@ -284,18 +277,16 @@ queue_requeue_failed(struct queue *q, const struct queue_scope *scope,
 	return st;
 }
 
-/* A purge's variant: of one type, on idx_type_pick when the table has it. */
-static unsigned
-purge_flags(struct queue *q, const struct queue_scope *scope)
+unsigned
+queue_purge_flags(struct queue *q, const struct queue_scope *scope)
 {
 	if (scope->type == NULL)
 		return 0;
 	return Q_F_TYPE | (queue_type_index(q) ? 0 : Q_F_PICK);
 }
 
-/* (status, age, age, [type, type]) of a purge. */
-static unsigned
-purge_args(struct db_arg *args, const struct queue_scope *scope)
+unsigned
+queue_purge_args(struct db_arg *args, const struct queue_scope *scope)
 {
 	args[0] = DB_STR(scope->status);
 	args[1] = DB_NUM(scope->older_than);
@@ -307,9 +298,9 @@ enum db_status
 queue_purge(struct queue *q, const struct queue_scope *scope,
     unsigned long limit, uint64_t *deleted, char *err, size_t errlen)
 {
-	unsigned w = Q_PURGE | purge_flags(q, scope);
+	unsigned w = Q_PURGE | queue_purge_flags(q, scope);
 	struct db_arg args[6];
-	unsigned n = purge_args(args, scope);
+	unsigned n = queue_purge_args(args, scope);
 	enum db_status st;
 
 	args[n++] = DB_NUM(limit);
@@ -324,8 +315,8 @@ queue_count_purgeable(struct queue *q, const struct queue_scope *scope,
 {
 	struct db_arg args[5];
 
-	return numbers(q, Q_PURGE_COUNT | purge_flags(q, scope),
-	    args, purge_args(args, scope), count, 1, err, errlen);
+	return numbers(q, Q_PURGE_COUNT | queue_purge_flags(q, scope),
+	    args, queue_purge_args(args, scope), count, 1, err, errlen);
 }
 
 enum db_status
@@ -356,7 +347,7 @@ queue_purge_except(struct queue *q, const struct queue_scope *scope,
 	struct db_arg *args = xcalloc(n + 4, sizeof *args);
 	char *sql = xmalloc(sizeof head + 3 * n + sizeof tail);
 	size_t i, at = sizeof head - 1;
-	unsigned k = purge_args(args, &(struct queue_scope){ NULL,
+	unsigned k = queue_purge_args(args, &(struct queue_scope){ NULL,
 	    scope->status, scope->older_than, 0 });
 	enum db_status st;
 
