@@ -137,8 +137,9 @@ run jobrun --json
 after=$(reads)
 is "$(jget deleted <<<"$out")/$(left short success)/$(left bulk success)" \
     "10/5/5000" "without idx_type_pick, a type's rule deletes through idx_pick"
-ok "and reads the other type's old rows on the way ($((after - before)) reads)" \
-    test $((after - before)) -ge 5000
+without=$((after - before))
+ok "and reads the other type's old rows on the way ($without reads)" \
+    test "$without" -ge 5000
 sql "$(grep -v '^--' "$TOP/sql/001_type_pick.sql")"
 done_jobs 10 short success "INTERVAL 2 HOUR"
 before=$(reads)
@@ -146,5 +147,7 @@ run jobrun --json
 after=$(reads)
 is "$(jget deleted <<<"$out")/$(left short success)/$(left bulk success)" \
     "10/5/5000" "with idx_type_pick, the same rule deletes the same rows"
-ok "reading a handful of rows, not the 5000 of another type ($((after - before)) reads)" \
-    test $((after - before)) -lt 500
+# Both runs read as much besides (MySQL's data dictionary counts some
+# hundreds); the one through idx_type_pick skips the 5000 rows.
+ok "reading the 5000 rows of another type fewer ($((after - before)) reads, $without before)" \
+    test $((without - (after - before))) -ge 4900
