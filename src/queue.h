@@ -556,6 +556,16 @@ enum db_status queue_archive(struct queue *q, const char *archive,
                              const char *const *except, size_t n,
                              unsigned long limit, uint64_t *moved,
                              char *err, size_t errlen);
+/* Whether the archive takes the job table's rows: its insert prepared. */
+enum db_status queue_archive_probe(struct queue *q, const char *archive,
+                                   char *err, size_t errlen);
+/* The rows of scope (as queue_archive's) past their keep, counted up to
+ * cap at most: reads no more than cap index entries. */
+enum db_status queue_count_past(struct queue *q,
+                                const struct queue_scope *scope,
+                                const char *const *except, size_t n,
+                                unsigned long cap, uint64_t *count,
+                                char *err, size_t errlen);
 enum db_status queue_count_purgeable(struct queue *q,
                                      const struct queue_scope *scope,
                                      uint64_t *count, char *err,

@@ -1,6 +1,7 @@
 /*
- * queue_archive.c - retention's move of finished rows into [run]
- * archive_table (sql/012_archive.sql) instead of deleting them.
+ * queue_archive.c - retention's statements beside purge's: the move of
+ * finished rows into [run] archive_table (sql/012_archive.sql) instead of
+ * deleting them, and the bounded count of the rows past a rule.
  *
  * One transaction a batch, through queue_trx: the batch's ids are read
  * with FOR UPDATE, oldest first, on the range purge deletes from; the
@@ -48,10 +49,11 @@ struct move {
 	uint64_t moved;		/* by the last run of the body */
 };
 
-/* The locking read of a batch: purge's range (queue_admin.c), of one type,
- * or of every type but n others. */
+/* The read of a batch (then tail): purge's range (queue_admin.c), of one
+ * type, or of every type but n others. */
 static char *
-pick_text(struct queue *q, const struct queue_scope *scope, size_t n)
+pick_text(struct queue *q, const struct queue_scope *scope, size_t n,
+    const char *head, const char *tail)
 {
 	unsigned f = queue_purge_flags(q, scope);
 	const char *index = (f & Q_F_TYPE) != 0 && (f & Q_F_PICK) == 0 ?
@@ -60,16 +62,15 @@ pick_text(struct queue *q, const struct queue_scope *scope, size_t n)
 	char *sql = xmalloc(len);
 	size_t i;
 
-	at = (size_t)snprintf(sql, len, "SELECT id FROM %%1$s FORCE INDEX"
-	    " (%s)" PURGE_WHERE "%s", index, scope->type != NULL ?
+	at = (size_t)snprintf(sql, len, "%s FROM %%1$s FORCE INDEX"
+	    " (%s)" PURGE_WHERE "%s", head, index, scope->type != NULL ?
 	    " AND" TYPE_IS : n > 0 ? " AND CAST(type AS BINARY) NOT IN (" :
 	    "");
 	for (i = 0; i < n; i++) {
 		memcpy(sql + at, i > 0 ? ", ?" : "?", i > 0 ? 3 : 1);
 		at += i > 0 ? 3 : 1;
 	}
-	snprintf(sql + at, len - at, "%s ORDER BY next_run_at, id LIMIT ?"
-	    " FOR UPDATE", n > 0 ? ")" : "");
+	snprintf(sql + at, len - at, "%s%s", n > 0 ? ")" : "", tail);
 	return sql;
 }
 
@@ -170,6 +171,33 @@ move_batch(void *arg, struct queue_witness *w, char *err, size_t errlen)
 	return st;
 }
 
+/* The arguments of pick_text's read, then limit (malloc'ed). */
+static struct db_arg *
+range_args(const struct queue_scope *scope, const char *const *except,
+    size_t n, unsigned long limit, unsigned *nargs)
+{
+	struct db_arg *args = xcalloc(n + 6, sizeof *args);
+	size_t i;
+
+	*nargs = queue_purge_args(args, scope);
+	for (i = 0; scope->type == NULL && i < n; i++)
+		args[(*nargs)++] = DB_STR(except[i]);
+	args[(*nargs)++] = DB_NUM(limit);
+	return args;
+}
+
+/* The archive's columns: the job table's that jobrun knows. */
+static const char *
+archive_columns(struct queue *q)
+{
+	if (queue_resumable(q))
+		return queue_has_deadline(q) ?
+		    BASE_COLUMNS ", checkpoint, snoozes, deadline" :
+		    BASE_COLUMNS ", checkpoint, snoozes";
+	return queue_has_deadline(q) ? BASE_COLUMNS ", deadline" :
+	    BASE_COLUMNS;
+}
+
 enum db_status
 queue_archive(struct queue *q, const char *archive,
     const struct queue_scope *scope, const char *const *except, size_t n,
@@ -179,20 +207,13 @@ queue_archive(struct queue *q, const char *archive,
 	struct queue_trx t = { move_batch, NULL, NULL, &m,
 	    QUEUE_CLAIM_RETRIES + 1, 1, 0 };
 	enum db_status st;
-	size_t i;
 
 	*moved = 0;
 	db_quote_ident(archive, m.quoted, sizeof m.quoted);
-	m.columns = queue_resumable(q) ? queue_has_deadline(q) ?
-	    BASE_COLUMNS ", checkpoint, snoozes, deadline" :
-	    BASE_COLUMNS ", checkpoint, snoozes" : queue_has_deadline(q) ?
-	    BASE_COLUMNS ", deadline" : BASE_COLUMNS;
-	m.pick = pick_text(q, scope, scope->type != NULL ? 0 : n);
-	m.args = xcalloc(n + 6, sizeof *m.args);
-	m.nargs = queue_purge_args(m.args, scope);
-	for (i = 0; scope->type == NULL && i < n; i++)
-		m.args[m.nargs++] = DB_STR(except[i]);
-	m.args[m.nargs++] = DB_NUM(limit);
+	m.columns = archive_columns(q);
+	m.pick = pick_text(q, scope, scope->type != NULL ? 0 : n, "SELECT id",
+	    " ORDER BY next_run_at, id LIMIT ? FOR UPDATE");
+	m.args = range_args(scope, except, n, limit, &m.nargs);
 	m.ids = xcalloc(limit, sizeof *m.ids);
 	st = queue_trx(q, &t, err, errlen);
 	if (st == DB_OK)
@@ -200,5 +221,53 @@ queue_archive(struct queue *q, const char *archive,
 	free(m.ids);
 	free(m.args);
 	free(m.pick);
+	return st;
+}
+
+enum db_status
+queue_archive_probe(struct queue *q, const char *archive, char *err,
+    size_t errlen)
+{
+	static const char *const purposes[1] = { "archive jobs" };
+	static const char *const tables[1] = { QUEUE_OTHER_TABLE };
+	char quoted[2 * CFG_NAME_MAX + 8], text[1024];
+	const char *texts[1] = { text };
+	const char *columns = archive_columns(q);
+	struct queue_stmts *s;
+	enum db_status st;
+
+	db_quote_ident(archive, quoted, sizeof quoted);
+	snprintf(text, sizeof text, "INSERT INTO %%2$s (%s) SELECT %s FROM"
+	    " %%1$s WHERE FALSE", columns, columns);
+	s = queue_stmts_open(q, texts, purposes, tables, 1, quoted);
+	st = queue_stmts_prepare(s, 0, err, errlen);
+	queue_stmts_close(s);
+	return st;
+}
+
+enum db_status
+queue_count_past(struct queue *q, const struct queue_scope *scope,
+    const char *const *except, size_t n, unsigned long cap,
+    uint64_t *count, char *err, size_t errlen)
+{
+	size_t k = scope->type != NULL ? 0 : n;
+	char *sql = pick_text(q, scope, k, "SELECT COUNT(*) FROM (SELECT 1",
+	    " LIMIT ?) AS p");
+	unsigned nargs;
+	struct db_arg *args = range_args(scope, except, k, cap, &nargs);
+	struct queue_stmts *s = queue_stmts_once(q, sql,
+	    "count jobs past their keep", QUEUE_JOBS_TABLE);
+	char *col[1] = { NULL };
+	enum db_status st;
+	int found;
+
+	*count = 0;
+	st = queue_stmts_one(s, 0, args, nargs, col, 1, &found, err, errlen);
+	if (st == DB_OK && found)
+		*count = queue_number(col[0]);
+	free(col[0]);
+	queue_stmts_close(s);
+	free(args);
+	free(sql);
 	return st;
 }

@@ -21,12 +21,10 @@
 #include <stdlib.h>
 
 #include "queue_schema.h"
+#include "retention_view.h"
 #include "runner.h"
 #include "runner_int.h"
 #include "util.h"
-
-/* Rows deleted at most per status and rule, per run. */
-#define RETENTION_BATCH 1000
 
 static const char *const statuses[2] = {
 	[CFG_KEEP_SUCCESS] = QUEUE_SUCCESS, [CFG_KEEP_FAILED] = QUEUE_FAILED,

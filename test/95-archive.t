@@ -8,7 +8,7 @@
 # the run warns, naming the migration when the table is missing.
 . "${0%/*}/lib.sh"
 
-plan 19
+plan 23
 setup_db
 for m in 002_checkpoint 009_deadline 012_archive; do
 	sql "$(grep -v '^--' "$TOP/sql/$m.sql")" ||
@@ -134,3 +134,26 @@ is "$(($(count polling_jobs_archive) - 1540))/$((live - $(count polling_jobs)))"
     "the archive gained exactly the rows the job table lost"
 is "$(sql "SELECT COUNT(DISTINCT id) FROM polling_jobs_archive")" \
     "$(count polling_jobs_archive)" "no job is in the archive twice"
+
+# --- status: each rule, its keep and the rows past it (counted to 1000) ---
+done_jobs 1 a success "INTERVAL 9 DAY"
+done_jobs 5 a failed "INTERVAL 40 DAY"
+run jobrun status
+is "$(sed -n '/^Retention/,$p' <<<"$out")" "Retention: finished jobs past their keep are moved to polling_jobs_archive, 1000 a run per rule:
+RULE                             STATUS       KEEP     PAST
+[type.short]                     success        1h        0
+[run]                            success        7d    1000+
+[run]                            failed        30d        5" \
+    "status lists each rule, its keep and the rows past it, 1000+ past the cap"
+run jobrun status --json
+is "$(jpy 'json.dumps(d["retention"], sort_keys=True)' <<<"$out")" \
+    '{"archive_table": "polling_jobs_archive", "past_cap": 1000, "rules": [{"keep_seconds": 3600, "past": 0, "past_capped": false, "status": "success", "type": "short"}, {"keep_seconds": 604800, "past": 1000, "past_capped": true, "status": "success", "type": null}, {"keep_seconds": 2592000, "past": 5, "past_capped": false, "status": "failed", "type": null}]}' \
+    "status --json gives the same, the capped count flagged"
+run jobrun check
+is "$(grep retention <<<"$out")" "ok       retention: [type.short] keep_success 1h, [run] keep_success 7d, [run] keep_failed 30d; past it, jobs are moved to archive_table polling_jobs_archive" \
+    "check says what retention is configured"
+sed -i 's/^archive_table = .*/archive_table = no_archive/' "$CONF"
+run jobrun check --json
+is "$rc/$(jpy '[c["level"] + ": " + c["message"] for c in d["checks"] if "archive_table no_archive:" in c["message"]][0]' <<<"$out")" \
+    "78/problem: retention moves nothing to archive_table no_archive: archive jobs in \`no_archive\`: prepare: Table '$DB.no_archive' doesn't exist" \
+    "and that an archive_table it cannot fill is a problem"
