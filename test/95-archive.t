@@ -8,7 +8,7 @@
 # the run warns, naming the migration when the table is missing.
 . "${0%/*}/lib.sh"
 
-plan 23
+plan 25
 setup_db
 for m in 002_checkpoint 009_deadline 012_archive; do
 	sql "$(grep -v '^--' "$TOP/sql/$m.sql")" ||
@@ -152,6 +152,21 @@ is "$(jpy 'json.dumps(d["retention"], sort_keys=True)' <<<"$out")" \
 run jobrun check
 is "$(grep retention <<<"$out")" "ok       retention: [type.short] keep_success 1h, [run] keep_success 7d, [run] keep_failed 30d; past it, jobs are moved to archive_table polling_jobs_archive" \
     "check says what retention is configured"
+run jobrun report --json
+is "$(jpy 'json.dumps(d["retention"], sort_keys=True)' <<<"$out")" \
+    "$(jobrun status --json | jpy 'json.dumps(d["retention"], sort_keys=True)')" \
+    "report --json gives status's retention figures"
+run jobrun report --html="$T/page.html"
+is "$(sed -n '/<h2 id="retention">/,/<\/table>/p' "$T/page.html")" '<h2 id="retention">Retention</h2>
+<p class="note">Finished jobs past their keep are moved to archive_table polling_jobs_archive, 1000 a run per rule; past 1000, the count stops.</p>
+<table>
+<thead><tr><th>Rule</th><th>Status</th><th class="n">Keep</th><th class="n">Past</th></tr></thead>
+<tbody>
+<tr><td>[type.short]</td><td>success</td><td class="n">1h</td><td class="n">0</td></tr>
+<tr><td>[run]</td><td>success</td><td class="n">7d</td><td class="n">1000+</td></tr>
+<tr><td>[run]</td><td>failed</td><td class="n">30d</td><td class="n">5</td></tr>
+</tbody>
+</table>' "and the report's page a table of them"
 sed -i 's/^archive_table = .*/archive_table = no_archive/' "$CONF"
 run jobrun check --json
 is "$rc/$(jpy '[c["level"] + ": " + c["message"] for c in d["checks"] if "archive_table no_archive:" in c["message"]][0]' <<<"$out")" \
