@@ -59,6 +59,7 @@
  *   [--type-index]    one type, claimed with idx_type_pick (Q_CLAIM | Q_F_TYPE)
  *   [--round=N] [--in-trx] [--max-seconds=S] [--plain] [--skip-locked]
  *   [--mark-trx]      drain: each mark in START TRANSACTION ... COMMIT
+ *   [--claims-out=FILE]  drain: each claim's time in µs, one a line
  *   [--repeatable-read]  drain and claims keep the server's default
  *                        isolation instead of jobrun's READ COMMITTED
  *
@@ -85,6 +86,7 @@ static const char *types[MAX_TYPES];
 static size_t ntypes;
 static int opt_type_index, opt_in_trx, opt_plain, opt_skip_locked, opt_rr;
 static int opt_mark_trx;
+static const char *opt_claims_out;	/* drain: each claim's µs, a line */
 static unsigned long opt_round, opt_max_seconds;
 
 static void
@@ -478,6 +480,7 @@ cmd_drain(void)
 	unsigned long long id = 0, n = 0;
 	double t0, t1, t2, t3, tc = 0, tr = 0, tm = 0, start, total;
 	int i, rc, ncols = 11;
+	FILE *claims_out = NULL;
 
 	claimer_init(m, &cl);
 	/* jobrun's read: the job, next_run_at for the cursor, its start
@@ -507,6 +510,9 @@ cmd_drain(void)
 	if (mysql_stmt_bind_result(rd, res) != 0)
 		die("bind result: %s", mysql_stmt_error(rd));
 	token_prefix(prefix, sizeof prefix);
+	if (opt_claims_out != NULL &&
+	    (claims_out = fopen(opt_claims_out, "w")) == NULL)
+		die("%s: %s", opt_claims_out, strerror(errno));
 	start = now_us();
 	for (;;) {
 		claim_token(&cl.plain, prefix, n + 1);
@@ -514,6 +520,8 @@ cmd_drain(void)
 		id = claimer_claim(&cl);
 		t1 = now_us();
 		tc += t1 - t0;
+		if (claims_out != NULL)
+			fprintf(claims_out, "%.0f\n", t1 - t0);
 		if (id == 0)
 			break;
 		while (execute_or_conflict(rd))
@@ -548,6 +556,8 @@ cmd_drain(void)
 		n++;
 	}
 	total = now_us() - start;
+	if (claims_out != NULL && fclose(claims_out) != 0)
+		die("%s: %s", opt_claims_out, strerror(errno));
 	printf("jobs=%llu seconds=%.3f jobs_per_s=%.1f us_per_job=%.1f "
 	    "us_claim=%.1f us_read=%.1f us_mark=%.1f conflicts=%lu "
 	    "cursor_fallbacks=%lu head_claims=%lu\n", n, total / 1e6,
@@ -868,6 +878,8 @@ main(int argc, char **argv)
 			opt_plain = 1;
 		else if (strcmp(a, "--mark-trx") == 0)
 			opt_mark_trx = 1;
+		else if (strncmp(a, "--claims-out=", 13) == 0)
+			opt_claims_out = a + 13;
 		else if (strcmp(a, "--skip-locked") == 0)
 			opt_skip_locked = 1;
 		else if (strcmp(a, "--repeatable-read") == 0)

@@ -32,6 +32,7 @@
 #include "libcurl.h"
 #include "queue_schema.h"
 #include "report.h"
+#include "retention_view.h"
 #include "schedule.h"
 #include "utf8.h"
 #include "util.h"
@@ -561,6 +562,26 @@ check_audit(struct ctx *c, struct report *r)
 		check_unused(r, "the record of operators' changes (audit)", &a);
 }
 
+/* Retention's rules, said; an archive_table the account cannot fill is a
+ * problem: retention deletes nothing until it can. */
+static void
+check_retention(struct ctx *c, struct report *r)
+{
+	struct retention_view v = { NULL, 0, NULL };
+	char err[1024], line[1024];
+
+	retention_view_read(&c->cfg, c->q, 0, &v, err, sizeof err);
+	retention_view_summary(&v, line, sizeof line);
+	note(r, OK, NULL, "%s", line);
+	if (v.archive != NULL &&
+	    queue_archive_probe(c->q, v.archive, err, sizeof err) != DB_OK)
+		note(r, PROBLEM, "apply sql/012_archive.sql (the table under "
+		    "the configured name) and GRANT INSERT on it to jobrun's "
+		    "account", "retention moves nothing to archive_table %s: "
+		    "%s", v.archive, err);
+	retention_view_free(&v);
+}
+
 /* The bytes a "varbinary(N)" column holds. */
 static unsigned long
 type_bytes(const char *column)
@@ -745,6 +766,7 @@ cmd_check(struct ctx *c)
 		check_latency(c, &r);
 		check_history(c, &r);
 		check_audit(c, &r);
+		check_retention(c, &r);
 	}
 	if (st == DB_OK && usable)
 		st = check_flow(c, &r, err, sizeof err);

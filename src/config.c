@@ -119,6 +119,8 @@ static const struct cfg_key keys[] = {
 	{ .section = "run", .key = "keep_failed", .kind = CFG_DURATION,
 	  .offset = CFG_FIELD(struct cfg, run.keep[CFG_KEEP_FAILED],
 	  unsigned long), .def = "0" },
+	STRING("run", "archive_table", run.archive_table, NULL,
+	    cfg_check_table),
 	BOOL("run", "single", run.single, "no"),
 	BOOL("run", "wait", run.wait, "no"),
 	ENUM("run", "log", run.syslog, log_names, "stderr"),

@@ -78,6 +78,9 @@ struct cfg_run {
 	/* keep_success, keep_failed: seconds finished rows are kept, 0 for
 	 * ever (retention.c) */
 	unsigned long keep[2];
+	/* archive_table: where retention moves those rows instead of
+	 * deleting them (queue_archive.c), or NULL */
+	char *archive_table;
 	int syslog;		/* log: 0 stderr, 1 syslog (in that order) */
 	char *metrics_file;	/* Prometheus textfile, or NULL */
 };

@@ -61,6 +61,7 @@ dash_free(struct dash *d)
 	}
 	free(d->last);
 	latency_view_free(&d->latency);
+	retention_view_free(&d->retention);
 	json_decref(d->changes);
 	memset(d, 0, sizeof *d);
 }
@@ -256,6 +257,9 @@ dash_gather(struct ctx *c, struct dash *d, char *err, size_t errlen)
 		st = latency_read(c->q, NULL, &d->latency, err, errlen);
 	if (st == DB_OK)
 		st = gather_changes(c, d, err, errlen);
+	if (st == DB_OK)
+		st = retention_view_read(&c->cfg, c->q, 1, &d->retention, err,
+		    errlen);
 	queue_backlog_free(&b);
 	free(known);
 	return st;
@@ -363,6 +367,8 @@ dash_json(const struct dash *d)
 	if (d->latency.present)
 		json_object_set_new(doc, "start_latency",
 		    latency_json(&d->latency));
+	if ((t = retention_view_json(&d->retention)) != NULL)
+		json_object_set_new(doc, "retention", t);
 	if (d->changes != NULL)
 		json_object_set_new(doc, "operator_changes",
 		    json_incref(d->changes));

@@ -16,6 +16,7 @@
 
 #include "attempts.h"
 #include "latency.h"
+#include "retention_view.h"
 
 #define DASH_HOURS 24		/* the charts' hours, the current one last */
 #define DASH_FAILURES 20	/* the latest failures listed */
@@ -60,6 +61,7 @@ struct dash {
 	size_t nlast;
 	int has_history;	/* the table has sql/010's attempts */
 	struct latency_view latency;	/* with sql/008_start_latency.sql */
+	struct retention_view retention;	/* keep_* rules, rows past */
 	json_t *changes;	/* with sql/011_audit.sql: the last
 				 * AUDIT_REPORT_ROWS operators' changes, as
 				 * audit_report_json gives them; else NULL */

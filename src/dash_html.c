@@ -364,6 +364,37 @@ section_latency(FILE *f, const struct dash *d)
 	    line);
 }
 
+/* --- retention ---------------------------------------------------------- */
+
+static void
+section_retention(FILE *f, const struct dash *d)
+{
+	const struct retention_view *v = &d->retention;
+	char keep[32], past[32];
+	size_t i;
+
+	if (v->n == 0)
+		return;	/* no keep_success, keep_failed */
+	fprintf(f, "<h2 id=\"retention\">Retention</h2>\n<p class=\"note\">"
+	    "Finished jobs past their keep are %s%s, %d a run per rule; past "
+	    "%d, the count stops.</p>\n<table>\n<thead><tr><th>Rule</th>"
+	    "<th>Status</th><th class=\"n\">Keep</th><th class=\"n\">Past"
+	    "</th></tr></thead>\n<tbody>\n", v->archive != NULL ?
+	    "moved to archive_table " : "deleted", v->archive != NULL ?
+	    v->archive : "", RETENTION_BATCH, RETENTION_VIEW_CAP);
+	for (i = 0; i < v->n; i++) {
+		const struct retention_rule *r = &v->rules[i];
+
+		fputs("<tr><td>", f);
+		dash_html_text(f, r->rule, strlen(r->rule), TEXT_MAX, 0);
+		fprintf(f, "</td><td>%s</td><td class=\"n\">%s</td>"
+		    "<td class=\"n\">%s</td></tr>\n", r->status,
+		    retention_keep_words(r->keep, keep, sizeof keep),
+		    retention_past_words(r, past, sizeof past));
+	}
+	fputs("</tbody>\n</table>\n", f);
+}
+
 /* --- operators' changes ------------------------------------------------- */
 
 /* A member of a row of d->changes as text ("" when not a string). */
@@ -414,6 +445,7 @@ static void (*const sections[])(FILE *, const struct dash *) = {
 	section_hours,
 	section_failures,
 	section_history,
+	section_retention,
 	section_changes,
 };
 

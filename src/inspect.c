@@ -22,6 +22,7 @@
 #include "queue_schema.h"
 #include "rawjson.h"
 #include "report.h"
+#include "retention_view.h"
 #include "schedule.h"
 #include "utf8.h"
 #include "util.h"
@@ -122,7 +123,8 @@ print_status_text(const struct ctx *c, const struct queue_backlog *b)
 
 static void
 print_status_json(const struct ctx *c, const struct queue_backlog *b,
-    json_t *schedules, json_t *fan_ins, json_t *flow, json_t *latency)
+    json_t *schedules, json_t *fan_ins, json_t *flow, json_t *latency,
+    json_t *retention)
 {
 	json_t *types = json_array(), *unhandled = json_array();
 	const char *handler;
@@ -151,9 +153,10 @@ print_status_json(const struct ctx *c, const struct queue_backlog *b,
 	}
 	/* "flow" only with the control table: documents of tables without
 	 * it keep their keys. */
-	report_json(json_pack("{s:o,s:o,s:o*,s:o*,s:o*,s:o*}", "types", types,
-	    "unhandled", unhandled, "schedules", schedules, "fan_ins",
-	    fan_ins, "flow", flow, "start_latency", latency));
+	report_json(json_pack("{s:o,s:o,s:o*,s:o*,s:o*,s:o*,s:o*}", "types",
+	    types, "unhandled", unhandled, "schedules", schedules, "fan_ins",
+	    fan_ins, "flow", flow, "start_latency", latency, "retention",
+	    retention));
 }
 
 /* With the latency table, one line under the types' table. */
@@ -309,6 +312,7 @@ cmd_status(struct ctx *c)
 	struct fanin_view *fv = NULL;
 	size_t nfv = 0;
 	struct latency_view lv = { 0 };
+	struct retention_view rv = { NULL, 0, NULL };
 	struct fanin fi;
 	struct flow *f = NULL;
 	char err[1024];
@@ -334,12 +338,16 @@ cmd_status(struct ctx *c)
 		st = flow_read(f, c->cli.type, &fs, err, sizeof err);
 	if (st == DB_OK)
 		st = latency_read(c->q, c->cli.type, &lv, err, sizeof err);
+	if (st == DB_OK)
+		st = retention_view_read(&c->cfg, c->q, 1, &rv, err,
+		    sizeof err);
 	if (st != DB_OK)
 		cmd_db_error(c, st, err);
 	else if (c->cli.json)
 		print_status_json(c, &b, nsched > 0 ? schedules_json(v, nsched) :
 		    NULL, fi.active ? fanins_json(fv, nfv) : NULL,
-		    f != NULL ? flow_json(&fs) : NULL, latency_json(&lv));
+		    f != NULL ? flow_json(&fs) : NULL, latency_json(&lv),
+		    retention_view_json(&rv));
 	else {
 		print_status_text(c, &b);
 		print_latency_text(&lv);
@@ -348,7 +356,9 @@ cmd_status(struct ctx *c)
 		print_fanins_text(fv, nfv);
 		if (f != NULL)
 			print_flow_text(c, f, &fs);
+		retention_view_print(&rv);
 	}
+	retention_view_free(&rv);
 	fanin_list_free(fv, nfv);
 	fanin_close(&fi);
 	latency_view_free(&lv);

@@ -548,6 +548,24 @@ enum db_status queue_purge_except(struct queue *q,
                                   const char *const *except, size_t n,
                                   unsigned long limit, uint64_t *deleted,
                                   char *err, size_t errlen);
+/* Up to limit finished jobs of scope (but the types except[0..n-1] when
+ * scope has no type) moved into the table archive, one transaction
+ * (queue_archive.c): *moved says how many; on an error none is. */
+enum db_status queue_archive(struct queue *q, const char *archive,
+                             const struct queue_scope *scope,
+                             const char *const *except, size_t n,
+                             unsigned long limit, uint64_t *moved,
+                             char *err, size_t errlen);
+/* Whether the archive takes the job table's rows: its insert prepared. */
+enum db_status queue_archive_probe(struct queue *q, const char *archive,
+                                   char *err, size_t errlen);
+/* The rows of scope (as queue_archive's) past their keep, counted up to
+ * cap at most: reads no more than cap index entries. */
+enum db_status queue_count_past(struct queue *q,
+                                const struct queue_scope *scope,
+                                const char *const *except, size_t n,
+                                unsigned long cap, uint64_t *count,
+                                char *err, size_t errlen);
 enum db_status queue_count_purgeable(struct queue *q,
                                      const struct queue_scope *scope,
                                      uint64_t *count, char *err,

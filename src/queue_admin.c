@@ -20,18 +20,14 @@
 	" next_run_at = NOW(), finished_at = NULL, locked_by = NULL," \
 	" locked_until = NULL, updated_at = NOW()"
 
-/* Finished rows older than the cutoff.  next_run_at is never later than
- * finished_at for a row jobrun finished (a job runs after it is due;
- * cancel moves next_run_at to now at the latest), so the extra condition
- * on it lets the delete walk idx_pick's (status, next_run_at) range and
- * stop at the cutoff instead of reading every finished row.  A DELETE
- * takes no index hint and MariaDB plans it on idx_lock with a filesort
- * of every finished row per batch, so the batch's ids are picked by a
- * derived SELECT that can be forced onto idx_pick. */
-#define PURGE_WHERE " WHERE status = ?" \
-	" AND next_run_at < NOW() - INTERVAL ? SECOND" \
-	" AND finished_at < NOW() - INTERVAL ? SECOND"
+/* A DELETE takes no index hint and MariaDB plans it on idx_lock with a
+ * filesort of every finished row per batch, so the batch's ids are
+ * picked by a derived SELECT that can be forced onto idx_pick (PURGE_WHERE,
+ * queue_sql.h). */
 #define AND_TYPE { Q_F_TYPE, 0, " AND" TYPE_IS }
+#define PURGE_INDEX { 0, 0, " FORCE INDEX (idx_" }, \
+	{ Q_F_TYPE, Q_F_PICK, "type_pick)" }, \
+	{ 0, Q_F_TYPE, "pick)" }, { Q_F_TYPE | Q_F_PICK, 0, "pick)" }
 
 /* Q_F_TYPE: of one type only (type, type before the rest). */
 const struct queue_sql queue_admin_sql[Q_COUNT] = {
@@ -93,16 +89,19 @@ const struct queue_sql queue_admin_sql[Q_COUNT] = {
 		{ Q_F_TYPE, 0, "type_status) WHERE" TYPE_IS " AND" },
 		{ 0, 0, " status = 'failed'" }, { 0, 0, NULL } },
 	    Q_F_TYPE, NULL, 0 },
+	/* Q_F_TYPE walks idx_type_pick's (status, type, next_run_at) range,
+	 * which holds that type's rows only, unless Q_F_PICK (a table
+	 * without sql/001_type_pick.sql): idx_pick's, other types' rows
+	 * read and passed over. */
 	[Q_PURGE] = { "purge jobs", (const struct queue_piece[]){
-		{ 0, 0, "DELETE j FROM %1$s AS j JOIN (SELECT id FROM %1$s"
-		    " FORCE INDEX (idx_pick)" PURGE_WHERE },
-		AND_TYPE,
+		{ 0, 0, "DELETE j FROM %1$s AS j JOIN (SELECT id FROM %1$s" },
+		PURGE_INDEX, { 0, 0, PURGE_WHERE }, AND_TYPE,
 		{ 0, 0, " ORDER BY next_run_at, id LIMIT ?) AS d USING (id)" },
-		{ 0, 0, NULL } }, Q_F_TYPE, NULL, 0 },
+		{ 0, 0, NULL } }, Q_F_TYPE | Q_F_PICK, NULL, 0 },
 	[Q_PURGE_COUNT] = { "count jobs to purge", (const struct queue_piece[]){
-		{ 0, 0, "SELECT COUNT(*) FROM %1$s FORCE INDEX (idx_pick)"
-		    PURGE_WHERE },
-		AND_TYPE, { 0, 0, NULL } }, Q_F_TYPE, NULL, 0 },
+		{ 0, 0, "SELECT COUNT(*) FROM %1$s" }, PURGE_INDEX,
+		{ 0, 0, PURGE_WHERE }, AND_TYPE, { 0, 0, NULL } },
+	    Q_F_TYPE | Q_F_PICK, NULL, 0 },
 };
 
 enum db_status
@@ -278,9 +277,16 @@ queue_requeue_failed(struct queue *q, const struct queue_scope *scope,
 	return st;
 }
 
-/* (status, age, age, [type, type]) of a purge. */
-static unsigned
-purge_args(struct db_arg *args, const struct queue_scope *scope)
+unsigned
+queue_purge_flags(struct queue *q, const struct queue_scope *scope)
+{
+	if (scope->type == NULL)
+		return 0;
+	return Q_F_TYPE | (queue_type_index(q) ? 0 : Q_F_PICK);
+}
+
+unsigned
+queue_purge_args(struct db_arg *args, const struct queue_scope *scope)
 {
 	args[0] = DB_STR(scope->status);
 	args[1] = DB_NUM(scope->older_than);
@@ -292,9 +298,9 @@ enum db_status
 queue_purge(struct queue *q, const struct queue_scope *scope,
     unsigned long limit, uint64_t *deleted, char *err, size_t errlen)
 {
-	unsigned w = Q_PURGE | (scope->type != NULL ? Q_F_TYPE : 0);
+	unsigned w = Q_PURGE | queue_purge_flags(q, scope);
 	struct db_arg args[6];
-	unsigned n = purge_args(args, scope);
+	unsigned n = queue_purge_args(args, scope);
 	enum db_status st;
 
 	args[n++] = DB_NUM(limit);
@@ -309,8 +315,8 @@ queue_count_purgeable(struct queue *q, const struct queue_scope *scope,
 {
 	struct db_arg args[5];
 
-	return numbers(q, Q_PURGE_COUNT | (scope->type != NULL ? Q_F_TYPE : 0),
-	    args, purge_args(args, scope), count, 1, err, errlen);
+	return numbers(q, Q_PURGE_COUNT | queue_purge_flags(q, scope),
+	    args, queue_purge_args(args, scope), count, 1, err, errlen);
 }
 
 enum db_status
@@ -341,7 +347,7 @@ queue_purge_except(struct queue *q, const struct queue_scope *scope,
 	struct db_arg *args = xcalloc(n + 4, sizeof *args);
 	char *sql = xmalloc(sizeof head + 3 * n + sizeof tail);
 	size_t i, at = sizeof head - 1;
-	unsigned k = purge_args(args, &(struct queue_scope){ NULL,
+	unsigned k = queue_purge_args(args, &(struct queue_scope){ NULL,
 	    scope->status, scope->older_than, 0 });
 	enum db_status st;
 

@@ -149,10 +149,11 @@ queue_mark_success_many(struct queue *q, const uint64_t *ids,
 	return st;
 }
 
-/* Whether the single-type claim can use idx_type_pick: tried once, by
- * preparing it; a table without the index falls back to idx_pick. */
-static int
-type_index_usable(struct queue *q)
+/* Whether the single-type statements (the claim, a type's purge) can use
+ * idx_type_pick: tried once, by preparing the claim; a table without the
+ * index falls back to idx_pick. */
+int
+queue_type_index(struct queue *q)
 {
 	return queue_supports(q, Q_CLAIM | Q_F_TYPE, &q->caps.type_index_probed,
 	    &q->caps.type_index);
@@ -177,7 +178,7 @@ queue_claim_stmt(struct queue *q, size_t ntypes, unsigned *spread)
 				*slot = NULL;
 			}
 	q->claim_types = ntypes;
-	if (ntypes == 1 && type_index_usable(q)) {
+	if (ntypes == 1 && queue_type_index(q)) {
 		*spread = Q_CLAIM | Q_F_TYPE | Q_F_SPREAD;
 		return Q_CLAIM | Q_F_TYPE;
 	}

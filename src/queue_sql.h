@@ -144,6 +144,16 @@ _Static_assert(QUEUE_GROUP_MAX == 16, "GROUP_LIST has 16 places");
 	"  'failed', 'pending')," \
 	" locked_by = NULL, locked_until = NULL, updated_at = NOW()"
 
+/* Finished rows older than the cutoff: (status, age, age).  next_run_at is
+ * never later than finished_at for a row jobrun finished (a job runs after
+ * it is due; cancel moves next_run_at to now at the latest), so the extra
+ * condition on it lets purge and retention walk idx_pick's (status,
+ * next_run_at) range and stop at the cutoff instead of reading every
+ * finished row. */
+#define PURGE_WHERE " WHERE status = ?" \
+	" AND next_run_at < NOW() - INTERVAL ? SECOND" \
+	" AND finished_at < NOW() - INTERVAL ? SECOND"
+
 /* The last_error Q_CANCEL writes, compared byte for byte: a failed job
  * with it was cancelled. */
 #define CANCELLED "BINARY 'cancelled by operator'"
@@ -285,6 +295,15 @@ void queue_conflict_pause(struct queue *q, unsigned attempt);
 /* Whether the table supports which (prepared once to see). */
 int queue_supports(struct queue *q, unsigned which, int *probed,
                    int *has);
+/* Whether the table has idx_type_pick (sql/001_type_pick.sql). */
+int queue_type_index(struct queue *q);
+/* A purge's variant (queue_admin.c): Q_F_TYPE for one type, on
+ * idx_type_pick when the table has it (else Q_F_PICK too, idx_pick). */
+unsigned queue_purge_flags(struct queue *q, const struct queue_scope *scope);
+/* A purge's arguments into args: (status, age, age, [type, type]); how
+ * many. */
+unsigned queue_purge_args(struct db_arg *args,
+                          const struct queue_scope *scope);
 /* The job claimed with token: its id, 0 for none. */
 enum db_status queue_claimed_by_token(struct queue *q, const char *token,
                                       uint64_t *id, char *err,

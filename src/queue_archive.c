@@ -1,0 +1,273 @@
+/*
+ * queue_archive.c - retention's statements beside purge's: the move of
+ * finished rows into [run] archive_table (sql/012_archive.sql) instead of
+ * deleting them, and the bounded count of the rows past a rule.
+ *
+ * One transaction a batch, through queue_trx: the batch's ids are read
+ * with FOR UPDATE, oldest first, on the range purge deletes from; the
+ * rows of exactly those ids are inserted into the archive, then deleted.
+ * The locks hold the rows from the read to the COMMIT, so both
+ * statements act on the same rows, and each must change all of them or
+ * the batch is rolled back.  A second runner keeping the table at the
+ * same time waits for the first's rows and then reads past them (a
+ * locking read sees the latest committed rows, under READ COMMITTED as
+ * under REPEATABLE READ): no row is archived twice.  An insert that
+ * fails (no table, no grant, a trigger's error) rolls the batch back: no
+ * row is deleted without being archived.
+ *
+ * The columns are named, not "*": the archive may order them otherwise
+ * (the job table's migrations add theirs at its end).  sql/002's and
+ * sql/009's are copied when the job table has them, and then the archive
+ * must have them too: an archive that lacks one stops retention with
+ * "Unknown column" rather than losing a checkpoint or a deadline.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "queue_sql.h"
+#include "util.h"
+
+#define ARCHIVE_MIGRATION "sql/012_archive.sql"
+
+#define BASE_COLUMNS "id, business_key, type, payload, status, attempts," \
+	" max_attempts, next_run_at, locked_by, locked_until, last_error," \
+	" created_at, updated_at, finished_at"
+
+/* One rule's moves: what the body of a transaction needs. */
+struct move {
+	struct queue *q;
+	const char *name;	/* the archive, as configured */
+	char quoted[2 * CFG_NAME_MAX + 8];
+	const char *columns;
+	char *pick;		/* the batch's locking read */
+	struct db_arg *args;	/* and its arguments */
+	unsigned nargs;
+	unsigned long limit;
+	uint64_t *ids;
+	uint64_t moved;		/* by the last run of the body */
+};
+
+/* The read of a batch (then tail): purge's range (queue_admin.c), of one
+ * type, or of every type but n others. */
+static char *
+pick_text(struct queue *q, const struct queue_scope *scope, size_t n,
+    const char *head, const char *tail)
+{
+	unsigned f = queue_purge_flags(q, scope);
+	const char *index = (f & Q_F_TYPE) != 0 && (f & Q_F_PICK) == 0 ?
+	    "idx_type_pick" : "idx_pick";
+	size_t len = 600 + 3 * n, at;
+	char *sql = xmalloc(len);
+	size_t i;
+
+	at = (size_t)snprintf(sql, len, "%s FROM %%1$s FORCE INDEX"
+	    " (%s)" PURGE_WHERE "%s", head, index, scope->type != NULL ?
+	    " AND" TYPE_IS : n > 0 ? " AND CAST(type AS BINARY) NOT IN (" :
+	    "");
+	for (i = 0; i < n; i++) {
+		memcpy(sql + at, i > 0 ? ", ?" : "?", i > 0 ? 3 : 1);
+		at += i > 0 ? 3 : 1;
+	}
+	snprintf(sql + at, len - at, "%s%s", n > 0 ? ")" : "", tail);
+	return sql;
+}
+
+/* The batch's ids into m->ids; how many (or -1, err set). */
+static long
+pick_batch(struct move *m, char *err, size_t errlen)
+{
+	struct queue_stmts *s = queue_stmts_once(m->q, m->pick,
+	    "pick jobs to archive", QUEUE_JOBS_TABLE);
+	char *col[1] = { NULL };
+	long n = 0;
+	int rc = 0;
+
+	if (queue_stmts_run(s, 0, m->args, m->nargs, err, errlen) != DB_OK)
+		n = -1;
+	while (n >= 0 && (rc = queue_stmts_fetch(s, 0, col, 1, err,
+	    errlen)) > 0) {
+		if ((unsigned long)n < m->limit)
+			m->ids[n++] = queue_number(col[0]);
+		db_free_cols(col, 1);
+	}
+	if (rc < 0)
+		n = -1;
+	queue_stmts_close(s);
+	return n;
+}
+
+/* "... WHERE id IN (?, ...)" for n ids (malloc'ed). */
+static char *
+by_ids(const char *head, size_t n)
+{
+	size_t len = strlen(head) + 3 * n + 2, at = strlen(head), i;
+	char *sql = xmalloc(len);
+
+	memcpy(sql, head, at);
+	for (i = 0; i < n; i++) {
+		memcpy(sql + at, i > 0 ? ", ?" : "?", i > 0 ? 3 : 1);
+		at += i > 0 ? 3 : 1;
+	}
+	memcpy(sql + at, ")", 2);
+	return sql;
+}
+
+/* Insert and delete the n picked rows; each statement must change all. */
+static enum db_status
+move_rows(struct move *m, size_t n, char *err, size_t errlen)
+{
+	static const char *const purposes[2] = { "archive jobs",
+	    "delete archived jobs" };
+	static const char *const tables[2] = { QUEUE_OTHER_TABLE,
+	    QUEUE_JOBS_TABLE };
+	char head[512];
+	const char *texts[2];
+	struct db_arg *args = xcalloc(n, sizeof *args);
+	struct queue_stmts *s;
+	enum db_status st = DB_OK;
+	size_t i;
+
+	snprintf(head, sizeof head, "INSERT INTO %%2$s (%s) SELECT %s FROM"
+	    " %%1$s WHERE id IN (", m->columns, m->columns);
+	texts[0] = by_ids(head, n);
+	texts[1] = by_ids("DELETE FROM %1$s WHERE id IN (", n);
+	for (i = 0; i < n; i++)
+		args[i] = DB_NUM(m->ids[i]);
+	s = queue_stmts_open(m->q, texts, purposes, tables, 2, m->quoted);
+	for (i = 0; i < 2 && st == DB_OK; i++) {
+		st = queue_stmts_run(s, i, args, (unsigned)n, err, errlen);
+		if (st == DB_OK && queue_stmts_changed(s, i) != n) {
+			errf(err, errlen, "%s in %s: %llu of %zu rows",
+			    purposes[i], i == 0 ? m->name : queue_name(m->q),
+			    (unsigned long long)queue_stmts_changed(s, i), n);
+			st = DB_ERROR;
+		} else if (i == 0 && queue_unseen(m->q, st))
+			errf(err + strlen(err), errlen - strlen(err),
+			    " (" ARCHIVE_MIGRATION " makes the table)");
+	}
+	queue_stmts_close(s);
+	free((char *)texts[0]);
+	free((char *)texts[1]);
+	free(args);
+	return st;
+}
+
+static enum db_status
+move_batch(void *arg, struct queue_witness *w, char *err, size_t errlen)
+{
+	struct move *m = arg;
+	long n;
+	enum db_status st;
+
+	(void)w;	/* run again after a lost COMMIT: it picks again */
+	m->moved = 0;
+	if ((n = pick_batch(m, err, errlen)) <= 0)
+		return n < 0 ? DB_ERROR : DB_OK;
+	st = move_rows(m, (size_t)n, err, errlen);
+	if (st == DB_OK)
+		m->moved = (uint64_t)n;
+	return st;
+}
+
+/* The arguments of pick_text's read, then limit (malloc'ed). */
+static struct db_arg *
+range_args(const struct queue_scope *scope, const char *const *except,
+    size_t n, unsigned long limit, unsigned *nargs)
+{
+	struct db_arg *args = xcalloc(n + 6, sizeof *args);
+	size_t i;
+
+	*nargs = queue_purge_args(args, scope);
+	for (i = 0; scope->type == NULL && i < n; i++)
+		args[(*nargs)++] = DB_STR(except[i]);
+	args[(*nargs)++] = DB_NUM(limit);
+	return args;
+}
+
+/* The archive's columns: the job table's that jobrun knows. */
+static const char *
+archive_columns(struct queue *q)
+{
+	if (queue_resumable(q))
+		return queue_has_deadline(q) ?
+		    BASE_COLUMNS ", checkpoint, snoozes, deadline" :
+		    BASE_COLUMNS ", checkpoint, snoozes";
+	return queue_has_deadline(q) ? BASE_COLUMNS ", deadline" :
+	    BASE_COLUMNS;
+}
+
+enum db_status
+queue_archive(struct queue *q, const char *archive,
+    const struct queue_scope *scope, const char *const *except, size_t n,
+    unsigned long limit, uint64_t *moved, char *err, size_t errlen)
+{
+	struct move m = { .q = q, .name = archive, .limit = limit };
+	struct queue_trx t = { move_batch, NULL, NULL, &m,
+	    QUEUE_CLAIM_RETRIES + 1, 1, 0 };
+	enum db_status st;
+
+	*moved = 0;
+	db_quote_ident(archive, m.quoted, sizeof m.quoted);
+	m.columns = archive_columns(q);
+	m.pick = pick_text(q, scope, scope->type != NULL ? 0 : n, "SELECT id",
+	    " ORDER BY next_run_at, id LIMIT ? FOR UPDATE");
+	m.args = range_args(scope, except, n, limit, &m.nargs);
+	m.ids = xcalloc(limit, sizeof *m.ids);
+	st = queue_trx(q, &t, err, errlen);
+	if (st == DB_OK)
+		*moved = m.moved;
+	free(m.ids);
+	free(m.args);
+	free(m.pick);
+	return st;
+}
+
+enum db_status
+queue_archive_probe(struct queue *q, const char *archive, char *err,
+    size_t errlen)
+{
+	static const char *const purposes[1] = { "archive jobs" };
+	static const char *const tables[1] = { QUEUE_OTHER_TABLE };
+	char quoted[2 * CFG_NAME_MAX + 8], text[1024];
+	const char *texts[1] = { text };
+	const char *columns = archive_columns(q);
+	struct queue_stmts *s;
+	enum db_status st;
+
+	db_quote_ident(archive, quoted, sizeof quoted);
+	snprintf(text, sizeof text, "INSERT INTO %%2$s (%s) SELECT %s FROM"
+	    " %%1$s WHERE FALSE", columns, columns);
+	s = queue_stmts_open(q, texts, purposes, tables, 1, quoted);
+	st = queue_stmts_prepare(s, 0, err, errlen);
+	queue_stmts_close(s);
+	return st;
+}
+
+enum db_status
+queue_count_past(struct queue *q, const struct queue_scope *scope,
+    const char *const *except, size_t n, unsigned long cap,
+    uint64_t *count, char *err, size_t errlen)
+{
+	size_t k = scope->type != NULL ? 0 : n;
+	char *sql = pick_text(q, scope, k, "SELECT COUNT(*) FROM (SELECT 1",
+	    " LIMIT ?) AS p");
+	unsigned nargs;
+	struct db_arg *args = range_args(scope, except, k, cap, &nargs);
+	struct queue_stmts *s = queue_stmts_once(q, sql,
+	    "count jobs past their keep", QUEUE_JOBS_TABLE);
+	char *col[1] = { NULL };
+	enum db_status st;
+	int found;
+
+	*count = 0;
+	st = queue_stmts_one(s, 0, args, nargs, col, 1, &found, err, errlen);
+	if (st == DB_OK && found)
+		*count = queue_number(col[0]);
+	free(col[0]);
+	queue_stmts_close(s);
+	free(args);
+	free(sql);
+	return st;
+}
