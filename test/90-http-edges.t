@@ -33,7 +33,7 @@ header = X-Mike: 3
 header = X-Empty:
 header = Accept:
 EOF2
-jobrun enqueue --type=order --key=order >/dev/null
+insert_job order order
 run jobrun --json
 is "$rc/$(col order status)" 0/success "a type with many headers: success"
 xorder=$(http_py 'r = reqs[-1]; print(" ".join(k for k in r["headers"] if k.startswith("x-")))')
@@ -86,7 +86,7 @@ url = $HTTP_URL/status/503?retry_after=Wed,%2021%20Oct%202015%2007:28:00%20GMT
 handler = http
 url = http://no-such-host.invalid/ok
 EOF2
-jobrun enqueue --type=interim --key=interim >/dev/null
+insert_job interim interim
 run jobrun --type=interim --json
 is "$rc/$(col interim status)" 0/success "102 Processing, then 200: the final answer decides, success"
 
@@ -104,7 +104,7 @@ is "$(col rapast 'TIMESTAMPDIFF(SECOND, updated_at, next_run_at)')" 1 \
     "a Retry-After date in the past: due a second later too"
 
 # --- a proxy ------------------------------------------------------------------
-jobrun enqueue --type=proxied --key=proxied >/dev/null
+insert_job proxied proxied
 http_proxy=$HTTP_URL run jobrun --type=proxied --json
 is "$rc/$(col proxied status)" 0/success "http_proxy: a host that does not resolve is reached through the proxy"
 is "$(http_req key=proxied path)" "http://no-such-host.invalid/ok" \
