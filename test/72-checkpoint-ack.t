@@ -71,7 +71,7 @@ duplicates() {
 	echo $(( $(wc -l <"$T/items") - $(sort -un "$T/items" | wc -l) ))
 }
 
-jobrun enqueue --type=long --key=long --max-attempts=100 >/dev/null
+insert_job long long NULL max_attempts 100
 : >"$T/items"
 kill_after_ack 0
 before=0

@@ -90,14 +90,14 @@ insert_job interim interim
 run jobrun --type=interim --json
 is "$rc/$(col interim status)" 0/success "102 Processing, then 200: the final answer decides, success"
 
-jobrun enqueue --type=ra0 --key=ra0 --max-attempts=9 >/dev/null
+insert_job ra0 ra0 NULL max_attempts 9
 run jobrun --type=ra0 --max=1 --json
 is "$(jget retried <<<"$out")/$(col ra0 status)" 1/pending "Retry-After: 0 with a 503: a retry"
 # jobrun(7): due a second later (at once would spend every attempt in
 # an instant), measured against the mark's own NOW().
 is "$(col ra0 'TIMESTAMPDIFF(SECOND, updated_at, next_run_at)')" 1 \
     "Retry-After: 0: due a second later"
-jobrun enqueue --type=rapast --key=rapast --max-attempts=9 >/dev/null
+insert_job rapast rapast NULL max_attempts 9
 run jobrun --type=rapast --max=1 --json
 is "$(jget retried <<<"$out")/$(col rapast status)" 1/pending "Retry-After of a date in 2015: a retry"
 is "$(col rapast 'TIMESTAMPDIFF(SECOND, updated_at, next_run_at)')" 1 \
