@@ -228,8 +228,12 @@ offered=$(for c in run enqueue status list show retry cancel purge check schedul
 done | tr ' ' '\n' | sed 's/=$//' | sort -u)
 is "$(comm -23 <(printf '%s\n' "$help_opts") <(printf '%s\n' "$offered") | tr '\n' ' ')" "" \
     "completion: offers every option of jobrun --help"
-refused=
-for c in run enqueue status list show retry cancel purge check schedules report; do
+# (Under valgrind run, enqueue and purge: jobrun's parser is one walk of
+# each command's table of options, and the other eight commands cost a
+# jobrun each, a second of CPU there, for the same path.)
+refused= cmds="run enqueue status list show retry cancel purge check schedules report"
+under_valgrind && cmds="run enqueue purge"
+for c in $cmds; do
 	args=()
 	for o in $(complete_words jobrun "$c" --); do
 		case $o in
@@ -250,7 +254,7 @@ for c in run enqueue status list show retry cancel purge check schedules report;
 		refused+="$c: $out; "
 	fi
 done
-is "$refused" "" "completion: jobrun accepts every option offered for each command"
+is "$refused" "" "completion: jobrun accepts every option offered for each command$(under_valgrind && echo ' (under valgrind: run, enqueue, purge)')"
 
 # --- PHP handler ----------------------------------------------------------------
 
