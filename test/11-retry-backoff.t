@@ -23,7 +23,7 @@ delay() {
 	sql "SELECT TIMESTAMPDIFF(SECOND, updated_at, next_run_at) FROM polling_jobs WHERE id = $1"
 }
 
-jobrun enqueue --type=flaky --key=f:1 >/dev/null
+insert_job f:1 flaky
 
 run jobrun --json
 is "$rc" 1 "a run with a retried job exits 1"
@@ -68,7 +68,7 @@ handler = exec
 command = $HANDLERS/exit-with 1 "temporary trouble"
 timeout = 10
 EOF2
-jobrun enqueue --type=flaky --key=f:2 >/dev/null
+insert_job f:2 flaky
 run jobrun
 is "$(field 2 attempts)" 1 "job 2: attempts 1"
 is "$(delay 2)" 20 "backoff_base=10: next_run_at is NOW() + 20 s"

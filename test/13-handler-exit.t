@@ -43,7 +43,7 @@ printf '#!/bin/sh\nexit 0\n' >"$T/not-executable"
 chmod 0644 "$T/not-executable"
 
 for t in perm later crash killed missing noexec; do
-	jobrun enqueue --type=$t --key=$t >/dev/null
+	insert_job "$t" "$t"
 done
 job_id() {
 	sql "SELECT id FROM polling_jobs WHERE business_key = '$1'"
@@ -106,7 +106,7 @@ is "$(field "$n" last_error | status127)" \
 
 # --- started with SIGCHLD ignored ---------------------------------------------------
 for t in perm crash killed; do
-	jobrun enqueue --type="$t" --key="ign-$t" >/dev/null
+	insert_job "ign-$t" "$t"
 done
 ignoring_sigchld() {
 	"${JOBRUN_TIMEOUT[@]}" python3 -c 'import os, signal, sys
@@ -144,8 +144,8 @@ handler = exec
 command = in-path hello
 timeout = 10
 EOF2
-jobrun enqueue --type=noshebang --key=noshebang >/dev/null
-jobrun enqueue --type=bare --key=bare >/dev/null
+insert_job noshebang noshebang
+insert_job bare bare
 PATH=$T/bin:$PATH run jobrun --type=noshebang
 s=$(job_id noshebang)
 is "$(field "$s" status)/$(field "$s" attempts)" pending/1 \

@@ -28,7 +28,7 @@ now_ms() {
 }
 
 base=$(baseline_ms --json)
-jobrun enqueue --type=hang --key=hang:1 >/dev/null
+insert_job hang:1 hang
 start=$(now_ms)
 run jobrun --json
 took=$(( $(now_ms) - start ))
@@ -44,7 +44,7 @@ ok "the handler has pids on file" test -s "$T/hang/handler.pid" -a -s "$T/hang/c
 ok "the handler process is gone" proc_gone "$(cat "$T/hang/handler.pid")"
 ok "its child process is gone" proc_gone "$(cat "$T/hang/child.pid")"
 
-jobrun enqueue --type=left --key=left:1 >/dev/null
+insert_job left:1 left
 start=$(now_ms)
 run jobrun --type=left
 took=$(( $(now_ms) - start ))

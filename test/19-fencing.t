@@ -22,7 +22,7 @@ command = $HANDLERS/steal-lock 1
 timeout = 10
 EOF2
 
-jobrun enqueue --type=stolen --key=s:1 >/dev/null
+insert_job s:1 stolen
 run jobrun --json
 is "$rc" 1 "a lost job makes the run exit 1"
 is "$(jget lost <<<"$out")" 1 "counted as lost"
@@ -38,7 +38,7 @@ is "$(field 1 'finished_at IS NULL AND last_error IS NULL')" 1 \
 left_between "$(field 1 'TIMESTAMPDIFF(SECOND, NOW(), locked_until)')" 290 300 \
     "the newer lock's expiry is untouched"
 
-jobrun enqueue --type=stolen_fail --key=s:2 >/dev/null
+insert_job s:2 stolen_fail
 t0=$(db_now)
 run jobrun --type=stolen_fail --json
 is "$rc" 1 "a lost failing job: exit 1"
@@ -47,11 +47,11 @@ is "$(jget retried <<<"$out")" 0 "retried 0"
 is "$(field 2 status)/$(field 2 locked_by)" processing/other-runner \
     "the retry write did not touch the row"
 is "$(field 2 'last_error IS NULL')" 1 "no last_error written"
-is "$(field 2 "next_run_at <= '$t0'")" 1 "next_run_at not pushed out (still the enqueue's, before the run)"
+is "$(field 2 "next_run_at <= '$t0'")" 1 "next_run_at not pushed out (still the insert's, before the run)"
 
 # -q, the level for cron's mail, still says a job was lost: its outcome
 # was not written, which a person must look at.
-jobrun enqueue --type=stolen --key=s:3 >/dev/null
+insert_job s:3 stolen
 run jobrun -q --type=stolen
 is "$rc" 1 "-q: a lost job still makes the run exit 1"
 like "$err" '^ts=\S+ level=warn job=[0-9]+ type=stolen attempt=1 max_attempts=5 outcome=lost ms=[0-9]+ msg="lock taken by another runner; outcome not recorded: success"$' \
@@ -83,7 +83,7 @@ steal() {
 for kind in exec http; do
 	rm -f "$T/trace"
 	base=$(baseline_ms --type="long$kind" --json)
-	jobrun enqueue --type="long$kind" --key="$kind:lost" >/dev/null
+	insert_job "$kind:lost" "long$kind"
 	start=$(date +%s%N)
 	jobrun_bg --type="long$kind" -v --json >"$T/out" 2>"$T/err"
 	if [ $kind = exec ]; then

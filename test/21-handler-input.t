@@ -66,7 +66,7 @@ is "$(grep -c '^JOBRUN_CHECKPOINT' "$T/dump/1.env")" 0 \
 
 # Descriptors: the run has its database connection, its log and more open;
 # the handler sees only its stdin, stdout and stderr.
-jobrun enqueue --type=fds --key=fds >/dev/null
+insert_job fds fds
 run jobrun --type=fds --json 7</dev/null 9>"$T/nine"
 is "$(jget succeeded <<<"$out")" 1 "the descriptor handler ran"
 is "$(cat "$T/fds")" "0 1 2" "it inherits descriptors 0, 1 and 2 only (not the connection, nor fds 7 and 9 of jobrun)"
@@ -74,7 +74,7 @@ is "$(cat "$T/fds")" "0 1 2" "it inherits descriptors 0, 1 and 2 only (not the c
 # Signals: jobrun ignores SIGPIPE, SIGHUP, SIGUSR1, SIGUSR2 and SIGALRM and
 # catches the stop signals; the handler starts as from a shell, none
 # ignored or blocked, in a process group of its own.
-jobrun enqueue --type=sigs --key=sigs >/dev/null
+insert_job sigs sigs
 jobrun_bg --type=sigs --json >"$T/sigs.out" 2>"$T/sigs.err"
 runner_pgid=$(ps -o pgid= -p "$bg_pid" | tr -d ' ')
 wait "$bg"
@@ -85,7 +85,7 @@ is "$(printf '%016x' $(( 0x$ign & ~0x180000000 )))/$(sed -n 's/^SigBlk:[[:space:
     0000000000000000/0000000000000000 "the handler starts with no signal ignored or blocked"
 
 # ... also when jobrun itself was started with every signal blocked.
-jobrun enqueue --type=sigs --key=sigs2 >/dev/null
+insert_job sigs2 sigs
 python3 -c '
 import os, signal, sys
 signal.pthread_sigmask(signal.SIG_BLOCK, set(signal.Signals) - {signal.SIGKILL, signal.SIGSTOP})

@@ -12,7 +12,7 @@ command = $HANDLERS/flood
 timeout = 20
 EOF2
 
-jobrun enqueue --type=flood --key=flood:1 >/dev/null
+insert_job flood:1 flood
 run jobrun
 is "$rc" 1 "the run exits 1"
 is "$(field 1 status)/$(field 1 attempts)" pending/1 "the job is retried"

@@ -41,7 +41,7 @@ END//
 SQL
     bail_out "cannot create the procedure min_margin"
 
-jobrun enqueue --type=long --key=long:1 >/dev/null
+insert_job long:1 long
 jobrun_bg -vv --json >"$T/a.out" 2>"$T/a.err"
 a=$bg
 ok "the handler started" wait_for 30 test -e "$T/started"

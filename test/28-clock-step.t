@@ -50,9 +50,9 @@ command = $HANDLERS/wait-for-file $T/started $T/go
 handler = exec
 command = /bin/true
 EOF2
-jobrun enqueue --type=slow --key=slow:1 >/dev/null
+insert_job slow:1 slow
 for i in 1 2 3; do
-	jobrun enqueue --type=quick --key=quick:$i >/dev/null
+	insert_job quick:$i quick
 done
 
 quick_done() {

@@ -30,7 +30,7 @@ chmod +x "$T/bigcp"
 } | write_config
 
 for i in 001 064 065 200; do
-	jobrun enqueue --type=t$i --key=k$i >/dev/null
+	insert_job k$i t$i
 done
 run jobrun --json
 is "$rc" 0 "a run with 201 types exits 0"
@@ -55,7 +55,7 @@ if on_mysql; then
 	    bail_out "cannot log aborted connections"
 fi
 sql "SET GLOBAL max_allowed_packet = 16384"
-jobrun enqueue --type=bigcp --key=bigcp >/dev/null
+insert_job bigcp bigcp
 before=$(aborted)
 run jobrun --type=bigcp --json
 is "$rc" 0 "a checkpoint over max_allowed_packet does not stop the run"

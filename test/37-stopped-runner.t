@@ -25,7 +25,7 @@ lock_seconds = 3
 handler = exec
 command = $T/work
 EOF2
-jobrun enqueue --type=work --key=stop:1 >/dev/null
+insert_job stop:1 work
 
 jobrun_bg >/dev/null 2>"$T/a.err"
 a=$bg a_pid=$bg_pid

@@ -46,8 +46,8 @@ insert_job null:1 ok200 NULL
 insert_job arr:1 ok200 "'[1, 2]'" attempts 2
 ctl_key=$'ctl:a\tb\r\nX-Injected: 1'
 insert_job "$ctl_key" ok200
-jobrun enqueue --type=ok201 --key=c201 >/dev/null
-jobrun enqueue --type=ok204 --key=c204 >/dev/null
+insert_job c201 ok201
+insert_job c204 ok204
 jobrun enqueue --type=put --key=put:1 --payload='{"p": 1}' >/dev/null
 
 job_id() {

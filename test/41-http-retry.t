@@ -46,9 +46,9 @@ EOF2
 types | write_config
 
 for t in e500 e503 e502 r408 r425 r429 r503 rdate rnodate rcap rhuge rdigits rcapdate rbad; do
-	jobrun enqueue --type="$t" --key="$t" >/dev/null
+	insert_job "$t" "$t"
 done
-jobrun enqueue --type=e503 --key=last --max-attempts=1 >/dev/null
+insert_job last e503 NULL max_attempts 1
 
 id() {
 	sql "SELECT id FROM polling_jobs WHERE business_key = '$1'"

@@ -26,7 +26,7 @@ write_config <"$T/types"
 
 types="c400 c401 c404 c409 c422 c499 c301 c302 c304"
 for t in $types; do
-	jobrun enqueue --type="$t" --key="$t" >/dev/null
+	insert_job "$t" "$t"
 done
 
 col() {
@@ -78,7 +78,7 @@ cat >>"$CONF" <<EOF2
 handler = http
 url = $HTTP_URL/page/500
 EOF2
-jobrun enqueue --type=page --key=page:1 >/dev/null
+insert_job page:1 page
 run jobrun --type=page
 is "$rc/$(col page:1 status)" 1/pending "an HTML 500 page: retried"
 is "$(col page:1 last_error)" \

@@ -58,7 +58,7 @@ EOF2
 
 base=$(baseline_ms --type=small --json)	# nothing enqueued yet
 for t in slow drop refused nxdomain small big200 big500 cut10 cututf8; do
-	jobrun enqueue --type="$t" --key="$t" >/dev/null
+	insert_job "$t" "$t"
 done
 col() {
 	sql "SELECT $2 FROM polling_jobs WHERE business_key = '$1'"

@@ -47,7 +47,7 @@ url = $HTTPS_URL/ok
 insecure = yes
 EOF2
 for t in noca wrongca withca capath tlsoff; do
-	jobrun enqueue --type="$t" --key="$t" >/dev/null
+	insert_job "$t" "$t"
 done
 col() {
 	sql "SELECT $2 FROM polling_jobs WHERE business_key = '$1'"

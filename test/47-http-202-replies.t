@@ -81,10 +81,21 @@ job() {
 due_in() {
 	job "$1" "TIMESTAMPDIFF(SECOND, updated_at, next_run_at)"
 }
-# once TYPE: a job of TYPE (its key is TYPE too), run once
+# once TYPE: a job of TYPE (its key is TYPE too), run once.  The job is
+# inserted as an application would (enqueue is tested elsewhere): under
+# valgrind a jobrun costs seconds of CPU, and this file ran 45 of them.
 once() {
-	jobrun enqueue --type="$1" --key="$1" >/dev/null
+	insert_job "$1" "$1" "'{}'"
 	run jobrun --type="$1" --max=1 --json
+}
+# Under valgrind, of the bodies below that take the very same path through
+# src/http_reply.c with another value (the server's JSON functions read
+# the body; jobrun only looks at the text they give back), one of each
+# kind runs; the plain and ASan passes run them all.
+# same_path N DESC: true, after skipping N tests, where that applies
+same_path() {
+	under_valgrind || return 1
+	skip "$1" "under valgrind: $2 takes the path a case above took"
 }
 counts() {
 	printf '%s/%s/%s' "$(jget succeeded <<<"$out")" "$(jget retried <<<"$out")" \
@@ -137,9 +148,11 @@ whole() {
 whole snooze-string '{"snooze":"300"}' '"300"'
 between "$(due_in snooze-string)" 109 120 \
     "after the backoff (120 s after a first attempt, less up to a tenth)"
-whole snooze-negative '{"snooze":-1}' -1
-whole snooze-fraction '{"snooze":1.5}' 1.5
-whole snooze-exponent '{"snooze":3e2}' 3e2
+if ! same_path 6 "a number that is no whole number of seconds"; then
+	whole snooze-negative '{"snooze":-1}' -1
+	whole snooze-fraction '{"snooze":1.5}' 1.5
+	whole snooze-exponent '{"snooze":3e2}' 3e2
+fi
 whole snooze-null '{"snooze":null}' null
 
 # --- bodies that start with "{" but cannot be read ---------------------------
@@ -149,9 +162,11 @@ once not-json
 is "$rc/$(counts)/$(state not-json)" 1/0/1/0/pending/1/0 '{"checkpoint": oops: retried'
 is "$(job not-json last_error)" "$INVALID: {\"checkpoint\": oops" "last_error says why, with the body"
 
-once garbage-after
-is "$(state garbage-after)/$(job garbage-after last_error)" \
-    "pending/1/0/$INVALID: {\"snooze\":5} x" "an object followed by garbage: retried"
+if ! same_path 1 "an object followed by garbage (JSON_VALID refuses it)"; then
+	once garbage-after
+	is "$(state garbage-after)/$(job garbage-after last_error)" \
+	    "pending/1/0/$INVALID: {\"snooze\":5} x" "an object followed by garbage: retried"
+fi
 
 # A lone surrogate escape: the server's JSON_VALID refuses the whole body,
 # so the checkpoint is never reached.
@@ -192,6 +207,10 @@ is "$(job cp-too-big last_error)/$(job cp-too-big checkpoint)" \
 
 for t in "empty:no body" "text:accepted" "array:[1,2]" "empty-object:{}" \
     'other-object:{"status":"queued","id":7}'; do
+	case ${t%%:*} in
+	array) same_path 1 "a body that does not start with {" && continue ;;
+	other-object) same_path 1 "an object that asks nothing" && continue ;;
+	esac
 	once "${t%%:*}"
 	is "$rc/$(counts)/$(job "${t%%:*}" "CONCAT_WS('/', status, attempts, checkpoint IS NULL)")" \
 	    0/1/0/0/success/1/1 "a 202 with ${t#*:}: success"
@@ -206,13 +225,15 @@ sed "/^\\[database\\]\$/a table = plain_jobs" "$CONF" >"$PLAIN"
 pjob() {
 	sql "SELECT $2 FROM plain_jobs WHERE business_key = '$1'"
 }
-jobrun_raw enqueue --config="$PLAIN" --type=cp-big --key=p-cp >/dev/null
+# (the jobs inserted as once does)
+sql "INSERT INTO plain_jobs (business_key, type, payload, next_run_at,
+    created_at, updated_at) VALUES ('p-cp', 'cp-big', '{}', NOW(), NOW(), NOW()),
+    ('p-snooze', 'snooze-300', '{}', NOW(), NOW(), NOW())"
 run jobrun_raw --config="$PLAIN" --type=cp-big --max=1 --json
 is "$rc/$(counts)" 1/0/1/0 "without the checkpoint column a checkpoint is retried"
 is "$(pjob p-cp "CONCAT_WS('/', status, attempts, last_error)")" \
     "pending/1/HTTP 202: checkpoint refused: the table has no checkpoint column (apply sql/002_checkpoint.sql)" \
     "last_error: checkpoint refused, and how to enable it"
-jobrun_raw enqueue --config="$PLAIN" --type=snooze-300 --key=p-snooze >/dev/null
 run jobrun_raw --config="$PLAIN" --type=snooze-300 --max=1 --json
 is "$rc/$(counts)/$(pjob p-snooze "CONCAT_WS('/', status, attempts)")" 1/0/1/0/pending/1 \
     "and a snooze is a retry that spends an attempt"

@@ -136,7 +136,7 @@ is "$(leaks <<<"$out$err")" "" "list --json holds none"
 
 # A header_env value that ends in a blank: its last word is still the
 # token, and the page that echoes the token alone must not show it.
-jobrun enqueue --type=echo-trailing --key=trailing >/dev/null
+insert_job trailing echo-trailing
 run jobrun --type=echo-trailing --max=1
 is "$(job trailing last_error | leaks)" "" \
     "\"Bearer TOKEN \" (a trailing blank): the bare token is redacted too"
@@ -150,13 +150,13 @@ is "$rc/$(leaks <<<"$out$err")" 1/ "-vv: the debug log holds none either"
 
 # The http type's token, printed by an exec handler of the same run: not
 # handed TOKEN_VAR, it prints the copy.
-jobrun enqueue --type=say-token --key=say-token >/dev/null
+insert_job say-token say-token
 run jobrun --max=10 -v
 is "$(job say-token last_error)" "exit status 3: I was given nothing, a copy [redacted]" \
     "an exec handler is not given header_env's variable, and a copy of its value is [redacted]"
 is "$(leaks <<<"$err")" "" "and not in the log lines"
 # A run of that type alone: the token's value is still a secret.
-jobrun enqueue --type=say-token --key=say-token-alone >/dev/null
+insert_job say-token-alone say-token
 run jobrun --type=say-token --max=10 -v
 is "$(job say-token-alone last_error)" "exit status 3: I was given nothing, a copy [redacted]" \
     "in a run of the exec type alone (--type), the same: no variable, the copy [redacted]"

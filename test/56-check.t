@@ -145,7 +145,12 @@ cp "$T/two.conf" "$CONF"
 
 # --- a missing required index: 78, and the fix that fixes it ------------------------
 
-for idx in uniq_business_key idx_pick idx_lock idx_type_status; do
+# (Under valgrind two of the four, a unique one and another: the check
+# and its fix are one walk of the same table of indexes whichever is
+# missing, and each index costs three jobruns, seconds of CPU there.)
+indexes="uniq_business_key idx_pick idx_lock idx_type_status"
+under_valgrind && indexes="uniq_business_key idx_pick"
+for idx in $indexes; do
 	fresh_table
 	sql "ALTER TABLE polling_jobs DROP KEY $idx"
 	run jobrun check --json
@@ -161,6 +166,8 @@ for idx in uniq_business_key idx_pick idx_lock idx_type_status; do
 	run jobrun check
 	is "$rc" 0 "after the proposed fix check exits 0"
 done
+under_valgrind &&
+    skip 12 "under valgrind: idx_lock and idx_type_status missing take the path uniq_business_key and idx_pick took (src/check.c's check_indexes)"
 
 fresh_table
 sql "ALTER TABLE polling_jobs DROP KEY idx_pick, DROP KEY idx_lock"

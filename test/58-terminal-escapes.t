@@ -33,8 +33,8 @@ url = $HTTP_URL/status/400?body=$body
 EOF2
 
 key=$'evil:\e[2J\e]0;key\a:1'
-jobrun enqueue --type=evil --key="$key" >/dev/null
-jobrun enqueue --type=web --key=web:1 >/dev/null
+insert_job "$key" evil
+insert_job web:1 web
 # A type no section handles, with ESC in its name, for status.
 insert_job "odd:1" "$(printf 'odd\033[31mred')"
 

@@ -38,8 +38,8 @@ EOF2
 # enqueue_two: jobs a and b, a with an earlier attempt and its last_error
 enqueue_two() {
 	sql "DELETE FROM polling_jobs"
-	jobrun enqueue --type=work --key=a >/dev/null
-	jobrun enqueue --type=work --key=b >/dev/null
+	insert_job a work
+	insert_job b work
 	sql "UPDATE polling_jobs SET attempts = 1, last_error = 'earlier error'
 	     WHERE business_key = 'a'"
 	rm -f "$T/trace" "$T/go"
@@ -139,7 +139,7 @@ is "$(cat "$T/err")" "" "nothing on stderr"
 
 sql "DELETE FROM polling_jobs"
 base=$(baseline_ms --type=web --json)
-jobrun enqueue --type=web --key=w >/dev/null
+insert_job w web
 jobrun_bg --type=web --json >"$T/out" 2>"$T/err"
 slow_asked() {
 	[ "$(http_count /slow)" = 1 ]
@@ -167,7 +167,7 @@ is "$(sql "SELECT CONCAT_WS(' ', status, attempts, next_run_at <= NOW(), locked_
 held_run() {
 	sql "DELETE FROM polling_jobs"
 	rm -f "$T/held" "$T/held.sent"
-	jobrun enqueue --type=held --key="$1" >/dev/null
+	insert_job "$1" held
 	jobrun_bg --type=held --json >"$T/out" 2>"$T/err"
 	ok "$1: the server has begun its answer" wait_for 30 test -e "$T/held.sent"
 	start=$(date +%s%N)

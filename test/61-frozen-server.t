@@ -52,7 +52,7 @@ chmod +x "$T/step" "$T/long"
 
 started() { [ -s "$T/started.$1" ]; }
 job() { sql "SELECT $2 FROM polling_jobs WHERE business_key = '$1'"; }
-enqueue() { jobrun enqueue --type="$1" --key="$2" >/dev/null; }
+enqueue() { insert_job "$2" "$1"; }
 # start_run TYPE: a run in the background; WATCH is its pid
 start_run() {
 	jobrun --type="$1" --max=1 --json >"$T/out.$1" 2>"$T/err.$1" &

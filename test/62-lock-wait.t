@@ -56,7 +56,7 @@ someone_waits() {
 }
 
 # --- a lock wait timeout, then the lock is free ------------------------------
-jobrun enqueue --type=held --key=held >/dev/null
+insert_job held held
 jobrun_bg -v --json >"$T/out" 2>"$T/err"
 ok "the handler started" wait_for 30 test -e "$T/started"
 other_start
@@ -89,7 +89,7 @@ like "$(cat "$T/err")" "statement\(s\) run again after a deadlock or lock wait t
 # in processing for recovery rather than being guessed at; exit 75
 # (EX_TEMPFAIL): nothing changed, the next run may get through.
 rm -f "$T/started" "$T/go"
-jobrun enqueue --type=held --key=stuck >/dev/null
+insert_job stuck held
 jobrun_bg --json >"$T/out" 2>"$T/err"
 wait_for 30 test -e "$T/started"
 other_start
@@ -160,7 +160,7 @@ command = $HANDLERS/wait-for-file $T/started $T/go
 timeout = 120
 EOF2
 rm -f "$T/started" "$T/go"
-jobrun enqueue --type=held --key=signalled >/dev/null
+insert_job signalled held
 jobrun_bg --json >"$T/out" 2>"$T/err"
 wait_for 30 test -e "$T/started"
 other_start

@@ -66,9 +66,9 @@ now_ms() {
 	echo $(( $(date +%s%N) / 1000000 ))
 }
 
-jobrun enqueue --type=quiet --key=q >/dev/null
+insert_job q quiet
 base=$(peak_rss_kb --type=quiet)
-jobrun enqueue --type=gigabyte --key=g >/dev/null
+insert_job g gigabyte
 start=$(now_ms)
 peak=$(peak_rss_kb --type=gigabyte)
 took=$(( $(now_ms) - start ))
@@ -79,7 +79,7 @@ ok "1 GiB of output costs the runner under 4 MiB more memory ($((peak - base)) k
     test "$((peak - base))" -lt 4096
 took_between_ms "$took" 0 30000 "and is drained in bounded time"
 
-jobrun enqueue --type=close-early --key=c >/dev/null
+insert_job c close-early
 run jobrun --type=close-early --json
 is "$(jget succeeded <<<"$out")" 1 "stdout and stderr closed early: success"
 
@@ -99,7 +99,7 @@ is "$(jget succeeded <<<"$out")" 1 "a 10 MB payload the handler never reads: suc
 # Both handlers sleep 0.5 s: never reading costs no more than reading.
 took_between_ms "$took" 500 $((base + 1500)) "without waiting on the pipe ($took ms, $base ms read whole)"
 
-jobrun enqueue --type=segfault --key=s >/dev/null
+insert_job s segfault
 run jobrun --type=segfault --json
 is "$rc" 1 "death by SIGSEGV: exit 1"
 is "$(sql "SELECT status FROM polling_jobs WHERE business_key = 's'")" pending \
@@ -109,7 +109,7 @@ is "$(sql "SELECT last_error FROM polling_jobs WHERE business_key = 's'")" \
     "last_error names the signal and keeps the output"
 
 base=$(baseline_ms --type=grandchild --json)
-jobrun enqueue --type=grandchild --key=gc >/dev/null
+insert_job gc grandchild
 start=$(now_ms)
 run jobrun --type=grandchild --json
 took=$(( $(now_ms) - start ))

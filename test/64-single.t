@@ -39,8 +39,8 @@ first_runner() {
 	wait_for 60 test -e "$T/started" || bail_out "the first runner's handler did not start"
 }
 
-jobrun enqueue --type=slow --key=s1 >/dev/null
-jobrun enqueue --type=quick --key=q1 >/dev/null
+insert_job s1 slow
+insert_job q1 quick
 first_runner --single --type=slow --json
 ok "the first runner holds $name_slow" held "$name_slow"
 run jobrun --single --type=slow --json
@@ -64,7 +64,7 @@ is "$(jkeys <<<"$out")" "claimed,deadline_passed,deleted,elapsed_ms,failed,lost,
 
 # A SIGKILLed runner does not leave the lock behind: the server releases
 # it with the connection.
-jobrun enqueue --type=slow --key=s2 >/dev/null
+insert_job s2 slow
 first_runner --single --type=slow
 kill -9 "$bg_pid"
 wait "$first" 2>/dev/null
@@ -74,7 +74,7 @@ sql "UPDATE polling_jobs SET status = 'failed', locked_by = NULL, locked_until =
 
 # The connection is lost (KILL) while the handler runs: the run takes the
 # lock again on its new connection.
-jobrun enqueue --type=slow --key=s3 >/dev/null
+insert_job s3 slow
 first_runner --single --type=slow --json
 old=$(holder "$name_slow")
 sql "KILL $old"
@@ -85,8 +85,8 @@ is "$(cat "$T/first.err")" "" "without a warning: it took the lock again"
 
 # ... and when another runner took the lock meanwhile, the run finishes
 # the job in hand, claims no further one, and warns.
-jobrun enqueue --type=slow --key=s4 >/dev/null
-jobrun enqueue --type=slow --key=s5 >/dev/null
+insert_job s4 slow
+insert_job s5 slow
 first_runner --single --type=slow --json
 old=$(holder "$name_slow")
 rm -f "$T/other.in"

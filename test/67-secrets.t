@@ -89,7 +89,7 @@ header_env = X-Token: HDR_TOKEN_67
 EOF2
 rm -f "$T/started"
 touch "$T/go"
-jobrun enqueue --type=env --key=e3 >/dev/null
+insert_job e3 env
 e3=$(sql "SELECT id FROM polling_jobs WHERE business_key = 'e3'")
 HDR_TOKEN_67=tok-67-Wq2 OTHER_67=kept run jobrun --type=env
 is "$rc" 0 "a run beside an http type with header_env: exit 0"

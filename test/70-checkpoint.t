@@ -38,7 +38,7 @@ timeout = 10
 EOF2
 job() { sql "SELECT $2 FROM polling_jobs WHERE business_key = '$1'"; }
 
-jobrun enqueue --type=big --key=big >/dev/null
+insert_job big big
 jobrun_bg --type=big >/dev/null 2>&1
 halfway() {
 	[ "$(cat "$T/items" 2>/dev/null | wc -l)" -ge 550 ]
@@ -87,20 +87,20 @@ is "$again" "$(( done_before - last ))" \
 is "$(job big checkpoint)" "$(json_as_stored '{"last":2000}')" "the final checkpoint is kept with the result"
 
 # Refused checkpoints: the row keeps the last good one.
-jobrun enqueue --type=bad --key=bad >/dev/null
+insert_job bad bad
 run jobrun --type=bad --json
 is "$(job bad checkpoint)" "$(json_as_stored '{"good":1}')" "a checkpoint that is not JSON is refused; the good one stays"
 like "$err" "checkpoint refused: not valid JSON" "stderr says why"
 like "$(job bad last_error)" "^exit status 3 \\(checkpoint refused: not valid JSON" \
     "and so does last_error"
-jobrun enqueue --type=huge --key=huge >/dev/null
+insert_job huge huge
 run jobrun --type=huge --json
 is "$(job huge checkpoint)" "$(json_as_stored '{"good":1}')" "a 70000-byte checkpoint is refused"
 like "$err" "checkpoint refused: over 65536 bytes" "stderr gives the limit"
 
 # A stale runner's checkpoint is fenced off.
 base=$(baseline_ms --type=stale --json)
-jobrun enqueue --type=stale --key=stale >/dev/null
+insert_job stale stale
 start=$(date +%s%N)
 run jobrun --type=stale --json
 took=$(( ($(date +%s%N) - start) / 1000000 ))
@@ -126,7 +126,7 @@ handler = exec
 command = $HANDLERS/inherited-fds $T/fds
 timeout = 10
 EOF2
-jobrun enqueue --type=save --key=save --payload='{"p": [1, 2]}' --max-attempts=2 >/dev/null
+insert_job save save "'{\"p\": [1, 2]}'" max_attempts 2
 sid=$(job save id)
 JOBRUN_CHECKPOINT='{"from":"env"}' run jobrun --type=save --max=1 --json
 # (on MySQL what is stored is the server's form of it: json_as_stored)
@@ -148,7 +148,7 @@ run jobrun show "$sid" --json
 unlike "$(jkeys <<<"$out")" 'checkpoint' "nor does show --json"
 
 # With the migration the handler has fd 3, and no other.
-jobrun enqueue --type=fds --key=fds >/dev/null
+insert_job fds fds
 run jobrun --type=fds --json
 is "$(cat "$T/fds")" "0 1 2 3" "with the migration: descriptors 0 to 3"
 
@@ -165,10 +165,10 @@ handler = exec
 command = $HANDLERS/inherited-fds $T/fds
 timeout = 10
 EOF2
-jobrun enqueue --type=env --key=env >/dev/null
+insert_job env env
 JOBRUN_CHECKPOINT='{"from":"env"}' JOBRUN_CHECKPOINT_FD=3 run jobrun --type=env --json
 is "$(jget succeeded <<<"$out")/$(grep -c JOBRUN_CHECKPOINT "$T"/*.env)" 1/0 \
     "without sql/002_checkpoint.sql jobs run as before, without JOBRUN_CHECKPOINT*"
-jobrun enqueue --type=fds --key=fds2 >/dev/null
+insert_job fds2 fds
 run jobrun --type=fds --json
 is "$(cat "$T/fds")" "0 1 2" "and without descriptor 3"

@@ -76,10 +76,13 @@ command = $HANDLERS/snooze 99999999
 timeout = 10
 EOF2
 job() { sql "SELECT $2 FROM polling_jobs WHERE business_key = '$1'"; }
+# The jobs are inserted as an application would (insert_job; enqueue is
+# tested elsewhere): under valgrind each jobrun costs a second or more of
+# CPU, and this file started 15 of them only to make its jobs.
 # due_in KEY: the delay the mark set (next_run_at - updated_at, one statement)
 due_in() { job "$1" "TIMESTAMPDIFF(SECOND, updated_at, next_run_at)"; }
 
-jobrun enqueue --type=later --key=later >/dev/null
+insert_job later later
 run jobrun --type=later --json
 is "$rc" 0 "a snooze is not a failure: exit 0"
 is "$(jget snoozed <<<"$out")" 1 "--json counts it as snoozed"
@@ -87,7 +90,7 @@ is "$(job later status)/$(job later attempts)/$(job later snoozes)" pending/0/1 
     "the job is pending, no attempt spent, one snooze counted"
 is "$(due_in later)" 90 "due again in the 90 s the handler named"
 
-jobrun enqueue --type=vague --key=vague >/dev/null
+insert_job vague vague
 run jobrun --type=vague --json
 is "$(due_in vague)" 60 "no delay named: backoff_base (60 s)"
 
@@ -103,7 +106,7 @@ like "$(job vague last_error)" "put off 2 times in a row without progress" \
 
 # Progress: 1000 items in slices of 300, each attempt resuming from the
 # last checkpoint; one run does them all, since progress is due at once.
-jobrun enqueue --type=slices --key=slices >/dev/null
+insert_job slices slices
 run jobrun --type=slices --json
 is "$(jget snoozed <<<"$out")/$(jget succeeded <<<"$out")" 3/1 \
     "three slices saved progress and ran again, the fourth finished"
@@ -114,7 +117,7 @@ is "$(wc -l <"$T/items")/$(sort -un "$T/items" | wc -l)" 1000/1000 \
 is "$(job slices checkpoint)" "$(json_as_stored '{"last":1000}')" "the last checkpoint is kept"
 
 # http: 202 with a checkpoint or a snooze; a plain 202 is a success.
-jobrun enqueue --type=web-progress --key=wp --max-attempts=1 >/dev/null
+insert_job wp web-progress NULL max_attempts 1
 run jobrun --type=web-progress --max=1 --json
 is "$(job wp checkpoint)" '{"page": 7}' \
     "202 with a checkpoint: stored as the server's JSON_EXTRACT reads it"
@@ -126,14 +129,14 @@ like "$(http_req key=wp json:checkpoint)" '^\{"page": ?7\}$' \
     "the next request hands the receiver its checkpoint back"
 is "$(job wp snoozes)/$(job wp attempts)" 1/0 \
     "the same checkpoint again is no progress: it counts as a snooze"
-jobrun enqueue --type=web-snooze --key=ws >/dev/null
+insert_job ws web-snooze
 run jobrun --type=web-snooze --json
 is "$(job ws status)/$(job ws attempts)" pending/0 "202 with a snooze: pending, no attempt spent"
 is "$(due_in ws)" 45 "due in the 45 s asked for"
-jobrun enqueue --type=web-accepted --key=wa >/dev/null
+insert_job wa web-accepted
 run jobrun --type=web-accepted --json
 is "$(job wa status)" success "a plain 202 is a success"
-jobrun enqueue --type=web-retry-after --key=wra >/dev/null
+insert_job wra web-retry-after
 run jobrun --type=web-retry-after --json
 # "snooze" must be a whole number of seconds: a reply jobrun cannot read
 # as documented is an attempt not done, never a success (Retry-After
@@ -143,23 +146,23 @@ is "$(job wra status)/$(job wra attempts)/$(job wra snoozes)" pending/1/0 \
 like "$(job wra last_error)" '^HTTP 202: "snooze" must be a whole number of seconds, not "soon"' \
     "last_error says why"
 for t in web-array:warr web-other:woth; do
-	jobrun enqueue --type="${t%%:*}" --key="${t#*:}" >/dev/null
+	insert_job "${t#*:}" "${t%%:*}"
 	run jobrun --type="${t%%:*}" --json
 	is "$(job "${t#*:}" status)/$(jget succeeded <<<"$out")" success/1 \
 	    "a 202 whose body is not a snooze or checkpoint object (${t%%:*}): an ordinary success"
 done
 
 # The delay line: digits only, and never past backoff_cap (3600).
-jobrun enqueue --type=not-digits --key=nd >/dev/null
+insert_job nd not-digits
 run jobrun --type=not-digits --json
 is "$(job nd status)/$(job nd attempts)" pending/0 "a last line of 1e3: still a snooze"
 is "$(due_in nd)" 60 "but not a delay: backoff_base (60 s)"
-jobrun enqueue --type=too-long --key=tl >/dev/null
+insert_job tl too-long
 run jobrun --type=too-long --json
 is "$(due_in tl)" 3600 "a delay of 99999999 s is capped at backoff_cap (3600)"
 
 # Slices count against batch_size: --max=2 gives two slices.
-jobrun enqueue --type=slices --key=sl2 >/dev/null
+insert_job sl2 slices
 : >"$T/items"
 run jobrun --type=slices --max=2 --json
 is "$(jget claimed <<<"$out")/$(jget snoozed <<<"$out")" 2/2 "--max=2: two slices, each a claim"
@@ -183,7 +186,7 @@ handler = exec
 command = $HANDLERS/snooze 90
 timeout = 10
 EOF2
-jobrun enqueue --type=later --key=zero >/dev/null
+insert_job zero later
 run jobrun --type=later --json
 is "$(jget retried <<<"$out")/$(job zero attempts)/$(job zero status)" 1/1/pending \
     "max_snoozes = 0: the snooze spends an attempt"
@@ -195,7 +198,7 @@ is "$(job zero last_error)" \
 # Without the migration, exit 99 is an ordinary retry.
 sql "DELETE FROM polling_jobs"
 sql "ALTER TABLE polling_jobs DROP COLUMN checkpoint, DROP COLUMN snoozes"
-jobrun enqueue --type=later --key=later2 >/dev/null
+insert_job later2 later
 run jobrun --type=later --json
 is "$(jget retried <<<"$out")" 1 "without sql/002_checkpoint.sql a snooze is a retry"
 is "$(job later2 status)/$(job later2 attempts)" pending/1 "it spends an attempt"
@@ -211,8 +214,8 @@ handler = http
 url = $HTTP_URL/status/202?body=%7B%22checkpoint%22%3A%7B%22page%22%3A7%7D%7D
 timeout = 5
 EOF2
-jobrun enqueue --type=web-snooze --key=ws2 >/dev/null
-jobrun enqueue --type=web-progress --key=wp2 >/dev/null
+insert_job ws2 web-snooze
+insert_job wp2 web-progress
 run jobrun --json
 is "$(jget retried <<<"$out")" 2 "without the migration both 202s are retries"
 is "$(job ws2 attempts)/$(job wp2 attempts)" 1/1 "each spends an attempt"

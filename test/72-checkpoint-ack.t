@@ -71,7 +71,7 @@ duplicates() {
 	echo $(( $(wc -l <"$T/items") - $(sort -un "$T/items" | wc -l) ))
 }
 
-jobrun enqueue --type=long --key=long --max-attempts=100 >/dev/null
+insert_job long long NULL max_attempts 100
 : >"$T/items"
 kill_after_ack 0
 before=0
@@ -101,7 +101,7 @@ is "$(job long attempts)" "$((cycles + 1))" "each kill cost the attempt it inter
 
 # Answers to lines that are not checkpoints; the row keeps the good ones
 # as written, blanks included.
-jobrun enqueue --type=answers --key=answers >/dev/null
+insert_job answers answers
 run jobrun --type=answers --json
 is "$rc" 0 "a handler that reads every answer succeeds"
 is "$(sed -n 1p "$T/answers")" ok "a checkpoint stored: ok"
@@ -115,7 +115,7 @@ is "$(sed -n 4p "$T/answers")" ok "and answered ok"
 
 # A line over the limit, from a handler that then succeeds: refused, and
 # said so where the operator looks, though the job ends well.
-jobrun enqueue --type=toolong --key=toolong >/dev/null
+insert_job toolong toolong
 run jobrun --type=toolong --json
 is "$(jget succeeded <<<"$out")" 1 "a handler whose checkpoint was too long may still succeed"
 is "$(cat "$T/toolong")" "refused: over 65536 bytes" "it was answered why"

@@ -103,7 +103,7 @@ write_config <<EOF
 handler = noop
 concurrency = 1
 EOF
-jobrun enqueue --type=capped --key=c1 >/dev/null
+insert_job c1 capped
 other_start
 other_send "BEGIN; INSERT INTO polling_jobs_flow (type, paused, tokens, refilled_at, claims, updated_at) VALUES ('capped', 0, 0, 0, 0, NOW()) ON DUPLICATE KEY UPDATE type = type; SELECT 'locked';"
 wait_for 30 file_has "$T/other.out" '^locked' || bail_out "no lock taken"

@@ -23,7 +23,7 @@ handler = exec
 command = $HANDLERS/exit-with 3 "it broke; see \"details\""
 timeout = 10
 EOF2
-enq() { jobrun enqueue --type="$1" --key="$2" >/dev/null; }
+enq() { insert_job "$2" "$1"; }
 
 enq good g1
 enq bad b1

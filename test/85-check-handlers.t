@@ -175,8 +175,8 @@ cat >>"$CONF" <<EOF2
 handler = exec
 command = $T/h/good.sh
 EOF2
-jobrun enqueue --type=up --key=u1 >/dev/null
-jobrun enqueue --type=local --key=l1 >/dev/null
+insert_job u1 up
+insert_job l1 local
 run env -u CHECK_TOKEN "$JOBRUN" -c "$CONF" -q
 is "$rc" 78 "a run with a header_env variable unset exits 78"
 like "$err" "\[type.up\] .*CHECK_TOKEN.*; its jobs wait" "it says which type waits, and why"

@@ -33,7 +33,7 @@ header = X-Mike: 3
 header = X-Empty:
 header = Accept:
 EOF2
-jobrun enqueue --type=order --key=order >/dev/null
+insert_job order order
 run jobrun --json
 is "$rc/$(col order status)" 0/success "a type with many headers: success"
 xorder=$(http_py 'r = reqs[-1]; print(" ".join(k for k in r["headers"] if k.startswith("x-")))')
@@ -86,25 +86,25 @@ url = $HTTP_URL/status/503?retry_after=Wed,%2021%20Oct%202015%2007:28:00%20GMT
 handler = http
 url = http://no-such-host.invalid/ok
 EOF2
-jobrun enqueue --type=interim --key=interim >/dev/null
+insert_job interim interim
 run jobrun --type=interim --json
 is "$rc/$(col interim status)" 0/success "102 Processing, then 200: the final answer decides, success"
 
-jobrun enqueue --type=ra0 --key=ra0 --max-attempts=9 >/dev/null
+insert_job ra0 ra0 NULL max_attempts 9
 run jobrun --type=ra0 --max=1 --json
 is "$(jget retried <<<"$out")/$(col ra0 status)" 1/pending "Retry-After: 0 with a 503: a retry"
 # jobrun(7): due a second later (at once would spend every attempt in
 # an instant), measured against the mark's own NOW().
 is "$(col ra0 'TIMESTAMPDIFF(SECOND, updated_at, next_run_at)')" 1 \
     "Retry-After: 0: due a second later"
-jobrun enqueue --type=rapast --key=rapast --max-attempts=9 >/dev/null
+insert_job rapast rapast NULL max_attempts 9
 run jobrun --type=rapast --max=1 --json
 is "$(jget retried <<<"$out")/$(col rapast status)" 1/pending "Retry-After of a date in 2015: a retry"
 is "$(col rapast 'TIMESTAMPDIFF(SECOND, updated_at, next_run_at)')" 1 \
     "a Retry-After date in the past: due a second later too"
 
 # --- a proxy ------------------------------------------------------------------
-jobrun enqueue --type=proxied --key=proxied >/dev/null
+insert_job proxied proxied
 http_proxy=$HTTP_URL run jobrun --type=proxied --json
 is "$rc/$(col proxied status)" 0/success "http_proxy: a host that does not resolve is reached through the proxy"
 is "$(http_req key=proxied path)" "http://no-such-host.invalid/ok" \

@@ -48,7 +48,7 @@ cp "$T/good.conf" "$CONF"
 
 # a table without idx_pick: the first claim fails, 78
 sql "ALTER TABLE polling_jobs DROP KEY idx_pick"
-jobrun enqueue --type=a --key=no-idx >/dev/null
+insert_job no-idx a
 run jobrun --json
 is "$rc" 78 "a table without idx_pick: the run exits 78"
 like "$err" "claim a job in .*idx_pick.*jobrun check tells more" "the message names the index and points at check"
@@ -65,7 +65,7 @@ command = $HANDLERS/exit-with 3 "a message longer than ten characters"
 timeout = 10
 EOF2
 sql "DELETE FROM polling_jobs"
-jobrun enqueue --type=a --key=narrow >/dev/null
+insert_job narrow a
 run jobrun --json
 # jobrun(1), EXIT STATUS: a value the server refuses in a run is the
 # table's fault (here last_error is too narrow): 78, not enqueue's 65.
@@ -87,7 +87,7 @@ cp "$T/good.conf" "$CONF"
 sql "DELETE FROM polling_jobs;
      CREATE TRIGGER audit BEFORE UPDATE ON polling_jobs FOR EACH ROW
      SET NEW.updated_at = NEW.updated_at"
-jobrun enqueue --type=a --key=trigger >/dev/null
+insert_job trigger a
 write_config <<EOF2
 [type.a]
 handler = noop

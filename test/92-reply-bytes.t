@@ -50,7 +50,7 @@ col() {
 }
 
 # --- continuation bytes in the status line ------------------------------------
-jobrun enqueue --type=overflow --key=overflow >/dev/null
+insert_job overflow overflow
 run jobrun
 is "$rc" 1 "a 500 with a reason phrase of continuation bytes: exit 1, a job retried"
 is "$(col overflow "CONCAT(status, '/', attempts)")" pending/1 \
@@ -66,7 +66,7 @@ is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE status = 'processing'")" 0 \
     "no job is left processing"
 
 # --- a Latin-1 reason phrase ----------------------------------------------------
-jobrun enqueue --type=latin --key=latin >/dev/null
+insert_job latin latin
 run jobrun
 is "$rc" 1 "a Latin-1 reason phrase: exit 1 (a job retried), not 78"
 is "$(col latin status)" pending "the job is retried, not stuck in processing"
@@ -76,7 +76,7 @@ is "$(col latin 'last_error = CONVERT(last_error USING utf8mb4)')" 1 \
     "last_error is valid utf8mb4"
 
 # --- a 202's text cut inside a character ----------------------------------------
-jobrun enqueue --type=snooze --key=snooze >/dev/null
+insert_job snooze snooze
 run jobrun
 is "$rc" 1 "a 202 whose snooze text is cut inside a character: exit 1, not 78"
 is "$(col snooze status)" pending "the job is retried"
@@ -90,7 +90,7 @@ is "$rc" 1 "the same jobs run again, retried again: exit 1, not 78"
 
 # --- a last_error column that cannot hold every character -----------------------
 say_run() {	# KEY [ARG...]: enqueue a say job under KEY, run jobrun ARG...
-	jobrun enqueue --type=say --key="$1" >/dev/null
+	insert_job "$1" say
 	run jobrun --type=say "${@:2}"
 }
 charset() {

@@ -525,6 +525,20 @@ valgrind_rounds() {
 	fi
 }
 
+# valgrind_runners N: how many runners to start together in a scene
+# whose point is that they race (for a schedule's row, a fan-in's count):
+# N, and 2 under valgrind, where two race through the same statements and
+# locks and every runner costs a second or more of CPU just to start
+# (issue 31).  The plain and ASan passes keep N, and with it the odds of
+# meeting a race at all.
+valgrind_runners() {
+	if under_valgrind; then
+		echo $(( $1 < 2 ? $1 : 2 ))
+	else
+		echo "$1"
+	fi
+}
+
 # use_own_server: point this file at a throwaway server of its own (for
 # tests that kill the server or change its global settings), stopped at exit
 use_own_server() {
