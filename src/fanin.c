@@ -641,20 +641,6 @@ fanin_create(struct fanin *fi, const char *then_type, const char *then_key,
 	return read_state(fi, *id, state, err, errlen);
 }
 
-/* head "?, ?, ..." tail, one placeholder a key (malloc'ed). */
-static char *
-key_list_text(const char *head, const char *tail, size_t n)
-{
-	size_t i, len = strlen(head) + 3 * n + strlen(tail) + 1;
-	char *sql = xmalloc(len);
-
-	snprintf(sql, len, "%s", head);
-	for (i = 0; i < n; i++)
-		strcat(sql, i == 0 ? "?" : ", ?");
-	strcat(sql, tail);
-	return sql;
-}
-
 /* Run text, a statement of one use on the fan-in's members, with (id,
  * keys...), through the queue's runner; with ids, read its job ids. */
 static enum db_status
@@ -662,7 +648,7 @@ run_key_list(struct fanin *fi, const char *what, const char *head,
     const char *tail, uint64_t id, const char *const *keys, size_t n,
     uint64_t **ids, size_t *nids, char *err, size_t errlen)
 {
-	char *text = key_list_text(head, tail, n);
+	char *text = queue_list_text(head, n, tail);
 	struct db_arg *args = xcalloc(n + 1, sizeof *args);
 	struct queue_stmts *set;
 	enum db_status st;

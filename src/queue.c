@@ -283,14 +283,10 @@ char *
 queue_stmt_text(const struct queue *q, unsigned which)
 {
 	char *in, *sql, *template = template_of(which);
-	size_t i, n = q->claim_types > 0 ? q->claim_types : 1;
+	size_t n = q->claim_types > 0 ? q->claim_types : 1;
 	int len;
 
-	in = xmalloc(3 * n);
-	in[0] = '?';
-	for (i = 1; i < n; i++)
-		memcpy(in + 1 + 3 * (i - 1), ", ?", 3);
-	in[1 + 3 * (n - 1)] = '\0';
+	in = queue_list_text("", n, "");
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
 	len = snprintf(NULL, 0, template, q->table, in);

@@ -100,6 +100,9 @@ struct queue_stmts *queue_stmts_open(struct queue *q,
                                      const char *const *tables, size_t n,
                                      const char *other);
 void queue_stmts_close(struct queue_stmts *s);
+/* head, then n placeholders "?, ?, ...", then tail (malloc'ed): the text
+ * of a statement on a list built for the call. */
+char *queue_list_text(const char *head, size_t n, const char *tail);
 /* A set of one statement of one use, text built for the call (a list of
  * n keys), which does purpose on table (as tables[i] above). */
 struct queue_stmts *queue_stmts_once(struct queue *q, const char *text,

@@ -345,19 +345,14 @@ queue_purge_except(struct queue *q, const struct queue_scope *scope,
 	    tail[] = ") ORDER BY next_run_at, id LIMIT ?) AS d USING (id)";
 	struct queue_stmts *once;
 	struct db_arg *args = xcalloc(n + 4, sizeof *args);
-	char *sql = xmalloc(sizeof head + 3 * n + sizeof tail);
-	size_t i, at = sizeof head - 1;
+	char *sql = queue_list_text(head, n, tail);
+	size_t i;
 	unsigned k = queue_purge_args(args, &(struct queue_scope){ NULL,
 	    scope->status, scope->older_than, 0 });
 	enum db_status st;
 
-	memcpy(sql, head, at);
-	for (i = 0; i < n; i++) {
-		memcpy(sql + at, i > 0 ? ", ?" : "?", i > 0 ? 3 : 1);
-		at += i > 0 ? 3 : 1;
+	for (i = 0; i < n; i++)
 		args[k++] = DB_STR(except[i]);
-	}
-	memcpy(sql + at, tail, sizeof tail);
 	args[k++] = DB_NUM(limit);
 	once = queue_stmts_once(q, sql, "purge jobs", QUEUE_JOBS_TABLE);
 	st = queue_stmts_run(once, 0, args, k, err, errlen);

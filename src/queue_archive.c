@@ -58,20 +58,14 @@ pick_text(struct queue *q, const struct queue_scope *scope, size_t n,
 	unsigned f = queue_purge_flags(q, scope);
 	const char *index = (f & Q_F_TYPE) != 0 && (f & Q_F_PICK) == 0 ?
 	    "idx_type_pick" : "idx_pick";
-	size_t len = 600 + 3 * n, at;
-	char *sql = xmalloc(len);
-	size_t i;
+	char start[512], end[256];
 
-	at = (size_t)snprintf(sql, len, "%s FROM %%1$s FORCE INDEX"
-	    " (%s)" PURGE_WHERE "%s", head, index, scope->type != NULL ?
+	snprintf(start, sizeof start, "%s FROM %%1$s FORCE INDEX (%s)"
+	    PURGE_WHERE "%s", head, index, scope->type != NULL ?
 	    " AND" TYPE_IS : n > 0 ? " AND CAST(type AS BINARY) NOT IN (" :
 	    "");
-	for (i = 0; i < n; i++) {
-		memcpy(sql + at, i > 0 ? ", ?" : "?", i > 0 ? 3 : 1);
-		at += i > 0 ? 3 : 1;
-	}
-	snprintf(sql + at, len - at, "%s%s", n > 0 ? ")" : "", tail);
-	return sql;
+	snprintf(end, sizeof end, "%s%s", n > 0 ? ")" : "", tail);
+	return queue_list_text(start, n, end);
 }
 
 /* The batch's ids into m->ids; how many (or -1, err set). */
@@ -98,22 +92,6 @@ pick_batch(struct move *m, char *err, size_t errlen)
 	return n;
 }
 
-/* "... WHERE id IN (?, ...)" for n ids (malloc'ed). */
-static char *
-by_ids(const char *head, size_t n)
-{
-	size_t len = strlen(head) + 3 * n + 2, at = strlen(head), i;
-	char *sql = xmalloc(len);
-
-	memcpy(sql, head, at);
-	for (i = 0; i < n; i++) {
-		memcpy(sql + at, i > 0 ? ", ?" : "?", i > 0 ? 3 : 1);
-		at += i > 0 ? 3 : 1;
-	}
-	memcpy(sql + at, ")", 2);
-	return sql;
-}
-
 /* Insert and delete the n picked rows; each statement must change all. */
 static enum db_status
 move_rows(struct move *m, size_t n, char *err, size_t errlen)
@@ -131,8 +109,9 @@ move_rows(struct move *m, size_t n, char *err, size_t errlen)
 
 	snprintf(head, sizeof head, "INSERT INTO %%2$s (%s) SELECT %s FROM"
 	    " %%1$s WHERE id IN (", m->columns, m->columns);
-	texts[0] = by_ids(head, n);
-	texts[1] = by_ids("DELETE FROM %1$s WHERE id IN (", n);
+	texts[0] = queue_list_text(head, n, ")");
+	texts[1] = queue_list_text("DELETE FROM %1$s WHERE id IN (", n,
+	    ")");
 	for (i = 0; i < n; i++)
 		args[i] = DB_NUM(m->ids[i]);
 	s = queue_stmts_open(m->q, texts, purposes, tables, 2, m->quoted);

@@ -92,6 +92,21 @@ queue_stmts_close(struct queue_stmts *s)
 	free(s);
 }
 
+char *
+queue_list_text(const char *head, size_t n, const char *tail)
+{
+	size_t nhead = strlen(head), ntail = strlen(tail), at = nhead, i;
+	char *sql = xmalloc(nhead + 3 * n + ntail + 1);
+
+	memcpy(sql, head, nhead);
+	for (i = 0; i < n; i++) {
+		memcpy(sql + at, i > 0 ? ", ?" : "?", i > 0 ? 3 : 1);
+		at += i > 0 ? 3 : 1;
+	}
+	memcpy(sql + at, tail, ntail + 1);
+	return sql;
+}
+
 struct queue_stmts *
 queue_stmts_once(struct queue *q, const char *text, const char *purpose,
     const char *table)
