@@ -55,9 +55,10 @@ struct attempts *attempts_open(struct queue *q);
 void attempts_close(struct attempts *a);
 
 /* Whether the table is there for the account, looked at once: *on says
- * whether runs write history. */
-enum db_status attempts_probe(struct attempts *a, int *on, char *err,
-                              size_t errlen);
+ * whether it may be read, or, with write, written too (a run's history;
+ * show and report only read it). */
+enum db_status attempts_probe(struct attempts *a, int write, int *on,
+                              char *err, size_t errlen);
 
 /* Add n (1..ATTEMPTS_MAX_ROWS) attempts in one statement, in the caller's
  * transaction: finished now by the server's clock, started the handler's
@@ -71,13 +72,17 @@ enum db_status attempts_add(struct attempts *a, const struct attempt *at,
 enum db_status attempts_recover(struct attempts *a, unsigned long limit,
                                 uint64_t *count, char *err, size_t errlen);
 
-/* A job's attempts, oldest first: fn gets each row's ATTEMPT_COLS
- * columns (NULL for SQL NULL). */
+/* The attempts of n jobs (1..ATTEMPTS_LIST_MAX), in one statement,
+ * job by job, each job's oldest first: fn gets each row's ATTEMPT_COLS
+ * columns (NULL for SQL NULL), the last its job's id. */
 enum { AC_ID, AC_ATTEMPT, AC_RUNNER, AC_STARTED, AC_FINISHED, AC_OUTCOME,
-       AC_EXIT, AC_SIGNAL, AC_HTTP, AC_MS, AC_OUTPUT, ATTEMPT_COLS };
-enum db_status attempts_each(struct attempts *a, uint64_t job_id,
-                             void (*fn)(void *arg, char **cols), void *arg,
-                             char *err, size_t errlen);
+       AC_EXIT, AC_SIGNAL, AC_HTTP, AC_MS, AC_OUTPUT, AC_JOB, ATTEMPT_COLS };
+#define ATTEMPTS_LIST_MAX 1000
+/* Their names, as show --json and report --json give them. */
+extern const char *const attempt_column_names[ATTEMPT_COLS];
+enum db_status attempts_each(struct attempts *a, const uint64_t *job_ids,
+                             size_t n, void (*fn)(void *arg, char **cols),
+                             void *arg, char *err, size_t errlen);
 
 /* For check: how the table stands for the account (queue_access). */
 enum db_status attempts_access(struct queue *q, struct queue_access *acc,

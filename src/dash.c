@@ -164,13 +164,22 @@ on_failure(void *arg, const struct queue_failure *f)
 	    NULL;
 }
 
+/* An attempt of one of the latest failures, given to its failure by its
+ * job's id (cols[AC_JOB]). */
 static void
 on_attempt(void *arg, char **cols)
 {
-	struct dash_failure *x = arg;
+	struct dash *d = arg;
+	uint64_t job = queue_number(cols[AC_JOB]);
+	struct dash_failure *x = NULL;
 	struct dash_attempt *a;
 	size_t i;
 
+	for (i = 0; i < d->nlast && x == NULL; i++)
+		if (d->last[i].id == job)
+			x = &d->last[i];
+	if (x == NULL)
+		return;
 	x->history = xrealloc(x->history, (x->nhistory + 1) *
 	    sizeof *x->history);
 	a = &x->history[x->nhistory++];
@@ -178,18 +187,21 @@ on_attempt(void *arg, char **cols)
 		a->cols[i] = cols[i] != NULL ? xstrdup(cols[i]) : NULL;
 }
 
-/* The attempts of the latest failures, when the table has a history. */
+/* The attempts of the latest failures, when the table has a history: one
+ * statement for them all. */
 static enum db_status
 failures_history(struct ctx *c, struct dash *d, char *err, size_t errlen)
 {
 	struct attempts *a = attempts_open(c->q);
+	uint64_t ids[DASH_FAILURES];
 	enum db_status st;
 	size_t i;
 
-	st = attempts_probe(a, &d->has_history, err, errlen);
-	for (i = 0; st == DB_OK && d->has_history && i < d->nlast; i++)
-		st = attempts_each(a, d->last[i].id, on_attempt, &d->last[i],
-		    err, errlen);
+	st = attempts_probe(a, 0, &d->has_history, err, errlen);
+	for (i = 0; i < d->nlast && i < DASH_FAILURES; i++)
+		ids[i] = d->last[i].id;
+	if (st == DB_OK && d->has_history)
+		st = attempts_each(a, ids, i, on_attempt, d, err, errlen);
 	attempts_close(a);
 	return st;
 }
@@ -300,26 +312,11 @@ hours_json(const unsigned long *v)
 static json_t *
 history_json(const struct dash_failure *f)
 {
-	static const char *const names[ATTEMPT_COLS] = { "id", "attempt",
-	    "runner", "started_at", "finished_at", "outcome", "exit_status",
-	    "signal", "http_status", "duration_ms", "output" };
-	json_t *list = json_array(), *row;
-	const char *v;
+	json_t *list = json_array();
 	size_t i;
-	int k;
 
-	for (i = 0; i < f->nhistory; i++) {
-		row = json_object();
-		for (k = 0; k < ATTEMPT_COLS; k++) {
-			v = f->history[i].cols[k];
-			json_object_set_new(row, names[k], v == NULL ?
-			    json_null() : k == AC_RUNNER || k == AC_STARTED ||
-			    k == AC_FINISHED || k == AC_OUTCOME ||
-			    k == AC_OUTPUT ? report_text(v, strlen(v)) :
-			    json_integer(strtoll(v, NULL, 10)));
-		}
-		json_array_append_new(list, row);
-	}
+	for (i = 0; i < f->nhistory; i++)
+		json_array_append_new(list, report_attempt(f->history[i].cols));
 	return list;
 }
 

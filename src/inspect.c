@@ -616,41 +616,58 @@ print_shown_text(const struct queue_shown *job)
 		    job->deadline : "NULL");
 }
 
+/* What show found: the job's id, and for --json its object and its
+ * payload, kept until the attempts are added (the walk's values last
+ * only the call). */
+struct shown {
+	int json;
+	uint64_t id;
+	json_t *obj;
+	char *payload;		/* spliced in whole, or NULL */
+	size_t payload_len;
+};
+
 /* The payload is never re-encoded: spliced in whole when the server takes
- * it as JSON, a string otherwise.  The text is kept (*lenp bytes) for the
- * attempts to be added before it is printed. */
-static char *
-shown_json(const struct queue_shown *job, size_t *lenp)
+ * it as JSON, a string otherwise. */
+static void
+keep_json(struct shown *sh, const struct queue_shown *job)
 {
 	const struct queue_text *p = &job->col[QC_PAYLOAD];
-	struct raw_member payload = { "payload", p->s, p->len };
 	int raw = p->s != NULL && job->payload_valid;
-	json_t *obj = json_object();
-	char *text;
 	int i;
 
+	sh->obj = json_object();
 	for (i = 0; i < QC_COUNT; i++) {
 		if (i == QC_PAYLOAD && raw)
-			continue;	/* spliced in below */
-		json_object_set_new(obj, queue_column_names[i],
+			continue;	/* spliced in when printed */
+		json_object_set_new(sh->obj, queue_column_names[i],
 		    numeric_column(i) ? number_json(job->col[i].s) :
 		    text_json(job->col[i]));
 	}
 	if (job->has_deadline)
-		json_object_set_new(obj, "deadline", job->deadline != NULL ?
-		    json_string(job->deadline) : json_null());
-	text = rawjson_object(obj, &payload, raw ? 1 : 0, lenp);
-	json_decref(obj);
-	return text;
+		json_object_set_new(sh->obj, "deadline", job->deadline !=
+		    NULL ? json_string(job->deadline) : json_null());
+	if (raw) {
+		sh->payload = xmalloc(p->len + 1);
+		memcpy(sh->payload, p->s, p->len);
+		sh->payload_len = p->len;
+	}
 }
 
-/* What show found: the job's id, and its JSON document until printed. */
-struct shown {
-	int json;
-	uint64_t id;
+static void
+print_kept_json(const struct shown *sh)
+{
+	struct raw_member payload = { "payload", sh->payload,
+	    sh->payload_len };
 	char *text;
 	size_t len;
-};
+
+	text = rawjson_object(sh->obj, &payload, sh->payload != NULL ? 1 : 0,
+	    &len);
+	fwrite(text, 1, len, stdout);
+	putchar('\n');
+	free(text);
+}
 
 static void
 on_shown(void *arg, const struct queue_shown *job)
@@ -659,7 +676,7 @@ on_shown(void *arg, const struct queue_shown *job)
 
 	sh->id = queue_number(job->col[QC_ID].s);
 	if (sh->json)
-		sh->text = shown_json(job, &sh->len);
+		keep_json(sh, job);
 	else
 		print_shown_text(job);
 }
@@ -695,23 +712,7 @@ print_attempt_text(void *arg, char **cols)
 static void
 add_attempt_json(void *arg, char **cols)
 {
-	static const char *const names[ATTEMPT_COLS] = { "id", "attempt",
-	    "runner", "started_at", "finished_at", "outcome", "exit_status",
-	    "signal", "http_status", "duration_ms", "output" };
-	static const int numeric[ATTEMPT_COLS] = { [AC_ID] = 1,
-	    [AC_ATTEMPT] = 1, [AC_EXIT] = 1, [AC_SIGNAL] = 1, [AC_HTTP] = 1,
-	    [AC_MS] = 1 };
-	json_t *row = json_object();
-	struct queue_text t;
-	int i;
-
-	for (i = 0; i < ATTEMPT_COLS; i++) {
-		t = (struct queue_text){ cols[i], cols[i] != NULL ?
-		    strlen(cols[i]) : 0 };
-		json_object_set_new(row, names[i], numeric[i] ?
-		    number_json(cols[i]) : text_json(t));
-	}
-	json_array_append_new(arg, row);
+	json_array_append_new(arg, report_attempt(cols));
 }
 
 /* The job's attempts, when the table has a history: lines under the
@@ -722,29 +723,16 @@ show_attempts(struct ctx *c, struct shown *sh, char *err, size_t errlen)
 	struct attempts *a = attempts_open(c->q);
 	json_t *list = json_array();
 	enum db_status st;
-	char *more;
-	size_t n;
 	int on = 0;
 
-	st = attempts_probe(a, &on, err, errlen);
+	st = attempts_probe(a, 0, &on, err, errlen);
 	if (st == DB_OK && on && !sh->json)
 		printf("history\n");
 	if (st == DB_OK && on)
-		st = attempts_each(a, sh->id, sh->json ? add_attempt_json :
+		st = attempts_each(a, &sh->id, 1, sh->json ? add_attempt_json :
 		    print_attempt_text, list, err, errlen);
-	if (st == DB_OK && on && sh->json && sh->len > 0 &&
-	    sh->text[sh->len - 1] == '}') {
-		/* "...}" becomes "...,"history":[...]}" */
-		more = json_dumps(list, JSON_COMPACT);
-		n = strlen(more);
-		sh->text = xrealloc(sh->text, sh->len + 11 + n + 1);
-		memcpy(sh->text + sh->len - 1, ",\"history\":", 11);
-		memcpy(sh->text + sh->len + 10, more, n);
-		sh->len += 11 + n;
-		sh->text[sh->len - 1] = '}';
-		sh->text[sh->len] = '\0';
-		free(more);
-	}
+	if (st == DB_OK && on && sh->json)
+		json_object_set(sh->obj, "history", list);
 	json_decref(list);
 	attempts_close(a);
 	return st;
@@ -776,11 +764,10 @@ cmd_show(struct ctx *c)
 	    err, sizeof err);
 	if (st == DB_OK && found)
 		st = show_attempts(c, &sh, err, sizeof err);
-	if (sh.text != NULL && st == DB_OK) {
-		fwrite(sh.text, 1, sh.len, stdout);
-		putchar('\n');
-	}
-	free(sh.text);
+	if (sh.obj != NULL && st == DB_OK)
+		print_kept_json(&sh);
+	json_decref(sh.obj);
+	free(sh.payload);
 	if (st != DB_OK) {
 		cmd_db_error(c, st, err);
 		return cmd_exit_for(st);

@@ -40,8 +40,7 @@
 enum attempts_stmt {
 	A_PROBE,
 	A_INSERT,	/* A_INSERT + n - 1: n rows */
-	A_LIST = A_INSERT + ATTEMPTS_MAX_ROWS,
-	A_EXPIRED, A_LOST, A_RECOVER_ONE, A_COUNT_STMTS
+	A_ANY_EXPIRED = A_INSERT + ATTEMPTS_MAX_ROWS, A_EXPIRED, A_LOST, A_RECOVER_ONE, A_COUNT_STMTS
 };
 
 static const char *const texts[A_COUNT_STMTS] = {
@@ -65,10 +64,11 @@ static const char *const texts[A_COUNT_STMTS] = {
 	[A_INSERT + 14] = A_INSERT_TEXT(A_ROWS8 ", " A_ROWS4 ", " A_ROWS2
 	    ", " A_ROW),
 	[A_INSERT + 15] = A_INSERT_TEXT(A_ROWS8 ", " A_ROWS8),
-	/* (job) */
-	[A_LIST] = "SELECT id, attempt, runner, started_at, finished_at,"
-	    " outcome, exit_status, signal_no, http_status, duration_ms,"
-	    " output FROM %2$s WHERE job_id = ? ORDER BY id",
+	/* Whether any lock ran out: the look of every run's start, without
+	 * a transaction or a lock, so that a run with none to recover pays
+	 * one statement, as without the history. */
+	[A_ANY_EXPIRED] = "SELECT 1 FROM %1$s WHERE status = 'processing' AND "
+	    LOCK_EXPIRED " LIMIT 1",
 	/* One job whose lock ran out, locked (Q_RECOVER's rule). */
 	[A_EXPIRED] = "SELECT id FROM %1$s WHERE status = 'processing' AND "
 	    LOCK_EXPIRED " LIMIT 1 FOR UPDATE",
@@ -105,7 +105,7 @@ static const char *const purposes[A_COUNT_STMTS] = {
 	[A_INSERT + 13] = "record attempts",
 	[A_INSERT + 14] = "record attempts",
 	[A_INSERT + 15] = "record attempts",
-	[A_LIST] = "list a job's attempts",
+	[A_ANY_EXPIRED] = "look for expired locks",
 	[A_EXPIRED] = "find a job whose lock expired",
 	[A_LOST] = "record a lost attempt",
 	[A_RECOVER_ONE] = "recover expired locks",
@@ -120,8 +120,9 @@ static const char *const tables[A_COUNT_STMTS] = {
 	[A_INSERT + 9] = A_TABLE, [A_INSERT + 10] = A_TABLE,
 	[A_INSERT + 11] = A_TABLE, [A_INSERT + 12] = A_TABLE,
 	[A_INSERT + 13] = A_TABLE, [A_INSERT + 14] = A_TABLE,
-	[A_INSERT + 15] = A_TABLE, [A_LIST] = A_TABLE,
-	[A_EXPIRED] = QUEUE_JOBS_TABLE, [A_LOST] = A_TABLE,
+	[A_INSERT + 15] = A_TABLE,
+	[A_ANY_EXPIRED] = QUEUE_JOBS_TABLE, [A_EXPIRED] = QUEUE_JOBS_TABLE,
+	[A_LOST] = A_TABLE,
 	[A_RECOVER_ONE] = QUEUE_JOBS_TABLE,
 };
 
@@ -134,7 +135,6 @@ struct attempts {
 	struct queue_stmts *set;
 	char name[CFG_NAME_MAX + 1];
 	char quoted[2 * CFG_NAME_MAX + 8];
-	int probed, on;
 	int none_left;		/* recovery found no lock run out */
 };
 
@@ -167,20 +167,21 @@ attempts_close(struct attempts *a)
 }
 
 enum db_status
-attempts_probe(struct attempts *a, int *on, char *err, size_t errlen)
+attempts_probe(struct attempts *a, int write, int *on, char *err,
+    size_t errlen)
 {
 	enum queue_reach reach;
 	enum db_status st = DB_OK;
 
-	/* Not granted INSERT, the history is off, as without the table
-	 * (check says so): a run does not stop for want of its history. */
-	if (a != NULL && !a->probed) {
-		st = queue_stmts_reach(a->set, uses, sizeof uses /
-		    sizeof uses[0], &reach, err, errlen);
-		a->on = st == DB_OK && reach == QUEUE_REACHED;
-		a->probed = st == DB_OK;
-	}
-	*on = a != NULL && a->on;
+	/* Not granted INSERT, a run writes no history, as without the table
+	 * (check says so): a run does not stop for want of its history.
+	 * Reading it (show, report) needs the look alone. */
+	*on = 0;
+	if (a == NULL)
+		return DB_OK;
+	st = queue_stmts_reach(a->set, uses, write ? sizeof uses /
+	    sizeof uses[0] : 1, &reach, err, errlen);
+	*on = st == DB_OK && reach == QUEUE_REACHED;
 	return st;
 }
 
@@ -253,9 +254,18 @@ attempts_recover(struct attempts *a, unsigned long limit, uint64_t *count,
 {
 	struct queue_trx t = { recover_one, NULL, NULL, a,
 	    QUEUE_CLAIM_RETRIES + 1, 1, 0 };
-	enum db_status st = DB_OK;
+	enum db_status st;
+	char *col = NULL;
+	int found;
 
 	*count = 0;
+	if (limit == 0)
+		return DB_OK;
+	st = queue_stmts_one(a->set, A_ANY_EXPIRED, NULL, 0, &col, 1, &found,
+	    err, errlen);
+	free(col);
+	if (st != DB_OK || !found)
+		return st;
 	while (*count < limit) {
 		st = queue_trx(a->q, &t, err, errlen);
 		if (st != DB_OK || a->none_left)
@@ -265,23 +275,49 @@ attempts_recover(struct attempts *a, unsigned long limit, uint64_t *count,
 	return st;
 }
 
+const char *const attempt_column_names[ATTEMPT_COLS] = {
+	[AC_ID] = "id", [AC_ATTEMPT] = "attempt", [AC_RUNNER] = "runner",
+	[AC_STARTED] = "started_at", [AC_FINISHED] = "finished_at",
+	[AC_OUTCOME] = "outcome", [AC_EXIT] = "exit_status",
+	[AC_SIGNAL] = "signal", [AC_HTTP] = "http_status",
+	[AC_MS] = "duration_ms", [AC_OUTPUT] = "output", [AC_JOB] = "job_id",
+};
+
 enum db_status
-attempts_each(struct attempts *a, uint64_t job_id,
+attempts_each(struct attempts *a, const uint64_t *job_ids, size_t n,
     void (*fn)(void *arg, char **cols), void *arg, char *err, size_t errlen)
 {
-	struct db_arg id = DB_NUM(job_id);
+	static const char *const purpose[1] = { "list jobs' attempts" };
+	static const char *const table[1] = { A_TABLE };
 	char *cols[ATTEMPT_COLS] = { 0 };
+	struct db_arg *args;
+	struct queue_stmts *s;
+	const char *text[1];
 	enum db_status st;
-	int rc;
+	size_t i;
+	int rc = 0;
 
-	st = queue_stmts_run(a->set, A_LIST, &id, 1, err, errlen);
-	while (st == DB_OK && (rc = queue_stmts_fetch(a->set, A_LIST, cols,
-	    ATTEMPT_COLS, err, errlen)) != 0) {
-		if (rc < 0)
-			return DB_ERROR;
+	if (n == 0 || n > ATTEMPTS_LIST_MAX)
+		return DB_OK;
+	args = xcalloc(n, sizeof *args);
+	for (i = 0; i < n; i++)
+		args[i] = DB_NUM(job_ids[i]);
+	text[0] = queue_list_text("SELECT id, attempt, runner, started_at,"
+	    " finished_at, outcome, exit_status, signal_no, http_status,"
+	    " duration_ms, output, job_id FROM %2$s WHERE job_id IN (", n,
+	    ") ORDER BY job_id, id");
+	s = queue_stmts_open(a->q, text, purpose, table, 1, a->quoted);
+	st = queue_stmts_run(s, 0, args, (unsigned)n, err, errlen);
+	while (st == DB_OK && (rc = queue_stmts_fetch(s, 0, cols,
+	    ATTEMPT_COLS, err, errlen)) > 0) {
 		fn(arg, cols);
 		db_free_cols(cols, ATTEMPT_COLS);
 	}
+	if (st == DB_OK && rc < 0)
+		st = DB_ERROR;
+	queue_stmts_close(s);
+	free((char *)text[0]);
+	free(args);
 	return st;
 }
 

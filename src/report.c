@@ -9,6 +9,7 @@
 #include <jansson.h>
 #include <stdlib.h>
 
+#include "attempts.h"
 #include "report.h"
 #include "utf8.h"
 #include "util.h"
@@ -32,6 +33,29 @@ void
 report_json(json_t *doc)
 {
 	print_json(stdout, doc);
+}
+
+json_t *
+report_attempt(char *const *cols)
+{
+	json_t *row = json_object(), *v;
+	const char *s;
+	int k;
+
+	for (k = 0; k < ATTEMPT_COLS; k++) {
+		if (k == AC_JOB)
+			continue;
+		s = cols[k];
+		if (s == NULL)
+			v = json_null();
+		else if (k == AC_RUNNER || k == AC_STARTED ||
+		    k == AC_FINISHED || k == AC_OUTCOME || k == AC_OUTPUT)
+			v = report_text(s, strlen(s));
+		else
+			v = json_integer(strtoll(s, NULL, 10));
+		json_object_set_new(row, attempt_column_names[k], v);
+	}
+	return row;
 }
 
 json_t *

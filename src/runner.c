@@ -922,7 +922,8 @@ run_cycle(const struct cfg *cfg, struct db *db, struct queue *q,
 	 * row is touched. */
 	st = queue_prepare_run(q, cy->ntypes, err, errlen);
 	if (st == DB_OK)
-		st = attempts_probe(cy->attempts, &cy->history, err, errlen);
+		st = attempts_probe(cy->attempts, 1, &cy->history, err,
+		    errlen);
 	if (st == DB_OK)
 		st = run_recover(cy, &recovered, err, errlen);
 	/* Due slots of [schedule.NAME] become jobs before the first claim,

@@ -11,7 +11,7 @@
 . "${0%/*}/lib.sh"
 . "${0%/*}/http-lib.sh"
 
-plan 60
+plan 62
 setup_db
 start_http_server
 mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" \
@@ -229,6 +229,15 @@ run jobrun --type=n --max=1
 is "$(rows "$k" "outcome, runner NOT LIKE 'cancel %'")" "cancelled 1;" \
     "a cancel whose runner died: recovery writes cancelled, the runner without the mark"
 is "$(field "$k" status)" failed "and the job is failed"
+x2=$(job retry-2)
+sql "UPDATE polling_jobs SET max_attempts = 2 WHERE id = $x2"
+run jobrun --type=x --max=1
+sql "UPDATE polling_jobs SET next_run_at = NOW() WHERE id = $x2"
+run jobrun --type=x --max=1
+run jobrun report --json
+is "$(jpy 'str(sorted((f["id"], [a["outcome"] for a in f["history"]]) for f in d["last_failures"] if f["id"] in ('"$p, $x2"')))' <<<"$out")" \
+    "[($p, ['failed']), ($x2, ['retry', 'failed'])]" \
+    "report --json: each failure has its own attempts, read in one statement"
 
 q=$(job hold-q hold)
 jobrun_bg --type=hold >"$T/q.out" 2>"$T/q.err"
@@ -365,3 +374,6 @@ is "$rc/$(field "$u" status)/$(nrows "job_id = $u")" 0/success/0 \
 run jobrun check
 like "$out" "the attempt history \\(show, report\\): .*INSERT" \
     "check says the history needs INSERT"
+run jobrun show "$r"
+is "$(grep -c '^[12]             \(retry\|success\), ' <<<"$out")" 2 \
+    "show needs only SELECT on the history: that account sees both attempts"
