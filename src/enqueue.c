@@ -262,12 +262,14 @@ struct fanout {
 	struct audit audit;	/* its row: created counts the jobs */
 };
 
-/* A batch of a fan-out (key NULL), or one key of --keys-from, as
- * audit_change runs it: *n jobs created. */
+/* A batch of a fan-out (keys NULL), or of --keys-from's keys, as
+ * audit_change runs it, in one transaction with its audit row: *n jobs
+ * created. */
 struct fan_change {
 	struct ctx *c;
 	struct fanout *f;
-	const char *key;
+	char *const *keys;
+	size_t nkeys;
 };
 
 static enum db_status
@@ -278,18 +280,24 @@ change_fan(void *arg, uint64_t *n, char *err, size_t errlen)
 	const char *t = o->payload_template;
 	struct queue_when when = when_of(o);
 	char *status = NULL;
-	enum db_status st;
+	enum db_status st = DB_OK;
 	uint64_t id;
-	int made = 0;
+	size_t i;
+	int made;
 
-	if (x->key == NULL)
+	if (x->keys == NULL)
 		return queue_enqueue_batch(x->c->q, o->type, t, x->f->rows,
 		    x->f->n, &when, o->max_attempts, n, err, errlen);
-	st = queue_enqueue(x->c->q, o->type, x->key, t, t != NULL ?
-	    strlen(t) : 0, &when, o->max_attempts, &id, &made, &status, err,
-	    errlen);
-	free(status);
-	*n = (uint64_t)made;
+	*n = 0;
+	for (i = 0; st == DB_OK && i < x->nkeys; i++) {
+		made = 0;
+		st = queue_enqueue(x->c->q, o->type, x->keys[i], t, t != NULL ?
+		    strlen(t) : 0, &when, o->max_attempts, &id, &made,
+		    &status, err, errlen);
+		free(status);
+		status = NULL;
+		*n += (uint64_t)made;
+	}
 	return st;
 }
 
@@ -444,7 +452,7 @@ then_json(const struct ctx *c, const struct fanout *f, int fired)
 static enum db_status
 flush_rows(struct ctx *c, struct fanout *f, char *err, size_t errlen)
 {
-	struct fan_change x = { c, f, NULL };
+	struct fan_change x = { c, f, NULL, 0 };
 	enum db_status st;
 
 	st = audit_change(&f->audit, change_fan, NULL, &x, err, errlen);
@@ -785,13 +793,13 @@ static int
 enqueue_list(struct ctx *c)
 {
 	const struct cli *o = &c->cli;
-	struct fan_change x = { c, NULL, NULL };
+	struct fan_change x = { c, NULL, NULL, 0 };
 	struct fanout *f;
 	struct key_list k;
 	char err[1024];
 	const char *payload = o->payload_template;
 	enum db_status st = DB_OK;
-	size_t i, from = 0;
+	size_t from;
 	int rc, fired = 0;
 
 	if (payload != NULL && (rc = check_json(c, "--payload-template",
@@ -818,20 +826,21 @@ enqueue_list(struct ctx *c)
 			return rc;
 		}
 	}
-	for (i = 0; st == DB_OK && i < k.n; i++) {
-		x.key = k.keys[i];
+	/* FANOUT_BATCH keys a transaction: with the audit table, the
+	 * batch's row count goes with them, not a transaction per key. */
+	for (from = 0; st == DB_OK && from < k.n; from += x.nkeys) {
+		x.keys = &k.keys[from];
+		x.nkeys = k.n - from < FANOUT_BATCH ? k.n - from :
+		    FANOUT_BATCH;
 		st = audit_change(&f->audit, change_fan, NULL, &x, err,
 		    sizeof err);
 		f->created = f->audit.changed;
-		if (st == DB_OK && f->fan_in != 0 &&
-		    (i + 1 - from == FANOUT_BATCH || i + 1 == k.n)) {
+		if (st == DB_OK && f->fan_in != 0)
 			st = fanin_add_members(&f->fi, f->fan_in,
-			    (const char *const *)&k.keys[from], i + 1 - from,
-			    err, sizeof err);
-			from = i + 1;
-		}
+			    (const char *const *)x.keys, x.nkeys, err,
+			    sizeof err);
 		if (st == DB_OK)
-			f->done++;
+			f->done += x.nkeys;
 	}
 	if (st == DB_OK)
 		st = end_fan_in(c, f, &fired, err, sizeof err);
