@@ -262,9 +262,8 @@ struct fanout {
 	struct audit audit;	/* its row: created counts the jobs */
 };
 
-/* A batch of a fan-out (keys NULL), or of --keys-from's keys, as
- * audit_change runs it, in one transaction with its audit row: *n jobs
- * created. */
+/* A batch of a fan-out (keys NULL) or of --keys-from's keys, as
+ * audit_change runs it (one transaction with its row): *n created. */
 struct fan_change {
 	struct ctx *c;
 	struct fanout *f;
@@ -290,12 +289,11 @@ change_fan(void *arg, uint64_t *n, char *err, size_t errlen)
 		    x->f->n, &when, o->max_attempts, n, err, errlen);
 	*n = 0;
 	for (i = 0; st == DB_OK && i < x->nkeys; i++) {
-		made = 0;
+		made = 0, status = NULL;
 		st = queue_enqueue(x->c->q, o->type, x->keys[i], t, t != NULL ?
 		    strlen(t) : 0, &when, o->max_attempts, &id, &made,
 		    &status, err, errlen);
 		free(status);
-		status = NULL;
 		*n += (uint64_t)made;
 	}
 	return st;
@@ -826,8 +824,7 @@ enqueue_list(struct ctx *c)
 			return rc;
 		}
 	}
-	/* FANOUT_BATCH keys a transaction: with the audit table, the
-	 * batch's row count goes with them, not a transaction per key. */
+	/* With the audit table, a transaction per FANOUT_BATCH keys. */
 	for (from = 0; st == DB_OK && from < k.n; from += x.nkeys) {
 		x.keys = &k.keys[from];
 		x.nkeys = k.n - from < FANOUT_BATCH ? k.n - from :
@@ -839,8 +836,7 @@ enqueue_list(struct ctx *c)
 			st = fanin_add_members(&f->fi, f->fan_in,
 			    (const char *const *)x.keys, x.nkeys, err,
 			    sizeof err);
-		if (st == DB_OK)
-			f->done += x.nkeys;
+		f->done += st == DB_OK ? x.nkeys : 0;
 	}
 	if (st == DB_OK)
 		st = end_fan_in(c, f, &fired, err, sizeof err);
