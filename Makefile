@@ -45,13 +45,14 @@ ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) $(PKG_CFLAGS) $(DEFS) $(CFLAGS)
 
 SRC  = admin argv audit backoff check cli command commands config config_file \
        config_name \
-       cron dash dash_html db enqueue exec fanin flow group handler \
+       cron dash dash_html db enqueue enqueue_check exec fanin flow group \
+       handler \
        handlers html_text http http_reply idle inspect latency libcurl lines \
        log main \
        metrics \
        noop pause policy queue queue_admin queue_archive queue_attempts queue_cycle \
        queue_info queue_read \
-       queue_probe queue_report queue_run queue_schema rawjson replace \
+       queue_priority queue_probe queue_report queue_run queue_schema rawjson replace \
        report retention retention_view run_attempts run_cmd run_stats \
        runner schedule utf8 util watchdog
 OBJ  = $(SRC:%=build/%.o)

@@ -166,7 +166,7 @@ check_indexes(struct report *r, const struct ctx *c,
 		    x->unique == want[i].unique)
 			note(r, OK, NULL, "index %s (%s)", want[i].name,
 			    want[i].columns);
-		else if (want[i].migration != NULL)
+		else if (want[i].migration != NULL && x == NULL)
 			note(r, ADVICE, want[i].migration, "no index %s: %s",
 			    want[i].name, want[i].without);
 		else if (x == NULL)
@@ -198,6 +198,24 @@ check_required(struct report *r, const struct ctx *c,
 			    col[i].name);
 		}
 	return missing;
+}
+
+/* A type's priority needs the column: without it its enqueues fail. */
+static void
+check_priority(struct report *r, const struct ctx *c,
+    const struct queue_table *t)
+{
+	size_t i;
+
+	if (has_column(t, "priority") && index_named(t, "idx_priority_pick")
+	    != NULL && index_named(t, "idx_type_priority") != NULL)
+		return;
+	for (i = 0; i < c->cfg.ntypes; i++)
+		if (c->cfg.types[i].priority_set)
+			note(r, PROBLEM, "sql/013_priority.sql", "[type.%s] "
+			    "priority: table %s has no priority column and "
+			    "indexes, and every enqueue of the type fails",
+			    c->cfg.types[i].name, queue_name(c->q));
 }
 
 /* Checkpoints and snooze need both of the migration's columns. */
@@ -250,6 +268,7 @@ check_table(struct ctx *c, struct report *r, int *usable, char *err,
 	check_unfilled(r, c, &t);
 	check_checkpoint(r, &t);
 	check_indexes(r, c, &t);
+	check_priority(r, c, &t);
 	*usable = missing == 0 && index_named(&t, "idx_pick") != NULL;
 	if (*usable && (st = queue_jobs_access(c->q, &a, err, errlen)) ==
 	    DB_OK && a.reach != QUEUE_REACHED) {

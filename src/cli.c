@@ -121,6 +121,9 @@ static const struct cli_row rows[] = {
 	{ CO_DEADLINE, "deadline", 0, TEXT(deadline), "WHEN",
 	  "not started by then, not run: a DURATION from\n"
 	  "now or a DATETIME as --at" },
+	{ CO_PRIORITY, "priority", 0, TEXT(priority), "N",
+	  "claimed before due jobs of lower N (default 0,\n"
+	  "or [type.NAME] priority)" },
 	{ CO_MAX_ATTEMPTS, "max-attempts", 0,
 	  NUMBER(max_attempts, 1, 1000000), "N",
 	  "fail the job after N attempts" },

@@ -22,6 +22,7 @@ enum cli_option {
 	CO_PAYLOAD_TEMPLATE, CO_STATUS, CO_LIMIT, CO_BEFORE_ID, CO_FAILED,
 	CO_FORCE, CO_INCLUDE_CANCELLED, CO_OLDER_THAN, CO_DRY_RUN,
 	CO_HTML, CO_AGAIN, CO_SINCE, CO_THEN, CO_KEYS_FROM, CO_DEADLINE,
+	CO_PRIORITY,
 	CO_COMPLETION_HELPER,
 	CO_COUNT
 };
@@ -48,6 +49,7 @@ struct cli {
 	const char *payload_file;	/* "-" for stdin */
 	const char *at;			/* enqueue --at, "YYYY-MM-DD HH:MM:SS" */
 	const char *deadline;		/* enqueue --deadline, as written */
+	const char *priority;		/* enqueue --priority, as written */
 	const char *key_prefix;		/* enqueue fan-out */
 	const char *payload_template;
 	const char *status;		/* list, purge */

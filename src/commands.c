@@ -27,17 +27,19 @@ static const struct command commands[] = {
 	{ "enqueue", cmd_enqueue,
 	  O(TYPE) | O(KEY) | O(PAYLOAD) | O(PAYLOAD_FILE) | O(DELAY) | O(AT) |
 	  O(DEADLINE) | O(MAX_ATTEMPTS) | O(KEY_PREFIX) | O(RANGE) | O(CHUNK) |
-	  O(PAYLOAD_TEMPLATE) | O(AGAIN) | O(THEN) | O(KEYS_FROM),
+	  O(PAYLOAD_TEMPLATE) | O(AGAIN) | O(THEN) | O(KEYS_FROM) | O(PRIORITY),
 	  cmd_enqueue_check,
 	  "enqueue --type=NAME --key=KEY [--payload=JSON |\n"
 	  "              --payload-file=FILE | -] [--delay=SECONDS | "
 	  "--at=DATETIME]\n"
 	  "              [--deadline=WHEN] [--max-attempts=N] [--again]\n"
+	  "              [--priority=N]\n"
 	  "       jobrun enqueue --type=NAME --key-prefix=P --range=FROM-TO\n"
 	  "              --chunk=N [--payload-template=JSON] [--then=NAME]\n"
-	  "              [--deadline=WHEN]\n"
+	  "              [--deadline=WHEN] [--priority=N]\n"
 	  "       jobrun enqueue --type=NAME --key-prefix=P --keys-from=FILE|-\n"
-	  "              [--payload-template=JSON] [--then=NAME]\n" },
+	  "              [--payload-template=JSON] [--then=NAME]\n"
+	  "              [--priority=N]\n" },
 	{ "status", cmd_status, O(TYPE), NULL,
 	  "status [--type=NAME]\n" },
 	{ "list", cmd_list, O(TYPE) | O(STATUS) | O(LIMIT) | O(BEFORE_ID),

@@ -152,6 +152,8 @@ static const struct cfg_key type_keys[] = {
 	  .parse = cfg_parse_keep_success },
 	{ .section = "type.NAME", .key = "keep_failed", .kind = CFG_CUSTOM,
 	  .parse = cfg_parse_keep_failed },
+	{ .section = "type.NAME", .key = "priority", .kind = CFG_CUSTOM,
+	  .parse = cfg_parse_priority },
 	{ .section = "type.NAME", .key = "handler", .kind = CFG_HANDLER,
 	  .offset = CFG_FIELD(struct cfg_type, kind,
 	  const struct handler_kind *) },

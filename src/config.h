@@ -109,6 +109,9 @@ struct cfg_type {
 	 * keep[] for this type's rows */
 	unsigned long keep[2];
 	int keep_set[2];
+	/* [type.NAME] priority, when priority_set */
+	long priority;
+	int priority_set;
 };
 
 /* keep[] and keep_set[]'s places. */
@@ -208,6 +211,11 @@ void cfg_free(struct cfg *cfg);
  * can serve, small enough that no arithmetic on them overflows. */
 #define FLOW_MAX 1000000UL
 
+/* A job's priority (sql/013_priority.sql's SMALLINT): higher is claimed
+ * first. */
+#define PRIORITY_LOW (-32768)
+#define PRIORITY_HIGH 32767
+
 /* "R/s", "R/min" or "R/h" into R and the period's seconds; -1 when value
  * is none of those. */
 /* [type.NAME] keep_success / keep_failed into the struct cfg_type at
@@ -216,6 +224,10 @@ int cfg_parse_keep_success(void *base, const char *value, char *msg,
                            size_t msglen);
 int cfg_parse_keep_failed(void *base, const char *value, char *msg,
                           size_t msglen);
+/* [type.NAME] priority, into the struct cfg_type at base: the level of
+ * the jobs jobrun creates of the type (config_name.c). */
+int cfg_parse_priority(void *base, const char *value, char *msg,
+                       size_t msglen);
 int cfg_parse_rate(const char *value, unsigned long *rate,
                    unsigned long *period);
 

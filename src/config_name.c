@@ -255,6 +255,18 @@ cfg_parse_keep_success(void *base, const char *value, char *msg,
 }
 
 int
+cfg_parse_priority(void *base, const char *value, char *msg, size_t msglen)
+{
+	struct cfg_type *t = base;
+
+	t->priority_set = 1;
+	if (parse_long(value, PRIORITY_LOW, PRIORITY_HIGH, &t->priority) == 0)
+		return 0;
+	return errf(msg, msglen, "not a whole number in %d..%d: \"%s\"",
+	    PRIORITY_LOW, PRIORITY_HIGH, value);
+}
+
+int
 cfg_parse_keep_failed(void *base, const char *value, char *msg,
     size_t msglen)
 {

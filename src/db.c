@@ -584,7 +584,7 @@ db_execute(struct db *db, MYSQL_STMT *stmt, const struct db_arg *args,
 		} else {
 			bind[i].buffer_type = MYSQL_TYPE_LONGLONG;
 			bind[i].buffer = (void *)(uintptr_t)&args[i].num;
-			bind[i].is_unsigned = 1;
+			bind[i].is_unsigned = !args[i].is_signed;
 		}
 	}
 	start = now_ms();
@@ -703,7 +703,7 @@ db_execute_bulk(struct db *db, MYSQL_STMT *stmt, const struct db_arg *args,
 		} else {
 			bind[i].buffer_type = MYSQL_TYPE_LONGLONG;
 			bind[i].buffer = col[i].nums;
-			bind[i].is_unsigned = 1;
+			bind[i].is_unsigned = !args[i].is_signed;
 		}
 	}
 	if (st == DB_OK) {

@@ -68,7 +68,8 @@ enum db_status db_reconnect(struct db *db, char *err, size_t errlen);
  * Async-signal-safe. */
 void db_abandon(struct db *db);
 
-/* One bound parameter: a string (NULL for SQL NULL) or an unsigned number.
+/* One bound parameter: a string (NULL for SQL NULL) or a number, unsigned
+ * unless is_signed (then num holds a long long's bits: DB_SNUM).
  * A string's length is len bytes, or strlen(str) when len is DB_STRLEN;
  * values that may hold NUL bytes (keys, payloads) pass their length. */
 struct db_arg {
@@ -76,12 +77,15 @@ struct db_arg {
 	const char *str;
 	size_t len;
 	unsigned long long num;
+	int is_signed;
 };
 
 #define DB_STRLEN ((size_t)-1)
 #define DB_STR(s) ((struct db_arg){ .is_str = 1, .str = (s), .len = DB_STRLEN })
 #define DB_STRN(s, n) ((struct db_arg){ .is_str = 1, .str = (s), .len = (n) })
 #define DB_NUM(n) ((struct db_arg){ .num = (unsigned long long)(n) })
+#define DB_SNUM(n) ((struct db_arg){ .num = (unsigned long long)(long long)(n), \
+	.is_signed = 1 })
 
 /* The total bytes of the values in args, for size checks. */
 size_t db_args_size(const struct db_arg *args, unsigned nargs);

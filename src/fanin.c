@@ -207,7 +207,7 @@ fire(struct fanin *fi, uint64_t id, char **cols, int *fired, char *err,
 	struct db_arg args[4] = { DB_STR(cols[L_PAYLOAD]),
 	    DB_NUM(number(cols[L_TOTAL])), DB_NUM(number(cols[L_SUCCEEDED])),
 	    DB_NUM(number(cols[L_FAILED])) };
-	struct queue_when when = { NULL, 0, 0, NULL, 0 };
+	struct queue_when when = { NULL, 0, 0, NULL, 0, 0, 0 };
 	char *payload = NULL, *status = NULL;
 	enum db_status st;
 	uint64_t job = 0;

@@ -117,6 +117,7 @@ setup(struct ctx *c)
 		return cmd_exit_for(st);
 	}
 	c->q = queue_open(&c->db, c->cfg.db.table);
+	queue_set_types(c->q, &c->cfg);
 	return EX_OK;
 }
 

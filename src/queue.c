@@ -79,7 +79,7 @@
 #define BATCH_PARAMS	8	/* per row of a multi-row insert */
 
 /* A new job: (key, type, payload..., max_attempts or NULL, at or NULL,
- * delay), one row per JOB_ROW; the fan-out makes its payload with the
+ * delay), one row per ROW_VALUES and its ")"; the fan-out makes its payload with the
  * server's JSON_SET. */
 #define INSERT_COLS "INSERT INTO %1$s (business_key, type, payload, status," \
 	" attempts, max_attempts, next_run_at, created_at, updated_at"
@@ -87,7 +87,6 @@
 #define ROW_VALUES(payload) "(?, ?, " payload ", 'pending', 0," \
 	" IFNULL(?, DEFAULT(max_attempts))," \
 	" IFNULL(CAST(? AS DATETIME), NOW() + INTERVAL ? SECOND), NOW(), NOW()"
-#define JOB_ROW(payload) ROW_VALUES(payload) ")"
 /* sql/009's deadline: (at or NULL, seconds or NULL); both NULL, none. */
 #define DEADLINE_VALUE ", IFNULL(CAST(? AS DATETIME), NOW() + INTERVAL ? SECOND)"
 #define CHUNK_PAYLOAD "JSON_SET(?, '$.from', ?, '$.to', ?)"
@@ -110,6 +109,8 @@
 	" snoozes = IF(" FINISHED ", 0, snoozes),"
 #define AGAIN_DEADLINE " deadline = IF(" FINISHED ", VALUES(deadline)," \
 	" deadline),"
+#define AGAIN_PRIORITY " priority = IF(" FINISHED ", VALUES(priority)," \
+	" priority),"
 #define AGAIN_END " status = IF(" FINISHED ", 'pending', status)"
 
 /* queue.c's statements (the others' are in their files). */
@@ -127,15 +128,19 @@ const struct queue_sql queue_base_sql[Q_COUNT] = {
 	 * checkpoint. */
 	[Q_ENQUEUE] = { "enqueue job", (const struct queue_piece[]){
 		{ 0, 0, INSERT_COLS }, { Q_F_DEADLINE, 0, ", deadline" },
+		{ Q_F_PRIORITY, 0, ", priority" },
 		{ 0, 0, ") VALUES " ROW_VALUES("?") },
 		{ Q_F_DEADLINE, 0, DEADLINE_VALUE },
+		{ Q_F_PRIORITY, 0, ", ?" },
 		{ 0, 0, ") ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)" },
 		{ Q_F_AGAIN, 0, "," AGAIN_SET },
 		{ Q_F_AGAIN | Q_F_RESUMABLE, 0, AGAIN_RESUMABLE },
 		{ Q_F_AGAIN | Q_F_DEADLINE, 0, AGAIN_DEADLINE },
+		{ Q_F_AGAIN | Q_F_PRIORITY, 0, AGAIN_PRIORITY },
 		{ Q_F_AGAIN, 0, AGAIN_END },
 		{ 0, 0, NULL } },
-	    Q_F_AGAIN | Q_F_RESUMABLE | Q_F_DEADLINE, "enqueue job again",
+	    Q_F_AGAIN | Q_F_RESUMABLE | Q_F_DEADLINE | Q_F_PRIORITY,
+	    "enqueue job again",
 	    Q_F_AGAIN },
 	[Q_VALID_AT] = { "check --at",
 	    /* Cast to text first: MySQL types a bare ? as DATETIME and
@@ -163,7 +168,8 @@ const struct queue_sql queue_base_sql[Q_COUNT] = {
 
 const struct queue_sql *const queue_sql_files[QUEUE_SQL_FILES] = {
 	queue_base_sql, queue_cycle_sql, queue_run_sql, queue_admin_sql,
-	queue_info_sql, queue_report_sql, queue_probe_sql, queue_read_sql };
+	queue_info_sql, queue_report_sql, queue_probe_sql, queue_read_sql,
+	queue_priority_sql };
 
 const struct queue_sql *
 queue_sql_of(unsigned which)
@@ -214,6 +220,12 @@ MYSQL_STMT *
 queue_handle(const struct queue *q, unsigned which)
 {
 	return q->stmt[Q_ID(which)][variant_of(queue_sql_of(which), which)];
+}
+
+void
+queue_set_types(struct queue *q, const struct cfg *cfg)
+{
+	q->cfg = cfg;
 }
 
 struct queue *
@@ -489,14 +501,45 @@ queue_read_reply(struct queue *q, const char *text, size_t len,
 	return DB_OK;
 }
 
-/* --at and --deadline, as the server reads them; a deadline needs its
- * column. */
+/* The level a new job of type takes: --priority, else its [type.NAME]
+ * priority; none (the column's default, 0) when neither says. */
+static int
+priority_of(const struct queue *q, const char *type,
+    const struct queue_when *when, long *level)
+{
+	const struct cfg_type *t;
+
+	if (when->has_priority) {
+		*level = when->priority;
+		return 1;
+	}
+	t = q->cfg != NULL ? cfg_find_type(q->cfg, type) : NULL;
+	if (t == NULL || !t->priority_set)
+		return 0;
+	*level = t->priority;
+	return 1;
+}
+
+/* --at and --deadline, as the server reads them; a deadline and a
+ * priority need their columns. */
 static enum db_status
-check_when(struct queue *q, const struct queue_when *when, char *err,
-    size_t errlen)
+check_when(struct queue *q, const char *type, const struct queue_when *when,
+    char *err, size_t errlen)
 {
 	enum db_status st = DB_OK;
+	long level;
 
+	if (priority_of(q, type, when, &level) && !queue_has_priority(q)) {
+		if (when->has_priority)
+			errf(err, errlen, "--priority: %s has no priority "
+			    "column and indexes: apply sql/013_priority.sql",
+			    q->table);
+		else
+			errf(err, errlen, "[type.%s] priority: %s has no "
+			    "priority column and indexes: apply "
+			    "sql/013_priority.sql", type, q->table);
+		return DB_SCHEMA;
+	}
 	if (when->at != NULL)
 		st = check_at(q, "--at", when->at, err, errlen);
 	if (st != DB_OK || !when->has_deadline)
@@ -511,7 +554,7 @@ check_when(struct queue *q, const struct queue_when *when, char *err,
 	return st;
 }
 
-#define ENQUEUE_ARGS_MAX 8
+#define ENQUEUE_ARGS_MAX 9
 
 /* The arguments of Q_ENQUEUE, and its deadline variant into *which when
  * the table has the column (no --deadline: NULL, which also clears a
@@ -523,6 +566,7 @@ enqueue_args(struct queue *q, struct db_arg *args, const char *key,
     unsigned *which)
 {
 	unsigned n = 0;
+	long level;
 
 	args[n++] = DB_STR(key);
 	args[n++] = DB_STR(type);
@@ -530,12 +574,18 @@ enqueue_args(struct queue *q, struct db_arg *args, const char *key,
 	args[n++] = max_attempts ? DB_NUM(max_attempts) : DB_STR(NULL);
 	args[n++] = DB_STR(when->at);
 	args[n++] = DB_NUM(when->delay);
-	if (!queue_has_deadline(q))
-		return n;
-	*which |= Q_F_DEADLINE;
-	args[n++] = DB_STR(when->has_deadline ? when->deadline_at : NULL);
-	args[n++] = when->has_deadline && when->deadline_at == NULL ?
-	    DB_NUM(when->deadline_in) : DB_STR(NULL);
+	if (queue_has_deadline(q)) {
+		*which |= Q_F_DEADLINE;
+		args[n++] = DB_STR(when->has_deadline ? when->deadline_at :
+		    NULL);
+		args[n++] = when->has_deadline && when->deadline_at == NULL ?
+		    DB_NUM(when->deadline_in) : DB_STR(NULL);
+	}
+	/* check_when saw that the table has the column. */
+	if (priority_of(q, type, when, &level)) {
+		*which |= Q_F_PRIORITY;
+		args[n++] = DB_SNUM(level);
+	}
 	return n;
 }
 
@@ -552,7 +602,7 @@ queue_enqueue(struct queue *q, const char *type, const char *key,
 	int found;
 
 	*status = NULL;
-	if ((st = check_when(q, when, err, errlen)) != DB_OK)
+	if ((st = check_when(q, type, when, err, errlen)) != DB_OK)
 		return st;
 	n = enqueue_args(q, args, key, type, payload, payload_len,
 	    max_attempts, when, &which);
@@ -592,7 +642,7 @@ queue_enqueue_again(struct queue *q, const char *type, const char *key,
 	int found;
 
 	*status = NULL;
-	if ((st = check_when(q, when, err, errlen)) != DB_OK)
+	if ((st = check_when(q, type, when, err, errlen)) != DB_OK)
 		return st;
 	n = enqueue_args(q, args, key, type, payload, payload_len,
 	    max_attempts, when, &which);
@@ -622,28 +672,32 @@ queue_enqueue_again(struct queue *q, const char *type, const char *key,
  * row's payload is the template with "from" and "to" set by the server's
  * JSON_SET, so the template's own numbers and strings stay as written. */
 static void
-prepare_batch(struct queue *q, size_t n)
+prepare_batch(struct queue *q, size_t n, int priority)
 {
-	static const char row[] = JOB_ROW(CHUNK_PAYLOAD),
-	    deadline_row[] = ROW_VALUES(CHUNK_PAYLOAD) DEADLINE_VALUE ")";
-	int deadline = queue_has_deadline(q);
+	static const char row[] = ROW_VALUES(CHUNK_PAYLOAD),
+	    deadline[] = DEADLINE_VALUE, level[] = ", ?";
+	int has_deadline = queue_has_deadline(q);
 	char *sql;
 	size_t i, len, at;
 
-	if (q->batch != NULL && q->batch_rows == n)
+	if (q->batch != NULL && q->batch_rows == n &&
+	    q->batch_priority == priority)
 		return;
 	queue_stmts_close(q->batch);
-	len = sizeof INSERT_JOBS + n * (sizeof deadline_row + 2) + 60;
+	len = sizeof INSERT_JOBS + 40 + n * (sizeof row + sizeof deadline +
+	    sizeof level + 3) + 60;
 	sql = xmalloc(len);
-	at = (size_t)snprintf(sql, len, "%s%s", INSERT_COLS,
-	    deadline ? ", deadline) VALUES " : ") VALUES ");
+	at = (size_t)snprintf(sql, len, "%s%s%s) VALUES ", INSERT_COLS,
+	    has_deadline ? ", deadline" : "", priority ? ", priority" : "");
 	for (i = 0; i < n; i++)
-		at += (size_t)snprintf(sql + at, len - at, "%s%s",
-		    deadline ? deadline_row : row, i + 1 < n ? ", " : "");
+		at += (size_t)snprintf(sql + at, len - at, "%s%s%s)%s", row,
+		    has_deadline ? deadline : "", priority ? level : "",
+		    i + 1 < n ? ", " : "");
 	/* An existing key is left as it is and not counted as changed. */
 	snprintf(sql + at, len - at, " ON DUPLICATE KEY UPDATE id = id");
 	q->batch = queue_stmts_once(q, sql, "enqueue jobs", QUEUE_JOBS_TABLE);
 	q->batch_rows = n;
+	q->batch_priority = priority;
 	free(sql);
 }
 
@@ -652,17 +706,20 @@ queue_enqueue_batch(struct queue *q, const char *type, const char *template,
     const struct queue_new_job *jobs, size_t n, const struct queue_when *when,
     unsigned long max_attempts, uint64_t *created, char *err, size_t errlen)
 {
+	int deadline = queue_has_deadline(q), priority;
 	struct db_arg *args;
 	enum db_status st;
 	size_t i, per;
+	long level;
 
 	*created = 0;
 	if (n == 0)
 		return DB_OK;
-	if ((st = check_when(q, when, err, errlen)) != DB_OK)
+	if ((st = check_when(q, type, when, err, errlen)) != DB_OK)
 		return st;
-	prepare_batch(q, n);
-	per = BATCH_PARAMS + (queue_has_deadline(q) ? 2 : 0);
+	priority = priority_of(q, type, when, &level);
+	prepare_batch(q, n, priority);
+	per = BATCH_PARAMS + (deadline ? 2u : 0u) + (priority ? 1u : 0u);
 	args = xcalloc(n * per, sizeof *args);
 	for (i = 0; i < n; i++) {
 		struct db_arg *a = &args[per * i];
@@ -675,11 +732,14 @@ queue_enqueue_batch(struct queue *q, const char *type, const char *template,
 		a[5] = max_attempts ? DB_NUM(max_attempts) : DB_STR(NULL);
 		a[6] = DB_STR(when->at);
 		a[7] = DB_NUM(when->delay);
-		if (per == BATCH_PARAMS)
-			continue;
-		a[8] = DB_STR(when->has_deadline ? when->deadline_at : NULL);
-		a[9] = when->has_deadline && when->deadline_at == NULL ?
-		    DB_NUM(when->deadline_in) : DB_STR(NULL);
+		if (deadline) {
+			a[8] = DB_STR(when->has_deadline ? when->deadline_at :
+			    NULL);
+			a[9] = when->has_deadline && when->deadline_at == NULL ?
+			    DB_NUM(when->deadline_in) : DB_STR(NULL);
+		}
+		if (priority)
+			a[per - 1] = DB_SNUM(level);
 	}
 	/* Too big for the server: the runner says so, rather than "gone
 	 * away", and does not send it again. */

@@ -33,6 +33,9 @@ struct queue;
 
 /* The table called table, reached through db (which must outlive it). */
 struct queue *queue_open(struct db *db, const char *table);
+/* The configuration whose [type.NAME] priority the jobs jobrun creates
+ * take when no --priority says otherwise (kept, not copied). */
+void queue_set_types(struct queue *q, const struct cfg *cfg);
 void queue_close(struct queue *q);
 
 /* The table's name as configured, and quoted as an identifier. */
@@ -389,13 +392,17 @@ enum db_status queue_mark_success_many(struct queue *q, const uint64_t *ids,
 /* When a job should first run: at a DATETIME in the session time zone
  * (at non-NULL) or delay seconds from now; and, with has_deadline, the
  * last moment it may start: at deadline_at (a DATETIME, the same way)
- * or deadline_in seconds from now (sql/009_deadline.sql). */
+ * or deadline_in seconds from now (sql/009_deadline.sql); and its priority. */
 struct queue_when {
 	const char *at;
 	unsigned long delay;
 	int has_deadline;
 	const char *deadline_at;
 	unsigned long deadline_in;
+	/* enqueue --priority (sql/013_priority.sql), when has_priority;
+	 * else the type's [type.NAME] priority, else the column's default */
+	int has_priority;
+	long priority;
 };
 
 /* What the server's JSON functions make of a text. */

@@ -167,7 +167,7 @@ queue_claim_stmt(struct queue *q, size_t ntypes, unsigned *spread)
 {
 	static const unsigned s[] = { Q_CLAIM, Q_CLAIM | Q_F_SPREAD,
 	    Q_CLAIM | Q_F_AFTER, Q_CLAIM | Q_F_SPREAD | Q_F_AFTER, Q_PROBE,
-	    Q_PROBE | Q_F_AFTER };
+	    Q_PROBE | Q_F_AFTER, Q_CLAIM_PRIORITY };
 	MYSQL_STMT **slot;
 	size_t i;
 
@@ -360,6 +360,7 @@ claim_row(struct queue *q, const char *const *types, size_t ntypes,
 	struct db_arg *args;
 	enum db_status st;
 	unsigned tries, n;
+	int by_priority;
 	uint64_t hash;
 	int64_t start;
 
@@ -369,9 +370,23 @@ claim_row(struct queue *q, const char *const *types, size_t ntypes,
 		return DB_ERROR;
 	}
 	which = queue_claim_stmt(q, ntypes, &spread);
+	hash = types_hash(types, ntypes);
+	st = queue_claim_priority(q, which, types, ntypes, lock_seconds, token,
+	    hash, &by_priority, id, err, errlen);
+	if (by_priority && (st != DB_OK || *id != 0)) {
+		/* Out of the plain claim's order: the cursor stays. */
+		c->next_id = 0;
+		if (st != DB_CONFLICT)
+			return st;
+		/* Met a conflict: the spread claims below, as the plain
+		 * claim's first loss leads to. */
+		q->counters.conflicts++;
+		q->spread = 1;
+		if (q->in_trx)
+			return st;
+	}
 	args = queue_claim_args(which, types, ntypes, lock_seconds, token, &n);
 	start = now_ms();
-	hash = types_hash(types, ntypes);
 	cursor_for(q, which, hash, start);
 	q->no_retry = 1;
 	for (tries = 0;; tries++) {
@@ -484,6 +499,8 @@ queue_claim_bulk(struct queue *q, const char *const *types, size_t ntypes,
 	    q->spread || !bulk_claims_ok(q))
 		return DB_OK;
 	which = queue_claim_stmt(q, ntypes, &spread);
+	if (queue_priority_active(q, which))
+		return DB_OK;
 	after = which | Q_F_AFTER;
 	if (!c->set || c->claim != which ||
 	    c->types != types_hash(types, ntypes) ||

@@ -107,7 +107,8 @@ const struct queue_sql queue_info_sql[Q_COUNT] = {
 	    0, NULL, 0 },
 	[Q_INDEXES] = { "read the table's indexes", Q_TEXT(
 	    "SELECT INDEX_NAME, MIN(NON_UNIQUE),"
-	    " GROUP_CONCAT(COLUMN_NAME ORDER BY SEQ_IN_INDEX)"
+	    " GROUP_CONCAT(COLUMN_NAME, IF(COLLATION = 'D', ' DESC', '')"
+	    " ORDER BY SEQ_IN_INDEX)"
 	    " FROM information_schema.STATISTICS"
 	    " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?"
 	    " GROUP BY INDEX_NAME"), 0, NULL, 0 },

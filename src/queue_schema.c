@@ -52,6 +52,10 @@ static const struct queue_schema_column columns[] = {
 	/* Optional: without it enqueue --deadline is refused. */
 	{ "deadline", "DATETIME NULL DEFAULT NULL", "sql/009_deadline.sql",
 	  NULL },
+	/* Optional: without it (and its indexes) claims go by due time
+	 * alone, and enqueue --priority is refused. */
+	{ "priority", "SMALLINT NOT NULL DEFAULT 0", "sql/013_priority.sql",
+	  NULL },
 };
 
 static const struct queue_schema_index indexes[] = {
@@ -71,6 +75,14 @@ static const struct queue_schema_index indexes[] = {
 	  "KEY idx_finished (status, finished_at, type)", 0,
 	  "sql/005_finished.sql", "jobrun report leaves out the jobs "
 	  "finished and failed per hour" },
+	{ "idx_priority_pick", "status,priority DESC,next_run_at,id",
+	  "KEY idx_priority_pick (status, priority DESC, next_run_at, id)", 0,
+	  "sql/013_priority.sql", "claims take due jobs oldest first, "
+	  "whatever their priority" },
+	{ "idx_type_priority", "status,type,priority DESC,next_run_at,id",
+	  "KEY idx_type_priority (status, type, priority DESC, next_run_at, "
+	  "id)", 0, "sql/013_priority.sql", "claims take due jobs oldest "
+	  "first, whatever their priority" },
 };
 
 const struct queue_schema_column *

@@ -36,6 +36,8 @@ enum queue_stmt {
 	Q_VERSION, Q_SETTINGS, Q_FUTURE_CREATED, Q_ACCOUNT,
 	/* the report (queue_report.c) */
 	Q_REPORT_CLOCK, Q_REPORT_HOURS, Q_REPORT_FAILURES,
+	/* claims in priority order (queue_priority.c) */
+	Q_CLAIM_PRIORITY, Q_LEVEL,
 	Q_COUNT
 };
 
@@ -53,7 +55,8 @@ enum queue_flag {
 	Q_F_LOCKED = 1 << 17,		/* LOCK IN SHARE MODE */
 	Q_F_PICK = 1 << 18,		/* idx_pick, without idx_finished */
 	Q_F_REFUSED = 1 << 19,		/* the payload's JSON_VALID as 0 */
-	Q_F_DEADLINE = 1 << 20		/* sql/009's deadline */
+	Q_F_DEADLINE = 1 << 20,		/* sql/009's deadline */
+	Q_F_PRIORITY = 1 << 21		/* sql/013's priority */
 };
 #define Q_ID(stmt) ((stmt) & 0xffu)
 _Static_assert(Q_COUNT <= 0x100, "the ids fit below the flags");
@@ -77,7 +80,7 @@ struct queue_sql {
 	const char *flagged;
 	unsigned flag;
 };
-#define QUEUE_VARIANTS_LOG 3
+#define QUEUE_VARIANTS_LOG 4
 #define QUEUE_VARIANTS (1 << QUEUE_VARIANTS_LOG)
 
 /* A statement of one piece. */
@@ -93,8 +96,9 @@ extern const struct queue_sql queue_info_sql[Q_COUNT];
 extern const struct queue_sql queue_report_sql[Q_COUNT];
 extern const struct queue_sql queue_probe_sql[Q_COUNT];
 extern const struct queue_sql queue_read_sql[Q_COUNT];
+extern const struct queue_sql queue_priority_sql[Q_COUNT];
 /* All of them, where queue_sql_of looks (queue.c). */
-#define QUEUE_SQL_FILES 8
+#define QUEUE_SQL_FILES 9
 extern const struct queue_sql *const queue_sql_files[QUEUE_SQL_FILES];
 
 /* Text fragments that statements of several files share. */
@@ -180,6 +184,22 @@ struct queue_caps {
 	int deadline_probed, deadline;		/* sql/009_deadline.sql */
 	int finished_index_probed, finished_index; /* sql/005_finished.sql */
 	int galera_probed, galera;		/* wsrep_on (not the table's) */
+	int priority_probed, priority;		/* sql/013_priority.sql */
+};
+
+/* Priorities (queue_priority.c): a claim names at most PRIORITY_LEVELS
+ * levels, the highest of the pending rows'; one claim in PRIORITY_SHARE
+ * is the plain one, oldest first (man/jobrun.7). */
+#define PRIORITY_LEVELS	8
+#define PRIORITY_SHARE	10
+
+/* The levels the pending rows have, highest first, as last read. */
+struct queue_levels {
+	int read;
+	int64_t read_ms;
+	uint64_t types;		/* a one-type claim's type's hash */
+	unsigned n;
+	long long level[PRIORITY_LEVELS];
 };
 
 /* A claim this long after the last one from the head of the range is
@@ -227,6 +247,7 @@ struct queue {
 	MYSQL_STMT *stmt[Q_COUNT][QUEUE_VARIANTS];	/* by id and flags */
 	struct queue_stmts *batch;	/* the multi-row insert of a fan-out */
 	size_t batch_rows;
+	int batch_priority;	/* and whether it writes a priority */
 	struct queue_counters counters;
 	char lock_name[65];	/* the --single lock we hold, or "" */
 	int lock_lost;		/* a reconnect could not take it back */
@@ -235,6 +256,9 @@ struct queue {
 	int spread;		/* a claim has met a conflict in this run */
 	struct queue_cursor cursor;
 	struct queue_cursor cursor_spare;	/* another list of types' */
+	struct queue_levels levels_all, levels_one;	/* queue_priority.c */
+	const struct cfg *cfg;	/* the types' priorities (queue_set_types) */
+	uint64_t priority_claims;	/* claims that could go by priority */
 	int64_t probe_head_ms;	/* when a waiting run's probe last read
 				 * from the head (queue_probe) */
 	int64_t probe_head_gap_ms;	/* and how long until the next */
@@ -297,6 +321,17 @@ int queue_supports(struct queue *q, unsigned which, int *probed,
                    int *has);
 /* Whether the table has idx_type_pick (sql/001_type_pick.sql). */
 int queue_type_index(struct queue *q);
+
+/* Priorities (queue_priority.c).  queue_claim_priority runs the claim in
+ * priority order when the table has sql/013 and its pending rows more
+ * than one level, and it is not the plain claim's turn: *tried says
+ * whether it ran, *id the row it took (0: none, or not tried). */
+int queue_has_priority(struct queue *q);
+int queue_priority_active(const struct queue *q, unsigned which);
+enum db_status queue_claim_priority(struct queue *q, unsigned which,
+    const char *const *types, size_t ntypes, unsigned long lock_seconds,
+    const char *token, uint64_t hash, int *tried, uint64_t *id, char *err,
+    size_t errlen);
 /* A purge's variant (queue_admin.c): Q_F_TYPE for one type, on
  * idx_type_pick when the table has it (else Q_F_PICK too, idx_pick). */
 unsigned queue_purge_flags(struct queue *q, const struct queue_scope *scope);

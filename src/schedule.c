@@ -274,7 +274,7 @@ enqueue_slot(struct sched_db *sd, struct queue *q,
     const struct cfg_schedule *s, const struct slot *slot,
     const struct log *lg, uint64_t *created, char *err, size_t errlen)
 {
-	struct queue_when when = { NULL, 0, 0, NULL, 0 };
+	struct queue_when when = { NULL, 0, 0, NULL, 0, 0, 0 };
 	char name[20], key[QUEUE_KEY_MAX + 1], *payload = NULL, *status = NULL;
 	struct db_arg args[3];
 	enum db_status st;

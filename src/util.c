@@ -101,6 +101,24 @@ parse_ulong(const char *s, unsigned long min, unsigned long max,
 }
 
 int
+parse_long(const char *s, long min, long max, long *out)
+{
+	const char *digits = s != NULL && s[0] == '-' ? s + 1 : s;
+	char *end;
+	long v;
+
+	/* As parse_ulong: no blanks, no "+"; one "-" before the digits. */
+	if (digits == NULL || !isdigit((unsigned char)digits[0]))
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int
 parse_fraction(const char *s, unsigned long *permille)
 {
 	unsigned long n = 0, scale = 1000;

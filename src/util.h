@@ -26,6 +26,8 @@ void *xcheck(void *p);
  * (a configuration's flags, in jobrun.conf and in a handler's keys). */
 int parse_bool(const char *value, int *out);
 
+/* The same for a signed number, "-" allowed before the digits. */
+int parse_long(const char *s, long min, long max, long *out);
 int parse_ulong(const char *s, unsigned long min, unsigned long max,
                 unsigned long *out);
 

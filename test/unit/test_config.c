@@ -523,7 +523,7 @@ sample(const struct cfg_key *k)
 	    { "cron", "@daily" }, { "time_zone", "+00:00" },
 	    { "payload", "{}" }, { "catch_up", "0" }, { "deadline", "90m" },
 	    { "keep_success", "7d" }, { "keep_failed", "30d" },
-	    { "backoff_jitter", "0.5" } };
+	    { "backoff_jitter", "0.5" }, { "priority", "-3" } };
 	static char number[32];
 	size_t i;
 
@@ -635,6 +635,41 @@ test_every_type_key(void **state)
 		    sample(&rows[i]));
 		snprintf(want, sizeof want, "test.conf:5: [schedule.s] %s: "
 		    "given twice: already given at line 4", rows[i].key);
+		parse_err(text, want);
+	}
+}
+
+/* [type.NAME] priority: a whole number a SMALLINT holds, sign and all,
+ * nothing around it. */
+static void
+test_type_priority(void **state)
+{
+	static const char *const bad[] = { "", "1.5", "+1", "- 1", "1x",
+	    "32768", "-32769", "--1", "0x10", "1e3", "-" };
+	static const struct { const char *text; long level; } good[] = {
+	    { "0", 0 }, { "-32768", -32768 }, { "32767", 32767 },
+	    { "-5", -5 }, { "007", 7 } };
+	char text[256], want[256];
+	struct cfg cfg;
+	size_t i;
+
+	(void)state;
+	parse_ok(&cfg, DB "[type.a]\nhandler = noop\n");
+	assert_int_equal(cfg.types[0].priority_set, 0);
+	cfg_free(&cfg);
+	for (i = 0; i < sizeof good / sizeof good[0]; i++) {
+		snprintf(text, sizeof text, DB "[type.a]\nhandler = noop\n"
+		    "priority = %s\n", good[i].text);
+		parse_ok(&cfg, text);
+		assert_int_equal(cfg.types[0].priority_set, 1);
+		assert_int_equal(cfg.types[0].priority, good[i].level);
+		cfg_free(&cfg);
+	}
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		snprintf(text, sizeof text, DB "[type.a]\nhandler = noop\n"
+		    "priority = %s\n", bad[i]);
+		snprintf(want, sizeof want, "test.conf:5: [type.a] priority: "
+		    "not a whole number in -32768..32767: \"%s\"", bad[i]);
 		parse_err(text, want);
 	}
 }
@@ -1870,6 +1905,7 @@ main(void)
 		cmocka_unit_test(test_every_type_key),
 		cmocka_unit_test(test_other_kinds),
 		cmocka_unit_test(test_backoff_jitter),
+		cmocka_unit_test(test_type_priority),
 		cmocka_unit_test(test_example_file_agrees),
 		cmocka_unit_test(test_man_page_agrees),
 		cmocka_unit_test(test_key_twice),

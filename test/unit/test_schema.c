@@ -305,8 +305,11 @@ key_columns(const char *def, char *out, size_t outlen)
 	size_t n = 0;
 
 	assert_non_null(s);
+	/* "a, b DESC" as "a,b DESC": a blank only between two words. */
 	for (s++; *s != '\0' && *s != ')' && n + 1 < outlen; s++)
-		if (*s != ' ')
+		if (*s != ' ' || (n > 0 && out[n - 1] != ',' &&
+		    out[n - 1] != ' ' && s[1] != ',' && s[1] != ' ' &&
+		    s[1] != ')'))
 			out[n++] = *s;
 	out[n] = '\0';
 	assert_string_equal(s, ")");

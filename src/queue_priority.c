@@ -1,0 +1,181 @@
+/*
+ * queue_priority.c - claims in priority order, on a table with
+ * sql/013_priority.sql: a due job of a higher priority is claimed before
+ * one of a lower, and one claim in PRIORITY_SHARE takes the job that has
+ * waited longest whatever its priority, so no level waits for ever.
+ *
+ * The claim is still one UPDATE ... LIMIT 1, on idx_priority_pick
+ * (status, priority DESC, next_run_at, id), or idx_type_priority with the
+ * type after the status for a one-type run.  "next_run_at <= NOW()" bounds
+ * the scan only within one level: over a plain range of levels the server
+ * would read every job not yet due of each level above the first due one
+ * (a level's retries waiting out their backoff, say).  So the claim names
+ * its levels, "priority IN (...)", one range each, read in the index's
+ * order: a level with nothing due costs one look, not its rows.  The
+ * levels are the ones pending rows have, the highest PRIORITY_LEVELS,
+ * found one look each from the top (a loose scan the server does not do
+ * on a descending key part), again after QUEUE_CURSOR_MS.  A level that
+ * appears meanwhile waits that long for its order; a job of a level past
+ * the list, or of one the list missed, is the plain claim's (below).
+ *
+ * With one level among the pending rows the plain claim (queue_cycle.c)
+ * is the same order, with its cursor: a table whose jobs all have
+ * priority 0 claims as one without the column.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "queue_sql.h"
+#include "util.h"
+
+#define LEVEL_LIST "(?, ?, ?, ?, ?, ?, ?, ?)"
+
+_Static_assert(PRIORITY_LEVELS == 8, "LEVEL_LIST has PRIORITY_LEVELS marks");
+
+/* (token, seconds, seconds) */
+#define PRIORITY_CLAIM_SET " SET status = 'processing'," \
+	" locked_by = CONCAT(?, '@', UNIX_TIMESTAMP() + ?)," \
+	" locked_until = NOW() + INTERVAL ? SECOND," \
+	" attempts = attempts + 1, updated_at = NOW()," \
+	" id = LAST_INSERT_ID(id)"
+
+const struct queue_sql queue_priority_sql[Q_COUNT] = {
+	/* The claim's arguments as the plain claim's (queue_claim_args),
+	 * then PRIORITY_LEVELS levels. */
+	[Q_CLAIM_PRIORITY] = { "claim a job", (const struct queue_piece[]){
+		{ 0, 0, "UPDATE %1$s FORCE INDEX (idx_" },
+		{ 0, Q_F_TYPE, "priority_pick)" },
+		{ Q_F_TYPE, 0, "type_priority)" },
+		{ 0, 0, PRIORITY_CLAIM_SET " WHERE status = 'pending' AND" },
+		{ 0, Q_F_TYPE, " next_run_at <= NOW() AND CAST(type AS BINARY)"
+		    " IN (%2$s)" },
+		{ Q_F_TYPE, 0, TYPE_IS " AND next_run_at <= NOW()" },
+		{ 0, 0, " AND priority IN " LEVEL_LIST
+		    " ORDER BY priority DESC, next_run_at, id LIMIT 1" },
+		{ 0, 0, NULL } }, Q_F_TYPE, NULL, 0 },
+	/* The highest level of the pending rows below ?: one look.
+	 * Q_F_TYPE: (type, type, level). */
+	[Q_LEVEL] = { "read the priority levels", (const struct queue_piece[]){
+		{ 0, 0, "SELECT priority FROM %1$s FORCE INDEX (idx_" },
+		{ 0, Q_F_TYPE, "priority_pick) WHERE status = 'pending'" },
+		{ Q_F_TYPE, 0, "type_priority) WHERE status = 'pending' AND"
+		    TYPE_IS },
+		{ 0, 0, " AND priority < ? ORDER BY priority DESC LIMIT 1" },
+		{ 0, 0, NULL } }, Q_F_TYPE, NULL, 0 },
+};
+
+int
+queue_has_priority(struct queue *q)
+{
+	return queue_supports(q, Q_CLAIM_PRIORITY, &q->caps.priority_probed,
+	    &q->caps.priority);
+}
+
+/* The pending rows' levels, highest first, for the claim which (Q_F_TYPE:
+ * of its one type, else of every type). */
+static enum db_status
+read_levels(struct queue *q, unsigned which, const char *type,
+    struct queue_levels *l, char *err, size_t errlen)
+{
+	unsigned stmt = Q_LEVEL | (which & Q_F_TYPE), n = 0;
+	struct db_arg args[3];
+	long long below = PRIORITY_HIGH + 1LL;
+	enum db_status st = DB_OK;
+	char *col;
+	int found;
+
+	l->n = 0;
+	while (l->n < PRIORITY_LEVELS) {
+		n = 0;
+		if (which & Q_F_TYPE) {
+			args[n++] = DB_STR(type);
+			args[n++] = DB_STR(type);
+		}
+		args[n++] = DB_SNUM(below);
+		col = NULL;
+		st = queue_stmt_one(q, stmt, args, n, &col, 1, &found, err,
+		    errlen);
+		if (st != DB_OK || !found || col == NULL) {
+			free(col);
+			break;
+		}
+		below = strtoll(col, NULL, 10);
+		free(col);
+		l->level[l->n++] = below;
+	}
+	return st;
+}
+
+/* The levels for the claim which over the types whose hash is hash,
+ * read again when QUEUE_CURSOR_MS old or another type's. */
+static enum db_status
+levels_for(struct queue *q, unsigned which, const char *const *types,
+    uint64_t hash, struct queue_levels **out, char *err, size_t errlen)
+{
+	struct queue_levels *l = (which & Q_F_TYPE) ? &q->levels_one :
+	    &q->levels_all;
+	int64_t now = now_ms();
+	enum db_status st;
+
+	*out = l;
+	if (l->read && now - l->read_ms < QUEUE_CURSOR_MS &&
+	    (!(which & Q_F_TYPE) || l->types == hash))
+		return DB_OK;
+	st = read_levels(q, which, types[0], l, err, errlen);
+	l->read = st == DB_OK;
+	l->read_ms = now;
+	l->types = hash;
+	return st;
+}
+
+enum db_status
+queue_claim_priority(struct queue *q, unsigned which,
+    const char *const *types, size_t ntypes, unsigned long lock_seconds,
+    const char *token, uint64_t hash, int *tried, uint64_t *id, char *err,
+    size_t errlen)
+{
+	unsigned stmt = Q_CLAIM_PRIORITY | (which & Q_F_TYPE), n, i;
+	struct queue_levels *l;
+	struct db_arg *args;
+	enum db_status st;
+
+	*tried = 0;
+	*id = 0;
+	if (q->spread || !queue_has_priority(q))
+		return DB_OK;
+	st = levels_for(q, which, types, hash, &l, err, errlen);
+	if (st != DB_OK || l->n < 2)
+		return st;
+	/* The share of the plain claim: the longest waiting job first. */
+	if (++q->priority_claims % PRIORITY_SHARE == 0)
+		return DB_OK;
+	args = queue_claim_args(which, types, ntypes, lock_seconds, token, &n);
+	args = xrealloc(args, (n + PRIORITY_LEVELS) * sizeof *args);
+	/* The list's unused places repeat its last level. */
+	for (i = 0; i < PRIORITY_LEVELS; i++)
+		args[n + i] = DB_SNUM(l->level[i < l->n ? i : l->n - 1]);
+	*tried = 1;
+	q->no_retry = 1;
+	st = queue_stmt_run(q, stmt, args, n + PRIORITY_LEVELS, err, errlen);
+	q->no_retry = 0;
+	free(args);
+	if (st != DB_OK || queue_stmt_changed(q, stmt) == 0)
+		return st;
+	*id = (uint64_t)mysql_stmt_insert_id(queue_handle(q, stmt));
+	if (*id == 0)
+		st = queue_claimed_by_token(q, token, id, err, errlen);
+	return st;
+}
+
+/* Whether this run orders its claims by priority just now: a group's
+ * bulk claim, which takes its jobs in the plain claim's order, is left
+ * to the one-by-one claims then. */
+int
+queue_priority_active(const struct queue *q, unsigned which)
+{
+	const struct queue_levels *l = (which & Q_F_TYPE) ? &q->levels_one :
+	    &q->levels_all;
+
+	return q->caps.priority && l->read && l->n >= 2;
+}
