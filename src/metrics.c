@@ -127,6 +127,10 @@ run_figures(FILE *f, const struct run_stats *s)
 	header(f, "jobrun_run_deleted", "Finished jobs the last run deleted "
 	    "past keep_success and keep_failed.");
 	fprintf(f, "jobrun_run_deleted %llu\n", (unsigned long long)s->deleted);
+	header(f, "jobrun_run_claimed_by_priority", "Of the jobs the last "
+	    "run claimed, those it took in priority order.");
+	fprintf(f, "jobrun_run_claimed_by_priority %llu\n",
+	    (unsigned long long)s->by_priority);
 	header(f, "jobrun_run_recovered", "Expired locks the last run gave "
 	    "back.");
 	fprintf(f, "jobrun_run_recovered %llu\n",

@@ -46,6 +46,7 @@ const char *queue_quoted(const struct queue *q);
 struct queue_counters {
 	uint64_t conflicts;	/* deadlocks and lock waits run again */
 	uint64_t reconnects;	/* connections lost and made again */
+	uint64_t by_priority;	/* claims made in priority order */
 };
 void queue_counters(const struct queue *q, struct queue_counters *out);
 
@@ -386,6 +387,26 @@ enum db_status queue_mark_success_many(struct queue *q, const uint64_t *ids,
                                        const char *const *tokens, size_t n,
                                        uint64_t *changed, char *err,
                                        size_t errlen);
+
+/* --- priorities (queue_priority.c) -------------------------------------- */
+
+/* The pending jobs of one level of sql/013_priority.sql's priority: how
+ * many, how many due, and the oldest due one's wait in seconds (-1: none
+ * due). */
+struct queue_level_count {
+	long level;
+	uint64_t pending, due;
+	long lag;
+};
+
+/* Whether the table has the migration's column and indexes (probed once). */
+int queue_has_priority(struct queue *q);
+/* The levels of the pending jobs (of type, or of all types when NULL),
+ * highest first, at most max of them; *n is 0 on a table without the
+ * migration. */
+enum db_status queue_level_counts(struct queue *q, const char *type,
+                                  struct queue_level_count *out, size_t max,
+                                  size_t *n, char *err, size_t errlen);
 
 /* --- adding jobs (queue.c) ------------------------------------------------ */
 

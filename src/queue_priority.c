@@ -63,6 +63,19 @@ const struct queue_sql queue_priority_sql[Q_COUNT] = {
 		    TYPE_IS },
 		{ 0, 0, " AND priority < ? ORDER BY priority DESC LIMIT 1" },
 		{ 0, 0, NULL } }, Q_F_TYPE, NULL, 0 },
+	/* status: the pending rows by level, from the index alone; the
+	 * oldest due one's wait.  Q_F_TYPE: (type, type, limit), else
+	 * (limit). */
+	[Q_LEVEL_COUNTS] = { "count jobs by priority",
+	    (const struct queue_piece[]){
+		{ 0, 0, "SELECT priority, COUNT(*), SUM(next_run_at <= NOW()),"
+		    " TIMESTAMPDIFF(SECOND, MIN(next_run_at), NOW())"
+		    " FROM %1$s FORCE INDEX (idx_" },
+		{ 0, Q_F_TYPE, "priority_pick) WHERE status = 'pending'" },
+		{ Q_F_TYPE, 0, "type_priority) WHERE status = 'pending' AND"
+		    TYPE_IS },
+		{ 0, 0, " GROUP BY priority ORDER BY priority DESC LIMIT ?" },
+		{ 0, 0, NULL } }, Q_F_TYPE, NULL, 0 },
 };
 
 int
@@ -162,9 +175,57 @@ queue_claim_priority(struct queue *q, unsigned which,
 	free(args);
 	if (st != DB_OK || queue_stmt_changed(q, stmt) == 0)
 		return st;
+	q->counters.by_priority++;
 	*id = (uint64_t)mysql_stmt_insert_id(queue_handle(q, stmt));
 	if (*id == 0)
 		st = queue_claimed_by_token(q, token, id, err, errlen);
+	return st;
+}
+
+struct level_walk {
+	struct queue_level_count *out;
+	size_t max, n;
+};
+
+static int
+on_level(void *arg, char **cols, const size_t *lens)
+{
+	struct level_walk *w = arg;
+	struct queue_level_count *l = &w->out[w->n];
+
+	(void)lens;
+	if (w->n >= w->max || cols[0] == NULL)
+		return 0;
+	l->level = strtol(cols[0], NULL, 10);
+	l->pending = queue_number(cols[1]);
+	l->due = queue_number(cols[2]);
+	l->lag = l->due > 0 && cols[3] != NULL ? strtol(cols[3], NULL, 10) :
+	    -1;
+	w->n++;
+	return 0;
+}
+
+enum db_status
+queue_level_counts(struct queue *q, const char *type,
+    struct queue_level_count *out, size_t max, size_t *n, char *err,
+    size_t errlen)
+{
+	struct level_walk w = { out, max, 0 };
+	struct db_arg args[3];
+	unsigned k = 0;
+	enum db_status st;
+
+	*n = 0;
+	if (!queue_has_priority(q))
+		return DB_OK;
+	if (type != NULL) {
+		args[k++] = DB_STR(type);
+		args[k++] = DB_STR(type);
+	}
+	args[k++] = DB_NUM(max);
+	st = queue_stmt_walk(q, Q_LEVEL_COUNTS | (type != NULL ? Q_F_TYPE : 0),
+	    args, k, 4, on_level, &w, err, errlen);
+	*n = w.n;
 	return st;
 }
 

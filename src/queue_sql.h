@@ -37,7 +37,7 @@ enum queue_stmt {
 	/* the report (queue_report.c) */
 	Q_REPORT_CLOCK, Q_REPORT_HOURS, Q_REPORT_FAILURES,
 	/* claims in priority order (queue_priority.c) */
-	Q_CLAIM_PRIORITY, Q_LEVEL,
+	Q_CLAIM_PRIORITY, Q_LEVEL, Q_LEVEL_COUNTS,
 	Q_COUNT
 };
 
@@ -326,7 +326,6 @@ int queue_type_index(struct queue *q);
  * priority order when the table has sql/013 and its pending rows more
  * than one level, and it is not the plain claim's turn: *tried says
  * whether it ran, *id the row it took (0: none, or not tried). */
-int queue_has_priority(struct queue *q);
 int queue_priority_active(const struct queue *q, unsigned which);
 enum db_status queue_claim_priority(struct queue *q, unsigned which,
     const char *const *types, size_t ntypes, unsigned long lock_seconds,

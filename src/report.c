@@ -79,7 +79,8 @@ void
 report_run_json(FILE *out, const struct run_stats *s, int ok,
     const char *error)
 {
-	json_t *obj = json_pack("{s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+	json_t *obj = json_pack("{s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,"
+	    "s:I}",
 	    "ok", ok,
 	    "recovered", (json_int_t)s->recovered,
 	    "claimed", (json_int_t)s->claimed,
@@ -90,6 +91,7 @@ report_run_json(FILE *out, const struct run_stats *s, int ok,
 	    "snoozed", (json_int_t)s->snoozed,
 	    "deadline_passed", (json_int_t)s->deadline_passed,
 	    "deleted", (json_int_t)s->deleted,
+	    "by_priority", (json_int_t)s->by_priority,
 	    "elapsed_ms", (json_int_t)s->elapsed_ms);
 
 	if (obj != NULL && error != NULL)

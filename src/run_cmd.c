@@ -256,6 +256,7 @@ cmd_run(struct ctx *c)
 		.wait = c->set.wait,
 	};
 	char single[256];
+	struct queue_counters counters;
 	struct run_stats stats;
 	char err[1024];
 	enum db_status st;
@@ -281,6 +282,8 @@ cmd_run(struct ctx *c)
 	}
 	st = run_cycle(&c->cfg, &c->db, c->q, &opts, &c->lg, &stats, err,
 	    sizeof err);
+	queue_counters(c->q, &counters);
+	stats.by_priority = counters.by_priority;
 	/* flow control hook: what a full cap's recovery gave back counts */
 	if (flow_recovered(opts.flow) > 0) {
 		stats.recovered += flow_recovered(opts.flow);

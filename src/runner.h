@@ -48,6 +48,8 @@ struct run_stats {
 	uint64_t recovered, claimed, succeeded, retried, failed, lost, snoozed;
 	uint64_t deadline_passed;	/* of failed: claimed too late */
 	uint64_t deleted;		/* finished rows retention deleted */
+	uint64_t by_priority;		/* claims in priority order (of
+					 * claimed; queue_counters') */
 	int64_t elapsed_ms;
 	struct type_count *by_type;	/* one per type the run could claim */
 	size_t ntypes;

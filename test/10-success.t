@@ -21,7 +21,7 @@ t1=$(db_now)
 is "$rc" 0 "the run exits 0"
 is "$err" "" "nothing on stderr"
 is "$(printf '%s\n' "$out" | wc -l)" 1 "one line on stdout"
-is "$(jkeys <<<"$out")" "claimed,deadline_passed,deleted,elapsed_ms,failed,lost,ok,recovered,retried,snoozed,succeeded" \
+is "$(jkeys <<<"$out")" "by_priority,claimed,deadline_passed,deleted,elapsed_ms,failed,lost,ok,recovered,retried,snoozed,succeeded" \
     "the summary has the documented keys"
 is "$(jget ok <<<"$out")" true "ok is true"
 is "$(jget claimed <<<"$out")" 1 "claimed 1"

@@ -81,8 +81,8 @@ is "$(jpy 'sorted(set(",".join(sorted(c)) for c in d["checks"]))' <<<"$out")" '[
     "each check has level, message, fix"
 is "$(levels <<<"$out")" "advice ok" "levels: ok and advice only"
 is "$(jpy 'sorted(c["fix"] for c in d["checks"] if c["level"] == "advice")' <<<"$out")" \
-    '["sql/001_type_pick.sql", "sql/002_checkpoint.sql", "sql/005_finished.sql"]' \
-    "the advice's fixes are the three migrations"
+    '["sql/001_type_pick.sql", "sql/002_checkpoint.sql", "sql/005_finished.sql", "sql/013_priority.sql", "sql/013_priority.sql"]' \
+    "the advice's fixes are the four migrations (013's two indexes)"
 is "$(jpy 'd["server"]["version"]' <<<"$out")" "$version" "server.version"
 is "$(jpy 'sorted(k for k in d["server"]["settings"] if k in ("time_zone", "innodb_lock_wait_timeout", "max_allowed_packet"))' <<<"$out")" \
     '["innodb_lock_wait_timeout", "max_allowed_packet", "time_zone"]' "server.settings has the relevant variables"
@@ -114,6 +114,7 @@ between "$rows" 1 100 "with 20000 finished rows the claim reads ~$rows row(s), n
 mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" <"$TOP/sql/001_type_pick.sql"
 mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" <"$TOP/sql/002_checkpoint.sql"
 mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" <"$TOP/sql/005_finished.sql"
+mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" <"$TOP/sql/013_priority.sql"
 run jobrun check
 is "$rc" 0 "check with idx_type_pick exits 0"
 like "$out" "

@@ -59,7 +59,7 @@ is "$(jget succeeded <"$T/first")" 1 "and ran its job"
 ok "the lock is free once it has gone" not held "$name_slow"
 
 run jobrun --single --type=slow --json
-is "$(jkeys <<<"$out")" "claimed,deadline_passed,deleted,elapsed_ms,failed,lost,ok,recovered,retried,snoozed,succeeded" \
+is "$(jkeys <<<"$out")" "by_priority,claimed,deadline_passed,deleted,elapsed_ms,failed,lost,ok,recovered,retried,snoozed,succeeded" \
     "once the first runner is gone the lock is free again: a normal run"
 
 # A SIGKILLed runner does not leave the lock behind: the server releases
