@@ -52,7 +52,7 @@ SRC  = admin argv audit backoff check cli command commands config config_file \
        metrics \
        noop pause policy queue queue_admin queue_archive queue_attempts queue_cycle \
        queue_info queue_read \
-       queue_priority queue_probe queue_report queue_run queue_schema rawjson replace \
+       priority_view queue_priority queue_probe queue_report queue_run queue_schema rawjson replace \
        report retention retention_view run_attempts run_cmd run_stats \
        runner schedule utf8 util watchdog
 OBJ  = $(SRC:%=build/%.o)

@@ -272,6 +272,9 @@ dash_gather(struct ctx *c, struct dash *d, char *err, size_t errlen)
 	if (st == DB_OK)
 		st = retention_view_read(&c->cfg, c->q, 1, &d->retention, err,
 		    errlen);
+	if (st == DB_OK)
+		st = priority_view_read(c->q, NULL, &d->priorities, err,
+		    errlen);
 	queue_backlog_free(&b);
 	free(known);
 	return st;
@@ -366,6 +369,8 @@ dash_json(const struct dash *d)
 		    latency_json(&d->latency));
 	if ((t = retention_view_json(&d->retention)) != NULL)
 		json_object_set_new(doc, "retention", t);
+	if ((t = priority_view_json(&d->priorities)) != NULL)
+		json_object_set_new(doc, "priorities", t);
 	if (d->changes != NULL)
 		json_object_set_new(doc, "operator_changes",
 		    json_incref(d->changes));

@@ -16,6 +16,7 @@
 
 #include "attempts.h"
 #include "latency.h"
+#include "priority_view.h"
 #include "retention_view.h"
 
 #define DASH_HOURS 24		/* the charts' hours, the current one last */
@@ -62,6 +63,7 @@ struct dash {
 	int has_history;	/* the table has sql/010's attempts */
 	struct latency_view latency;	/* with sql/008_start_latency.sql */
 	struct retention_view retention;	/* keep_* rules, rows past */
+	struct priority_view priorities;	/* pending jobs by level */
 	json_t *changes;	/* with sql/011_audit.sql: the last
 				 * AUDIT_REPORT_ROWS operators' changes, as
 				 * audit_report_json gives them; else NULL */

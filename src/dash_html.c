@@ -395,6 +395,35 @@ section_retention(FILE *f, const struct dash *d)
 	fputs("</tbody>\n</table>\n", f);
 }
 
+/* --- priorities --------------------------------------------------------- */
+
+static void
+section_priorities(FILE *f, const struct dash *d)
+{
+	const struct priority_view *v = &d->priorities;
+	char lag[32];
+	size_t i;
+
+	if (!priority_view_shown(v))
+		return;	/* no sql/013, or every pending job at 0 */
+	fputs("<h2 id=\"priorities\">Pending jobs by priority</h2>\n"
+	    "<p class=\"note\">The highest due level is claimed first; one "
+	    "claim in ten takes the oldest job whatever its level.</p>\n"
+	    "<table>\n<thead><tr><th class=\"n\">Priority</th><th class=\"n\">"
+	    "Pending</th><th class=\"n\">Due</th><th class=\"n\">Lag</th>"
+	    "</tr></thead>\n<tbody>\n", f);
+	for (i = 0; i < v->n; i++) {
+		const struct queue_level_count *l = &v->rows[i];
+
+		fprintf(f, "<tr><td class=\"n\">%ld</td><td class=\"n\">%llu"
+		    "</td><td class=\"n\">%llu</td><td class=\"n\">%s</td>"
+		    "</tr>\n", l->level, (unsigned long long)l->pending,
+		    (unsigned long long)l->due,
+		    priority_lag_words(l, lag, sizeof lag));
+	}
+	fputs("</tbody>\n</table>\n", f);
+}
+
 /* --- operators' changes ------------------------------------------------- */
 
 /* A member of a row of d->changes as text ("" when not a string). */
@@ -441,6 +470,7 @@ section_changes(FILE *f, const struct dash *d)
  * schedules and fan-ins, when their issues land, are a row each here. */
 static void (*const sections[])(FILE *, const struct dash *) = {
 	section_backlog,
+	section_priorities,
 	section_latency,
 	section_hours,
 	section_failures,

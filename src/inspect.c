@@ -22,6 +22,7 @@
 #include "queue_schema.h"
 #include "rawjson.h"
 #include "report.h"
+#include "priority_view.h"
 #include "retention_view.h"
 #include "schedule.h"
 #include "utf8.h"
@@ -157,71 +158,6 @@ print_status_json(const struct ctx *c, const struct queue_backlog *b,
 	    "types", types, "unhandled", unhandled, "schedules", schedules,
 	    "fan_ins", fan_ins, "flow", flow, "start_latency", latency,
 	    "retention", retention, "priorities", priorities));
-}
-
-/* The pending jobs by priority level, as many as status shows. */
-#define LEVELS_SHOWN 20
-
-struct levels_view {
-	int present;			/* the table has sql/013 */
-	struct queue_level_count rows[LEVELS_SHOWN];
-	size_t n;
-};
-
-static enum db_status
-levels_read(struct ctx *c, struct levels_view *v, char *err, size_t errlen)
-{
-	v->present = queue_has_priority(c->q);
-	return queue_level_counts(c->q, c->cli.type, v->rows, LEVELS_SHOWN,
-	    &v->n, err, errlen);
-}
-
-/* Shown once the pending jobs have a level but 0: a table whose jobs
- * all have the default reads as before. */
-static void
-print_levels_text(const struct levels_view *v)
-{
-	char lag[32];
-	size_t i;
-
-	if (v->n == 0 || (v->n == 1 && v->rows[0].level == 0))
-		return;
-	printf("\nPending jobs by priority (the highest due first; one claim in "
-	    "ten the oldest):\n%-8s %8s %8s %8s\n", "PRIORITY", "PENDING",
-	    "DUE", "LAG");
-	for (i = 0; i < v->n; i++) {
-		const struct queue_level_count *l = &v->rows[i];
-
-		snprintf(lag, sizeof lag, l->lag < 0 ? "-" : "%lds", l->lag);
-		printf("%8ld %8llu %8llu %8s\n", l->level,
-		    (unsigned long long)l->pending,
-		    (unsigned long long)l->due, lag);
-	}
-	if (v->n == LEVELS_SHOWN)
-		printf("(the highest %d levels)\n", LEVELS_SHOWN);
-}
-
-/* [{"priority", "pending", "due", "lag_seconds"}], or NULL (no key)
- * without the migration. */
-static json_t *
-levels_json(const struct levels_view *v)
-{
-	json_t *list;
-	size_t i;
-
-	if (!v->present)
-		return NULL;
-	list = json_array();
-	for (i = 0; i < v->n; i++) {
-		const struct queue_level_count *l = &v->rows[i];
-
-		json_array_append_new(list, json_pack("{s:I,s:I,s:I,s:o}",
-		    "priority", (json_int_t)l->level,
-		    "pending", (json_int_t)l->pending,
-		    "due", (json_int_t)l->due, "lag_seconds", l->lag < 0 ?
-		    json_null() : json_integer(l->lag)));
-	}
-	return list;
 }
 
 /* With the latency table, one line under the types' table. */
@@ -378,7 +314,7 @@ cmd_status(struct ctx *c)
 	size_t nfv = 0;
 	struct latency_view lv = { 0 };
 	struct retention_view rv = { NULL, 0, NULL };
-	struct levels_view levels;
+	struct priority_view levels;
 	struct fanin fi;
 	struct flow *f = NULL;
 	char err[1024];
@@ -408,17 +344,18 @@ cmd_status(struct ctx *c)
 		st = retention_view_read(&c->cfg, c->q, 1, &rv, err,
 		    sizeof err);
 	if (st == DB_OK)
-		st = levels_read(c, &levels, err, sizeof err);
+		st = priority_view_read(c->q, c->cli.type, &levels, err,
+		    sizeof err);
 	if (st != DB_OK)
 		cmd_db_error(c, st, err);
 	else if (c->cli.json)
 		print_status_json(c, &b, nsched > 0 ? schedules_json(v, nsched) :
 		    NULL, fi.active ? fanins_json(fv, nfv) : NULL,
 		    f != NULL ? flow_json(&fs) : NULL, latency_json(&lv),
-		    retention_view_json(&rv), levels_json(&levels));
+		    retention_view_json(&rv), priority_view_json(&levels));
 	else {
 		print_status_text(c, &b);
-		print_levels_text(&levels);
+		priority_view_print(&levels);
 		print_latency_text(&lv);
 		if (nsched > 0)
 			print_schedules_text(v, nsched);
