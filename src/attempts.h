@@ -74,14 +74,16 @@ enum db_status attempts_recover(struct attempts *a, unsigned long limit,
 
 /* The attempts of n jobs (1..ATTEMPTS_LIST_MAX), in one statement,
  * job by job, each job's oldest first: fn gets each row's ATTEMPT_COLS
- * columns (NULL for SQL NULL), the last its job's id. */
+ * columns (NULL for SQL NULL) and their lengths (the output may hold NUL
+ * bytes), the last its job's id. */
 enum { AC_ID, AC_ATTEMPT, AC_RUNNER, AC_STARTED, AC_FINISHED, AC_OUTCOME,
        AC_EXIT, AC_SIGNAL, AC_HTTP, AC_MS, AC_OUTPUT, AC_JOB, ATTEMPT_COLS };
 #define ATTEMPTS_LIST_MAX 1000
 /* Their names, as show --json and report --json give them. */
 extern const char *const attempt_column_names[ATTEMPT_COLS];
 enum db_status attempts_each(struct attempts *a, const uint64_t *job_ids,
-                             size_t n, void (*fn)(void *arg, char **cols),
+                             size_t n, void (*fn)(void *arg, char **cols,
+                             const size_t *lens),
                              void *arg, char *err, size_t errlen);
 
 /* For check: how the table stands for the account (queue_access). */

@@ -167,7 +167,7 @@ on_failure(void *arg, const struct queue_failure *f)
 /* An attempt of one of the latest failures, given to its failure by its
  * job's id (cols[AC_JOB]). */
 static void
-on_attempt(void *arg, char **cols)
+on_attempt(void *arg, char **cols, const size_t *lens)
 {
 	struct dash *d = arg;
 	uint64_t job = queue_number(cols[AC_JOB]);
@@ -183,8 +183,11 @@ on_attempt(void *arg, char **cols)
 	x->history = xrealloc(x->history, (x->nhistory + 1) *
 	    sizeof *x->history);
 	a = &x->history[x->nhistory++];
-	for (i = 0; i < ATTEMPT_COLS; i++)
-		a->cols[i] = cols[i] != NULL ? xstrdup(cols[i]) : NULL;
+	for (i = 0; i < ATTEMPT_COLS; i++) {
+		a->cols[i] = cols[i] != NULL ? xstrndup(cols[i], lens[i]) :
+		    NULL;
+		a->lens[i] = cols[i] != NULL ? lens[i] : 0;
+	}
 }
 
 /* The attempts of the latest failures, when the table has a history: one
@@ -319,7 +322,8 @@ history_json(const struct dash_failure *f)
 	size_t i;
 
 	for (i = 0; i < f->nhistory; i++)
-		json_array_append_new(list, report_attempt(f->history[i].cols));
+		json_array_append_new(list, report_attempt(f->history[i].cols,
+		    f->history[i].lens));
 	return list;
 }
 

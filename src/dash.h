@@ -37,6 +37,7 @@ struct dash_type {
  * attempts_each gives them (AC_*, attempts.h). */
 struct dash_attempt {
 	char *cols[ATTEMPT_COLS];
+	size_t lens[ATTEMPT_COLS];
 };
 
 struct dash_failure {

@@ -289,7 +289,7 @@ section_failures(FILE *f, const struct dash *d)
 /* --- their attempts (sql/010_attempts.sql) ---------------------------- */
 
 static void
-attempt_row(FILE *f, char *const *a)
+attempt_row(FILE *f, char *const *a, const size_t *lens)
 {
 	static const int shown[] = { AC_ATTEMPT, AC_OUTCOME, AC_FINISHED,
 	    AC_MS, AC_EXIT, AC_SIGNAL, AC_HTTP, AC_RUNNER };
@@ -298,14 +298,13 @@ attempt_row(FILE *f, char *const *a)
 	fputs("<tr>", f);
 	for (i = 0; i < sizeof shown / sizeof shown[0]; i++) {
 		fputs("<td>", f);
-		text_or(f, a[shown[i]], a[shown[i]] != NULL ?
-		    strlen(a[shown[i]]) : 0, "-");
+		text_or(f, a[shown[i]], lens[shown[i]], "-");
 		fputs("</td>", f);
 	}
 	fputs("<td><pre>", f);
 	if (a[AC_OUTPUT] != NULL)
-		dash_html_text(f, a[AC_OUTPUT], strlen(a[AC_OUTPUT]),
-		    ERROR_MAX, 1);
+		dash_html_text(f, a[AC_OUTPUT], lens[AC_OUTPUT], ERROR_MAX,
+		    1);
 	fputs("</pre></td></tr>\n", f);
 }
 
@@ -332,7 +331,7 @@ section_history(FILE *f, const struct dash *d)
 		    "<th>Output</th></tr></thead>\n<tbody>\n",
 		    (unsigned long long)x->id, (unsigned long long)x->id);
 		for (j = 0; j < x->nhistory; j++)
-			attempt_row(f, x->history[j].cols);
+			attempt_row(f, x->history[j].cols, x->history[j].lens);
 		fputs("</tbody>\n</table>\n", f);
 	}
 }

@@ -690,7 +690,7 @@ on_shown(void *arg, const struct queue_shown *job)
 /* One attempt's row (attempts_each): a line of what it was, and its
  * output's lines under it. */
 static void
-print_attempt_text(void *arg, char **cols)
+print_attempt_text(void *arg, char **cols, const size_t *lens)
 {
 	char *output;
 
@@ -708,17 +708,16 @@ print_attempt_text(void *arg, char **cols)
 	printf(", %s\n", cols[AC_RUNNER] != NULL ? cols[AC_RUNNER] : "?");
 	if (cols[AC_OUTPUT] == NULL)
 		return;
-	output = escaped(cols[AC_OUTPUT], strlen(cols[AC_OUTPUT]),
-	    UTF8_ESC_KEEP_NL);
+	output = escaped(cols[AC_OUTPUT], lens[AC_OUTPUT], UTF8_ESC_KEEP_NL);
 	printf("%-13s ", "");
 	print_block(output);
 	free(output);
 }
 
 static void
-add_attempt_json(void *arg, char **cols)
+add_attempt_json(void *arg, char **cols, const size_t *lens)
 {
-	json_array_append_new(arg, report_attempt(cols));
+	json_array_append_new(arg, report_attempt(cols, lens));
 }
 
 /* The job's attempts, when the table has a history: lines under the

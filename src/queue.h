@@ -125,9 +125,13 @@ enum db_status queue_stmts_one(struct queue_stmts *s, size_t which,
                                const struct db_arg *args, unsigned nargs,
                                char **cols, unsigned ncols, int *found,
                                char *err, size_t errlen);
-/* The next row of which's result: 1, 0 at the end, -1 on error. */
+/* The next row of which's result: 1, 0 at the end, -1 on error; _len
+ * also gives each column's length (text that may hold NUL bytes). */
 int queue_stmts_fetch(struct queue_stmts *s, size_t which, char **cols,
                       unsigned ncols, char *err, size_t errlen);
+int queue_stmts_fetch_len(struct queue_stmts *s, size_t which, char **cols,
+                          size_t *lens, unsigned ncols, char *err,
+                          size_t errlen);
 /* Rows the last run of which changed, and the id it inserted. */
 uint64_t queue_stmts_changed(const struct queue_stmts *s, size_t which);
 uint64_t queue_stmts_insert_id(const struct queue_stmts *s, size_t which);

@@ -285,11 +285,12 @@ const char *const attempt_column_names[ATTEMPT_COLS] = {
 
 enum db_status
 attempts_each(struct attempts *a, const uint64_t *job_ids, size_t n,
-    void (*fn)(void *arg, char **cols), void *arg, char *err, size_t errlen)
+    void (*fn)(void *arg, char **cols, const size_t *lens), void *arg, char *err, size_t errlen)
 {
 	static const char *const purpose[1] = { "list jobs' attempts" };
 	static const char *const table[1] = { A_TABLE };
 	char *cols[ATTEMPT_COLS] = { 0 };
+	size_t lens[ATTEMPT_COLS];
 	struct db_arg *args;
 	struct queue_stmts *s;
 	const char *text[1];
@@ -308,9 +309,9 @@ attempts_each(struct attempts *a, const uint64_t *job_ids, size_t n,
 	    ") ORDER BY job_id, id");
 	s = queue_stmts_open(a->q, text, purpose, table, 1, a->quoted);
 	st = queue_stmts_run(s, 0, args, (unsigned)n, err, errlen);
-	while (st == DB_OK && (rc = queue_stmts_fetch(s, 0, cols,
+	while (st == DB_OK && (rc = queue_stmts_fetch_len(s, 0, cols, lens,
 	    ATTEMPT_COLS, err, errlen)) > 0) {
-		fn(arg, cols);
+		fn(arg, cols, lens);
 		db_free_cols(cols, ATTEMPT_COLS);
 	}
 	if (st == DB_OK && rc < 0)

@@ -486,8 +486,16 @@ int
 queue_stmts_fetch(struct queue_stmts *s, size_t which, char **cols,
     unsigned ncols, char *err, size_t errlen)
 {
+	return queue_stmts_fetch_len(s, which, cols, NULL, ncols, err, errlen);
+}
+
+int
+queue_stmts_fetch_len(struct queue_stmts *s, size_t which, char **cols,
+    size_t *lens, unsigned ncols, char *err, size_t errlen)
+{
 	char cause[512];
-	int rc = db_fetch(s->stmt[which], cols, ncols, cause, sizeof cause);
+	int rc = db_fetch_len(s->stmt[which], cols, lens, ncols, cause,
+	    sizeof cause);
 
 	if (rc < 0)
 		say_where(s->q, s, which, cause, err, errlen);

@@ -36,7 +36,7 @@ report_json(json_t *doc)
 }
 
 json_t *
-report_attempt(char *const *cols)
+report_attempt(char *const *cols, const size_t *lens)
 {
 	json_t *row = json_object(), *v;
 	const char *s;
@@ -50,7 +50,7 @@ report_attempt(char *const *cols)
 			v = json_null();
 		else if (k == AC_RUNNER || k == AC_STARTED ||
 		    k == AC_FINISHED || k == AC_OUTCOME || k == AC_OUTPUT)
-			v = report_text(s, strlen(s));
+			v = report_text(s, lens[k]);
 		else
 			v = json_integer(strtoll(s, NULL, 10));
 		json_object_set_new(row, attempt_column_names[k], v);

@@ -19,9 +19,10 @@ void report_json(json_t *doc);
  * surrogate, which utf8mb4 stores) cannot be in a JSON string and become
  * "?" rather than losing the row. */
 json_t *report_text(const char *s, size_t len);
-/* An attempt's row (attempts_each's columns, but its job id) as one
- * object: numbers as numbers, NULL as null, text as report_text. */
-json_t *report_attempt(char *const *cols);
+/* An attempt's row (attempts_each's columns and lengths, but its job
+ * id) as one object: numbers as numbers, NULL as null, text as
+ * report_text. */
+json_t *report_attempt(char *const *cols, const size_t *lens);
 
 /* The run summary as one JSON object (--json); error is NULL when the run
  * was not cut short. */

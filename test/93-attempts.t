@@ -11,7 +11,7 @@
 . "${0%/*}/lib.sh"
 . "${0%/*}/http-lib.sh"
 
-plan 62
+plan 65
 # --jobs=16's jobs: under valgrind, which runs the slots one at a time
 # within the run's 60 s, 64 rather than 400.
 many=400
@@ -187,6 +187,19 @@ try later" "show --json: a history array beside the attempts count"
 run jobrun show --json "$w"
 is "$(jpy 'str(d["history"][0]["http_status"]) + " " + str(d["history"][0]["signal"])' <<<"$out")" \
     "503 None" "its members are numbers, or null"
+
+# A NUL byte in the output (a handler may write one; the row keeps it):
+# show and the report give what follows it too.
+sql "UPDATE polling_jobs_attempts SET output = CONCAT('before', CHAR(0), 'after')
+     WHERE job_id IN ($w, $p)"
+run jobrun show --json "$w"
+is "$(jpy 'repr(d["history"][0]["output"])' <<<"$out")" "'before\\x00after'" \
+    "show --json: the output whole, its NUL as \\u0000"
+run jobrun show "$w"
+like "$out" "before.+after" "show: the text after the NUL too, the NUL escaped"
+run jobrun report --json
+is "$(jpy 'str([a["output"] for f in d["last_failures"] if f["id"] == '"$p"' for a in f["history"]])' <<<"$out")" \
+    "['before\\x00after']" "report --json: the same"
 
 # --- the report: latest failures link to their attempts --------------------
 run jobrun report --html=-
