@@ -18,6 +18,12 @@
  * appears meanwhile waits that long for its order; a job of a level past
  * the list, or of one the list missed, is the plain claim's (below).
  *
+ * On Galera, after a conflict (queue_cycle.c's claim_try), the claim
+ * takes a random one of every PRIORITY_SPREAD due rows of the highest
+ * level that has one (found first by a plain read: a residue drawn over
+ * the list would pass a level of a few due jobs for the next), so that
+ * runners on different nodes rarely meet.
+ *
  * With one level among the pending rows the plain claim (queue_cycle.c)
  * is the same order, with its cursor: a table whose jobs all have
  * priority 0 claims as one without the column.
@@ -42,7 +48,9 @@ _Static_assert(PRIORITY_LEVELS == 8, "LEVEL_LIST has PRIORITY_LEVELS marks");
 
 const struct queue_sql queue_priority_sql[Q_COUNT] = {
 	/* The claim's arguments as the plain claim's (queue_claim_args),
-	 * then PRIORITY_LEVELS levels. */
+	 * then PRIORITY_LEVELS levels; Q_F_SPREAD, after a conflict (as
+	 * claim_try in queue_cycle.c): (m, r), a random one of every m due
+	 * rows of the highest level that has one. */
 	[Q_CLAIM_PRIORITY] = { "claim a job", (const struct queue_piece[]){
 		{ 0, 0, "UPDATE %1$s FORCE INDEX (idx_" },
 		{ 0, Q_F_TYPE, "priority_pick)" },
@@ -51,9 +59,10 @@ const struct queue_sql queue_priority_sql[Q_COUNT] = {
 		{ 0, Q_F_TYPE, " next_run_at <= NOW() AND CAST(type AS BINARY)"
 		    " IN (%2$s)" },
 		{ Q_F_TYPE, 0, TYPE_IS " AND next_run_at <= NOW()" },
-		{ 0, 0, " AND priority IN " LEVEL_LIST
-		    " ORDER BY priority DESC, next_run_at, id LIMIT 1" },
-		{ 0, 0, NULL } }, Q_F_TYPE, NULL, 0 },
+		{ 0, 0, " AND priority IN " LEVEL_LIST },
+		{ Q_F_SPREAD, 0, " AND id MOD ? = ?" },
+		{ 0, 0, " ORDER BY priority DESC, next_run_at, id LIMIT 1" },
+		{ 0, 0, NULL } }, Q_F_TYPE | Q_F_SPREAD, NULL, 0 },
 	/* The highest level of the pending rows below ?: one look.
 	 * Q_F_TYPE: (type, type, level). */
 	[Q_LEVEL] = { "read the priority levels", (const struct queue_piece[]){
@@ -62,6 +71,20 @@ const struct queue_sql queue_priority_sql[Q_COUNT] = {
 		{ Q_F_TYPE, 0, "type_priority) WHERE status = 'pending' AND"
 		    TYPE_IS },
 		{ 0, 0, " AND priority < ? ORDER BY priority DESC LIMIT 1" },
+		{ 0, 0, NULL } }, Q_F_TYPE, NULL, 0 },
+	/* The highest level with a due job, for a spread claim: a plain
+	 * read, no lock.  The types as the claim binds them, then the
+	 * levels. */
+	[Q_LEVEL_DUE] = { "read the priority levels",
+	    (const struct queue_piece[]){
+		{ 0, 0, "SELECT priority FROM %1$s FORCE INDEX (idx_" },
+		{ 0, Q_F_TYPE, "priority_pick) WHERE status = 'pending' AND"
+		    " next_run_at <= NOW() AND CAST(type AS BINARY)"
+		    " IN (%2$s)" },
+		{ Q_F_TYPE, 0, "type_priority) WHERE status = 'pending' AND"
+		    TYPE_IS " AND next_run_at <= NOW()" },
+		{ 0, 0, " AND priority IN " LEVEL_LIST
+		    " ORDER BY priority DESC, next_run_at, id LIMIT 1" },
 		{ 0, 0, NULL } }, Q_F_TYPE, NULL, 0 },
 	/* status: the pending rows by level, from the index alone; the
 	 * oldest due one's wait.  Q_F_TYPE: (type, type, limit), else
@@ -142,20 +165,74 @@ levels_for(struct queue *q, unsigned which, const char *const *types,
 	return st;
 }
 
+/* The highest of l's levels with a due job (*found 0: none), for a
+ * spread claim: its residue is drawn among that level's due jobs, not
+ * past them into a lower level's. */
+static enum db_status
+due_level(struct queue *q, unsigned which, const char *const *types,
+    size_t ntypes, const struct queue_levels *l, long long *level,
+    int *found, char *err, size_t errlen)
+{
+	struct db_arg *args = xcalloc(ntypes + 2 + PRIORITY_LEVELS,
+	    sizeof *args);
+	enum db_status st;
+	char *col = NULL;
+	unsigned n = 0;
+	size_t i;
+
+	if (which & Q_F_TYPE) {
+		args[n++] = DB_STR(types[0]);
+		args[n++] = DB_STR(types[0]);
+	} else
+		for (i = 0; i < ntypes; i++)
+			args[n++] = DB_STR(types[i]);
+	for (i = 0; i < PRIORITY_LEVELS; i++)
+		args[n++] = DB_SNUM(l->level[i < l->n ? i : l->n - 1]);
+	st = queue_stmt_one(q, Q_LEVEL_DUE | (which & Q_F_TYPE), args, n,
+	    &col, 1, found, err, errlen);
+	*found = st == DB_OK && *found && col != NULL;
+	if (*found)
+		*level = strtoll(col, NULL, 10);
+	free(col);
+	free(args);
+	return st;
+}
+
+/* Run the claim stmt (args: n, the spread's two last); a spread claim
+ * whose residue has no due row falls back to the head, as the plain
+ * spread claim does.  *used is the statement whose reply counts. */
+static enum db_status
+run_claim(struct queue *q, unsigned stmt, struct db_arg *args, unsigned n,
+    unsigned *used, char *err, size_t errlen)
+{
+	enum db_status st;
+
+	q->no_retry = 1;
+	st = queue_stmt_run(q, *used = stmt, args, n, err, errlen);
+	if (st == DB_OK && (stmt & Q_F_SPREAD) &&
+	    queue_stmt_changed(q, stmt) == 0)
+		st = queue_stmt_run(q, *used = stmt & ~(unsigned)Q_F_SPREAD,
+		    args, n - 2, err, errlen);
+	q->no_retry = 0;
+	return st;
+}
+
 enum db_status
 queue_claim_priority(struct queue *q, unsigned which,
     const char *const *types, size_t ntypes, unsigned long lock_seconds,
     const char *token, uint64_t hash, int *tried, uint64_t *id, char *err,
     size_t errlen)
 {
-	unsigned stmt = Q_CLAIM_PRIORITY | (which & Q_F_TYPE), n, i;
-	struct queue_levels *l;
+	unsigned stmt = Q_CLAIM_PRIORITY | (which & Q_F_TYPE) |
+	    (q->spread ? Q_F_SPREAD : 0), n, i;
+	struct queue_levels *l, one;
 	struct db_arg *args;
 	enum db_status st;
+	int found = 1;
 
 	*tried = 0;
 	*id = 0;
-	if (q->spread || !queue_has_priority(q))
+	if (!queue_has_priority(q))
 		return DB_OK;
 	st = levels_for(q, which, types, hash, &l, err, errlen);
 	if (st != DB_OK || l->n < 2)
@@ -163,15 +240,25 @@ queue_claim_priority(struct queue *q, unsigned which,
 	/* The share of the plain claim: the longest waiting job first. */
 	if (++q->priority_claims % PRIORITY_SHARE == 0)
 		return DB_OK;
+	if (q->spread) {
+		one.n = 1;
+		st = due_level(q, which, types, ntypes, l, &one.level[0],
+		    &found, err, errlen);
+		l = &one;
+	}
+	if (st != DB_OK || !found)
+		return st;
 	args = queue_claim_args(which, types, ntypes, lock_seconds, token, &n);
-	args = xrealloc(args, (n + PRIORITY_LEVELS) * sizeof *args);
+	args = xrealloc(args, (n + PRIORITY_LEVELS + 2) * sizeof *args);
 	/* The list's unused places repeat its last level. */
 	for (i = 0; i < PRIORITY_LEVELS; i++)
-		args[n + i] = DB_SNUM(l->level[i < l->n ? i : l->n - 1]);
+		args[n++] = DB_SNUM(l->level[i < l->n ? i : l->n - 1]);
+	if (q->spread) {
+		args[n++] = DB_NUM(PRIORITY_SPREAD);
+		args[n++] = DB_NUM(queue_random(q) % PRIORITY_SPREAD);
+	}
 	*tried = 1;
-	q->no_retry = 1;
-	st = queue_stmt_run(q, stmt, args, n + PRIORITY_LEVELS, err, errlen);
-	q->no_retry = 0;
+	st = run_claim(q, stmt, args, n, &stmt, err, errlen);
 	free(args);
 	if (st != DB_OK || queue_stmt_changed(q, stmt) == 0)
 		return st;

@@ -278,7 +278,12 @@ queue_read_claimed(struct queue *q, const uint64_t *ids,
 	if (st == DB_OK && found < n) {
 		errf(err, errlen, "read the claimed jobs in %s: %zu of %zu "
 		    "rows vanished", q->table, n - found, n);
-		st = DB_ERROR;
+		/* As queue_read_job's: in a transaction, Galera rolled the
+		 * claims back under us (a replicated write won, the abort
+		 * seen by no statement); it is run again whole. */
+		st = q->in_trx ? DB_CONFLICT : DB_ERROR;
+		if (q->in_trx)
+			q->counters.conflicts++;
 	}
 	return st;
 }

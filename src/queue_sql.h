@@ -37,7 +37,7 @@ enum queue_stmt {
 	/* the report (queue_report.c) */
 	Q_REPORT_CLOCK, Q_REPORT_HOURS, Q_REPORT_FAILURES,
 	/* claims in priority order (queue_priority.c) */
-	Q_CLAIM_PRIORITY, Q_LEVEL, Q_LEVEL_COUNTS,
+	Q_CLAIM_PRIORITY, Q_LEVEL, Q_LEVEL_DUE, Q_LEVEL_COUNTS,
 	Q_COUNT
 };
 
@@ -192,6 +192,7 @@ struct queue_caps {
  * is the plain one, oldest first (man/jobrun.7). */
 #define PRIORITY_LEVELS	8
 #define PRIORITY_SHARE	10
+#define PRIORITY_SPREAD	128	/* a spread claim's m (queue_priority.c) */
 
 /* The levels the pending rows have, highest first, as last read. */
 struct queue_levels {

@@ -57,7 +57,7 @@ fi
 
 jobs=${GALERA_TEST_JOBS:-3000}
 chaos_jobs=${GALERA_CHAOS_JOBS:-1000}
-plan 48
+plan 61
 
 # sqln N STATEMENTS: sql on node N, after it has applied every write the
 # cluster committed before (a causal read: wsrep_sync_wait)
@@ -145,6 +145,7 @@ exactly_once() {
 	        created_at, updated_at)
 	     SELECT CONCAT('bulk:', seq), 'bulk', JSON_OBJECT('n', seq), NOW(),
 	        NOW(), NOW() FROM seq_1_to_$jobs"
+	[ -z "$levels" ] || sql "UPDATE polling_jobs SET priority = id % $levels"
 	is "$(sqln 3 'SELECT COUNT(*) FROM polling_jobs')" "$jobs" \
 	    "$jobs jobs enqueued on node 1 are on node 3"
 	: >"$T/ids"
@@ -243,12 +244,25 @@ exactly_once() {
 	    "$(cat "$T/complaints")"
 }
 
+levels=
 exactly_once "one handler per runner"
 # The same with four handlers per runner: each runner's slots share a
 # transaction for what they have ready (their marks and their next
 # claims), and a certification failure at its COMMIT rolls all of it
 # back: it is run again whole.
 exactly_once "--jobs=4" --jobs=4
+# Claims in priority order (sql/013_priority.sql, four levels): every
+# runner aims at the head of the highest level, where the nodes' claims
+# meet; after a certification failure a runner takes spread claims.
+mariadb --no-defaults -S "${SOCK[1]}" -uroot "$DB" <"$TOP/sql/013_priority.sql" ||
+    bail_out "cannot load sql/013_priority.sql"
+levels=4
+exactly_once "--jobs=4, four priority levels" --jobs=4
+levels=
+by=$(cat "$T"/run.*.out | grep -o '"by_priority":[0-9]*' | cut -d: -f2 |
+    awk '{ s += $1 } END { print s + 0 }')
+diag "claims in priority order: $by of $jobs"
+ok "the runners claimed in priority order ($by claims)" test "$by" -gt 0
 
 # --- 3. chaos: SIGKILLs on all nodes ------------------------------------------
 
