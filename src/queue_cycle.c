@@ -14,19 +14,10 @@
 #include "utf8.h"
 #include "util.h"
 
-/* A new lock of ? seconds for token ?: (token, seconds, seconds). */
-#define LOCK_SET " locked_by = CONCAT(?, '@', UNIX_TIMESTAMP() + ?)," \
-	" locked_until = NOW() + INTERVAL ? SECOND"
-
 /* The same lock, ? seconds from now: (seconds, seconds). */
 #define LOCK_RENEW " locked_by = CONCAT(" TOKEN \
 	", '@', UNIX_TIMESTAMP() + ?)," \
 	" locked_until = NOW() + INTERVAL ? SECOND"
-
-/* (token, seconds, seconds) */
-#define CLAIM_SET " SET status = 'processing'," LOCK_SET "," \
-	" attempts = attempts + 1, updated_at = NOW()," \
-	" id = LAST_INSERT_ID(id)"
 
 
 #define SUCCESS_SET " SET status = 'success', finished_at = NOW()," \

@@ -39,13 +39,6 @@
 
 _Static_assert(PRIORITY_LEVELS == 8, "LEVEL_LIST has PRIORITY_LEVELS marks");
 
-/* (token, seconds, seconds) */
-#define PRIORITY_CLAIM_SET " SET status = 'processing'," \
-	" locked_by = CONCAT(?, '@', UNIX_TIMESTAMP() + ?)," \
-	" locked_until = NOW() + INTERVAL ? SECOND," \
-	" attempts = attempts + 1, updated_at = NOW()," \
-	" id = LAST_INSERT_ID(id)"
-
 const struct queue_sql queue_priority_sql[Q_COUNT] = {
 	/* The claim's arguments as the plain claim's (queue_claim_args),
 	 * then PRIORITY_LEVELS levels; Q_F_SPREAD, after a conflict (as
@@ -55,7 +48,7 @@ const struct queue_sql queue_priority_sql[Q_COUNT] = {
 		{ 0, 0, "UPDATE %1$s FORCE INDEX (idx_" },
 		{ 0, Q_F_TYPE, "priority_pick)" },
 		{ Q_F_TYPE, 0, "type_priority)" },
-		{ 0, 0, PRIORITY_CLAIM_SET " WHERE status = 'pending' AND" },
+		{ 0, 0, CLAIM_SET " WHERE status = 'pending' AND" },
 		{ 0, Q_F_TYPE, " next_run_at <= NOW() AND CAST(type AS BINARY)"
 		    " IN (%2$s)" },
 		{ Q_F_TYPE, 0, TYPE_IS " AND next_run_at <= NOW()" },

@@ -172,6 +172,16 @@ _Static_assert(QUEUE_GROUP_MAX == 16, "GROUP_LIST has 16 places");
 #define CANCEL_PREFIX "cancel "
 #define CANCEL_ASKED "(locked_by LIKE '" CANCEL_PREFIX "%%')"
 
+/* A new lock of ? seconds for token ?: (token, seconds, seconds). */
+#define LOCK_SET " locked_by = CONCAT(?, '@', UNIX_TIMESTAMP() + ?)," \
+	" locked_until = NOW() + INTERVAL ? SECOND"
+
+/* What a claim writes (queue_cycle.c's, queue_priority.c's): (token,
+ * seconds, seconds). */
+#define CLAIM_SET " SET status = 'processing'," LOCK_SET "," \
+	" attempts = attempts + 1, updated_at = NOW()," \
+	" id = LAST_INSERT_ID(id)"
+
 /* Exactly type ?, bound twice: the first compare uses the index, the
  * second makes it exact. */
 #define TYPE_IS " type = ? AND CAST(type AS BINARY) = CAST(? AS BINARY)"
