@@ -581,10 +581,12 @@ enqueue_args(struct queue *q, struct db_arg *args, const char *key,
 		args[n++] = when->has_deadline && when->deadline_at == NULL ?
 		    DB_NUM(when->deadline_in) : DB_STR(NULL);
 	}
-	/* check_when saw that the table has the column. */
-	if (priority_of(q, type, when, &level)) {
+	/* With the column, always: --again re-arms a job as a new one
+	 * would be, at its type's level or 0, not its old one. */
+	if (queue_has_priority(q)) {
 		*which |= Q_F_PRIORITY;
-		args[n++] = DB_SNUM(level);
+		args[n++] = DB_SNUM(priority_of(q, type, when, &level) ?
+		    level : 0);
 	}
 	return n;
 }

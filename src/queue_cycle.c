@@ -491,7 +491,7 @@ queue_claim_bulk(struct queue *q, const char *const *types, size_t ntypes,
 	    q->spread || !bulk_claims_ok(q))
 		return DB_OK;
 	which = queue_claim_stmt(q, ntypes, &spread);
-	if (queue_priority_active(q, which))
+	if (queue_priority_active(q, ntypes))
 		return DB_OK;
 	after = which | Q_F_AFTER;
 	if (!c->set || c->claim != which ||

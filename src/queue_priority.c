@@ -11,11 +11,11 @@
  * would read every job not yet due of each level above the first due one
  * (a level's retries waiting out their backoff, say).  So the claim names
  * its levels, "priority IN (...)", one range each, read in the index's
- * order: a level with nothing due costs one look, not its rows.  The
- * levels are the ones pending rows have, the highest PRIORITY_LEVELS,
- * found one look each from the top (a loose scan the server does not do
- * on a descending key part), again after QUEUE_CURSOR_MS.  A level that
- * appears meanwhile waits that long for its order; a job of a level past
+ * order.  The levels are those that have a due job of the run's types,
+ * the highest PRIORITY_LEVELS, found type by type from the top, two looks
+ * a level (a loose scan the server does not do on a descending key
+ * part; read_levels), again after QUEUE_CURSOR_MS.  A level that gets a
+ * due job meanwhile waits that long for its order; a job of a level past
  * the list, or of one the list missed, is the plain claim's (below).
  *
  * On Galera, after a conflict (queue_cycle.c's claim_try), the claim
@@ -101,46 +101,125 @@ queue_has_priority(struct queue *q)
 	    &q->caps.priority);
 }
 
-/* The pending rows' levels, highest first, for the claim which (Q_F_TYPE:
- * of its one type, else of every type). */
+/* The next level of type's pending rows below *below (*found 0: none),
+ * and whether it has a due job: two looks on idx_type_priority. */
 static enum db_status
-read_levels(struct queue *q, unsigned which, const char *type,
+next_level(struct queue *q, const char *type, long long *below, int *found,
+    int *due, char *err, size_t errlen)
+{
+	struct db_arg args[2 + PRIORITY_LEVELS];
+	enum db_status st;
+	char *col = NULL;
+	unsigned i;
+
+	args[0] = DB_STR(type);
+	args[1] = DB_STR(type);
+	args[2] = DB_SNUM(*below);
+	st = queue_stmt_one(q, Q_LEVEL | Q_F_TYPE, args, 3, &col, 1, found,
+	    err, errlen);
+	*found = st == DB_OK && *found && col != NULL;
+	if (*found)
+		*below = strtoll(col, NULL, 10);
+	free(col);
+	*due = 0;
+	if (st != DB_OK || !*found)
+		return st;
+	for (i = 0; i < PRIORITY_LEVELS; i++)
+		args[2 + i] = DB_SNUM(*below);
+	col = NULL;
+	st = queue_stmt_one(q, Q_LEVEL_DUE | Q_F_TYPE, args,
+	    2 + PRIORITY_LEVELS, &col, 1, due, err, errlen);
+	free(col);
+	return st;
+}
+
+/* Whether the pending rows of every type have one level, or none: the
+ * highest, then whether there is one below it (idx_priority_pick). */
+static enum db_status
+one_level(struct queue *q, int *one, char *err, size_t errlen)
+{
+	struct db_arg args[1] = { DB_SNUM(PRIORITY_HIGH + 1LL) };
+	enum db_status st;
+	unsigned i;
+	char *col;
+	int found = 1;
+
+	for (i = 0; i < 2 && found; i++) {
+		col = NULL;
+		st = queue_stmt_one(q, Q_LEVEL, args, 1, &col, 1, &found, err,
+		    errlen);
+		found = st == DB_OK && found && col != NULL;
+		if (found)
+			args[0] = DB_SNUM(strtoll(col, NULL, 10));
+		free(col);
+		if (st != DB_OK)
+			return st;
+	}
+	*one = !found;
+	return DB_OK;
+}
+
+/* level into l, highest first, without repeats, the highest
+ * PRIORITY_LEVELS kept. */
+static void
+add_level(struct queue_levels *l, long long level)
+{
+	unsigned i, at = 0;
+
+	while (at < l->n && l->level[at] > level)
+		at++;
+	if (at == PRIORITY_LEVELS || (at < l->n && l->level[at] == level))
+		return;
+	if (l->n < PRIORITY_LEVELS)
+		l->n++;
+	for (i = l->n - 1; i > at; i--)
+		l->level[i] = l->level[i - 1];
+	l->level[at] = level;
+}
+
+/* The levels that have a due job of the run's types, highest first:
+ * each type's levels from the top, one look each and one more for
+ * whether it has a due job, on idx_type_priority, so that neither a
+ * level whose jobs all wait out a backoff nor another type's backlog
+ * takes a place in the claim's list.  At most PRIORITY_SCAN levels a
+ * type, and none past the list's lowest once it is full. */
+static enum db_status
+read_levels(struct queue *q, const char *const *types, size_t ntypes,
     struct queue_levels *l, char *err, size_t errlen)
 {
-	unsigned stmt = Q_LEVEL | (which & Q_F_TYPE), n = 0;
-	struct db_arg args[3];
-	long long below = PRIORITY_HIGH + 1LL;
-	enum db_status st = DB_OK;
-	char *col;
-	int found;
+	enum db_status st;
+	long long below;
+	int found, due;
+	size_t t;
+	unsigned k;
 
 	l->n = 0;
-	while (l->n < PRIORITY_LEVELS) {
-		n = 0;
-		if (which & Q_F_TYPE) {
-			args[n++] = DB_STR(type);
-			args[n++] = DB_STR(type);
+	/* All the pending rows of one level (every job at the default, say):
+	 * the plain claim's order, known in two looks, whatever the types. */
+	st = one_level(q, &found, err, errlen);
+	if (st != DB_OK || found)
+		return st;
+	for (t = 0; st == DB_OK && t < ntypes; t++) {
+		below = PRIORITY_HIGH + 1LL;
+		for (k = 0; k < PRIORITY_SCAN; k++) {
+			st = next_level(q, types[t], &below, &found, &due, err,
+			    errlen);
+			if (st != DB_OK || !found || (l->n == PRIORITY_LEVELS &&
+			    below <= l->level[l->n - 1]))
+				break;
+			if (due)
+				add_level(l, below);
 		}
-		args[n++] = DB_SNUM(below);
-		col = NULL;
-		st = queue_stmt_one(q, stmt, args, n, &col, 1, &found, err,
-		    errlen);
-		if (st != DB_OK || !found || col == NULL) {
-			free(col);
-			break;
-		}
-		below = strtoll(col, NULL, 10);
-		free(col);
-		l->level[l->n++] = below;
 	}
 	return st;
 }
 
 /* The levels for the claim which over the types whose hash is hash,
- * read again when QUEUE_CURSOR_MS old or another type's. */
+ * read again when QUEUE_CURSOR_MS old or another list's. */
 static enum db_status
 levels_for(struct queue *q, unsigned which, const char *const *types,
-    uint64_t hash, struct queue_levels **out, char *err, size_t errlen)
+    size_t ntypes, uint64_t hash, struct queue_levels **out, char *err,
+    size_t errlen)
 {
 	struct queue_levels *l = (which & Q_F_TYPE) ? &q->levels_one :
 	    &q->levels_all;
@@ -148,10 +227,9 @@ levels_for(struct queue *q, unsigned which, const char *const *types,
 	enum db_status st;
 
 	*out = l;
-	if (l->read && now - l->read_ms < QUEUE_CURSOR_MS &&
-	    (!(which & Q_F_TYPE) || l->types == hash))
+	if (l->read && now - l->read_ms < QUEUE_CURSOR_MS && l->types == hash)
 		return DB_OK;
-	st = read_levels(q, which, types[0], l, err, errlen);
+	st = read_levels(q, types, ntypes, l, err, errlen);
 	l->read = st == DB_OK;
 	l->read_ms = now;
 	l->types = hash;
@@ -216,8 +294,7 @@ queue_claim_priority(struct queue *q, unsigned which,
     const char *token, uint64_t hash, int *tried, uint64_t *id, char *err,
     size_t errlen)
 {
-	unsigned stmt = Q_CLAIM_PRIORITY | (which & Q_F_TYPE) |
-	    (q->spread ? Q_F_SPREAD : 0), n, i;
+	unsigned stmt, n, i;
 	struct queue_levels *l, one;
 	struct db_arg *args;
 	enum db_status st;
@@ -227,7 +304,12 @@ queue_claim_priority(struct queue *q, unsigned which,
 	*id = 0;
 	if (!queue_has_priority(q))
 		return DB_OK;
-	st = levels_for(q, which, types, hash, &l, err, errlen);
+	/* One type: idx_type_priority, which sql/013 makes with the other,
+	 * whether or not the plain claim has sql/001's idx_type_pick. */
+	which = ntypes == 1 ? Q_CLAIM | Q_F_TYPE : Q_CLAIM;
+	stmt = Q_CLAIM_PRIORITY | (which & Q_F_TYPE) |
+	    (q->spread ? Q_F_SPREAD : 0);
+	st = levels_for(q, which, types, ntypes, hash, &l, err, errlen);
 	if (st != DB_OK || l->n < 2)
 		return st;
 	/* The share of the plain claim: the longest waiting job first. */
@@ -313,9 +395,9 @@ queue_level_counts(struct queue *q, const char *type,
  * bulk claim, which takes its jobs in the plain claim's order, is left
  * to the one-by-one claims then. */
 int
-queue_priority_active(const struct queue *q, unsigned which)
+queue_priority_active(const struct queue *q, size_t ntypes)
 {
-	const struct queue_levels *l = (which & Q_F_TYPE) ? &q->levels_one :
+	const struct queue_levels *l = ntypes == 1 ? &q->levels_one :
 	    &q->levels_all;
 
 	return q->caps.priority && l->read && l->n >= 2;

@@ -203,12 +203,14 @@ struct queue_caps {
 #define PRIORITY_LEVELS	8
 #define PRIORITY_SHARE	10
 #define PRIORITY_SPREAD	128	/* a spread claim's m (queue_priority.c) */
+#define PRIORITY_SCAN	32	/* levels a type looked at, at most */
 
-/* The levels the pending rows have, highest first, as last read. */
+/* The levels that have due jobs of a run's types, highest first, as
+ * last read. */
 struct queue_levels {
 	int read;
 	int64_t read_ms;
-	uint64_t types;		/* a one-type claim's type's hash */
+	uint64_t types;		/* a hash of the run's types */
 	unsigned n;
 	long long level[PRIORITY_LEVELS];
 };
@@ -337,7 +339,7 @@ int queue_type_index(struct queue *q);
  * priority order when the table has sql/013 and its pending rows more
  * than one level, and it is not the plain claim's turn: *tried says
  * whether it ran, *id the row it took (0: none, or not tried). */
-int queue_priority_active(const struct queue *q, unsigned which);
+int queue_priority_active(const struct queue *q, size_t ntypes);
 enum db_status queue_claim_priority(struct queue *q, unsigned which,
     const char *const *types, size_t ntypes, unsigned long lock_seconds,
     const char *token, uint64_t hash, int *tried, uint64_t *id, char *err,
