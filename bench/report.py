@@ -934,7 +934,6 @@ def prio_document():
                       if line.startswith("## Notes")), None)
         if start is not None:
             p(*lines[start:])
-            p("")
 
 
 def ints(key):
