@@ -19,6 +19,17 @@
  * session's Handler_read_* counters around each round, less what reading
  * them costs.
  *
+ * claims --priority times jobrun's claim in priority order
+ * (src/queue_priority.c, Q_CLAIM_PRIORITY; with --type-index its one-type
+ * variant on idx_type_priority) on a table with sql/013_priority.sql: the
+ * levels are read first as jobrun reads them (Q_LEVEL, one look per level
+ * from the top, at most PRIORITY_LEVELS), the list's unused places
+ * repeating its last level, as jobrun fills them; the levels found and
+ * the rows their reading read are printed (levels=, level_reads=).
+ * With --misses a claim that takes nothing is timed and counted as one
+ * (misses=): the claim in priority order whose levels have nothing due
+ * (jobrun then runs its plain claim after it).
+ *
  * seedclaims is the claim of seed 000 (and bench/seed-loop.php) with the
  * session's default isolation: START TRANSACTION; SELECT * ... WHERE status
  * = 'pending' AND next_run_at <= ? ORDER BY id LIMIT 1 FOR UPDATE; UPDATE
@@ -60,6 +71,9 @@
  *   [--round=N] [--in-trx] [--max-seconds=S] [--plain] [--skip-locked]
  *   [--mark-trx]      drain: each mark in START TRANSACTION ... COMMIT
  *   [--claims-out=FILE]  drain: each claim's time in µs, one a line
+ *   [--priority]      claims: jobrun's claim in priority order (sql/013)
+ *   [--misses]        claims: a claim that finds nothing is timed and
+ *                     counted too (misses=), not the end of the round
  *   [--repeatable-read]  drain and claims keep the server's default
  *                        isolation instead of jobrun's READ COMMITTED
  *
@@ -76,6 +90,7 @@
 
 #include <mysql.h>
 
+#include "../src/config.h"	/* PRIORITY_HIGH */
 #include "sql.h"
 
 #define MAX_TYPES 8
@@ -85,7 +100,7 @@ static const char *opt_socket, *opt_db, *opt_table = "polling_jobs";
 static const char *types[MAX_TYPES];
 static size_t ntypes;
 static int opt_type_index, opt_in_trx, opt_plain, opt_skip_locked, opt_rr;
-static int opt_mark_trx;
+static int opt_mark_trx, opt_priority, opt_misses;
 static const char *opt_claims_out;	/* drain: each claim's µs, a line */
 static unsigned long opt_round, opt_max_seconds;
 
@@ -208,19 +223,79 @@ bind_u64(MYSQL_BIND *b, unsigned long long *v)
 /* The claim, its parameters bound to token (rewritten per claim). */
 struct claim {
 	MYSQL_STMT *stmt;
-	MYSQL_BIND bind[4 + MAX_TYPES];
+	MYSQL_BIND bind[4 + MAX_TYPES + PRIORITY_LEVELS];
 	unsigned long len[4 + MAX_TYPES];
 	char token[101];
 	unsigned long long lock;
+	long long level[PRIORITY_LEVELS];	/* --priority */
+	unsigned nlevels;
 };
+
+static void
+bind_s64(MYSQL_BIND *b, long long *v)
+{
+	memset(b, 0, sizeof *b);
+	b->buffer_type = MYSQL_TYPE_LONGLONG;
+	b->buffer = v;
+}
+
+/* --priority: the pending rows' levels, highest first, as jobrun reads
+ * them (src/queue_priority.c, read_levels): Q_LEVEL with the level below
+ * which to look, one look per level, at most PRIORITY_LEVELS. */
+static void
+read_levels(MYSQL *m, struct claim *c)
+{
+	MYSQL_STMT *s = prepare_q(m, Q_LEVEL | (opt_type_index ? Q_F_TYPE :
+	    0), 1);
+	MYSQL_BIND b[3], res[1];
+	unsigned long len[2], rlen;
+	long long below = PRIORITY_HIGH + 1LL, got;	/* as jobrun's */
+	my_bool null;
+	unsigned n = 0;
+	int rc;
+
+	if (opt_type_index) {
+		bind_str(&b[n], types[0], &len[0]);
+		n++;
+		bind_str(&b[n], types[0], &len[1]);
+		n++;
+	}
+	bind_s64(&b[n], &below);
+	memset(res, 0, sizeof res);
+	res[0].buffer_type = MYSQL_TYPE_LONGLONG;
+	res[0].buffer = &got;
+	res[0].length = &rlen;
+	res[0].is_null = &null;
+	if (mysql_stmt_bind_param(s, b) != 0 ||
+	    mysql_stmt_bind_result(s, res) != 0)
+		die("bind levels: %s", mysql_stmt_error(s));
+	c->nlevels = 0;
+	while (c->nlevels < PRIORITY_LEVELS) {
+		execute(s);
+		rc = mysql_stmt_fetch(s);
+		mysql_stmt_free_result(s);
+		if (rc == MYSQL_NO_DATA)
+			break;
+		if (rc != 0 || null)
+			die("read levels: %s", mysql_stmt_error(s));
+		c->level[c->nlevels++] = below = got;
+	}
+	mysql_stmt_close(s);
+	if (c->nlevels == 0)
+		die("--priority: no pending row has a level");
+	/* The list's unused places repeat its last level, as jobrun's. */
+	for (n = c->nlevels; n < PRIORITY_LEVELS; n++)
+		c->level[n] = c->level[c->nlevels - 1];
+}
 
 static void
 claim_prepare(MYSQL *m, struct claim *c)
 {
 	size_t i;
+	unsigned which = opt_priority ? Q_CLAIM_PRIORITY : Q_CLAIM, nb;
 
-	c->stmt = opt_type_index ? prepare_q(m, Q_CLAIM | Q_F_TYPE, 1) :
-	    prepare_q(m, Q_CLAIM, ntypes);
+	c->stmt = opt_type_index ? prepare_q(m, which | Q_F_TYPE, 1) :
+	    prepare_q(m, which, ntypes);
 	c->lock = LOCK_SECONDS;
 	memset(c->token, 'x', sizeof c->token - 1);
 	c->token[sizeof c->token - 1] = '\0';
@@ -232,6 +307,13 @@ claim_prepare(MYSQL *m, struct claim *c)
 	for (i = 0; i < (opt_type_index ? 2 : ntypes); i++)
 		bind_str(&c->bind[3 + i], types[opt_type_index ? 0 : i],
 		    &c->len[3 + i]);
+	/* --priority: then the levels (src/queue_priority.c). */
+	nb = 3 + (unsigned)(opt_type_index ? 2 : ntypes);
+	if (opt_priority) {
+		read_levels(m, c);
+		for (i = 0; i < PRIORITY_LEVELS; i++)
+			bind_s64(&c->bind[nb + i], &c->level[i]);
+	}
 	if (mysql_stmt_bind_param(c->stmt, c->bind) != 0)
 		die("bind claim: %s", mysql_stmt_error(c->stmt));
 }
@@ -671,11 +753,17 @@ cmd_claims(unsigned long count)
 	char prefix[80];
 	double t0, start = now_us();
 	int i, rounds = 0;
+	unsigned long long l0[3], l1[3], misses = 0;
+	char extra[96 + 12 * PRIORITY_LEVELS];
+	size_t o;
+	unsigned k;
 
-	claim_prepare(m, &c);
-	token_prefix(prefix, sizeof prefix);
 	handler_overhead(m, over);
 	put_back(m);
+	handler_reads(m, l0);
+	claim_prepare(m, &c);
+	handler_reads(m, l1);
+	token_prefix(prefix, sizeof prefix);
 	while (t.n < count) {
 		size_t before = t.n;
 
@@ -687,12 +775,13 @@ cmd_claims(unsigned long count)
 				query(m, "START TRANSACTION");
 			t0 = now_us();
 			id = claim_one(&c);
-			if (id != 0)
+			if (id != 0 || opt_misses)
 				timing_add(&t, now_us() - t0);
+			misses += id == 0;
 			if (opt_in_trx)
 				query(m, "ROLLBACK");
-			if (id == 0 || (opt_max_seconds > 0 && now_us() -
-			    start > (double)opt_max_seconds * 1e6))
+			if ((id == 0 && !opt_misses) || (opt_max_seconds > 0 &&
+			    now_us() - start > (double)opt_max_seconds * 1e6))
 				break;
 		}
 		handler_reads(m, h1);
@@ -709,12 +798,18 @@ cmd_claims(unsigned long count)
 		    now_us() - start > (double)opt_max_seconds * 1e6)
 			break;
 	}
-	{
-		char extra[64];
-
-		snprintf(extra, sizeof extra, " rounds=%d", rounds);
-		timing_print(&t, extra);
+	o = (size_t)snprintf(extra, sizeof extra, " rounds=%d misses=%llu",
+	    rounds, misses);
+	if (opt_priority) {
+		/* The levels' looks: what claim_prepare's read_levels
+		 * read (a prepare reads no row). */
+		o += (size_t)snprintf(extra + o, sizeof extra - o,
+		    " level_reads=%llu levels=", l1[0] - l0[0] - over[0]);
+		for (k = 0; k < c.nlevels; k++)
+			o += (size_t)snprintf(extra + o, sizeof extra - o,
+			    "%s%lld", k ? "," : "", c.level[k]);
 	}
+	timing_print(&t, extra);
 	mysql_stmt_close(c.stmt);
 	mysql_close(m);
 	return 0;
@@ -878,6 +973,10 @@ main(int argc, char **argv)
 			opt_plain = 1;
 		else if (strcmp(a, "--mark-trx") == 0)
 			opt_mark_trx = 1;
+		else if (strcmp(a, "--priority") == 0)
+			opt_priority = 1;
+		else if (strcmp(a, "--misses") == 0)
+			opt_misses = 1;
 		else if (strncmp(a, "--claims-out=", 13) == 0)
 			opt_claims_out = a + 13;
 		else if (strcmp(a, "--skip-locked") == 0)
@@ -896,6 +995,8 @@ main(int argc, char **argv)
 		    "drain | claims K | seedclaims K");
 	if (opt_type_index && ntypes != 1)
 		die("--type-index takes one type");
+	if (opt_priority && strcmp(argv[i], "claims") != 0)
+		die("--priority: with claims only");
 	if (strcmp(argv[i], "drain") == 0)
 		rc = cmd_drain();
 	else if (strcmp(argv[i], "claims") == 0 && i + 1 < argc)

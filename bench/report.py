@@ -2,6 +2,7 @@
 """report.py - bench/RESULTS.md from the figures bench/run recorded.
 
     report.py RESULTS.TXT > RESULTS.md
+    report.py --priority RESULTS.TXT > PRIORITY.md   (section 13 alone)
 
 RESULTS.TXT holds key=value lines, one figure each, all from one run.
 Everything derived (rates, ratios, the targets met or not) is computed
@@ -539,6 +540,402 @@ def hist_section():
         p(text + f"Target ≥ 0.90: {verdict(r >= 0.9)}.", "")
 
 
+# --- 13. priorities ----------------------------------------------------------
+
+PRIO_CASES = [
+    ("due", "without sql/013", "100 k due", "plain claim, cursor (idx_pick)"),
+    ("hostile", "without sql/013", "10 k not due, 90 k due",
+     "plain claim, cursor (idx_pick)"),
+    ("level0", "with sql/013", "100 k due, all at priority 0 (one level)",
+     "plain claim, cursor (idx_pick)"),
+    ("spread", "with sql/013", "100 k due over 4 levels (30, 20, 10, 0)",
+     "priority claim (idx_priority_pick), 1 in 10 plain"),
+    ("hostile1", "with sql/013",
+     "10 k not due at 10, 90 k due at 0 (the issue's hostile case)",
+     "priority claim, 1 in 10 plain"),
+    ("hostile3", "with sql/013", "10 k not due over 30, 20, 10; 90 k due at 0",
+     "priority claim, 1 in 10 plain"),
+    ("hostile8", "with sql/013",
+     "10 k not due over 8 levels (80 … 10); 90 k due at 0",
+     "priority claim finds nothing, then the plain claim"),
+]
+
+PRIO_SIDES = [
+    ("plain", "--jobs=1, without sql/013 (the floor)"),
+    ("zero", "--jobs=1, with sql/013, every job at priority 0"),
+    ("levels", "--jobs=1, with sql/013, jobs over 4 levels"),
+    ("plain16", "--jobs=16, without sql/013 (the floor)"),
+    ("zero16", "--jobs=16, with sql/013, every job at priority 0"),
+    ("levels16", "--jobs=16, with sql/013, jobs over 4 levels"),
+]
+
+PRIO_TARGET = 4		# rows read per claim (issue 27 item 1)
+
+# The named levels above the first due job that have nothing due, by case
+# (as prio_layout in bench/run lays them out).
+PRIO_EMPTY = {"spread": 0, "hostile1": 1, "hostile3": 3, "hostile8": 8}
+
+
+def prio_run(key):
+    """A jobrun run of section 13 A: per-job figures, or None."""
+    n = f(key + ".jobs")
+    us = f(key + ".wall_us")
+    if not n or not us:
+        return None
+    reads = f(key + ".reads", 0) / n
+    return {"n": n, "jps": n / (us / 1e6), "us": us / n,
+            "reads": reads,
+            # jobrun's read of the claimed job and its mark read one row
+            # each (by primary key), as section 2 and test 30 count them
+            "claim_reads": reads - 2,
+            "stmts": f(key + ".statements", 0) / n,
+            "reqs": f(key + ".requests", 0) / n,
+            "scpu": f(key + ".server_cpu_ms", 0) * 1000 / n,
+            "redo": f(key + ".redo_bytes", 0) / n,
+            "by_level": g(key + ".by_level"),
+            "history": g(key + ".history")}
+
+
+def prio_tp_round(side, r):
+    k = f"prio.tp.{side}.r{r}"
+    n, us = f(k + ".n"), f(k + ".wall_us")
+    if not n or not us or f(k + ".done") != n:
+        return None
+    return {"jps": n / (us / 1e6), "us": us / n,
+            "stmts": f(k + ".statements", 0) / n,
+            "reqs": f(k + ".requests", 0) / n,
+            "fsyncs": f(k + ".fsyncs", 0) / n,
+            "commits": f(k + ".commits", 0) / n,
+            "reads": f(k + ".reads", 0) / n,
+            "redo": f(k + ".redo_bytes", 0) / n,
+            "scpu": f(k + ".server_cpu_ms", 0) * 1000 / n,
+            "ccpu": f(k + ".client_cpu_ms", 0) * 1000 / n,
+            "fill": f(k + ".fill_us", 0) / n}
+
+
+def prio_tp_side(side):
+    rounds = [prio_tp_round(side, r)
+              for r in range(1, i("prio.tp.rounds", 0) + 1)]
+    got = [x for x in rounds if x]
+    if not got:
+        return None
+    s = {key: median(x[key] for x in got) for key in got[0]}
+    s["rounds"] = rounds
+    s["n"] = f(f"prio.tp.{side}.r1.n")
+    return s
+
+
+def prio_verdicts():
+    """(case, statement alone, jobrun's per claim, ok) for the cases with
+    sql/013 that order by priority."""
+    res = []
+    for case, _, _, _ in PRIO_CASES:
+        if case in ("due", "hostile", "level0"):
+            continue
+        alone = f(f"prio.claim.{case}.reads_per_claim")
+        run = prio_run(f"prio.claim.{case}.run")
+        if alone is None or run is None:
+            continue
+        res.append((case, alone, run["claim_reads"],
+                    max(alone, run["claim_reads"]) <= PRIO_TARGET + 0.05))
+    return res
+
+
+def prio_targets(targets):
+    v = prio_verdicts()
+    if not v:
+        return
+    for case, alone, run, ok in v:
+        targets.append((
+            f"priorities, {case}: ≤ {PRIO_TARGET} rows read per claim at "
+            f"{fmt(f('prio.finished'))} finished and "
+            f"{fmt(f('prio.pending'))} pending rows",
+            f"{fmt(alone, 2)} (the statement alone), {fmt(run, 2)} (a "
+            f"jobrun run, less its read-back and mark)", ok))
+
+
+def prio_section():
+    if not f("prio.finished"):
+        return
+    level, h = "##", "###"
+    fin, pend = f("prio.finished"), f("prio.pending")
+    p(f"{level} 13. Priorities: what sql/013_priority.sql's claims cost "
+      "(issue 27 item 1)", "",
+      f"One table of {fmt(fin)} finished rows (success, a month old, half "
+      f"of type work, half other; INSERT … SELECT doubling, filled in "
+      f"{fmt(f('prio.fill_us', 0) / 1e6, 0)} s) and {fmt(pend)} pending "
+      "jobs of type work, laid out in turn as each case below says (the "
+      "pending rows deleted and written anew between cases, and InnoDB's "
+      "purge let finish: `SET GLOBAL innodb_max_purge_lag_wait = 0`).  "
+      "First without sql/013_priority.sql, then with it (applied to the "
+      f"same table in {fmt(f('prio.migrate_us', 0) / 1e6, 1)} s: the "
+      "column instantly, the two indexes built online).", "")
+    p(f"{h} A. Rows read per claim", "",
+      "**The statement alone**: jobrun's own claim statement (bench/floor "
+      "`claims`, the text src/queue_cycle.c and src/queue_priority.c "
+      f"build), {fmt(f('prio.claims'))} claims in rounds of "
+      f"{fmt(f('prio.round'))} with the rows put back between rounds, "
+      "durable (autocommit); then as many inside a transaction rolled "
+      "back (the statement's own work, no log flush).  Rows read are the "
+      "session's Handler_read_* deltas (less what reading them costs).  "
+      "The priority claim names the levels jobrun would (read first with "
+      "jobrun's own level statement, one look per level; the list's "
+      "unused places repeat its last level).  **A jobrun run**: one run "
+      f"(noop, one slot) over {fmt(f('prio.claim.due.run.n'))} jobs, the "
+      "server's global Handler_read_* and statement counters around it; "
+      "*rows read per claim* is the run's rows read per job less 2 (the "
+      "read-back of the claimed job and its mark, one primary-key row "
+      "each, as section 2 and test/30-claim-plan.t count them); it "
+      "includes the one claim in ten that is the plain claim, the run's "
+      "level reads and its start (recovery), spread over the jobs.", "")
+    rows = []
+    for case, table_, layout, claim in PRIO_CASES:
+        k = f"prio.claim.{case}"
+        if f(k + ".claims") is None:
+            continue
+        r = prio_run(k + ".run")
+        miss = i(k + ".misses", 0)
+        rows.append([
+            f"**{case}**: {layout}", table_, claim,
+            g(k + ".levels", "–"),
+            fmt(f(k + ".reads_per_claim"), 2) +
+            (" (finds nothing)" if miss else ""),
+            f"{fmt(f(k + '.read_key_per_claim'), 2)} / "
+            f"{fmt(f(k + '.read_next_per_claim'), 2)}",
+            fmt(f(k + ".us_median")), fmt(f(k + ".trx.us_median")),
+            fmt(r["reads"], 2) if r else "–",
+            f"**{fmt(r['claim_reads'], 2)}**" if r else "–",
+            fmt(r["stmts"], 2) if r else "–",
+            fmt(r["jps"]) if r else "–",
+            fmt(r["scpu"]) if r else "–",
+            (r["by_level"] or "–") if r else "–"])
+    p("The µs figures were taken case after case on a machine shared "
+      "with other work: compare rows read between cases, and µs only "
+      "within a row or beside the purge-held ones below.", "")
+    table(["case", "table", "jobrun's claim", "levels named",
+           "rows read/claim, statement alone", "of which key / next",
+           "µs/claim (durable, median)", "µs in trx", "run: rows read/job",
+           "run: rows read/claim", "run: statements/job", "run: jobs/s",
+           "run: server CPU µs/job", "run: jobs taken by level"], rows)
+    v = prio_verdicts()
+    if v:
+        p("Against the target (≤ 4 rows read per claim, the larger of the "
+          "two measures): " + "; ".join(
+              f"{c} {fmt(max(a, b), 2)} {verdict(ok)}" for c, a, b, ok in v)
+          + ".", "")
+    held = [(case, prio_run(f"prio.claim.{case}.run"),
+             prio_run(f"prio.claim.{case}.held"))
+            for case, _, _, _ in PRIO_CASES]
+    held = [(c, a, b) for c, a, b in held if a and b]
+    if held:
+        p("**Purge held back.**  The same jobrun run on the case's rows laid "
+          "out anew, while another session holds a transaction's snapshot "
+          "open (as a long report or a backup's consistent read does): "
+          "InnoDB's purge cannot remove the index entries that the run's "
+          "claims delete-mark, which stay in the 'pending' range the "
+          "claim reads.  The plain claim starts past them (its cursor, "
+          "from the head once a second); the claim in priority order "
+          "starts at its level's head at every claim.  Handler_read_* "
+          "does not count the entries stepped over; the time and the "
+          "server's CPU do.", "")
+        p("Then, the snapshot still open, the claim statement alone "
+          f"({fmt(f('prio.claim.due.held.trx.claims'))} claims in a "
+          "rolled back transaction, from the head of the range: bench/floor "
+          "has no cursor) beside the same before the run, purge done.", "")
+        rows = []
+        for c, a, b in held:
+            k = f"prio.claim.{c}"
+            rows.append([c, fmt(a["jps"]), fmt(b["jps"]),
+                         fmt(ratio(b["jps"], a["jps"]), 2),
+                         fmt(a["scpu"]), fmt(b["scpu"]),
+                         fmt(a["claim_reads"], 2), fmt(b["claim_reads"], 2),
+                         b["history"] or "–",
+                         fmt(f(k + ".trx.us_median")),
+                         fmt(f(k + ".held.trx.us_median")),
+                         fmt(f(k + ".held.trx.reads_per_claim"), 2)])
+        table(["case", "jobs/s", "jobs/s, purge held", "×",
+               "server CPU µs/job", "…, purge held", "rows read/claim",
+               "…, purge held", "history list length at the end",
+               "statement µs in trx, purge done",
+               "… after the run, purge held", "its rows read/claim"], rows)
+
+    sides = {k: prio_tp_side(k) for k, _ in PRIO_SIDES}
+    rounds = i("prio.tp.rounds")
+    if rounds:
+        p(f"{h} B. Throughput and statements per job", "",
+          "jobrun (noop) drains due jobs of type work on a fresh small "
+          f"table: {fmt(f('prio.tp.plain.r1.n'))} with one slot, "
+          f"{fmt(f('prio.tp.plain16.r1.n'))} with --jobs=16; without "
+          "sql/013 (the floor), with it and every job at priority 0 (one "
+          "level: jobrun's plain claim, and the two indexes kept up at "
+          "every status change), with it and the jobs over 4 levels (0, "
+          "10, 20, 30 in turn: claims in priority order).  "
+          f"{rounds} rounds whose order of sides turns; each figure is the "
+          "median of the rounds.  Statements are what the server ran "
+          "(Com_stmt_execute + Com_begin + Com_commit + Com_rollback), "
+          "round trips what the client sent (Questions), durable commits "
+          "Innodb_data_fsyncs, redo Innodb_os_log_written; each drain "
+          "checked: every job success with attempts = 1.", "")
+        rows = []
+        for k, label in PRIO_SIDES:
+            s = sides[k]
+            if not s:
+                continue
+            base = sides["plain16" if k.endswith("16") else "plain"]
+            rs = [ratio(x["jps"], y["jps"]) if x and y else None
+                  for x, y in zip(s["rounds"], base["rounds"])] \
+                if base else []
+            rows.append([label, fmt(s["n"]), fmt(s["jps"]),
+                         fmt(median(rs), 2), fmt(s["us"]),
+                         fmt(s["stmts"], 2), fmt(s["reqs"], 2),
+                         fmt(s["fsyncs"], 2), fmt(s["reads"], 1),
+                         fmt(s["redo"]), fmt(s["scpu"]), fmt(s["ccpu"]),
+                         fmt(s["fill"], 1)])
+        table(["", "jobs", "jobs/s", "× the floor", "µs/job",
+               "statements/job", "round trips/job", "durable commits/job",
+               "rows read/job", "redo bytes/job", "server CPU µs/job",
+               "client CPU µs/job", "enqueue µs/job (INSERT … SELECT)"],
+              rows)
+        p("Per round, jobs/s (" + ", ".join(
+            k for k, _ in PRIO_SIDES if sides[k]) + "):", "")
+        for r in range(rounds):
+            p(f"- round {r + 1}: " + ", ".join(
+                f"{k} {fmt(sides[k]['rounds'][r]['jps'])}"
+                if sides[k]["rounds"][r] else f"{k} –"
+                for k, _ in PRIO_SIDES if sides[k]))
+        p("")
+        fl = [g(f"prio.tp.{k}.r{r}.finish_by_level")
+              for k in ("levels", "levels16") for r in range(1, rounds + 1)]
+        if any(fl):
+            p("When each level's jobs ended, in seconds after the drain's "
+              "first job (the mean of finished_at, whole seconds; "
+              "level:seconds): " + "; ".join(
+                  f"{k} round {r}: {g(f'prio.tp.{k}.r{r}.finish_by_level')}"
+                  for k in ("levels", "levels16")
+                  for r in range(1, rounds + 1)
+                  if g(f"prio.tp.{k}.r{r}.finish_by_level")) + ".", "")
+        for base, title in (("", "One slot"), ("16", "--jobs=16")):
+            pl, ze, lv = (sides["plain" + base], sides["zero" + base],
+                          sides["levels" + base])
+            if not (pl and ze and lv):
+                continue
+
+            def rr(a, b):
+                return median(ratio(x["jps"], y["jps"]) if x and y else None
+                              for x, y in zip(a["rounds"], b["rounds"]))
+
+            def d(a, b, key):
+                return median(x[key] - y[key] if x and y else None
+                              for x, y in zip(a["rounds"], b["rounds"]))
+            p(f"**{title}.**  The two indexes (priority 0 against the "
+              f"floor): {fmt(rr(ze, pl), 2)} × the floor's jobs/s; per "
+              f"job {signed(d(ze, pl, 'us'))} µs of wall time, "
+              f"{signed(d(ze, pl, 'scpu'))} µs of server CPU, "
+              f"{signed(d(ze, pl, 'redo'))} bytes of redo, "
+              f"{signed(d(ze, pl, 'stmts'), 2)} statements; enqueueing "
+              f"{signed(d(ze, pl, 'fill'), 1)} µs a job.  Claims in priority "
+              f"order (4 levels against priority 0): {fmt(rr(lv, ze), 2)} "
+              f"×; per job {signed(d(lv, ze, 'us'))} µs, "
+              f"{signed(d(lv, ze, 'scpu'))} µs of server CPU, "
+              f"{signed(d(lv, ze, 'stmts'), 2)} statements, "
+              f"{signed(d(lv, ze, 'reqs'), 2)} round trips, "
+              f"{signed(d(lv, ze, 'reads'), 1)} rows read.  Against the "
+              f"floor: {fmt(rr(lv, pl), 2)} ×.", "")
+
+
+def prio_document():
+    """bench/PRIORITY.md: section 13 alone, with the run's machine, load,
+    commit and verdict."""
+    secs = f("env.seconds")
+    p("# Priorities: what claims in priority order cost (issue 27 item 1)",
+      "",
+      f"Written by bench/run's section 13 (`BENCH_ONLY=priority "
+      f"BENCH_OUT=/tmp/results.md bench/run`; {g('env.mode')} mode) on "
+      f"{g('env.date')}, at {g('env.git')}, from one run of "
+      f"{fmt(secs)} s ({fmt((secs or 0) / 60, 1)} minutes, the fill "
+      "included); every figure and ratio below comes from that run.  Raw "
+      f"figures: build/bench/results{'-quick' if g('env.mode') == 'quick' else ''}"
+      ".txt.  The issue's target: \"a due job "
+      "of higher priority is claimed first, and the claim stays one "
+      "atomic UPDATE … LIMIT 1 reading a handful of rows (≤ 4 rows read "
+      "per claim with 10 M finished and 100 k pending rows, by a new "
+      "index if needed)\".", "")
+    v = prio_verdicts()
+    p("## Verdict", "")
+    if v:
+        ok = [c for c, _, _, good in v if good]
+        bad = [(c, max(a, b)) for c, a, b, good in v if not good]
+        p("Rows read per claim, the larger of the statement alone and a "
+          "jobrun run's figure: " + "; ".join(
+              f"**{c}** {fmt(max(a, b), 2)} ({'met' if good else 'missed'})"
+              for c, a, b, good in v) + ".", "")
+        text = ("**≤ 4 rows read per claim: met in every case.**  " if
+                not bad else "**≤ 4 rows read per claim: met only in "
+                "part.**  ")
+        def empty(c):
+            n = PRIO_EMPTY.get(c)
+            return "" if n is None else \
+                f" ({n} level{'s' if n != 1 else ''} with nothing due above)"
+        if ok:
+            text += ("Met in " + ", ".join(f"{c}{empty(c)}" for c in ok))
+        if bad:
+            text += (("; " if ok else "") + "**missed** in " + ", ".join(
+                f"{c}{empty(c)}: {fmt(x, 2)} rows" for c, x in bad) + ".  "
+                "The claim reads one index entry for each named level "
+                "above the first due job that has nothing due (its range "
+                "is empty but for the look), then the due job's entry, "
+                "then its row (\"Using buffer\": Handler_read_rnd): "
+                "levels with nothing due + 2, so ≤ 4 holds while at most "
+                "two such levels sit above the first due job.  With 8 "
+                "(every place of the claim's list) it finds nothing, and "
+                "jobrun runs the plain claim after it: a second statement "
+                "and 2 more rows per claim")
+        p(text + ".  Rows read do not grow with the finished rows (the "
+          "claim reads the 'pending' range of its index only) nor with "
+          "the jobs not due (one look per level, not a row per job).  But "
+          "Handler_read_* does not count the index entries a claim steps "
+          "over that InnoDB's purge has not removed yet (those of jobs "
+          "claimed a moment ago): see *Purge held back* below.", "")
+    else:
+        p("Not measured.", "")
+    p("## Machine and load", "")
+    mem_gib = f("env.mem_kb", 0) / 1024 / 1024
+    table(["", ""], [
+        ["CPU", f"{g('env.nproc')} × {g('env.cpu')} "
+                f"({fmt(f('env.mhz'))} MHz, KVM guest), shared with other "
+                "work"],
+        ["Memory", f"{mem_gib:.1f} GiB"],
+        ["Disk", f"{g('env.fs')}; fdatasync of 512 bytes: median "
+                 f"{fmt(f('env.start.fsync_median_us'))} µs (p90 "
+                 f"{fmt(f('env.start.fsync_p90_us'))}) at the start, "
+                 f"{fmt(f('env.end.fsync_median_us'))} µs (p90 "
+                 f"{fmt(f('env.end.fsync_p90_us'))}) at the end"],
+        ["Server", f"MariaDB {g('env.server')}, throwaway "
+                   "(contrib/throwaway-mariadb, DURABLE=1: "
+                   "innodb_flush_log_at_trx_commit = "
+                   f"{g('env.var.innodb_flush_log_at_trx_commit')}), "
+                   "buffer pool "
+                   f"{fmt(f('env.var.innodb_buffer_pool_size', 0) / 2**20)}"
+                   " MiB, unix socket"],
+        ["jobrun", f"{g('env.jobrun')} ({g('env.git')})"],
+        ["uptime, at the start", g("prio.uptime_start", "–").strip()],
+        ["… after the fill", g("prio.uptime_filled", "–").strip()],
+        ["… after part A", g("prio.uptime_claims", "–").strip()],
+        ["… at the end", g("prio.uptime_end", "–").strip()],
+    ])
+    prio_section()
+    # Notes written by hand under the figures ("## Notes ..." to the end)
+    # are kept when the page is written again, as RESULTS.md keeps
+    # section 7.
+    prev = os.environ.get("BENCH_PREVIOUS", "")
+    if prev and os.path.exists(prev):
+        lines = open(prev, encoding="utf-8").read().rstrip("\n").split("\n")
+        start = next((k for k, line in enumerate(lines)
+                      if line.startswith("## Notes")), None)
+        if start is not None:
+            p(*lines[start:])
+
+
 def ints(key):
     """A comma list of integers (bench/run's per-job figures)."""
     v = g(key)
@@ -957,6 +1354,11 @@ def main():
         out.insert(2, f"*From `bench/run flow` alone ({g('env.mode')} mode), "
                    f"{g('env.date')}, on the machine and server above.*")
         out.insert(3, "")
+        sys.stdout.write("\n".join(out) + "\n")
+        return
+    if sys.argv[1] == "--priority":
+        load(sys.argv[2])
+        prio_document()
         sys.stdout.write("\n".join(out) + "\n")
         return
     load(sys.argv[1])
@@ -1893,6 +2295,7 @@ def main():
     flow_wait_targets(targets)
     wait_targets(targets)
     hist_targets(targets)
+    prio_targets(targets)
     summary = ["## Targets", ""]
     summary.append("| target | figure | |")
     summary.append("|---|---|---|")
@@ -1927,6 +2330,9 @@ def main():
 
     # --- 11. the attempt history ----------------------------------------------
     hist_section()
+
+    # --- 13. priorities ---------------------------------------------------------
+    prio_section()
 
     # --- suggestions ------------------------------------------------------------
     p("## Suggested changes to src/ (measured above)", "")
