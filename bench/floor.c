@@ -91,6 +91,9 @@
 #include <mysql.h>
 
 #include "../src/config.h"	/* PRIORITY_HIGH */
+
+/* Levels looked at, as jobrun's PRIORITY_SCAN (src/queue_sql.h). */
+#define LEVELS_SCANNED 32
 #include "sql.h"
 
 #define MAX_TYPES 8
@@ -227,7 +230,7 @@ struct claim {
 	unsigned long len[4 + MAX_TYPES];
 	char token[101];
 	unsigned long long lock;
-	long long level[PRIORITY_LEVELS];	/* --priority */
+	long long level[LEVELS_SCANNED];	/* --priority */
 	unsigned nlevels;
 };
 
@@ -237,6 +240,30 @@ bind_s64(MYSQL_BIND *b, long long *v)
 	memset(b, 0, sizeof *b);
 	b->buffer_type = MYSQL_TYPE_LONGLONG;
 	b->buffer = v;
+}
+
+/* Of the levels read, those with a due job, as jobrun keeps them
+ * (read_levels looks at each with Q_LEVEL_DUE; here a plain query, its
+ * cost not in the claims' figures). */
+static void
+keep_due_levels(MYSQL *m, struct claim *c)
+{
+	char sql[512];
+	unsigned i, n = 0;
+	MYSQL_RES *r;
+
+	for (i = 0; i < c->nlevels; i++) {
+		snprintf(sql, sizeof sql, "SELECT 1 FROM `%s` WHERE status ="
+		    " 'pending' AND priority = %lld AND next_run_at <= NOW()"
+		    " LIMIT 1", opt_table, c->level[i]);
+		query(m, sql);
+		if ((r = mysql_store_result(m)) == NULL)
+			die("%s: %s", sql, mysql_error(m));
+		if (mysql_num_rows(r) > 0)
+			c->level[n++] = c->level[i];
+		mysql_free_result(r);
+	}
+	c->nlevels = n;
 }
 
 /* --priority: the pending rows' levels, highest first, as jobrun reads
@@ -270,7 +297,7 @@ read_levels(MYSQL *m, struct claim *c)
 	    mysql_stmt_bind_result(s, res) != 0)
 		die("bind levels: %s", mysql_stmt_error(s));
 	c->nlevels = 0;
-	while (c->nlevels < PRIORITY_LEVELS) {
+	while (c->nlevels < LEVELS_SCANNED) {
 		execute(s);
 		rc = mysql_stmt_fetch(s);
 		mysql_stmt_free_result(s);
@@ -281,8 +308,11 @@ read_levels(MYSQL *m, struct claim *c)
 		c->level[c->nlevels++] = below = got;
 	}
 	mysql_stmt_close(s);
+	keep_due_levels(m, c);
 	if (c->nlevels == 0)
-		die("--priority: no pending row has a level");
+		die("--priority: no level has a due job");
+	if (c->nlevels > PRIORITY_LEVELS)
+		c->nlevels = PRIORITY_LEVELS;
 	/* The list's unused places repeat its last level, as jobrun's. */
 	for (n = c->nlevels; n < PRIORITY_LEVELS; n++)
 		c->level[n] = c->level[c->nlevels - 1];
