@@ -552,12 +552,12 @@ PRIO_CASES = [
      "priority claim (idx_priority_pick), 1 in 10 plain"),
     ("hostile1", "with sql/013",
      "10 k not due at 10, 90 k due at 0 (the issue's hostile case)",
-     "priority claim, 1 in 10 plain"),
+     "one level with due jobs: plain claim, cursor, after the level reads"),
     ("hostile3", "with sql/013", "10 k not due over 30, 20, 10; 90 k due at 0",
-     "priority claim, 1 in 10 plain"),
+     "one level with due jobs: plain claim, cursor, after the level reads"),
     ("hostile8", "with sql/013",
      "10 k not due over 8 levels (80 … 10); 90 k due at 0",
-     "priority claim finds nothing, then the plain claim"),
+     "one level with due jobs: plain claim, cursor, after the level reads"),
 ]
 
 PRIO_SIDES = [
