@@ -455,22 +455,43 @@ queue_claim_id(struct queue *q, const char *const *types, size_t ntypes,
 static int
 bulk_claims_ok(struct queue *q)
 {
+	return db_bulk_supported(q->db) && !queue_galera(q);
+}
+
+/* wsrep_on, asked once: caps.galera when it is on or the server cannot
+ * say, caps.wsrep when it says on. */
+static void
+probe_wsrep(struct queue *q)
+{
 	char *col = NULL, tmp[512];
 
-	if (!db_bulk_supported(q->db))
-		return 0;
-	if (!q->caps.galera_probed) {
-		q->caps.galera_probed = q->caps.galera = 1;
-		if (queue_attempt(q, Q_WSREP, NULL, 0, tmp, sizeof tmp) == DB_OK &&
-		    db_fetch(queue_handle(q, Q_WSREP), &col, 1, tmp,
-		    sizeof tmp) == 1) {
-			q->caps.galera = col == NULL || (strcmp(col, "0") != 0 &&
-			    strcasecmp(col, "OFF") != 0);
-			db_done(queue_handle(q, Q_WSREP));
-		}
-		free(col);
+	if (q->caps.galera_probed)
+		return;
+	q->caps.galera_probed = q->caps.galera = 1;
+	if (queue_attempt(q, Q_WSREP, NULL, 0, tmp, sizeof tmp) == DB_OK &&
+	    db_fetch(queue_handle(q, Q_WSREP), &col, 1, tmp,
+	    sizeof tmp) == 1) {
+		q->caps.galera = q->caps.wsrep = col != NULL &&
+		    strcmp(col, "0") != 0 && strcasecmp(col, "OFF") != 0;
+		if (col == NULL)
+			q->caps.galera = 1;
+		db_done(queue_handle(q, Q_WSREP));
 	}
-	return !q->caps.galera;
+	free(col);
+}
+
+int
+queue_galera(struct queue *q)
+{
+	probe_wsrep(q);
+	return q->caps.galera;
+}
+
+int
+queue_wsrep_on(struct queue *q)
+{
+	probe_wsrep(q);
+	return q->caps.wsrep;
 }
 
 enum db_status

@@ -194,6 +194,7 @@ struct queue_caps {
 	int deadline_probed, deadline;		/* sql/009_deadline.sql */
 	int finished_index_probed, finished_index; /* sql/005_finished.sql */
 	int galera_probed, galera;		/* wsrep_on (not the table's) */
+	int wsrep;				/* and it said on */
 	int priority_probed, priority;		/* sql/013_priority.sql */
 };
 
@@ -340,6 +341,11 @@ int queue_type_index(struct queue *q);
  * than one level, and it is not the plain claim's turn: *tried says
  * whether it ran, *id the row it took (0: none, or not tried). */
 int queue_priority_active(const struct queue *q, size_t ntypes);
+/* Whether the server is a Galera node (wsrep_on), asked once; a server
+ * that cannot say (MySQL) counts as one for queue_galera, not for
+ * queue_wsrep_on (queue_cycle.c). */
+int queue_galera(struct queue *q);
+int queue_wsrep_on(struct queue *q);
 enum db_status queue_claim_priority(struct queue *q, unsigned which,
     const char *const *types, size_t ntypes, unsigned long lock_seconds,
     const char *token, uint64_t hash, int *tried, uint64_t *id, char *err,
