@@ -158,8 +158,7 @@ queue_claim_stmt(struct queue *q, size_t ntypes, unsigned *spread)
 {
 	static const unsigned s[] = { Q_CLAIM, Q_CLAIM | Q_F_SPREAD,
 	    Q_CLAIM | Q_F_AFTER, Q_CLAIM | Q_F_SPREAD | Q_F_AFTER, Q_PROBE,
-	    Q_PROBE | Q_F_AFTER, Q_CLAIM_PRIORITY,
-	    Q_CLAIM_PRIORITY | Q_F_SPREAD, Q_LEVEL_DUE };
+	    Q_PROBE | Q_F_AFTER, Q_CLAIM_PRIORITY };
 	MYSQL_STMT **slot;
 	size_t i;
 

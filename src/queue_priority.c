@@ -18,12 +18,9 @@
  * due job meanwhile waits that long for its order; a job of a level past
  * the list, or of one the list missed, is the plain claim's (below).
  *
- * After a conflict (an InnoDB deadlock: queue_cycle.c's claim_try), the
- * claim takes a random one of every PRIORITY_SPREAD due rows of the
- * highest level that has one (found first by a plain read: a residue
- * drawn over the list would pass a level of a few due jobs for the
- * next).  On Galera the claims are the plain ones (queue_claim_priority
- * says why).
+ * After a conflict (an InnoDB deadlock: queue_cycle.c's claim_try) a
+ * run's claims are the plain spread ones, and on Galera the plain ones
+ * (queue_claim_priority says why).
  *
  * With one level among the pending rows the plain claim (queue_cycle.c)
  * is the same order, with its cursor: a table whose jobs all have
@@ -42,9 +39,7 @@ _Static_assert(PRIORITY_LEVELS == 8, "LEVEL_LIST has PRIORITY_LEVELS marks");
 
 const struct queue_sql queue_priority_sql[Q_COUNT] = {
 	/* The claim's arguments as the plain claim's (queue_claim_args),
-	 * then PRIORITY_LEVELS levels; Q_F_SPREAD, after a conflict (as
-	 * claim_try in queue_cycle.c): (m, r), a random one of every m due
-	 * rows of the highest level that has one. */
+	 * then PRIORITY_LEVELS levels. */
 	[Q_CLAIM_PRIORITY] = { "claim a job", (const struct queue_piece[]){
 		{ 0, 0, "UPDATE %1$s FORCE INDEX (idx_" },
 		{ 0, Q_F_TYPE, "priority_pick)" },
@@ -53,10 +48,9 @@ const struct queue_sql queue_priority_sql[Q_COUNT] = {
 		{ 0, Q_F_TYPE, " next_run_at <= NOW() AND CAST(type AS BINARY)"
 		    " IN (%2$s)" },
 		{ Q_F_TYPE, 0, TYPE_IS " AND next_run_at <= NOW()" },
-		{ 0, 0, " AND priority IN " LEVEL_LIST },
-		{ Q_F_SPREAD, 0, " AND id MOD ? = ?" },
-		{ 0, 0, " ORDER BY priority DESC, next_run_at, id LIMIT 1" },
-		{ 0, 0, NULL } }, Q_F_TYPE | Q_F_SPREAD, NULL, 0 },
+		{ 0, 0, " AND priority IN " LEVEL_LIST
+		    " ORDER BY priority DESC, next_run_at, id LIMIT 1" },
+		{ 0, 0, NULL } }, Q_F_TYPE, NULL, 0 },
 	/* The highest level of the pending rows below ?: one look.
 	 * Q_F_TYPE: (type, type, level). */
 	[Q_LEVEL] = { "read the priority levels", (const struct queue_piece[]){
@@ -66,20 +60,12 @@ const struct queue_sql queue_priority_sql[Q_COUNT] = {
 		    TYPE_IS },
 		{ 0, 0, " AND priority < ? ORDER BY priority DESC LIMIT 1" },
 		{ 0, 0, NULL } }, Q_F_TYPE, NULL, 0 },
-	/* The highest level with a due job, for a spread claim: a plain
-	 * read, no lock.  The types as the claim binds them, then the
-	 * levels. */
-	[Q_LEVEL_DUE] = { "read the priority levels",
-	    (const struct queue_piece[]){
-		{ 0, 0, "SELECT priority FROM %1$s FORCE INDEX (idx_" },
-		{ 0, Q_F_TYPE, "priority_pick) WHERE status = 'pending' AND"
-		    " next_run_at <= NOW() AND CAST(type AS BINARY)"
-		    " IN (%2$s)" },
-		{ Q_F_TYPE, 0, "type_priority) WHERE status = 'pending' AND"
-		    TYPE_IS " AND next_run_at <= NOW()" },
-		{ 0, 0, " AND priority IN " LEVEL_LIST
-		    " ORDER BY priority DESC, next_run_at, id LIMIT 1" },
-		{ 0, 0, NULL } }, Q_F_TYPE, NULL, 0 },
+	/* Whether type has a due job of one level: one look, no lock.
+	 * (type, type, the level PRIORITY_LEVELS times.) */
+	[Q_LEVEL_DUE] = { "read the priority levels", Q_TEXT(
+	    "SELECT priority FROM %1$s FORCE INDEX (idx_type_priority)"
+	    " WHERE status = 'pending' AND" TYPE_IS " AND next_run_at <= NOW()"
+	    " AND priority IN " LEVEL_LIST " LIMIT 1"), 0, NULL, 0 },
 	/* status: the pending rows by level, from the index alone; the
 	 * oldest due one's wait.  Q_F_TYPE: (type, type, limit), else
 	 * (limit). */
@@ -102,6 +88,23 @@ queue_has_priority(struct queue *q)
 	    &q->caps.priority);
 }
 
+/* Run stmt, a look that answers one level or none: *found, *level. */
+static enum db_status
+read_level(struct queue *q, unsigned stmt, const struct db_arg *args,
+    unsigned nargs, long long *level, int *found, char *err, size_t errlen)
+{
+	enum db_status st;
+	char *col = NULL;
+
+	st = queue_stmt_one(q, stmt, args, nargs, &col, 1, found, err,
+	    errlen);
+	*found = st == DB_OK && *found && col != NULL;
+	if (*found)
+		*level = strtoll(col, NULL, 10);
+	free(col);
+	return st;
+}
+
 /* The next level of type's pending rows below *below (*found 0: none),
  * and whether it has a due job: two looks on idx_type_priority. */
 static enum db_status
@@ -110,28 +113,21 @@ next_level(struct queue *q, const char *type, long long *below, int *found,
 {
 	struct db_arg args[2 + PRIORITY_LEVELS];
 	enum db_status st;
-	char *col = NULL;
+	long long same;
 	unsigned i;
 
 	args[0] = DB_STR(type);
 	args[1] = DB_STR(type);
 	args[2] = DB_SNUM(*below);
-	st = queue_stmt_one(q, Q_LEVEL | Q_F_TYPE, args, 3, &col, 1, found,
-	    err, errlen);
-	*found = st == DB_OK && *found && col != NULL;
-	if (*found)
-		*below = strtoll(col, NULL, 10);
-	free(col);
+	st = read_level(q, Q_LEVEL | Q_F_TYPE, args, 3, below, found, err,
+	    errlen);
 	*due = 0;
 	if (st != DB_OK || !*found)
 		return st;
 	for (i = 0; i < PRIORITY_LEVELS; i++)
 		args[2 + i] = DB_SNUM(*below);
-	col = NULL;
-	st = queue_stmt_one(q, Q_LEVEL_DUE | Q_F_TYPE, args,
-	    2 + PRIORITY_LEVELS, &col, 1, due, err, errlen);
-	free(col);
-	return st;
+	return read_level(q, Q_LEVEL_DUE, args, 2 + PRIORITY_LEVELS,
+	    &same, due, err, errlen);
 }
 
 /* Whether the pending rows of every type have one level, or none: the
@@ -139,25 +135,19 @@ next_level(struct queue *q, const char *type, long long *below, int *found,
 static enum db_status
 one_level(struct queue *q, int *one, char *err, size_t errlen)
 {
-	struct db_arg args[1] = { DB_SNUM(PRIORITY_HIGH + 1LL) };
-	enum db_status st;
+	long long level = PRIORITY_HIGH + 1LL;
+	struct db_arg args[1];
+	enum db_status st = DB_OK;
 	unsigned i;
-	char *col;
 	int found = 1;
 
-	for (i = 0; i < 2 && found; i++) {
-		col = NULL;
-		st = queue_stmt_one(q, Q_LEVEL, args, 1, &col, 1, &found, err,
+	for (i = 0; i < 2 && found && st == DB_OK; i++) {
+		args[0] = DB_SNUM(level);
+		st = read_level(q, Q_LEVEL, args, 1, &level, &found, err,
 		    errlen);
-		found = st == DB_OK && found && col != NULL;
-		if (found)
-			args[0] = DB_SNUM(strtoll(col, NULL, 10));
-		free(col);
-		if (st != DB_OK)
-			return st;
 	}
 	*one = !found;
-	return DB_OK;
+	return st;
 }
 
 /* level into l, highest first, without repeats, the highest
@@ -237,58 +227,6 @@ levels_for(struct queue *q, unsigned which, const char *const *types,
 	return st;
 }
 
-/* The highest of l's levels with a due job (*found 0: none), for a
- * spread claim: its residue is drawn among that level's due jobs, not
- * past them into a lower level's. */
-static enum db_status
-due_level(struct queue *q, unsigned which, const char *const *types,
-    size_t ntypes, const struct queue_levels *l, long long *level,
-    int *found, char *err, size_t errlen)
-{
-	struct db_arg *args = xcalloc(ntypes + 2 + PRIORITY_LEVELS,
-	    sizeof *args);
-	enum db_status st;
-	char *col = NULL;
-	unsigned n = 0;
-	size_t i;
-
-	if (which & Q_F_TYPE) {
-		args[n++] = DB_STR(types[0]);
-		args[n++] = DB_STR(types[0]);
-	} else
-		for (i = 0; i < ntypes; i++)
-			args[n++] = DB_STR(types[i]);
-	for (i = 0; i < PRIORITY_LEVELS; i++)
-		args[n++] = DB_SNUM(l->level[i < l->n ? i : l->n - 1]);
-	st = queue_stmt_one(q, Q_LEVEL_DUE | (which & Q_F_TYPE), args, n,
-	    &col, 1, found, err, errlen);
-	*found = st == DB_OK && *found && col != NULL;
-	if (*found)
-		*level = strtoll(col, NULL, 10);
-	free(col);
-	free(args);
-	return st;
-}
-
-/* Run the claim stmt (args: n, the spread's two last); a spread claim
- * whose residue has no due row falls back to the head, as the plain
- * spread claim does.  *used is the statement whose reply counts. */
-static enum db_status
-run_claim(struct queue *q, unsigned stmt, struct db_arg *args, unsigned n,
-    unsigned *used, char *err, size_t errlen)
-{
-	enum db_status st;
-
-	q->no_retry = 1;
-	st = queue_stmt_run(q, *used = stmt, args, n, err, errlen);
-	if (st == DB_OK && (stmt & Q_F_SPREAD) &&
-	    queue_stmt_changed(q, stmt) == 0)
-		st = queue_stmt_run(q, *used = stmt & ~(unsigned)Q_F_SPREAD,
-		    args, n - 2, err, errlen);
-	q->no_retry = 0;
-	return st;
-}
-
 enum db_status
 queue_claim_priority(struct queue *q, unsigned which,
     const char *const *types, size_t ntypes, unsigned long lock_seconds,
@@ -296,10 +234,9 @@ queue_claim_priority(struct queue *q, unsigned which,
     size_t errlen)
 {
 	unsigned stmt, n, i;
-	struct queue_levels *l, one;
+	struct queue_levels *l;
 	struct db_arg *args;
 	enum db_status st;
-	int found = 1;
 
 	*tried = 0;
 	*id = 0;
@@ -310,36 +247,29 @@ queue_claim_priority(struct queue *q, unsigned which,
 	 * only, which hold exactly once there. */
 	if (!queue_has_priority(q) || queue_wsrep_on(q))
 		return DB_OK;
+	/* After a conflict (an InnoDB deadlock: queue_cycle.c's claim_try)
+	 * the run's claims are the plain spread ones, out of order. */
+	if (q->spread)
+		return DB_OK;
 	/* One type: idx_type_priority, which sql/013 makes with the other,
 	 * whether or not the plain claim has sql/001's idx_type_pick. */
 	which = ntypes == 1 ? Q_CLAIM | Q_F_TYPE : Q_CLAIM;
-	stmt = Q_CLAIM_PRIORITY | (which & Q_F_TYPE) |
-	    (q->spread ? Q_F_SPREAD : 0);
+	stmt = Q_CLAIM_PRIORITY | (which & Q_F_TYPE);
 	st = levels_for(q, which, types, ntypes, hash, &l, err, errlen);
 	if (st != DB_OK || l->n < 2)
 		return st;
 	/* The share of the plain claim: the longest waiting job first. */
 	if (++q->priority_claims % PRIORITY_SHARE == 0)
 		return DB_OK;
-	if (q->spread) {
-		one.n = 1;
-		st = due_level(q, which, types, ntypes, l, &one.level[0],
-		    &found, err, errlen);
-		l = &one;
-	}
-	if (st != DB_OK || !found)
-		return st;
 	args = queue_claim_args(which, types, ntypes, lock_seconds, token, &n);
-	args = xrealloc(args, (n + PRIORITY_LEVELS + 2) * sizeof *args);
+	args = xrealloc(args, (n + PRIORITY_LEVELS) * sizeof *args);
 	/* The list's unused places repeat its last level. */
 	for (i = 0; i < PRIORITY_LEVELS; i++)
 		args[n++] = DB_SNUM(l->level[i < l->n ? i : l->n - 1]);
-	if (q->spread) {
-		args[n++] = DB_NUM(PRIORITY_SPREAD);
-		args[n++] = DB_NUM(queue_random(q) % PRIORITY_SPREAD);
-	}
 	*tried = 1;
-	st = run_claim(q, stmt, args, n, &stmt, err, errlen);
+	q->no_retry = 1;
+	st = queue_stmt_run(q, stmt, args, n, err, errlen);
+	q->no_retry = 0;
 	free(args);
 	if (st != DB_OK || queue_stmt_changed(q, stmt) == 0)
 		return st;

@@ -203,7 +203,6 @@ struct queue_caps {
  * is the plain one, oldest first (man/jobrun.7). */
 #define PRIORITY_LEVELS	8
 #define PRIORITY_SHARE	10
-#define PRIORITY_SPREAD	128	/* a spread claim's m (queue_priority.c) */
 #define PRIORITY_SCAN	32	/* levels a type looked at, at most */
 
 /* The levels that have due jobs of a run's types, highest first, as
