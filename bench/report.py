@@ -385,20 +385,32 @@ def median(vals):
     return vals[m] if len(vals) % 2 else (vals[m - 1] + vals[m]) / 2
 
 
-def hist_round(side, r):
-    """One drain of section 11: jobs/s and per-job figures, or None."""
-    k = f"hist.{side}.r{r}"
+def drain_round(k, per_job=()):
+    """One drain's figures under key k: jobs/s and per-job counts (and
+    per_job's (name, suffix) pairs, each divided by the jobs), or None
+    when it did not run every job once."""
     n, us = f(k + ".n"), f(k + ".wall_us")
     if not n or not us or f(k + ".done") != n:
         return None
-    return {"jps": n / (us / 1e6), "us": us / n,
-            "stmts": f(k + ".statements", 0) / n,
-            "reqs": f(k + ".requests", 0) / n,
-            "fsyncs": f(k + ".fsyncs", 0) / n,
-            "commits": f(k + ".commits", 0) / n,
-            "scpu": f(k + ".server_cpu_ms", 0) * 1000 / n,
-            "ccpu": f(k + ".client_cpu_ms", 0) * 1000 / n,
-            "rows": f(k + ".rows")}
+    d = {"jps": n / (us / 1e6), "us": us / n,
+         "stmts": f(k + ".statements", 0) / n,
+         "reqs": f(k + ".requests", 0) / n,
+         "fsyncs": f(k + ".fsyncs", 0) / n,
+         "commits": f(k + ".commits", 0) / n,
+         "scpu": f(k + ".server_cpu_ms", 0) * 1000 / n,
+         "ccpu": f(k + ".client_cpu_ms", 0) * 1000 / n}
+    for name, suffix in per_job:
+        d[name] = f(k + suffix, 0) / n
+    return d
+
+
+def hist_round(side, r):
+    """One drain of section 11: jobs/s and per-job figures, or None."""
+    k = f"hist.{side}.r{r}"
+    d = drain_round(k)
+    if d is not None:
+        d["rows"] = f(k + ".rows")
+    return d
 
 
 def hist_side(side):
@@ -597,20 +609,9 @@ def prio_run(key):
 
 
 def prio_tp_round(side, r):
-    k = f"prio.tp.{side}.r{r}"
-    n, us = f(k + ".n"), f(k + ".wall_us")
-    if not n or not us or f(k + ".done") != n:
-        return None
-    return {"jps": n / (us / 1e6), "us": us / n,
-            "stmts": f(k + ".statements", 0) / n,
-            "reqs": f(k + ".requests", 0) / n,
-            "fsyncs": f(k + ".fsyncs", 0) / n,
-            "commits": f(k + ".commits", 0) / n,
-            "reads": f(k + ".reads", 0) / n,
-            "redo": f(k + ".redo_bytes", 0) / n,
-            "scpu": f(k + ".server_cpu_ms", 0) * 1000 / n,
-            "ccpu": f(k + ".client_cpu_ms", 0) * 1000 / n,
-            "fill": f(k + ".fill_us", 0) / n}
+    """One drain of section 13 (drain_round's, with reads, redo, fill)."""
+    return drain_round(f"prio.tp.{side}.r{r}", (("reads", ".reads"),
+                       ("redo", ".redo_bytes"), ("fill", ".fill_us")))
 
 
 def prio_tp_side(side):
