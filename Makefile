@@ -45,7 +45,7 @@ ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) $(PKG_CFLAGS) $(DEFS) $(CFLAGS)
 
 SRC  = admin argv audit backoff check cli command commands config config_file \
        config_name \
-       cron dash dash_html db enqueue enqueue_check exec fanin flow group \
+       cron dash dash_html db enqueue enqueue_check exec fanin flow flow_key flow_state group \
        handler \
        handlers html_text http http_reply idle inspect latency libcurl lines \
        log main \

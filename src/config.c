@@ -57,8 +57,6 @@ struct pending_type {
 
 static int parse_cron(void *base, const char *value, char *msg,
     size_t msglen);
-static int parse_rate(void *base, const char *value, char *msg,
-    size_t msglen);
 static int parse_run_jitter(void *base, const char *value, char *msg,
     size_t msglen);
 static int parse_type_jitter(void *base, const char *value, char *msg,
@@ -140,7 +138,7 @@ static const struct cfg_key type_keys[] = {
 	  unsigned long), .min = 1, .max = FLOW_MAX, .unit = "jobs",
 	  .bare = 1 },
 	{ .section = "type.NAME", .key = "rate", .kind = CFG_CUSTOM,
-	  .parse = parse_rate },
+	  .parse = cfg_parse_type_rate },
 	{ .section = "type.NAME", .key = "burst", .kind = CFG_NUMBER,
 	  .offset = CFG_FIELD(struct cfg_type, flow.burst, unsigned long),
 	  .min = 1, .max = FLOW_MAX, .unit = "starts", .bare = 1 },
@@ -154,6 +152,12 @@ static const struct cfg_key type_keys[] = {
 	  .parse = cfg_parse_keep_failed },
 	{ .section = "type.NAME", .key = "priority", .kind = CFG_CUSTOM,
 	  .parse = cfg_parse_priority },
+	{ .section = "type.NAME", .key = "concurrency_key", .kind = CFG_CUSTOM,
+	  .parse = cfg_parse_concurrency_key },
+	{ .section = "type.NAME", .key = "key_concurrency", .kind = CFG_CUSTOM,
+	  .parse = cfg_parse_key_concurrency },
+	{ .section = "type.NAME", .key = "order", .kind = CFG_CUSTOM,
+	  .parse = cfg_parse_order },
 	{ .section = "type.NAME", .key = "handler", .kind = CFG_HANDLER,
 	  .offset = CFG_FIELD(struct cfg_type, kind,
 	  const struct handler_kind *) },
@@ -700,18 +704,6 @@ on_key(void *user, const char *inih_section, const char *key,
 	return rc;
 }
 
-/* rate into a struct cfg_type: the count and the period's seconds. */
-static int
-parse_rate(void *base, const char *value, char *msg, size_t msglen)
-{
-	struct cfg_flow *f = &((struct cfg_type *)base)->flow;
-
-	if (cfg_parse_rate(value, &f->rate, &f->period) == 0)
-		return 0;
-	return errf(msg, msglen, "not a rate: N/s, N/min or N/h with N in "
-	    "1..%lu", FLOW_MAX);
-}
-
 /* backoff_jitter, in [run] and in [type.NAME] (which then has its own). */
 static int
 jitter_parsed(const char *value, unsigned long *permille, char *msg,
@@ -788,6 +780,18 @@ no_handler(struct parser *p, const struct pending_type *t,
 	    handler_names(names, sizeof names));
 }
 
+/* The line a [type.NAME] section gave key on (0: not given). */
+static int
+entry_line(const struct pending_type *t, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < t->nentries; i++)
+		if (strcmp(t->entries[i].key, key) == 0)
+			return t->entries[i].line;
+	return 0;
+}
+
 /* Hand a collected [type.NAME] section to its handler kind. */
 static int
 finish_type(struct parser *p, struct pending_type *t, struct cfg_type *out)
@@ -795,6 +799,7 @@ finish_type(struct parser *p, struct pending_type *t, struct cfg_type *out)
 	char section[CFG_TYPE_MAX + 8], msg[512];
 	const struct cfg_key *k;
 	int burst_line = 0;
+	const char *bad;
 	size_t i, j;
 	void *base;
 
@@ -827,6 +832,10 @@ finish_type(struct parser *p, struct pending_type *t, struct cfg_type *out)
 		return fail(p, burst_line, section, "burst", "without rate");
 	if (out->flow.rate != 0 && out->flow.burst == 0)
 		out->flow.burst = 1;
+	if (!out->flow.key_set)
+		out->flow.key_concurrency = 1;
+	if (cfg_check_key_cap(out, &bad, msg, sizeof msg) != 0)
+		return fail(p, entry_line(t, bad), section, bad, "%s", msg);
 	if (out->kind->ready(out->handler, msg, sizeof msg) != 0)
 		return fail(p, t->handler_line, section, NULL, "%s", msg);
 	return 1;
@@ -968,6 +977,7 @@ cfg_free(struct cfg *cfg)
 		if (cfg->types[i].kind != NULL)
 			cfg->types[i].kind->destroy(cfg->types[i].handler);
 		free(cfg->types[i].name);
+		free(cfg->types[i].flow.key);
 	}
 	free(cfg->types);
 	for (i = 0; i < cfg->nschedules; i++) {
@@ -979,15 +989,4 @@ cfg_free(struct cfg *cfg)
 	free_strings(keys, NKEYS, cfg);
 	free(cfg->path);
 	memset(cfg, 0, sizeof *cfg);
-}
-
-const struct cfg_type *
-cfg_find_type(const struct cfg *cfg, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < cfg->ntypes; i++)
-		if (strcmp(cfg->types[i].name, name) == 0)
-			return &cfg->types[i];
-	return NULL;
 }

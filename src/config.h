@@ -92,6 +92,12 @@ struct cfg_flow {
 	unsigned long rate;		/* handler starts per period */
 	unsigned long period;		/* seconds: 1, 60 or 3600 */
 	unsigned long burst;		/* starts saved up, at most */
+	/* concurrency_key: a JSON path into the payload ("$..."), else a
+	 * column of the job table; NULL: no key cap (flow_key.c) */
+	char *key;
+	unsigned long key_concurrency;	/* jobs of one key at once */
+	int key_set;			/* key_concurrency was given */
+	int key_order;			/* order = key */
 };
 
 /* One [type.NAME] section: the handler that runs jobs of that type. */
@@ -226,6 +232,26 @@ int cfg_parse_keep_failed(void *base, const char *value, char *msg,
                           size_t msglen);
 /* [type.NAME] priority, into the struct cfg_type at base: the level of
  * the jobs jobrun creates of the type (config_name.c). */
+/* [type.NAME] concurrency_key, key_concurrency and order into the struct
+ * cfg_type at base; cfg_check_key_cap the rules between them, *key the
+ * one that breaks them (config_name.c). */
+/* [type.NAME] rate, into the struct cfg_type at base. */
+int cfg_parse_type_rate(void *base, const char *value, char *msg,
+                        size_t msglen);
+int cfg_parse_concurrency_key(void *base, const char *value, char *msg,
+                              size_t msglen);
+int cfg_parse_key_concurrency(void *base, const char *value, char *msg,
+                              size_t msglen);
+int cfg_parse_order(void *base, const char *value, char *msg,
+                    size_t msglen);
+int cfg_check_key_cap(const struct cfg_type *t, const char **key, char *msg,
+                      size_t msglen);
+/* Whether a concurrency_key names a JSON path (else a column). */
+#define CFG_KEY_IS_PATH(key) ((key)[0] == '$')
+/* A key's longest column name, and JSON path. */
+#define CFG_KEY_COLUMN_MAX 64
+#define CFG_KEY_PATH_MAX 255
+
 int cfg_parse_priority(void *base, const char *value, char *msg,
                        size_t msglen);
 int cfg_parse_rate(const char *value, unsigned long *rate,

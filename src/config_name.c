@@ -15,6 +15,7 @@
  * no section names uses them too.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -271,4 +272,98 @@ cfg_parse_keep_failed(void *base, const char *value, char *msg,
     size_t msglen)
 {
 	return keep_parsed(base, CFG_KEEP_FAILED, value, msg, msglen);
+}
+
+/* A column name as concurrency_key takes it: letters, digits and "_", not
+ * beginning with a digit (so that it is quoted without escaping). */
+static int
+column_name(const char *s)
+{
+	size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+
+	return n > 0 && n <= CFG_KEY_COLUMN_MAX && s[n] == '\0' &&
+	    !(s[0] >= '0' && s[0] <= '9');
+}
+
+/* The path itself is the server's to judge (flow_key.c asks it). */
+int
+cfg_parse_concurrency_key(void *base, const char *value, char *msg,
+    size_t msglen)
+{
+	struct cfg_type *t = base;
+
+	if (CFG_KEY_IS_PATH(value) ? strlen(value) > CFG_KEY_PATH_MAX :
+	    !column_name(value))
+		return errf(msg, msglen, "not a JSON path into the payload "
+		    "($.customer, at most %d bytes) nor a column name "
+		    "(letters, digits, _): \"%s\"", CFG_KEY_PATH_MAX, value);
+	free(t->flow.key);
+	t->flow.key = xstrdup(value);
+	return 0;
+}
+
+int
+cfg_parse_key_concurrency(void *base, const char *value, char *msg,
+    size_t msglen)
+{
+	struct cfg_type *t = base;
+
+	t->flow.key_set = 1;
+	if (parse_ulong(value, 1, FLOW_MAX, &t->flow.key_concurrency) == 0)
+		return 0;
+	return errf(msg, msglen, "not a whole number of jobs in 1..%lu: "
+	    "\"%s\"", FLOW_MAX, value);
+}
+
+int
+cfg_parse_order(void *base, const char *value, char *msg, size_t msglen)
+{
+	struct cfg_type *t = base;
+
+	if (strcmp(value, "key") == 0 || strcmp(value, "none") == 0) {
+		t->flow.key_order = strcmp(value, "key") == 0;
+		return 0;
+	}
+	return errf(msg, msglen, "not key or none: \"%s\"", value);
+}
+
+int
+cfg_check_key_cap(const struct cfg_type *t, const char **key, char *msg,
+    size_t msglen)
+{
+	const struct cfg_flow *l = &t->flow;
+
+	*key = l->key_set ? "key_concurrency" : "order";
+	if (l->key == NULL && (l->key_set || l->key_order))
+		return errf(msg, msglen, "without concurrency_key");
+	*key = "order";
+	if (l->key_order && l->key_concurrency > 1)
+		return errf(msg, msglen, "key runs one job of a key at a "
+		    "time: key_concurrency must be 1, not %lu",
+		    l->key_concurrency);
+	return 0;
+}
+
+const struct cfg_type *
+cfg_find_type(const struct cfg *cfg, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->ntypes; i++)
+		if (strcmp(cfg->types[i].name, name) == 0)
+			return &cfg->types[i];
+	return NULL;
+}
+
+/* rate into a struct cfg_type: the count and the period's seconds. */
+int
+cfg_parse_type_rate(void *base, const char *value, char *msg, size_t msglen)
+{
+	struct cfg_flow *f = &((struct cfg_type *)base)->flow;
+
+	if (cfg_parse_rate(value, &f->rate, &f->period) == 0)
+		return 0;
+	return errf(msg, msglen, "not a rate: N/s, N/min or N/h with N in "
+	    "1..%lu", FLOW_MAX);
 }

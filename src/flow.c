@@ -62,6 +62,7 @@
 #include <time.h>
 
 #include "flow.h"
+#include "flow_key.h"
 #include "queue.h"
 #include "util.h"
 
@@ -155,6 +156,7 @@ struct flow_type {
 	int64_t wait_ms;	/* when it may have room again */
 	/* Kept from claim to claim: */
 	int full;		/* at its cap when last judged */
+	int keys_full;		/* keyed: due jobs, every key busy */
 	int filled;		/* a claim of this run just took its last place */
 	unsigned misses;	/* found full since a look last found room */
 	int64_t dry_until;	/* its claim found no due job: none before */
@@ -167,6 +169,7 @@ struct flow {
 	char name[CFG_NAME_MAX + 1];
 	char table[2 * CFG_NAME_MAX + 8];
 	struct queue_stmts *set;
+	struct flow_keys *keys;	/* the keyed types' choices (flow_key.c) */
 	int64_t recover_at;	/* no recovery for a full type before */
 	uint64_t recovered;	/* jobs it gave back in this run */
 	struct flow_type *types;
@@ -197,6 +200,7 @@ flow_close(struct flow *f)
 	if (f == NULL)
 		return;
 	queue_stmts_close(f->set);
+	flow_keys_close(f->keys);
 	free(f->types);
 	free(f);
 }
@@ -249,7 +253,8 @@ limited(const struct cfg *cfg, const char **key)
 
 	for (i = 0; i < cfg->ntypes; i++) {
 		*key = cfg->types[i].flow.concurrency ? "concurrency" :
-		    cfg->types[i].flow.rate ? "rate" : NULL;
+		    cfg->types[i].flow.rate ? "rate" :
+		    cfg->types[i].flow.key ? "concurrency_key" : NULL;
 		if (*key != NULL)
 			return cfg->types[i].name;
 	}
@@ -289,6 +294,7 @@ flow_new(struct queue *q, const struct cfg *cfg)
 	}
 	db_quote_ident(f->name, f->table, sizeof f->table);
 	f->set = queue_stmts_open(q, templates, purposes, NULL, F_N, f->table);
+	f->keys = cfg != NULL ? flow_keys_open(q, cfg) : NULL;
 	return f;
 }
 
@@ -344,6 +350,8 @@ flow_open(struct queue *q, const struct cfg *cfg, const char *needs,
 		    a.why, a.fix);
 		st = a.status;
 	}
+	if (st == DB_OK && a.reach == QUEUE_REACHED)
+		st = flow_keys_check(f->keys, err, errlen);
 	/* Absent or not granted, and not needed: the plain claim. */
 	if (st != DB_OK || a.reach != QUEUE_REACHED) {
 		flow_close(f);
@@ -378,7 +386,8 @@ set_types(struct flow *f, const char *const *types, size_t ntypes)
 		for (i = 0; i < ntypes; i++) {
 			t = cfg_find_type(f->cfg, types[i]);
 			f->types[i].name = types[i];
-			if (t != NULL && (t->flow.concurrency || t->flow.rate))
+			if (t != NULL && (t->flow.concurrency ||
+			    t->flow.rate || t->flow.key != NULL))
 				f->types[i].limits = &t->flow;
 		}
 		qsort(f->types, ntypes, sizeof *f->types, by_name);
@@ -429,26 +438,6 @@ read_paused(struct flow *f, char *err, size_t errlen)
 		col = NULL;
 	}
 	return rc < 0 ? DB_ERROR : DB_OK;
-}
-
-double
-flow_bucket(const struct cfg_flow *l, double tokens, double refilled_at,
-    double now, int64_t *wait_ms)
-{
-	double per_s;
-
-	*wait_ms = 0;
-	if (!l->rate)
-		return tokens;
-	per_s = (double)l->rate / (double)l->period;
-	/* A clock that went back refills nothing. */
-	if (now > refilled_at)
-		tokens += (now - refilled_at) * per_s;
-	if (tokens > (double)l->burst)
-		tokens = (double)l->burst;
-	if (tokens < 1)	/* whole ms, rounded up: never early */
-		*wait_ms = (int64_t)((1 - tokens) / per_s * 1000) + 1;
-	return tokens;
 }
 
 /* How long a full type waits before it is looked at again: FLOW_POLL_MS
@@ -571,6 +560,63 @@ struct limited_claim {
 	int *claimed;
 };
 
+/* Claim a due job of keyed type t whose key has room, chosen under its
+ * control row's lock; none chosen while t has due jobs: every key of
+ * them is busy, and t waits as a full type does (looked at first). */
+static enum db_status
+claim_keyed(struct limited_claim *c, struct flow_type *t, char *err,
+    size_t errlen)
+{
+	struct flow *f = c->f;
+	enum db_status st;
+	uint64_t id;
+	int tries = 0;
+
+	do {	/* taken by someone else between the choice and the claim */
+		st = flow_keys_pick(f->keys, t->name, &id, err, errlen);
+		if (st == DB_OK && id != 0)
+			st = queue_claim_job(f->q, id, c->lock_seconds,
+			    c->token, c->job, c->claimed, err, errlen);
+	} while (st == DB_OK && id != 0 && !*c->claimed && ++tries < 3);
+	if (st != DB_OK || *c->claimed)
+		return st;
+	st = queue_type_due(f->q, t->name, &t->due, err, errlen);
+	t->due_known = 1;
+	if (st == DB_OK && t->due) {
+		t->held = t->keys_full = 1;
+		t->wait_ms = poll_ms(t);
+	} else
+		t->dry_until = now_ms() + FLOW_DRY_MS;
+	return st;
+}
+
+/* Claim among the types with room: the others' in one claim, then each
+ * keyed type's. */
+static enum db_status
+claim_room(struct limited_claim *c, const char **room, size_t n, char *err,
+    size_t errlen)
+{
+	struct flow *f = c->f;
+	const char **plain = xcalloc(n, sizeof *plain);
+	enum db_status st = DB_OK;
+	size_t i, nplain = 0;
+
+	for (i = 0; i < n; i++)
+		if (!flow_keys_has(f->keys, room[i]))
+			plain[nplain++] = room[i];
+	if (nplain > 0) {
+		st = queue_claim(f->q, plain, nplain, c->lock_seconds,
+		    c->token, c->job, c->claimed, err, errlen);
+		if (st == DB_OK && !*c->claimed)
+			dry(f, plain, nplain);
+	}
+	for (i = 0; st == DB_OK && !*c->claimed && i < n; i++)
+		if (flow_keys_has(f->keys, room[i]))
+			st = claim_keyed(c, find(f, room[i]), err, errlen);
+	free(plain);
+	return st;
+}
+
 /* Judge each limited, unpaused type under its control row's lock, claim
  * among those with room, and count the start in the claimed type's row. */
 static enum db_status
@@ -595,12 +641,8 @@ claim_limited_body(void *arg, struct queue_witness *w, char *err,
 		if (st == DB_OK && ok)
 			room[n++] = t->name;
 	}
-	if (st == DB_OK && n > 0) {
-		st = queue_claim(f->q, room, n, c->lock_seconds, c->token,
-		    c->job, c->claimed, err, errlen);
-		if (st == DB_OK && !*c->claimed)
-			dry(f, room, n);
-	}
+	if (st == DB_OK && n > 0)
+		st = claim_room(c, room, n, err, errlen);
 	free(room);
 	/* The claim's own reply and the read after it came back outside the
 	 * transaction: the claim stands alone.  Give it back. */
@@ -673,7 +715,8 @@ held_wait(struct flow *f, int64_t *wait_ms, char *err, size_t errlen)
 			break;
 		if (!t->due)	/* nothing to wait for */
 			continue;
-		if (t->limits->concurrency && now_ms() >= f->recover_at) {
+		if ((t->limits->concurrency || t->keys_full) &&
+		    now_ms() >= f->recover_at) {
 			f->recover_at = now_ms() + FLOW_RECOVER_MS;
 			st = queue_recover(f->q, f->cfg->run.recover_limit,
 			    &recovered, err, errlen);
@@ -683,6 +726,29 @@ held_wait(struct flow *f, int64_t *wait_ms, char *err, size_t errlen)
 		}
 		if (*wait_ms == 0 || t->wait_ms < *wait_ms)
 			*wait_ms = t->wait_ms > 0 ? t->wait_ms : 1;
+	}
+	return st;
+}
+
+/* A keyed type whose due jobs all had busy keys at its last claim: the
+ * choice made again without a lock.  Still none, it is held back without
+ * the transaction; one found, the transaction goes for it. */
+static enum db_status
+look_keys(struct flow *f, struct flow_type *t, size_t *judge, char *err,
+    size_t errlen)
+{
+	enum db_status st;
+	uint64_t id;
+
+	st = flow_keys_pick(f->keys, t->name, &id, err, errlen);
+	if (st == DB_OK && id == 0) {
+		/* held_wait asks whether it still has due jobs */
+		t->held = t->looked = 1;
+		t->wait_ms = poll_ms(t);
+	} else if (st == DB_OK) {
+		t->misses = 0;
+		t->keys_full = 0;
+		(*judge)++;
 	}
 	return st;
 }
@@ -706,6 +772,10 @@ look(struct flow *f, size_t *judge, char *err, size_t errlen)
 		t = &f->types[i];
 		if (t->limits == NULL || sits_out(t, now_ms()))
 			continue;
+		if (!t->full && t->keys_full) {
+			st = look_keys(f, t, judge, err, errlen);
+			continue;
+		}
 		if (!t->full) {
 			(*judge)++;
 			continue;
@@ -743,6 +813,12 @@ flow_job_done(struct flow *f, const char *type)
 	 * without a look first. */
 	if (t != NULL && t->limits != NULL && t->limits->concurrency)
 		t->full = t->filled = 0;
+	/* Its key has a place free: claimed again at once. */
+	if (t != NULL && t->limits != NULL && t->limits->key != NULL) {
+		t->keys_full = 0;
+		t->dry_until = 0;
+		t->misses = 0;
+	}
 }
 
 enum db_status
@@ -842,20 +918,6 @@ flow_shape(struct flow *f, char **primary, char **type_column, char *err,
 	return st;
 }
 
-static struct flow_state *
-state_of(struct flow_states *s, const char *type)
-{
-	size_t i;
-
-	for (i = 0; i < s->n; i++)
-		if (strcmp(s->rows[i].type, type) == 0)
-			return &s->rows[i];
-	s->rows = xrealloc(s->rows, (s->n + 1) * sizeof *s->rows);
-	memset(&s->rows[s->n], 0, sizeof s->rows[s->n]);
-	s->rows[s->n].type = xstrdup(type);
-	return &s->rows[s->n++];
-}
-
 /* The limits this host's config sets, the bucket as it is now, and the
  * jobs in processing. */
 static enum db_status
@@ -898,7 +960,7 @@ flow_read(struct flow *f, const char *only, struct flow_states *out,
 	    errlen)) == 1) {
 		if (cols[0] != NULL && (only == NULL ||
 		    strcmp(only, cols[0]) == 0)) {
-			s = state_of(out, cols[0]);
+			s = flow_state_of(out, cols[0]);
 			s->paused = number(cols[1]) != 0;
 			t = cfg_find_type(f->cfg, cols[0]);
 			s->tokens = t == NULL ? number(cols[2]) :
@@ -913,20 +975,9 @@ flow_read(struct flow *f, const char *only, struct flow_states *out,
 		t = &f->cfg->types[i];
 		if ((t->flow.concurrency || t->flow.rate) && (only == NULL ||
 		    strcmp(only, t->name) == 0))
-			state_of(out, t->name);
+			flow_state_of(out, t->name);
 	}
 	for (i = 0; st == DB_OK && i < out->n; i++)
 		st = fill_state(f, &out->rows[i], err, errlen);
 	return st;
-}
-
-void
-flow_states_free(struct flow_states *s)
-{
-	size_t i;
-
-	for (i = 0; i < s->n; i++)
-		free(s->rows[i].type);
-	free(s->rows);
-	memset(s, 0, sizeof *s);
 }

@@ -99,6 +99,8 @@ struct flow_states {
 enum db_status flow_read(struct flow *f, const char *only,
                          struct flow_states *out, char *err, size_t errlen);
 void flow_states_free(struct flow_states *s);
+/* The row of type in s, added (zeroed) when s has none (flow_state.c). */
+struct flow_state *flow_state_of(struct flow_states *s, const char *type);
 
 /* For check: the control table's primary key columns ("type") and the
  * type column's SQL type ("varbinary(64)"), malloc'ed, NULL if none. */

@@ -355,6 +355,17 @@ int queue_single_lost(const struct queue *q);
 /* The connection's server, as db_server_name and db_tzinfo_command say. */
 const struct db *queue_db(const struct queue *q);
 
+/* Whether the table has idx_type_pick (sql/001_type_pick.sql). */
+int queue_type_index(struct queue *q);
+
+/* Claim job id, chosen by the caller, if it is still pending and due
+ * (*claimed 0 when it is not); read into job as queue_claim does.  The
+ * cursor is left alone: the choice was not the claim's order. */
+enum db_status queue_claim_job(struct queue *q, uint64_t id,
+                               unsigned long lock_seconds, const char *token,
+                               struct job *job, int *claimed, char *err,
+                               size_t errlen);
+
 /* A group's claim (in a transaction): the job is not read, and the
  * cursor not moved, until queue_read_claimed; *id is 0 when none was
  * due. */

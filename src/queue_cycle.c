@@ -47,6 +47,11 @@ static const struct queue_piece claim[] = {
 const struct queue_sql queue_cycle_sql[Q_COUNT] = {
 	[Q_CLAIM] = { "claim a job", claim,
 	    Q_F_TYPE | Q_F_SPREAD | Q_F_AFTER, NULL, 0 },
+	/* One job a caller chose (flow_key.c), if it is still pending and
+	 * due.  (token, seconds, seconds, id) */
+	[Q_CLAIM_JOB] = { "claim a job", Q_TEXT("UPDATE %1$s" CLAIM_SET
+	    " WHERE id = ? AND status = 'pending' AND next_run_at <= NOW()"),
+	    0, NULL, 0 },
 	[Q_SUCCESS] = { "mark job success",
 	    Q_TEXT("UPDATE %1$s" SUCCESS_SET FENCE), 0, NULL, 0 },
 	[Q_SUCCESS_MANY] = { "mark jobs success",
@@ -435,6 +440,24 @@ queue_claim(struct queue *q, const char *const *types, size_t ntypes,
 	if (st == DB_OK)
 		queue_cursor_move(q, id, at);
 	return st;
+}
+
+enum db_status
+queue_claim_job(struct queue *q, uint64_t id, unsigned long lock_seconds,
+    const char *token, struct job *job, int *claimed, char *err,
+    size_t errlen)
+{
+	struct db_arg args[] = { DB_STR(token), DB_NUM(lock_seconds),
+	    DB_NUM(lock_seconds), DB_NUM(id) };
+	char at[sizeof q->cursor.at];
+	enum db_status st;
+
+	*claimed = 0;
+	st = queue_stmt_run(q, Q_CLAIM_JOB, args, 4, err, errlen);
+	if (st != DB_OK || queue_stmt_changed(q, Q_CLAIM_JOB) == 0)
+		return st;
+	*claimed = 1;
+	return queue_read_job(q, id, token, job, at, sizeof at, err, errlen);
 }
 
 enum db_status

@@ -17,7 +17,7 @@ enum queue_stmt {
 	Q_CLAIM, Q_READ, Q_SUCCESS, Q_RETRY, Q_FAIL, Q_EXTEND,
 	Q_READ_MANY, Q_SUCCESS_MANY, Q_READ_TOKENS, Q_OWNER, Q_CLAIMED_ID,
 	Q_RELEASE, Q_CHECKPOINT, Q_CHECKPOINT_CHECK, Q_SNOOZE, Q_WSREP,
-	Q_SCHEMA, Q_CANCEL_DONE,
+	Q_SCHEMA, Q_CANCEL_DONE, Q_CLAIM_JOB,
 	/* a waiting run's look (queue_probe.c) */
 	Q_PROBE,
 	/* the queue's life and adding jobs (queue.c) */
@@ -332,8 +332,6 @@ void queue_conflict_pause(struct queue *q, unsigned attempt);
 /* Whether the table supports which (prepared once to see). */
 int queue_supports(struct queue *q, unsigned which, int *probed,
                    int *has);
-/* Whether the table has idx_type_pick (sql/001_type_pick.sql). */
-int queue_type_index(struct queue *q);
 
 /* Priorities (queue_priority.c).  queue_claim_priority runs the claim in
  * priority order when the table has sql/013 and its pending rows more

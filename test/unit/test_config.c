@@ -523,7 +523,9 @@ sample(const struct cfg_key *k)
 	    { "cron", "@daily" }, { "time_zone", "+00:00" },
 	    { "payload", "{}" }, { "catch_up", "0" }, { "deadline", "90m" },
 	    { "keep_success", "7d" }, { "keep_failed", "30d" },
-	    { "backoff_jitter", "0.5" }, { "priority", "-3" } };
+	    { "backoff_jitter", "0.5" }, { "priority", "-3" },
+	    { "concurrency_key", "$.customer" }, { "key_concurrency", "2" },
+	    { "order", "none" } };
 	static char number[32];
 	size_t i;
 

@@ -16,8 +16,10 @@
 
 #include "flow.h"
 
-static const struct cfg_flow ten_a_second = { 0, 10, 1, 1 };
-static const struct cfg_flow twenty_a_minute_burst_5 = { 0, 20, 60, 5 };
+static const struct cfg_flow ten_a_second = { .rate = 10, .period = 1,
+    .burst = 1 };
+static const struct cfg_flow twenty_a_minute_burst_5 = { .rate = 20,
+    .period = 60, .burst = 5 };
 
 static void
 test_new_row_is_full(void **state)
@@ -79,7 +81,7 @@ test_clock_back_refills_nothing(void **state)
 static void
 test_no_rate_no_wait(void **state)
 {
-	static const struct cfg_flow capped = { 3, 0, 0, 0 };
+	static const struct cfg_flow capped = { .concurrency = 3 };
 	int64_t wait = 7;
 
 	(void)state;

@@ -1,0 +1,36 @@
+/*
+ * flow_key.h - N at a time per key ([type.NAME] concurrency_key,
+ * key_concurrency): which due job of a keyed type may be claimed.
+ */
+#ifndef JOBRUN_FLOW_KEY_H
+#define JOBRUN_FLOW_KEY_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "queue.h"
+
+struct flow_keys;
+
+/* The keyed types of cfg on q's connection; NULL when none is keyed.
+ * Nothing is prepared until flow_keys_check. */
+struct flow_keys *flow_keys_open(struct queue *q, const struct cfg *cfg);
+void flow_keys_close(struct flow_keys *k);
+
+/* Prepare every keyed type's choice, and have the server judge each JSON
+ * path: a column the table lacks or a path the server refuses is
+ * DB_SCHEMA, err naming the type and its concurrency_key. */
+enum db_status flow_keys_check(struct flow_keys *k, char *err,
+                               size_t errlen);
+
+/* Whether type is keyed. */
+int flow_keys_has(const struct flow_keys *k, const char *type);
+
+/* The first due job of type, in the claim's order, whose key has fewer
+ * than key_concurrency jobs in processing: *id, 0 for none.  Reads
+ * without locking; run under the type's control row's lock (flow.c) for
+ * a choice that holds until the claim. */
+enum db_status flow_keys_pick(struct flow_keys *k, const char *type,
+                              uint64_t *id, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,56 @@
+/*
+ * flow_state.c - what flow control's state is made of, apart from the
+ * control table: a rate limit's token bucket (a pure function of the
+ * saved tokens and the server's clock), and the list of types' states
+ * that status shows.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "flow.h"
+#include "util.h"
+
+double
+flow_bucket(const struct cfg_flow *l, double tokens, double refilled_at,
+    double now, int64_t *wait_ms)
+{
+	double per_s;
+
+	*wait_ms = 0;
+	if (!l->rate)
+		return tokens;
+	per_s = (double)l->rate / (double)l->period;
+	/* A clock that went back refills nothing. */
+	if (now > refilled_at)
+		tokens += (now - refilled_at) * per_s;
+	if (tokens > (double)l->burst)
+		tokens = (double)l->burst;
+	if (tokens < 1)	/* whole ms, rounded up: never early */
+		*wait_ms = (int64_t)((1 - tokens) / per_s * 1000) + 1;
+	return tokens;
+}
+
+struct flow_state *
+flow_state_of(struct flow_states *s, const char *type)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		if (strcmp(s->rows[i].type, type) == 0)
+			return &s->rows[i];
+	s->rows = xrealloc(s->rows, (s->n + 1) * sizeof *s->rows);
+	memset(&s->rows[s->n], 0, sizeof s->rows[s->n]);
+	s->rows[s->n].type = xstrdup(type);
+	return &s->rows[s->n++];
+}
+
+void
+flow_states_free(struct flow_states *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		free(s->rows[i].type);
+	free(s->rows);
+	memset(s, 0, sizeof *s);
+}
