@@ -924,8 +924,8 @@ static enum db_status
 fill_state(struct flow *f, struct flow_state *s, char *err, size_t errlen)
 {
 	const struct cfg_type *t = cfg_find_type(f->cfg, s->type);
+	uint64_t running, full = 0, waiting = 0;
 	enum db_status st;
-	uint64_t running;
 	int due;
 
 	if (t != NULL) {
@@ -933,8 +933,15 @@ fill_state(struct flow *f, struct flow_state *s, char *err, size_t errlen)
 		s->rate = t->flow.rate;
 		s->period = t->flow.period;
 		s->burst = t->flow.burst;
+		s->key = t->flow.key;
+		s->key_concurrency = t->flow.key_concurrency;
 	}
 	st = queue_type_load(f->q, s->type, &running, &due, err, errlen);
+	if (st == DB_OK && s->key != NULL)
+		st = flow_keys_load(f->keys, s->type, &full, &waiting, err,
+		    errlen);
+	s->keys_full = (unsigned long)full;
+	s->key_waiting = (unsigned long)waiting;
 	s->in_use = (unsigned long)running;
 	s->full = s->concurrency && s->in_use >= s->concurrency;
 	s->throttled = s->rate && s->tokens < 1;
@@ -973,8 +980,8 @@ flow_read(struct flow *f, const char *only, struct flow_states *out,
 		return DB_ERROR;
 	for (i = 0; i < f->cfg->ntypes; i++) {
 		t = &f->cfg->types[i];
-		if ((t->flow.concurrency || t->flow.rate) && (only == NULL ||
-		    strcmp(only, t->name) == 0))
+		if ((t->flow.concurrency || t->flow.rate || t->flow.key) &&
+		    (only == NULL || strcmp(only, t->name) == 0))
 			flow_state_of(out, t->name);
 	}
 	for (i = 0; st == DB_OK && i < out->n; i++)

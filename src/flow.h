@@ -87,6 +87,11 @@ struct flow_state {
 	unsigned long in_use;		/* jobs in processing */
 	int throttled;			/* rated, no start left now */
 	int full;			/* capped, every slot in use */
+	/* concurrency_key (this host's config; NULL: none), its cap, the
+	 * keys at it and the due jobs waiting for one of those */
+	const char *key;
+	unsigned long key_concurrency;
+	unsigned long keys_full, key_waiting;
 };
 
 struct flow_states {

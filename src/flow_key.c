@@ -65,13 +65,29 @@ static const char *const pick_parts[] = {
 };
 #define NPARTS (sizeof pick_parts / sizeof pick_parts[0])
 
+/* The type's keys at their cap, and its due jobs that wait for one of
+ * them (the key's expression between the parts; args: [path,] type, type,
+ * N, [path,] type, type): what status shows. */
+static const char *const load_parts[] = {
+	"SELECT COUNT(*), IFNULL(SUM(waiting.n), 0) FROM (SELECT ", NULL,
+	" AS k FROM " QUEUE_JOBS_TABLE " FORCE INDEX (idx_type_status)"
+	" WHERE type = ? AND CAST(type AS BINARY) = CAST(? AS BINARY)"
+	" AND status = 'processing' GROUP BY k"
+	" HAVING COUNT(*) >= ? AND k IS NOT NULL) AS busy"
+	" LEFT JOIN (SELECT ", NULL, " AS k, COUNT(*) AS n FROM "
+	QUEUE_JOBS_TABLE " WHERE status = 'pending' AND type = ?"
+	" AND CAST(type AS BINARY) = CAST(? AS BINARY)"
+	" AND next_run_at <= NOW() GROUP BY k) AS waiting"
+	" ON waiting.k = busy.k"
+};
+
 /* Whether the server takes a JSON path: 0 for one it takes, NULL (with a
  * warning, MariaDB) or an error (MySQL) for one it does not. */
 static const char path_text[] = "SELECT JSON_CONTAINS_PATH('{}', 'one', ?)";
 
 struct keyed {
 	const struct cfg_type *type;
-	char *text;
+	char *text, *load;
 };
 
 struct flow_keys {
@@ -84,28 +100,30 @@ struct flow_keys {
 	struct queue_stmts *set;
 };
 
-/* The pick's text for t: the key's expression, the index to read. */
+/* The text of parts, t's key's expression (and first the index for it,
+ * when index) in the NULL places. */
 static char *
-pick_for(struct queue *q, const struct cfg_type *t)
+text_for(struct queue *q, const struct cfg_type *t,
+    const char *const *parts, size_t nparts, int index)
 {
-	const char *index = queue_type_index(q) ? "idx_type_pick" :
-	    "idx_pick";
 	char column[2 * CFG_KEY_COLUMN_MAX + 3], key[sizeof column + 32];
-	const char *fill[3] = { index, key, key }, *part;
+	const char *fill[3] = { key, key, key }, *part;
 	size_t i, f = 0, len = 1;
 	char *text;
 
+	if (index)
+		fill[0] = queue_type_index(q) ? "idx_type_pick" : "idx_pick";
 	if (CFG_KEY_IS_PATH(t->flow.key))
 		snprintf(key, sizeof key, "%s", KEY_OF_PATH);
 	else {
 		db_quote_ident(t->flow.key, column, sizeof column);
 		snprintf(key, sizeof key, KEY_OF_COLUMN, column);
 	}
-	for (i = 0; i < NPARTS; i++)
-		len += strlen(pick_parts[i] != NULL ? pick_parts[i] : fill[f++]);
+	for (i = 0; i < nparts; i++)
+		len += strlen(parts[i] != NULL ? parts[i] : fill[f++]);
 	text = xcalloc(1, len);
-	for (i = 0, f = 0; i < NPARTS; i++) {
-		part = pick_parts[i] != NULL ? pick_parts[i] : fill[f++];
+	for (i = 0, f = 0; i < nparts; i++) {
+		part = parts[i] != NULL ? parts[i] : fill[f++];
 		strcat(text, part);
 	}
 	return text;
@@ -124,24 +142,30 @@ flow_keys_open(struct queue *q, const struct cfg *cfg)
 	k = xcalloc(1, sizeof *k);
 	k->q = q;
 	k->types = xcalloc(n, sizeof *k->types);
-	k->texts = xcalloc(n + 1, sizeof *k->texts);
-	k->purposes = xcalloc(n + 1, sizeof *k->purposes);
-	k->tables = xcalloc(n + 1, sizeof *k->tables);
+	k->texts = xcalloc(2 * n + 1, sizeof *k->texts);
+	k->purposes = xcalloc(2 * n + 1, sizeof *k->purposes);
+	k->tables = xcalloc(2 * n + 1, sizeof *k->tables);
 	for (i = 0; i < cfg->ntypes; i++) {
 		if (cfg->types[i].flow.key == NULL)
 			continue;
 		k->types[k->n].type = &cfg->types[i];
-		k->types[k->n].text = pick_for(q, &cfg->types[i]);
+		k->types[k->n].text = text_for(q, &cfg->types[i],
+		    pick_parts, NPARTS, 1);
+		k->types[k->n].load = text_for(q, &cfg->types[i],
+		    load_parts, sizeof load_parts / sizeof load_parts[0], 0);
 		k->texts[k->n] = k->types[k->n].text;
 		k->purposes[k->n] = "choose a job whose key has room";
 		k->tables[k->n] = queue_name(q);
+		k->texts[n + k->n] = k->types[k->n].load;
+		k->purposes[n + k->n] = "count the jobs waiting for a key";
+		k->tables[n + k->n] = queue_name(q);
 		k->n++;
 	}
-	k->texts[n] = path_text;
-	k->purposes[n] = "check a concurrency_key";
-	k->tables[n] = NULL;
-	k->set = queue_stmts_open(q, k->texts, k->purposes, k->tables, n + 1,
-	    NULL);
+	k->texts[2 * n] = path_text;
+	k->purposes[2 * n] = "check a concurrency_key";
+	k->tables[2 * n] = NULL;
+	k->set = queue_stmts_open(q, k->texts, k->purposes, k->tables,
+	    2 * n + 1, NULL);
 	return k;
 }
 
@@ -153,8 +177,10 @@ flow_keys_close(struct flow_keys *k)
 	if (k == NULL)
 		return;
 	queue_stmts_close(k->set);
-	for (i = 0; i < k->n; i++)
+	for (i = 0; i < k->n; i++) {
 		free(k->types[i].text);
+		free(k->types[i].load);
+	}
 	free(k->types);
 	free(k->texts);
 	free(k->purposes);
@@ -172,7 +198,7 @@ check_path(struct flow_keys *k, const struct cfg_type *t, char *err,
 	enum db_status st;
 	int found;
 
-	st = queue_stmts_one(k->set, k->n, args, 1, &col, 1, &found, err,
+	st = queue_stmts_one(k->set, 2 * k->n, args, 1, &col, 1, &found, err,
 	    errlen);
 	if (st == DB_OK && (!found || col == NULL || strcmp(col, "0") != 0)) {
 		errf(err, errlen, "the server takes it for no JSON path");
@@ -207,49 +233,90 @@ flow_keys_check(struct flow_keys *k, char *err, size_t errlen)
 	return st;
 }
 
-int
-flow_keys_has(const struct flow_keys *k, const char *type)
+/* The place of type among the keyed, or k->n. */
+static size_t
+index_of(const struct flow_keys *k, const char *type)
 {
 	size_t i;
 
 	for (i = 0; k != NULL && i < k->n; i++)
 		if (strcmp(k->types[i].type->name, type) == 0)
-			return 1;
-	return 0;
+			return i;
+	return k != NULL ? k->n : 0;
+}
+
+int
+flow_keys_has(const struct flow_keys *k, const char *type)
+{
+	return k != NULL && index_of(k, type) < k->n;
+}
+
+/* The key's path (when it is one), then the type twice, into args. */
+static unsigned
+key_args(const struct cfg_type *t, struct db_arg *args)
+{
+	unsigned n = 0;
+
+	if (CFG_KEY_IS_PATH(t->flow.key))
+		args[n++] = DB_STR(t->flow.key);
+	args[n++] = DB_STR(t->name);
+	args[n++] = DB_STR(t->name);
+	return n;
 }
 
 enum db_status
 flow_keys_pick(struct flow_keys *k, const char *type, uint64_t *id,
     char *err, size_t errlen)
 {
-	const struct cfg_type *t = NULL;
+	size_t i = index_of(k, type);
+	const struct cfg_type *t;
 	struct db_arg args[7];
 	char *col = NULL;
 	enum db_status st;
 	unsigned n = 0;
-	size_t i;
 	int found;
 
 	*id = 0;
-	for (i = 0; k != NULL && i < k->n && t == NULL; i++)
-		if (strcmp(k->types[i].type->name, type) == 0)
-			t = k->types[i].type;
-	if (t == NULL)
+	if (k == NULL || i >= k->n)
 		return DB_OK;
-	i--;
+	t = k->types[i].type;
 	args[n++] = DB_STR(t->name);
 	args[n++] = DB_STR(t->name);
-	if (CFG_KEY_IS_PATH(t->flow.key)) {
+	if (CFG_KEY_IS_PATH(t->flow.key))
 		args[n++] = DB_STR(t->flow.key);
-		args[n++] = DB_STR(t->flow.key);
-	}
-	args[n++] = DB_STR(t->name);
-	args[n++] = DB_STR(t->name);
+	n += key_args(t, args + n);
 	args[n++] = DB_NUM(t->flow.key_concurrency);
 	st = queue_stmts_one(k->set, i, args, n, &col, 1, &found, err,
 	    errlen);
 	if (st == DB_OK && found)
 		*id = queue_number(col);
 	free(col);
+	return st;
+}
+
+enum db_status
+flow_keys_load(struct flow_keys *k, const char *type, uint64_t *full,
+    uint64_t *waiting, char *err, size_t errlen)
+{
+	size_t i = index_of(k, type);
+	const struct cfg_type *t;
+	struct db_arg args[7];
+	char *cols[2] = { NULL, NULL };
+	enum db_status st;
+	unsigned n;
+	int found;
+
+	*full = *waiting = 0;
+	if (k == NULL || i >= k->n)
+		return DB_OK;
+	t = k->types[i].type;
+	n = key_args(t, args);
+	args[n++] = DB_NUM(t->flow.key_concurrency);
+	n += key_args(t, args + n);
+	st = queue_stmts_one(k->set, k->n + i, args, n, cols, 2, &found, err,
+	    errlen);
+	*full = queue_number(cols[0]);
+	*waiting = queue_number(cols[1]);
+	db_free_cols(cols, 2);
 	return st;
 }

@@ -33,4 +33,11 @@ int flow_keys_has(const struct flow_keys *k, const char *type);
 enum db_status flow_keys_pick(struct flow_keys *k, const char *type,
                               uint64_t *id, char *err, size_t errlen);
 
+/* For status: type's keys at their key_concurrency (*full), and its due
+ * jobs whose key is one of them (*waiting); 0 and 0 for a type not
+ * keyed. */
+enum db_status flow_keys_load(struct flow_keys *k, const char *type,
+                              uint64_t *full, uint64_t *waiting, char *err,
+                              size_t errlen);
+
 #endif

@@ -242,6 +242,31 @@ flow_word(const struct flow_state *s)
 	return s->full ? "full" : s->throttled ? "throttled" : "-";
 }
 
+/* The keyed types: how many keys are at their cap, and the due jobs that
+ * wait for them. */
+static void
+print_keys_text(const struct flow_states *fs)
+{
+	char *type, *key;
+	size_t i;
+
+	for (i = 0; i < fs->n; i++) {
+		const struct flow_state *s = &fs->rows[i];
+
+		if (s->key == NULL)
+			continue;
+		type = utf8_escape_dup(s->type, 0);
+		key = utf8_escape_dup(s->key, 0);
+		printf("%s: %lu at a time per %s: %lu %s at it, %lu due "
+		    "%s waiting for %s\n", type, s->key_concurrency, key,
+		    s->keys_full, s->keys_full == 1 ? "key" : "keys",
+		    s->key_waiting, s->key_waiting == 1 ? "job" : "jobs",
+		    s->keys_full == 1 ? "it" : "them");
+		free(type);
+		free(key);
+	}
+}
+
 /* Flow control: caps in use, rates, pauses (after the backlog). */
 static void
 print_flow_text(const struct ctx *c, const struct flow *f,
@@ -276,12 +301,13 @@ print_flow_text(const struct ctx *c, const struct flow *f,
 		    flow_word(s), s->in_use, cap, rate, burst, tokens);
 		free(type);
 	}
+	print_keys_text(fs);
 }
 
 static json_t *
 flow_json(const struct flow_states *fs)
 {
-	json_t *rows = json_array(), *rate;
+	json_t *rows = json_array(), *rate, *key;
 	size_t i;
 
 	for (i = 0; i < fs->n; i++) {
@@ -290,13 +316,18 @@ flow_json(const struct flow_states *fs)
 		rate = s->rate ? json_pack("{s:I,s:s,s:I,s:f}", "count",
 		    (json_int_t)s->rate, "per", flow_unit(s->period), "burst",
 		    (json_int_t)s->burst, "tokens", s->tokens) : json_null();
+		key = s->key != NULL ? json_pack("{s:s,s:I,s:I,s:I}",
+		    "concurrency_key", s->key, "key_concurrency",
+		    (json_int_t)s->key_concurrency, "keys_full",
+		    (json_int_t)s->keys_full, "waiting",
+		    (json_int_t)s->key_waiting) : json_null();
 		json_array_append_new(rows, json_pack(
-		    "{s:s,s:b,s:I,s:o,s:o,s:b,s:b}",
+		    "{s:s,s:b,s:I,s:o,s:o,s:o,s:b,s:b}",
 		    "type", s->type, "paused", s->paused,
 		    "in_use", (json_int_t)s->in_use,
 		    "concurrency", s->concurrency ?
 		    json_integer((json_int_t)s->concurrency) : json_null(),
-		    "rate", rate, "full", s->full,
+		    "rate", rate, "key", key, "full", s->full,
 		    "throttled", s->throttled));
 	}
 	return rows;

@@ -206,6 +206,18 @@ flow_figures(FILE *f, const struct flow_states *s)
 		if (s->rows[i].rate)
 			by_type(f, "jobrun_flow_rate_tokens", s->rows[i].type,
 			    NULL, NULL, s->rows[i].tokens);
+	header(f, "jobrun_flow_keys_full", "Keys with key_concurrency jobs "
+	    "in processing, by keyed type.");
+	for (i = 0; i < s->n; i++)
+		if (s->rows[i].key != NULL)
+			by_type(f, "jobrun_flow_keys_full", s->rows[i].type,
+			    NULL, NULL, (double)s->rows[i].keys_full);
+	header(f, "jobrun_flow_key_waiting", "Due jobs waiting for their key "
+	    "(at its key_concurrency), by keyed type.");
+	for (i = 0; i < s->n; i++)
+		if (s->rows[i].key != NULL)
+			by_type(f, "jobrun_flow_key_waiting", s->rows[i].type,
+			    NULL, NULL, (double)s->rows[i].key_waiting);
 	header(f, "jobrun_flow_throttled", "1 when the type's cap is full or "
 	    "its rate allows no start now, by limited type.");
 	for (i = 0; i < s->n; i++)
