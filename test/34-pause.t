@@ -145,7 +145,7 @@ TYPE +HELD BACK +IN USE +CAP +RATE +BURST +STARTS
 work +paused +0 +- +- +- +-$" "status: a section on flow control shows work paused"
 run jobrun status --json --type=work
 is "$(jpy 'd["flow"]' <<<"$out")" \
-    '[{"type": "work", "paused": true, "in_use": 0, "concurrency": null, "rate": null, "full": false, "throttled": false}]' \
+    '[{"type": "work", "paused": true, "in_use": 0, "concurrency": null, "rate": null, "key": null, "full": false, "throttled": false}]' \
     "status --json: flow has work, paused"
 run jobrun check
 like "$out" "
