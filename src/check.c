@@ -649,8 +649,11 @@ check_flow(struct ctx *c, struct report *r, char *err, size_t errlen)
 		return check_off(c, r, &a);
 	if (st == DB_OK)
 		st = flow_open(c->q, &c->cfg, NULL, &f, err, errlen);
+	/* A concurrency_key the table or the server refuses is the
+	 * configuration's to fix (flow_keys_check's message names it). */
 	if (st == DB_SCHEMA) {
-		note(r, PROBLEM, FLOW_MIGRATION, "%s", err);
+		note(r, PROBLEM, strncmp(err, "[type.", 6) == 0 ? "fix "
+		    "concurrency_key" : FLOW_MIGRATION, "%s", err);
 		return DB_OK;
 	}
 	if (st != DB_OK)

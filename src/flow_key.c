@@ -81,6 +81,9 @@ static const char *const load_parts[] = {
 	" ON waiting.k = busy.k"
 };
 
+/* MySQL's ER_INVALID_JSON_PATH, which MariaDB's headers lack. */
+#define MYSQL_INVALID_JSON_PATH 3143
+
 /* Whether the server takes a JSON path: 0 for one it takes, NULL (with a
  * warning, MariaDB) or an error (MySQL) for one it does not. */
 static const char path_text[] = "SELECT JSON_CONTAINS_PATH('{}', 'one', ?)";
@@ -223,8 +226,11 @@ flow_keys_check(struct flow_keys *k, char *err, size_t errlen)
 		if (st == DB_OK)
 			st = queue_stmts_prepare(k->set, i, cause,
 			    sizeof cause);
-		/* An unknown column: the configuration's, not the server's. */
-		if (st != DB_OK && queue_last_errno(k->q) == ER_BAD_FIELD_ERROR)
+		/* An unknown column, or a path MySQL refuses (MariaDB
+		 * answers NULL): the configuration's to fix. */
+		if (st != DB_OK && (queue_last_errno(k->q) ==
+		    ER_BAD_FIELD_ERROR || queue_last_errno(k->q) ==
+		    MYSQL_INVALID_JSON_PATH))
 			st = DB_SCHEMA;
 		if (st != DB_OK)
 			errf(err, errlen, "[type.%s] concurrency_key = %s: %s",

@@ -57,7 +57,7 @@ fi
 
 jobs=${GALERA_TEST_JOBS:-3000}
 chaos_jobs=${GALERA_CHAOS_JOBS:-1000}
-plan 61
+plan 74
 
 # sqln N STATEMENTS: sql on node N, after it has applied every write the
 # cluster committed before (a causal read: wsrep_sync_wait)
@@ -146,6 +146,8 @@ exactly_once() {
 	     SELECT CONCAT('bulk:', seq), 'bulk', JSON_OBJECT('n', seq), NOW(),
 	        NOW(), NOW() FROM seq_1_to_$jobs"
 	[ -z "$levels" ] || sql "UPDATE polling_jobs SET priority = id % $levels"
+	[ -z "$keys" ] ||
+	    sql "UPDATE polling_jobs SET payload = JSON_OBJECT('k', id % $keys)"
 	is "$(sqln 3 'SELECT COUNT(*) FROM polling_jobs')" "$jobs" \
 	    "$jobs jobs enqueued on node 1 are on node 3"
 	: >"$T/ids"
@@ -244,7 +246,7 @@ exactly_once() {
 	    "$(cat "$T/complaints")"
 }
 
-levels=
+levels= keys=
 exactly_once "one handler per runner"
 # The same with four handlers per runner: each runner's slots share a
 # transaction for what they have ready (their marks and their next
@@ -262,6 +264,46 @@ levels=
 by=$(cat "$T"/run.*.out | grep -o '"by_priority":[0-9]*' | cut -d: -f2 |
     awk '{ s += $1 } END { print s + 0 }')
 is "$by" 0 "on Galera no claim goes by priority (plain claims only)"
+
+# A keyed type (concurrency_key, sql/003_flow.sql's control table, which
+# the caps below use too): every claim writes the type's control row, so
+# claimers on two nodes conflict and one runs again; exactly once holds,
+# and no two jobs of one key (id % 40) overlap.
+mariadb --no-defaults -S "${SOCK[1]}" -uroot "$DB" <"$TOP/sql/003_flow.sql" ||
+    bail_out "cannot load sql/003_flow.sql"
+node_configs <<EOF
+[run]
+batch_size = 1000000
+max_seconds = 300
+lock_seconds = 300
+
+[type.bulk]
+handler = exec
+command = $HANDLERS/id-record $T/ids $T/rec
+timeout = 30
+concurrency_key = \$.k
+EOF
+: >"$T/rec"
+all_jobs=$jobs
+jobs=${GALERA_KEY_JOBS:-400}
+keys=40
+exactly_once "--jobs=4, one job at a time per key" --jobs=4
+keys=
+jobs=$all_jobs
+is "$(python3 - "$T/rec" <<'PY'
+import sys
+events = []
+for line in open(sys.argv[1]):
+    what, when, job = line.split()
+    events.append((float(when), what == 'start', int(job) % 40))
+events.sort()
+now, most = {}, 0
+for when, start, key in events:
+    now[key] = now.get(key, 0) + (1 if start else -1)
+    most = max(most, now[key])
+print(most)
+PY
+)" 1 "no two jobs of one key ran at once, across the three nodes"
 
 # --- 3. chaos: SIGKILLs on all nodes ------------------------------------------
 
@@ -418,9 +460,8 @@ is "$(sort -u "$T/slow-ids" | wc -l) $(wc -l <"$T/slow-ids")" "2 2" \
 # do more than 3 run anywhere.  Then a rate of 10/s the same way: no
 # second holds more than 10 + 1 starts.  The control rows' writes are
 # certified, so claimers on two nodes that both saw room conflict and one
-# claims again; no runner may give up on that.
-mariadb --no-defaults -S "${SOCK[1]}" -uroot "$DB" <"$TOP/sql/003_flow.sql" ||
-    bail_out "cannot load sql/003_flow.sql"
+# claims again; no runner may give up on that.  (The control table was
+# loaded for the keyed round of section 2.)
 flow_jobs=${GALERA_FLOW_JOBS:-45}
 flow_drain() {	# flow_drain KEY=VALUE: the six runners over a type with it
 	node_configs <<EOF2
