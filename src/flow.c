@@ -170,6 +170,7 @@ struct flow {
 	char table[2 * CFG_NAME_MAX + 8];
 	struct queue_stmts *set;
 	struct flow_keys *keys;	/* the keyed types' choices (flow_key.c) */
+	int keyed_first;	/* this claim tries the keyed types first */
 	int64_t recover_at;	/* no recovery for a full type before */
 	uint64_t recovered;	/* jobs it gave back in this run */
 	struct flow_type *types;
@@ -560,37 +561,41 @@ struct limited_claim {
 	int *claimed;
 };
 
-/* Claim a due job of keyed type t whose key has room, chosen under its
- * control row's lock; none chosen while t has due jobs: every key of
- * them is busy, and t waits as a full type does (looked at first). */
+/* Claim a due job of keyed type t whose key has room; none while t has
+ * due jobs: every key of them is busy, and t waits as a full type does
+ * (looked at first). */
 static enum db_status
 claim_keyed(struct limited_claim *c, struct flow_type *t, char *err,
     size_t errlen)
 {
-	struct flow *f = c->f;
 	enum db_status st;
-	uint64_t id;
-	int tries = 0;
 
-	do {	/* taken by someone else between the choice and the claim */
-		st = flow_keys_pick(f->keys, t->name, &id, err, errlen);
-		if (st == DB_OK && id != 0)
-			st = queue_claim_job(f->q, id, c->lock_seconds,
-			    c->token, c->job, c->claimed, err, errlen);
-	} while (st == DB_OK && id != 0 && !*c->claimed && ++tries < 3);
-	if (st != DB_OK || *c->claimed)
-		return st;
-	st = queue_type_due(f->q, t->name, &t->due, err, errlen);
+	st = flow_keys_claim(c->f->keys, t->name, c->lock_seconds, c->token,
+	    c->job, c->claimed, &t->due, err, errlen);
 	t->due_known = 1;
-	if (st == DB_OK && t->due) {
+	if (st == DB_OK && !*c->claimed && t->due) {
 		t->held = t->keys_full = 1;
 		t->wait_ms = poll_ms(t);
-	} else
+	} else if (st == DB_OK && !*c->claimed)
 		t->dry_until = now_ms() + FLOW_DRY_MS;
 	return st;
 }
 
-/* Claim among the types with room: the others' in one claim, then each
+/* Claim a job of the first keyed type among room that has one for it. */
+static enum db_status
+claim_each_keyed(struct limited_claim *c, const char **room, size_t n,
+    char *err, size_t errlen)
+{
+	enum db_status st = DB_OK;
+	size_t i;
+
+	for (i = 0; st == DB_OK && !*c->claimed && i < n; i++)
+		if (flow_keys_has(c->f->keys, room[i]))
+			st = claim_keyed(c, find(c->f, room[i]), err, errlen);
+	return st;
+}
+
+/* Claim among the types with room: the others' in one claim, and each
  * keyed type's. */
 static enum db_status
 claim_room(struct limited_claim *c, const char **room, size_t n, char *err,
@@ -604,15 +609,19 @@ claim_room(struct limited_claim *c, const char **room, size_t n, char *err,
 	for (i = 0; i < n; i++)
 		if (!flow_keys_has(f->keys, room[i]))
 			plain[nplain++] = room[i];
-	if (nplain > 0) {
+	/* Keyed first every other claim: neither kind waits for the other
+	 * to run dry. */
+	f->keyed_first = !f->keyed_first;
+	if (f->keyed_first)
+		st = claim_each_keyed(c, room, n, err, errlen);
+	if (st == DB_OK && !*c->claimed && nplain > 0) {
 		st = queue_claim(f->q, plain, nplain, c->lock_seconds,
 		    c->token, c->job, c->claimed, err, errlen);
 		if (st == DB_OK && !*c->claimed)
 			dry(f, plain, nplain);
 	}
-	for (i = 0; st == DB_OK && !*c->claimed && i < n; i++)
-		if (flow_keys_has(f->keys, room[i]))
-			st = claim_keyed(c, find(f, room[i]), err, errlen);
+	if (st == DB_OK && !*c->claimed && !f->keyed_first)
+		st = claim_each_keyed(c, room, n, err, errlen);
 	free(plain);
 	return st;
 }

@@ -326,3 +326,24 @@ flow_keys_load(struct flow_keys *k, const char *type, uint64_t *full,
 	db_free_cols(cols, 2);
 	return st;
 }
+
+enum db_status
+flow_keys_claim(struct flow_keys *k, const char *type,
+    unsigned long lock_seconds, const char *token, struct job *job,
+    int *claimed, int *due, char *err, size_t errlen)
+{
+	enum db_status st;
+	uint64_t id;
+	int tries = 0;
+
+	*claimed = *due = 0;
+	do {	/* taken by someone else between the choice and the claim */
+		st = flow_keys_pick(k, type, &id, err, errlen);
+		if (st == DB_OK && id != 0)
+			st = queue_claim_job(k->q, id, lock_seconds, token, job,
+			    claimed, err, errlen);
+	} while (st == DB_OK && id != 0 && !*claimed && ++tries < 3);
+	if (st == DB_OK && !*claimed)
+		st = queue_type_due(k->q, type, due, err, errlen);
+	return st;
+}

@@ -33,6 +33,14 @@ int flow_keys_has(const struct flow_keys *k, const char *type);
 enum db_status flow_keys_pick(struct flow_keys *k, const char *type,
                               uint64_t *id, char *err, size_t errlen);
 
+/* Claim the job flow_keys_pick chooses (queue_claim_job), in the
+ * caller's transaction; none claimed, *due says whether type has due jobs
+ * all the same (every one's key busy). */
+enum db_status flow_keys_claim(struct flow_keys *k, const char *type,
+                               unsigned long lock_seconds, const char *token,
+                               struct job *job, int *claimed, int *due,
+                               char *err, size_t errlen);
+
 /* For status: type's keys at their key_concurrency (*full), and its due
  * jobs whose key is one of them (*waiting); 0 and 0 for a type not
  * keyed. */
