@@ -3,6 +3,7 @@
 
     report.py RESULTS.TXT > RESULTS.md
     report.py --priority RESULTS.TXT > PRIORITY.md   (section 13 alone)
+    report.py --keys RESULTS.TXT > KEYS.md           (section 14 alone)
 
 RESULTS.TXT holds key=value lines, one figure each, all from one run.
 Everything derived (rates, ratios, the targets met or not) is computed
@@ -937,6 +938,293 @@ def prio_document():
             p(*lines[start:])
 
 
+# --- 14. per-key concurrency ---------------------------------------------------
+
+KEYS_SIDES = [("nokey", "no key cap"),
+              ("path", "`concurrency_key = $.customer`, key_concurrency 1"),
+              ("column", "`concurrency_key = customer` (a column), "
+                         "key_concurrency 1"),
+              ("skew", "`$.customer` over 50 keys, c0 on 1 job in 10")]
+KEYS_HANDLERS = [("noop", "noop", 0), ("s05", "exec /bin/sleep 0.05", 0.05),
+                 ("s20", "exec /bin/sleep 0.2", 0.2)]
+KEYS_SLOTS = 32     # 8 runners of --jobs=4
+
+
+def keys_round(h, side, r):
+    """One drain of section 14 (drain_round's, with the time to the last
+    outcome, the keys and the most jobs of one key at once)."""
+    k = f"keys.{h}.{side}.r{r}"
+    d = drain_round(k, (("reads", ".reads"),))
+    if d is None:
+        return None
+    busy = f(k + ".busy_us")
+    d["busy_jps"] = f(k + ".n") / (busy / 1e6) if busy else None
+    d["overlap"] = f(k + ".overlap")
+    return d
+
+
+def keys_side(h, side):
+    """A side over the rounds: each round, the median of each figure, the
+    most jobs of one key at once in any round, and the median of the
+    rounds' ratios of jobs/s to no key cap's."""
+    rounds = [keys_round(h, side, r)
+              for r in range(1, i("keys.rounds", 0) + 1)]
+    got = [x for x in rounds if x]
+    if not got:
+        return None
+    s = {key: median(x[key] for x in got) for key in got[0]
+         if key != "overlap"}
+    s["overlap"] = max(x["overlap"] for x in got)
+    s["rounds"] = rounds
+    s["n"] = f(f"keys.{h}.{side}.r1.n")
+    s["keys"] = f(f"keys.{h}.{side}.r1.keys")
+    base = [keys_round(h, "nokey", r)
+            for r in range(1, i("keys.rounds", 0) + 1)]
+    s["ratios"] = [ratio(x["jps"], y["jps"]) if x and y else None
+                   for x, y in zip(rounds, base)]
+    s["ratio"] = median(s["ratios"])
+    s["busy_ratio"] = median(
+        ratio(x["busy_jps"], y["busy_jps"]) if x and y else None
+        for x, y in zip(rounds, base))
+    return s
+
+
+def keys_all():
+    return {(h, side): keys_side(h, side)
+            for h, _, _ in KEYS_HANDLERS for side, _ in KEYS_SIDES}
+
+
+def keys_held(sides):
+    """The most jobs of one key at once over every keyed drain, or None."""
+    v = [s["overlap"] for (h, side), s in sides.items()
+         if s and side != "nokey" and s["overlap"] is not None]
+    return max(v) if v else None
+
+
+def keys_targets(targets):
+    if not i("keys.rounds"):
+        return
+    sides = keys_all()
+    for h, title, _ in KEYS_HANDLERS:
+        s, b = sides[(h, "path")], sides[(h, "nokey")]
+        if not s or not b or s["ratio"] is None:
+            continue
+        c = sides[(h, "column")]
+        rs = [x for x in s["ratios"] if x is not None]
+        targets.append((
+            f"per-key concurrency, {title}, many keys: ≥ 0.9 × no key cap",
+            f"{fmt(s['ratio'], 2)} × with `$.customer` (median of "
+            f"{len(rs)} round(s), from {fmt(min(rs), 2)} to "
+            f"{fmt(max(rs), 2)}; "
+            f"{fmt(s['jps'])} / {fmt(b['jps'])} jobs/s; "
+            f"{fmt(s['reqs'], 2)} / {fmt(b['reqs'], 2)} statements per "
+            "job)" + (f"; {fmt(c['ratio'], 2)} × with a column key"
+                      if c and c["ratio"] is not None else ""),
+            s["ratio"] >= 0.9))
+    held = keys_held(sides)
+    if held is not None:
+        targets.append(("per-key concurrency: at most key_concurrency (1) "
+                        "jobs of one key at once",
+                        f"at most {fmt(held)} in every keyed drain",
+                        held <= 1))
+
+
+def keys_section(level="##"):
+    rounds = i("keys.rounds")
+    if not rounds:
+        return
+    h3 = level + "#"
+    sides = keys_all()
+    p(f"{level} 14. Per-key concurrency: a key cap against no key cap "
+      "(issue 27)", "",
+      "Eight runners of `--jobs=4` at once (32 slots) drain due jobs of "
+      f"type work: {fmt(f('keys.noop.nokey.r1.n'))} a drain "
+      f"({fmt(f('keys.s20.nokey.r1.n'))} with `/bin/sleep 0.2`), each "
+      "job's customer one of a quarter as many keys "
+      f"({fmt(f('keys.noop.path.r1.keys'))} and "
+      f"{fmt(f('keys.s20.path.r1.keys'))}; from an MD5 of the job's "
+      "number, so a key's jobs fall at random in the queue), in the "
+      "payload (`$.customer`) and in a column `customer`.  The sides: no "
+      "key cap (the floor the target is judged against); "
+      "`concurrency_key = $.customer` with `key_concurrency = 1`; the "
+      "same with the column as key; and (noop only) `$.customer` over 50 "
+      "keys, one of them on one job in ten (with a sleeping handler that "
+      "key's jobs, one at a time, would set the drain's length).  Every "
+      "side on one table with sql/003_flow.sql applied (a keyed type "
+      f"needs its control row), in {rounds} round"
+      f"{'s' if rounds != 1 else ''} whose order of sides turns; each "
+      "figure is the median of the rounds.  jobs/s is the jobs over the "
+      "wall time from the runners' start to the last one's exit; *to the "
+      "last outcome* ends at the last job's outcome by the server's "
+      "clock (it leaves out the runners' last look at an empty queue and "
+      "their exit).  *Statements/job* is the server's `Questions` (what "
+      "the clients sent; a bulk execution counts once) over the jobs, "
+      "*server statements/job* Com_stmt_execute + Com_begin + Com_commit "
+      "+ Com_rollback.  *Most of one key at once* is the largest number "
+      "of one key's jobs between their claim and their outcome at any "
+      "moment, over the rounds, from two columns a trigger stamps with "
+      "the server's clock (`NOW(6)` when a row turns processing and when "
+      "it leaves it; a key's job runs inside that span, and the trigger's "
+      "cost falls on every side alike); a keyed drain that shows more "
+      "than 1 fails the run.  Without a key cap it shows how often the "
+      "same jobs do overlap.  Every drain checked: each job success with "
+      "attempts = 1.", "")
+    rows = []
+    for h, title, _ in KEYS_HANDLERS:
+        for side, label in KEYS_SIDES:
+            s = sides[(h, side)]
+            if not s:
+                continue
+            rows.append([
+                title, label, fmt(s["n"]), fmt(s["keys"]), fmt(s["jps"]),
+                "1" if side == "nokey" else f"**{fmt(s['ratio'], 2)}**",
+                fmt(s["busy_jps"]),
+                "1" if side == "nokey" else fmt(s["busy_ratio"], 2),
+                fmt(s["reqs"], 2), fmt(s["stmts"], 2),
+                fmt(s["fsyncs"], 2), fmt(s["reads"], 1), fmt(s["scpu"]),
+                fmt(s["overlap"])])
+    table(["handler", "side", "jobs", "keys", "jobs/s", "× no key cap",
+           "jobs/s to the last outcome", "×", "statements/job",
+           "server statements/job", "durable commits/job", "rows read/job",
+           "server CPU µs/job", "most of one key at once"], rows)
+    p("Per round, jobs/s and (keyed sides) the ratio to the same round's "
+      "no key cap:", "")
+    for h, title, _ in KEYS_HANDLERS:
+        for r in range(rounds):
+            parts = []
+            for side, _ in KEYS_SIDES:
+                s = sides[(h, side)]
+                if not s:
+                    continue
+                x = s["rounds"][r]
+                if not x:
+                    parts.append(f"{side} –")
+                elif side == "nokey":
+                    parts.append(f"{side} {fmt(x['jps'])}")
+                else:
+                    parts.append(f"{side} {fmt(x['jps'])} "
+                                 f"({fmt(s['ratios'][r], 2)} ×)")
+            p(f"- {title}, round {r + 1}: " + ", ".join(parts))
+    p("")
+    # Why: a keyed type's claims are one at a time across every runner
+    # (the control row's lock), so the keyed noop drain's rate is about
+    # the most claims a second the type gets; 32 slots of a handler of T
+    # seconds ask for 32 / T.
+    cap = sides[("noop", "path")]
+    if cap:
+        p(f"{h3} Why", "",
+          "A keyed type's claim is a transaction that locks the type's "
+          "control row, chooses a due job whose key has room (one SELECT "
+          "reading the type's processing rows) and claims it by id, so "
+          "claims of the type are one at a time across all runners, and "
+          "a claim is not shared among a runner's slots as an unkeyed "
+          "claim is (one bulk UPDATE for every free slot).  The keyed noop "
+          f"drain's rate, {fmt(cap['jps'])} jobs/s here, is therefore "
+          "about the most claims a second the type gets on this server.  "
+          f"{KEYS_SLOTS} slots running a handler of T seconds ask for "
+          f"{KEYS_SLOTS} / T claims a second:", "")
+        for h, title, t in KEYS_HANDLERS:
+            s, b = sides[(h, "path")], sides[(h, "nokey")]
+            if not s or not b or not t:
+                continue
+            want = KEYS_SLOTS / t
+            p(f"- {title}: {fmt(want)} claims a second asked, "
+              f"{fmt(want / cap['jps'], 2)} × what the keyed claim gives; "
+              f"measured {fmt(s['jps'])} jobs/s against {fmt(b['jps'])} "
+              f"without a key cap ({fmt(s['ratio'], 2)} ×).")
+        s, b = sides[("s05", "path")], sides[("s05", "nokey")]
+        if s and b and s["jps"] < cap["jps"]:
+            p("", f"With `/bin/sleep 0.05` the keyed drain stays below even "
+              f"the noop drain's rate ({fmt(s['jps'])} against "
+              f"{fmt(cap['jps'])} jobs/s), and without a key cap the "
+              f"same jobs reach {fmt(b['jps'])}: the machine's "
+              f"{g('env.nproc')} cores run the server, the runners and up "
+              f"to {KEYS_SLOTS} handlers starting at once, so probably a "
+              "runner holding the control row's lock waits for a core "
+              "more often, and every claim behind it waits too; the keyed "
+              f"claim also costs the server more ({fmt(s['scpu'])} µs of "
+              f"CPU a job against {fmt(b['scpu'])}).  Not measured "
+              "apart here.")
+        p("", "Statements per job: no key cap "
+          f"{fmt(sides[('noop', 'nokey')]['reqs'], 2) if sides[('noop', 'nokey')] else '–'}"
+          f", `$.customer` {fmt(cap['reqs'], 2)} (noop): the keyed claim "
+          "is its own transaction per job (BEGIN, the control row, the "
+          "choice, the claim by id, COMMIT) where the unkeyed slots share "
+          "one claim statement and one commit.", "")
+
+
+def keys_document():
+    """bench/KEYS.md: section 14 alone, with the run's machine, load,
+    commit and verdict."""
+    secs = f("env.seconds")
+    quick = g("env.mode") == "quick"
+    p("# Per-key concurrency: what a key cap costs throughput (issue 27)",
+      "",
+      f"Written by bench/run's section 14 (`BENCH_ONLY=keys "
+      f"BENCH_OUT=/tmp/results.md bench/run`; {g('env.mode')} mode) on "
+      f"{g('env.date')}, at {g('env.git')}, from one run of "
+      f"{fmt(secs)} s; every figure and ratio below comes from that run.  "
+      f"Raw figures: build/bench/results{'-quick' if quick else ''}.txt.  "
+      "The issue's target: \"throughput ≥ 0.9 × the same jobs with no "
+      "key cap when keys are many\", with 8 runners × `--jobs=4`.", "")
+    sides = keys_all()
+    p("## Verdict", "")
+    targets = []
+    keys_targets(targets)
+    if targets:
+        for name, fig, ok in targets:
+            p(f"- {name}: {verdict(ok)}, {fig}.")
+        p("")
+        ok = [t for h, t, _ in KEYS_HANDLERS if sides[(h, "path")] and
+              sides[(h, "path")]["ratio"] is not None and
+              sides[(h, "path")]["ratio"] >= 0.9]
+        bad = [t for h, t, _ in KEYS_HANDLERS if sides[(h, "path")] and
+               sides[(h, "path")]["ratio"] is not None and
+               sides[(h, "path")]["ratio"] < 0.9]
+        text = ("**≥ 0.9 × no key cap: met with every handler.**" if not bad
+                else "**≥ 0.9 × no key cap: " +
+                ("met with " + ", ".join(ok) + "; " if ok else "") +
+                "missed with " + ", ".join(bad) + ".**")
+        p(text + "  The cap held: " +
+          ("every keyed drain ran at most one job of a key at once."
+           if (keys_held(sides) or 0) <= 1 else
+           "**no: a keyed drain ran more than one job of a key at "
+           "once.**") + "  Why the short handlers miss: see *Why* below; "
+          "the claims of a keyed type go one at a time through its "
+          "control row's lock.", "")
+    else:
+        p("Not measured.", "")
+    p("## Machine and load", "")
+    mem_gib = f("env.mem_kb", 0) / 1024 / 1024
+    table(["", ""], [
+        ["CPU", f"{g('env.nproc')} × {g('env.cpu')} "
+                f"({fmt(f('env.mhz'))} MHz, KVM guest), shared with other "
+                "work"],
+        ["Memory", f"{mem_gib:.1f} GiB"],
+        ["Disk", f"{g('env.fs')}; fdatasync of 512 bytes: median "
+                 f"{fmt(f('env.start.fsync_median_us'))} µs (p90 "
+                 f"{fmt(f('env.start.fsync_p90_us'))}) at the start, "
+                 f"{fmt(f('env.end.fsync_median_us'))} µs (p90 "
+                 f"{fmt(f('env.end.fsync_p90_us'))}) at the end"],
+        ["Server", f"MariaDB {g('env.server')}, throwaway "
+                   "(contrib/throwaway-mariadb, DURABLE=1: "
+                   "innodb_flush_log_at_trx_commit = "
+                   f"{g('env.var.innodb_flush_log_at_trx_commit')}), "
+                   "unix socket"],
+        ["jobrun", f"{g('env.jobrun')} ({g('env.git')})"],
+        ["uptime, at the start", g("keys.uptime_start", "–").strip()],
+        ["… at the end", g("keys.uptime_end", "–").strip()],
+    ])
+    keys_section(level="##")
+    prev = os.environ.get("BENCH_PREVIOUS", "")
+    if prev and os.path.exists(prev):
+        lines = open(prev, encoding="utf-8").read().rstrip("\n").split("\n")
+        start = next((k for k, line in enumerate(lines)
+                      if line.startswith("## Notes")), None)
+        if start is not None:
+            p(*lines[start:])
+
+
 def ints(key):
     """A comma list of integers (bench/run's per-job figures)."""
     v = g(key)
@@ -1360,6 +1648,11 @@ def main():
     if sys.argv[1] == "--priority":
         load(sys.argv[2])
         prio_document()
+        sys.stdout.write("\n".join(out) + "\n")
+        return
+    if sys.argv[1] == "--keys":
+        load(sys.argv[2])
+        keys_document()
         sys.stdout.write("\n".join(out) + "\n")
         return
     load(sys.argv[1])
@@ -2297,6 +2590,7 @@ def main():
     wait_targets(targets)
     hist_targets(targets)
     prio_targets(targets)
+    keys_targets(targets)
     summary = ["## Targets", ""]
     summary.append("| target | figure | |")
     summary.append("|---|---|---|")
@@ -2334,6 +2628,9 @@ def main():
 
     # --- 13. priorities ---------------------------------------------------------
     prio_section()
+
+    # --- 14. per-key concurrency ----------------------------------------------
+    keys_section()
 
     # --- suggestions ------------------------------------------------------------
     p("## Suggested changes to src/ (measured above)", "")
