@@ -814,7 +814,7 @@ look(struct flow *f, size_t *judge, char *err, size_t errlen)
 }
 
 void
-flow_job_done(struct flow *f, const char *type)
+flow_job_done(struct flow *f, const char *type, uint64_t id)
 {
 	struct flow_type *t = find(f, type);
 
@@ -824,6 +824,7 @@ flow_job_done(struct flow *f, const char *type)
 		t->full = t->filled = 0;
 	/* Its key has a place free: claimed again at once. */
 	if (t != NULL && t->limits != NULL && t->limits->key != NULL) {
+		flow_keys_freed(f->keys, type, id);
 		t->keys_full = 0;
 		t->dry_until = 0;
 		t->misses = 0;

@@ -70,7 +70,7 @@ enum db_status flow_unpaused(struct flow *f, const char *const *types,
 
 /* A job of type that a claim of f took has ended (its outcome written):
  * a place in the type's cap is free. */
-void flow_job_done(struct flow *f, const char *type);
+void flow_job_done(struct flow *f, const char *type, uint64_t id);
 
 /* jobrun pause / resume: set type's flag for every run on every host;
  * *changed says whether the type's control row was written. */

@@ -33,6 +33,10 @@ int flow_keys_has(const struct flow_keys *k, const char *type);
 enum db_status flow_keys_pick(struct flow_keys *k, const char *type,
                               uint64_t *id, char *err, size_t errlen);
 
+/* Job id of type, which this run claimed, has ended: its key may have
+ * room, and the next choice starts no later than where it stood. */
+void flow_keys_freed(struct flow_keys *k, const char *type, uint64_t id);
+
 /* Claim the job flow_keys_pick chooses (queue_claim_job), in the
  * caller's transaction; none claimed, *due says whether type has due jobs
  * all the same (every one's key busy). */

@@ -693,7 +693,7 @@ one_job(struct cycle *cy, size_t slot, struct job *job, const char *token)
 			fanin_after_finish(cy->fanin, job->id);
 		}
 		if (cy->opts->flow != NULL)
-			flow_job_done(cy->opts->flow, job->type);
+			flow_job_done(cy->opts->flow, job->type, job->id);
 		connection_give(cy);
 	}
 	free(res);
