@@ -250,7 +250,7 @@ int cfg_check_key_cap(const struct cfg_type *t, const char **key, char *msg,
 #define CFG_KEY_IS_PATH(key) ((key)[0] == '$')
 /* A key's longest column name, and JSON path. */
 #define CFG_KEY_COLUMN_MAX 64
-#define CFG_KEY_PATH_MAX 255
+#define CFG_KEY_PATH_MAX 160
 
 int cfg_parse_priority(void *base, const char *value, char *msg,
                        size_t msglen);

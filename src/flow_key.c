@@ -26,8 +26,9 @@
  * checks again that it is pending and due.
  *
  * Priorities (sql/013) do not order a keyed type's claims: the choice is
- * in (next_run_at, id) order, so with key_concurrency 1 a key's jobs run
- * one after another in that order, which is what order = key promises.
+ * in (next_run_at, id) order, read on from the job chosen last (a cursor,
+ * KEY_HEAD_MS); with order = key always from the head, so that a key's
+ * jobs run one after another in that order, whenever each was enqueued.
  */
 #include <mysqld_error.h>
 #include <stdio.h>
@@ -101,8 +102,9 @@ static const char *const load_parts[] = {
 /* MySQL's ER_INVALID_JSON_PATH, which MariaDB's headers lack. */
 #define MYSQL_INVALID_JSON_PATH 3143
 
-/* Whether the server takes a JSON path: 0 for one it takes, NULL (with a
- * warning, MariaDB) or an error (MySQL) for one it does not. */
+/* Whether the server takes a JSON path: 0 or 1 (whether "{}" has it: "$"
+ * it has) for one it takes, NULL (with a warning, MariaDB) or an error
+ * (MySQL) for one it does not. */
 static const char path_text[] = "SELECT JSON_CONTAINS_PATH('{}', 'one', ?)";
 
 struct keyed {
@@ -249,7 +251,7 @@ check_path(struct flow_keys *k, const struct cfg_type *t, char *err,
 	st = queue_stmts_one(k->set, KEY_STMTS * k->n, args, 1, &col, 1,
 	    &found, err,
 	    errlen);
-	if (st == DB_OK && (!found || col == NULL || strcmp(col, "0") != 0)) {
+	if (st == DB_OK && (!found || col == NULL)) {
 		errf(err, errlen, "the server takes it for no JSON path");
 		st = DB_SCHEMA;
 	}
@@ -361,7 +363,11 @@ pick(struct flow_keys *k, size_t i, uint64_t *id, char *at, size_t atlen,
 	struct keyed *kt = &k->types[i];
 	enum db_status st;
 
-	if (kt->id != 0 && now_ms() - kt->head_ms < KEY_HEAD_MS) {
+	/* order = key: from the head every time, so that a job of a key
+	 * due before the cursor (enqueued since, or its key freed) comes
+	 * first. */
+	if (kt->id != 0 && !kt->type->flow.key_order &&
+	    now_ms() - kt->head_ms < KEY_HEAD_MS) {
 		st = pick_run(k, i, PICK_AFTER, id, at, atlen, err, errlen);
 		if (st != DB_OK || *id != 0)
 			return st;

@@ -160,7 +160,7 @@ EOF2
 	run jobrun
 	is "$rc/$err" "78/jobrun: $CONF:$1: [type.k] $2: $3" "$4"
 }
-name_msg='not a JSON path into the payload ($.customer, at most 255 bytes) nor a column name (letters, digits, _)'
+name_msg='not a JSON path into the payload ($.customer, at most 160 bytes) nor a column name (letters, digits, _)'
 num_msg='not a whole number of jobs in 1..1000000'
 bad_conf 8 concurrency_key "$name_msg: \"\"" \
     "concurrency_key = (empty): exit 78, file, line, key and what it takes" <<<'concurrency_key ='
