@@ -107,9 +107,11 @@ sql "INSERT INTO polling_jobs (business_key, type, next_run_at, created_at,
         updated_at)
      VALUES ('later', 'work', NOW() + INTERVAL 30 MINUTE, NOW(), NOW())"
 
-# The server's minute before the runners start: a slot whose minute
-# begins while they run is due, and enqueued (by the server's clock).
-minute_before=$(sql "SELECT UNIX_TIMESTAMP() DIV 60")
+# The server's second before the runners start: a schedule first seen
+# starts at the second it is seen, so a slot at that second or later,
+# up to the server's time at the end, is due and enqueued (by the
+# server's clock); one of an earlier second is not.
+second_before=$(sql "SELECT UNIX_TIMESTAMP()")
 JOBRUN=$T/ahead jobrun_bg --jobs=2 -v >/dev/null 2>"$T/ahead.err"
 ahead=$bg
 JOBRUN=$T/behind jobrun_bg --jobs=2 -v >/dev/null 2>"$T/behind.err"
@@ -135,15 +137,12 @@ is "$(sort "$T/ran" | uniq -d | wc -l)/$(wc -l <"$T/ran")" 0/40 \
     "each handler ran once between the two"
 is "$(sql "SELECT status, attempts FROM polling_jobs WHERE business_key = 'later'")" \
     "pending	0" "the job due in 30 minutes was not run early by the runner an hour ahead"
-# A schedule first seen enqueues no slot of the past: only one whose
-# minute began after the runners started (the server's minute changed
-# while they ran), and none of the hour ahead.
-minutes_begun=$(( $(sql "SELECT UNIX_TIMESTAMP() DIV 60") - minute_before ))
+# A schedule first seen enqueues no slot of the past: only one that
+# began at or after the second the runners started (the server's minute
+# changed while they ran), and none of the hour ahead.
 is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE type = 'tick'
            AND UNIX_TIMESTAMP(STR_TO_DATE(SUBSTRING_INDEX(business_key, '@', -1),
-               '%Y-%m-%dT%H:%i')) DIV 60 > $minute_before
-           AND UNIX_TIMESTAMP(STR_TO_DATE(SUBSTRING_INDEX(business_key, '@', -1),
-               '%Y-%m-%dT%H:%i')) DIV 60 <= $minute_before + $minutes_begun")" \
+               '%Y-%m-%dT%H:%i')) BETWEEN $second_before AND UNIX_TIMESTAMP()")" \
     "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE type = 'tick'")" \
     "a schedule first seen enqueues no slot but those begun while it ran, none of the hour ahead"
 is "$(sql "SELECT last_slot_utc <= UTC_TIMESTAMP() FROM jobrun_schedules
