@@ -27,33 +27,26 @@
  * the transaction back between two statements, after which a prepared
  * statement runs on its own in autocommit: a claim whose reply says no
  * transaction is open is given back before any handler sees it.  A type's
- * row is made by its first claim, inside the transaction.
- *
- * Three statements here read the job table (the count under the lock,
- * the count and whether a due job waits without a lock, a look at a full
- * type, and whether a type held back has due jobs); they are
- * flow control's, kept beside the rest of it, and run by the queue's
- * runner in the queue's transaction helper (queue_trx) like every other.
+ * row is made by its first claim, inside the transaction.  Statements run
+ * in the queue's transaction helper (queue_trx).
  *
  * Waiting for a full type costs the server little, however many slots
  * and runners wait.  A type found full at its last claim is looked at
- * first, without a lock (queue_type_load, one read): only when it shows room is
- * the transaction started.  The looks back off (FLOW_POLL_MS, doubled
+ * first, without a lock (queue_type_load, one read): only when it shows
+ * room is the transaction started.  The looks back off (FLOW_POLL_MS, doubled
  * for each look that found the type full), and in a run one slot looks
  * while the others wait for it; the slot whose job of the type ended
  * claims again at once, without a look: the place it freed is taken
  * again (flow_job_done, runner.c).
  *
- * A job in processing whose lock expired still holds its slot: its runner
- * may only be slow, and the cap must hold.  Recovery gives the slot back;
- * a run that finds a type full runs it (at most once a second), so the
- * slots of a runner that died come back once its locks expire, without
- * waiting for the next run's start.
+ * A job in processing whose lock expired still holds its slot (its runner
+ * may only be slow) until recovery, which a run that finds a type full
+ * runs at most once a second: a dead runner's slots come back once its
+ * locks expire.
  *
- * Pause is read before every claim (one read of a table of a row per
- * type), so every run stops starting jobs of a paused type within one
- * claim; a limited type's flag is read again under its row lock.  Types
- * without limits keep the plain autocommit claim.
+ * Pause is read before every claim (a row per type), so runs stop starting
+ * a paused type's jobs within one claim; a limited type's flag is read
+ * again under its row lock.  Types without limits claim as without flow.
  */
 #include <mysqld_error.h>
 #include <stdio.h>
@@ -79,8 +72,7 @@
  * meanwhile waits at most this long more, as one behind the cursor
  * does (queue.c). */
 #define FLOW_DRY_MS 1000
-/* A full type's expired locks are recovered at most this often. */
-#define FLOW_RECOVER_MS 1000
+#define FLOW_RECOVER_MS 1000	/* a full type's recovery, at most */
 
 enum flow_stmt {
 	F_PROBE, F_PAUSED, F_ENSURE, F_LOCK, F_TAKE,
@@ -181,12 +173,6 @@ uint64_t
 flow_recovered(const struct flow *f)
 {
 	return f != NULL ? f->recovered : 0;
-}
-
-const char *
-flow_unit(unsigned long period)
-{
-	return period == 3600 ? "h" : period == 60 ? "min" : "s";
 }
 
 const char *
@@ -527,12 +513,14 @@ take(struct flow *f, const struct flow_type *t, char *err, size_t errlen)
  * again. */
 static enum db_status
 undo_lone_claim(struct flow *f, const char *token, struct job *job,
-    char *err, size_t errlen)
+    struct flow_extra *extra, char *err, size_t errlen)
 {
 	enum db_status st;
 	int owned;
 
 	st = queue_release(f->q, job, token, &owned, err, errlen);
+	if (st == DB_OK)
+		st = flow_extra_release(f->q, extra, err, errlen);
 	if (st != DB_OK)
 		return st;
 	errf(err, errlen, "claim a job: the transaction was rolled back "
@@ -559,6 +547,7 @@ struct limited_claim {
 	const char *token;
 	struct job *job;
 	int *claimed;
+	struct flow_extra *extra;
 };
 
 /* Claim a due job of keyed type t whose key has room; none while t has
@@ -571,7 +560,7 @@ claim_keyed(struct limited_claim *c, struct flow_type *t, char *err,
 	enum db_status st;
 
 	st = flow_keys_claim(c->f->keys, t->name, c->lock_seconds, c->token,
-	    c->job, c->claimed, &t->due, err, errlen);
+	    c->job, c->claimed, &t->due, c->extra, err, errlen);
 	t->due_known = 1;
 	if (st == DB_OK && !*c->claimed && t->due) {
 		t->held = t->keys_full = 1;
@@ -656,7 +645,8 @@ claim_limited_body(void *arg, struct queue_witness *w, char *err,
 	/* The claim's own reply and the read after it came back outside the
 	 * transaction: the claim stands alone.  Give it back. */
 	if (st == DB_OK && *c->claimed && !queue_trx_open(f->q))
-		return undo_lone_claim(f, c->token, c->job, err, errlen);
+		return undo_lone_claim(f, c->token, c->job, c->extra, err,
+		    errlen);
 	if (st == DB_OK && *c->claimed) {
 		t = find(f, c->job->type);
 		if (t != NULL && t->limits != NULL)
@@ -688,15 +678,18 @@ claim_limited_undo(void *arg, enum db_status st)
 	if (*c->claimed)
 		queue_job_free(c->job);
 	*c->claimed = 0;
+	flow_extra_drop(c->extra);
 }
 
 /* The transaction, run again after a deadlock, a lost certification, a
  * lock wait or a lost connection. */
 static enum db_status
 claim_limited(struct flow *f, unsigned long lock_seconds, const char *token,
-    struct job *job, int *claimed, char *err, size_t errlen)
+    struct job *job, int *claimed, struct flow_extra *extra, char *err,
+    size_t errlen)
 {
-	struct limited_claim c = { f, lock_seconds, token, job, claimed };
+	struct limited_claim c = { f, lock_seconds, token, job, claimed,
+	    extra };
 	struct queue_trx t = { claim_limited_body, claim_limited_undo, NULL,
 	    &c, QUEUE_CLAIM_RETRIES + 1, 0, 1 };
 
@@ -834,7 +827,8 @@ flow_job_done(struct flow *f, const char *type, uint64_t id)
 enum db_status
 flow_claim(struct flow *f, const char *const *types, size_t ntypes,
     unsigned long lock_seconds, const char *token, struct job *job,
-    int *claimed, int64_t *wait_ms, char *err, size_t errlen)
+    int *claimed, struct flow_extra *extra, int64_t *wait_ms, char *err,
+    size_t errlen)
 {
 	const char **plain = xcalloc(ntypes, sizeof *plain);
 	enum db_status st;
@@ -842,6 +836,8 @@ flow_claim(struct flow *f, const char *const *types, size_t ntypes,
 
 	*claimed = 0;
 	*wait_ms = 0;
+	if (extra != NULL)
+		extra->got = 0;
 	set_types(f, types, ntypes);
 	/* A limited type's flag is read under its row lock anyway. */
 	for (i = 0; i < f->ntypes; i++)
@@ -859,8 +855,8 @@ flow_claim(struct flow *f, const char *const *types, size_t ntypes,
 	if (st == DB_OK && nlimited > 0)
 		st = look(f, &nlimited, err, errlen);
 	if (st == DB_OK && nlimited > 0)
-		st = claim_limited(f, lock_seconds, token, job, claimed, err,
-		    errlen);
+		st = claim_limited(f, lock_seconds, token, job, claimed, extra,
+		    err, errlen);
 	if (st == DB_OK && !*claimed && nplain > 0)
 		st = queue_claim(f->q, plain, nplain, lock_seconds, token, job,
 		    claimed, err, errlen);

@@ -35,16 +35,32 @@ enum db_status flow_open(struct queue *q, const struct cfg *cfg,
                          size_t errlen);
 void flow_close(struct flow *f);
 
+/* The most jobs a claim takes beside the one it was asked for. */
+#define FLOW_EXTRA_MAX (QUEUE_GROUP_MAX - 1)
+
+/* Jobs a claim may take beside the one asked for, for the run's other
+ * slots waiting to claim: at most want, with tokens[i] into jobs[i]
+ * (zeroed before); got says how many it took, each the caller's to run
+ * or to give back. */
+struct flow_extra {
+	size_t want, got;
+	const char *tokens[FLOW_EXTRA_MAX];
+	struct job jobs[FLOW_EXTRA_MAX];
+};
+
 /* Claim as queue_claim does, among types, but only a type that is not
  * paused, is below its cap and has a start left in its rate: a capped or
  * rated type is claimed inside one transaction that locks its control
  * row, so that the count, the bucket and the claim commit together.
  * When nothing was claimed but a held-back type has due jobs, *wait_ms
- * says how long to wait before trying again (0: nothing to wait for). */
+ * says how long to wait before trying again (0: nothing to wait for).
+ * A keyed type without a cap or rate may take up to extra->want more
+ * jobs in the same transaction (extra may be NULL). */
 enum db_status flow_claim(struct flow *f, const char *const *types,
                           size_t ntypes, unsigned long lock_seconds,
                           const char *token, struct job *job, int *claimed,
-                          int64_t *wait_ms, char *err, size_t errlen);
+                          struct flow_extra *extra, int64_t *wait_ms,
+                          char *err, size_t errlen);
 
 /* The token bucket of a rate limit, a pure function: tokens saved at
  * refilled_at, refilled at l's rate to now (server seconds) and capped at

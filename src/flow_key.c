@@ -64,40 +64,71 @@
 	KEY_CHARS ")"
 #define KEY_OF_COLUMN "LEFT(%s, " KEY_CHARS ")"
 
-/* The first due job of the type whose key has room, in the claim's order,
- * and its next_run_at (the index for it, the cursor's condition or
- * nothing, and the key's expression between the parts; args: type, type,
- * [time, time, id,] [path,] [path,] type, type, N).  A job without a key
- * (NULL) has no key cap. */
-static const char *const pick_parts[] = {
-	"SELECT id, next_run_at FROM " QUEUE_JOBS_TABLE " FORCE INDEX (", NULL,
-	") WHERE status = 'pending' AND type = ?"
-	" AND CAST(type AS BINARY) = CAST(? AS BINARY)"
-	" AND next_run_at <= NOW()", NULL, " AND IFNULL(", NULL,
-	" NOT IN (SELECT busy.k FROM (SELECT ", NULL,
-	" AS k FROM " QUEUE_JOBS_TABLE " FORCE INDEX (idx_type_status)"
-	" WHERE type = ? AND CAST(type AS BINARY) = CAST(? AS BINARY)"
+/* Places in a statement's parts that text_for fills: the key's
+ * expression, the index to read, and the cursor's condition (or
+ * nothing). */
+static const char KEY[] = "key", INDEX[] = "index", CURSOR[] = "cursor";
+
+/* The type's due jobs, in the claim's order (args: type, type, [time,
+ * time, id]) */
+#define DUE_FROM " FROM " QUEUE_JOBS_TABLE " FORCE INDEX (", INDEX, \
+	") WHERE status = 'pending' AND type = ?" \
+	" AND CAST(type AS BINARY) = CAST(? AS BINARY)" \
+	" AND next_run_at <= NOW()", CURSOR
+/* The type's jobs in processing, by key (args: type, type) */
+#define RUNNING_FROM " FROM " QUEUE_JOBS_TABLE " FORCE INDEX (idx_type_status)" \
+	" WHERE type = ? AND CAST(type AS BINARY) = CAST(? AS BINARY)" \
 	" AND status = 'processing' GROUP BY k"
-	" HAVING COUNT(*) >= ? AND k IS NOT NULL) AS busy), TRUE)"
+/* ... whose key is not at its cap (args: [path,] [path,] type, type, N) */
+#define KEY_HAS_ROOM " AND IFNULL(", KEY, " NOT IN (SELECT busy.k FROM" \
+	" (SELECT ", KEY, " AS k" RUNNING_FROM " HAVING COUNT(*) >= ?" \
+	" AND k IS NOT NULL) AS busy), TRUE)"
+
+/* The first due job of the type whose key has room, in the claim's order,
+ * and its next_run_at (args: type, type, [time, time, id,] [path,]
+ * [path,] type, type, N).  A job without a key (NULL) has no key cap. */
+static const char *const pick_parts[] = {
+	"SELECT id, next_run_at" DUE_FROM, KEY_HAS_ROOM,
 	" ORDER BY next_run_at, id LIMIT 1"
 };
 #define NPARTS (sizeof pick_parts / sizeof pick_parts[0])
 
+/* The first M due jobs, in the claim's order, that their keys have room
+ * for, counting each key's jobs in processing and those before it among
+ * the chosen: of the first L due jobs whose keys are not at their cap,
+ * a key's first N less its running ones (args: [path,] type, type,
+ * [time, time, id,] [path,] [path,] type, type, N, L, [path,] type, type,
+ * N, M).  The server partitions and joins by key under the key's
+ * collation, as it groups. */
+static const char *const many_parts[] = {
+	"SELECT c.id, c.next_run_at FROM (SELECT d.id, d.next_run_at, d.k,"
+	" ROW_NUMBER() OVER (PARTITION BY d.k ORDER BY d.next_run_at, d.id)"
+	" AS rn FROM (SELECT id, next_run_at, ", KEY, " AS k" DUE_FROM,
+	KEY_HAS_ROOM, " ORDER BY next_run_at, id LIMIT ?) AS d) AS c"
+	" LEFT JOIN (SELECT ", KEY, " AS k, COUNT(*) AS n" RUNNING_FROM
+	") AS running ON running.k = c.k"
+	" WHERE c.k IS NULL OR c.rn + IFNULL(running.n, 0) <= ?"
+	" ORDER BY c.next_run_at, c.id LIMIT ?"
+};
+#define NMANY (sizeof many_parts / sizeof many_parts[0])
+
 /* The type's keys at their cap, and its due jobs that wait for one of
- * them (the key's expression between the parts; args: [path,] type, type,
- * N, [path,] type, type): what status shows. */
+ * them (args: [path,] type, type, N, [path,] type, type): what status
+ * shows. */
 static const char *const load_parts[] = {
-	"SELECT COUNT(*), IFNULL(SUM(waiting.n), 0) FROM (SELECT ", NULL,
-	" AS k FROM " QUEUE_JOBS_TABLE " FORCE INDEX (idx_type_status)"
-	" WHERE type = ? AND CAST(type AS BINARY) = CAST(? AS BINARY)"
-	" AND status = 'processing' GROUP BY k"
-	" HAVING COUNT(*) >= ? AND k IS NOT NULL) AS busy"
-	" LEFT JOIN (SELECT ", NULL, " AS k, COUNT(*) AS n FROM "
+	"SELECT COUNT(*), IFNULL(SUM(waiting.n), 0) FROM (SELECT ", KEY,
+	" AS k" RUNNING_FROM " HAVING COUNT(*) >= ? AND k IS NOT NULL) AS busy"
+	" LEFT JOIN (SELECT ", KEY, " AS k, COUNT(*) AS n FROM "
 	QUEUE_JOBS_TABLE " WHERE status = 'pending' AND type = ?"
 	" AND CAST(type AS BINARY) = CAST(? AS BINARY)"
 	" AND next_run_at <= NOW() GROUP BY k) AS waiting"
 	" ON waiting.k = busy.k"
 };
+#define NLOAD (sizeof load_parts / sizeof load_parts[0])
+
+/* Due jobs a choice of M reads at most past those of busy keys: M times
+ * this (a key's further jobs among them are passed over). */
+#define MANY_READ 4
 
 /* MySQL's ER_INVALID_JSON_PATH, which MariaDB's headers lack. */
 #define MYSQL_INVALID_JSON_PATH 3143
@@ -107,9 +138,14 @@ static const char *const load_parts[] = {
  * (MySQL) for one it does not. */
 static const char path_text[] = "SELECT JSON_CONTAINS_PATH('{}', 'one', ?)";
 
+/* A keyed type's statements in the set, KEY_STMTS of them: a choice of
+ * one and of many, each from the head and past the cursor, and
+ * status's count. */
+enum { PICK_HEAD, PICK_AFTER, MANY_HEAD, MANY_AFTER, LOAD, KEY_STMTS };
+
 struct keyed {
 	const struct cfg_type *type;
-	char *text, *after, *load;
+	char *texts[KEY_STMTS];
 	/* the last job chosen and claimed: next_run_at as the server wrote
 	 * it, id; when the choice last started from the head */
 	char at[32];
@@ -123,48 +159,43 @@ struct keyed {
 	size_t next_claim;
 };
 
-enum { PICK_HEAD, PICK_AFTER, LOAD, KEY_STMTS };
-
 struct flow_keys {
 	struct queue *q;
 	struct keyed *types;
 	size_t n;
-	/* the set's texts, purposes and tables: per type a choice from the
-	 * head, one past the cursor and status's count (KEY_STMTS), then
+	/* the set's texts, purposes and tables: per type KEY_STMTS, then
 	 * the path check */
 	const char **texts, **purposes, **tables;
 	struct queue_stmts *set;
+	int one_at_a_time;	/* the server refused the choice of many */
 };
 
-/* The text of parts, its NULL places filled: the index to read and the
- * cursor's condition (cursor: PAST_CURSOR, else nothing) first when
- * pick, then t's key's expression in the others. */
+/* The text of parts for keyed type t, its places filled (KEY, INDEX,
+ * CURSOR: PAST_CURSOR when cursor, else nothing). */
 static char *
 text_for(struct queue *q, const struct cfg_type *t,
-    const char *const *parts, size_t nparts, int pick, int cursor)
+    const char *const *parts, size_t nparts, int cursor)
 {
 	char column[2 * CFG_KEY_COLUMN_MAX + 3], key[sizeof column + 32];
-	const char *fill[4] = { key, key, key, key }, *part;
-	size_t i, f = 0, len = 1;
+	const char *index = queue_type_index(q) ? "idx_type_pick" : "idx_pick";
+	const char *part[16];
+	size_t i, len = 1;
 	char *text;
 
-	if (pick) {
-		fill[0] = queue_type_index(q) ? "idx_type_pick" : "idx_pick";
-		fill[1] = cursor ? PAST_CURSOR : "";
-	}
 	if (CFG_KEY_IS_PATH(t->flow.key))
 		snprintf(key, sizeof key, "%s", KEY_OF_PATH);
 	else {
 		db_quote_ident(t->flow.key, column, sizeof column);
 		snprintf(key, sizeof key, KEY_OF_COLUMN, column);
 	}
-	for (i = 0; i < nparts; i++)
-		len += strlen(parts[i] != NULL ? parts[i] : fill[f++]);
-	text = xcalloc(1, len);
-	for (i = 0, f = 0; i < nparts; i++) {
-		part = parts[i] != NULL ? parts[i] : fill[f++];
-		strcat(text, part);
+	for (i = 0; i < nparts && i < 16; i++) {
+		part[i] = parts[i] == KEY ? key : parts[i] == INDEX ? index :
+		    parts[i] == CURSOR ? (cursor ? PAST_CURSOR : "") : parts[i];
+		len += strlen(part[i]);
 	}
+	text = xcalloc(1, len);
+	for (i = 0; i < nparts && i < 16; i++)
+		strcat(text, part[i]);
 	return text;
 }
 
@@ -172,22 +203,27 @@ text_for(struct queue *q, const struct cfg_type *t,
 static void
 add_type(struct flow_keys *k, const struct cfg_type *t)
 {
+	static const char *const purpose[KEY_STMTS] = {
+		[PICK_HEAD] = "choose a job whose key has room",
+		[PICK_AFTER] = "choose a job whose key has room",
+		[MANY_HEAD] = "choose jobs whose keys have room",
+		[MANY_AFTER] = "choose jobs whose keys have room",
+		[LOAD] = "count the jobs waiting for a key",
+	};
 	struct keyed *kt = &k->types[k->n];
-	size_t at = KEY_STMTS * k->n;
+	size_t at = KEY_STMTS * k->n, i;
 
 	kt->type = t;
-	kt->text = text_for(k->q, t, pick_parts, NPARTS, 1, 0);
-	kt->after = text_for(k->q, t, pick_parts, NPARTS, 1, 1);
-	kt->load = text_for(k->q, t, load_parts, sizeof load_parts /
-	    sizeof load_parts[0], 0, 0);
-	k->texts[at + PICK_HEAD] = kt->text;
-	k->texts[at + PICK_AFTER] = kt->after;
-	k->texts[at + LOAD] = kt->load;
-	k->purposes[at + PICK_HEAD] = "choose a job whose key has room";
-	k->purposes[at + PICK_AFTER] = "choose a job whose key has room";
-	k->purposes[at + LOAD] = "count the jobs waiting for a key";
-	k->tables[at + PICK_HEAD] = k->tables[at + PICK_AFTER] =
-	    k->tables[at + LOAD] = queue_name(k->q);
+	kt->texts[PICK_HEAD] = text_for(k->q, t, pick_parts, NPARTS, 0);
+	kt->texts[PICK_AFTER] = text_for(k->q, t, pick_parts, NPARTS, 1);
+	kt->texts[MANY_HEAD] = text_for(k->q, t, many_parts, NMANY, 0);
+	kt->texts[MANY_AFTER] = text_for(k->q, t, many_parts, NMANY, 1);
+	kt->texts[LOAD] = text_for(k->q, t, load_parts, NLOAD, 0);
+	for (i = 0; i < KEY_STMTS; i++) {
+		k->texts[at + i] = kt->texts[i];
+		k->purposes[at + i] = purpose[i];
+		k->tables[at + i] = queue_name(k->q);
+	}
 	k->n++;
 }
 
@@ -221,16 +257,14 @@ flow_keys_open(struct queue *q, const struct cfg *cfg)
 void
 flow_keys_close(struct flow_keys *k)
 {
-	size_t i;
+	size_t i, j;
 
 	if (k == NULL)
 		return;
 	queue_stmts_close(k->set);
-	for (i = 0; i < k->n; i++) {
-		free(k->types[i].text);
-		free(k->types[i].after);
-		free(k->types[i].load);
-	}
+	for (i = 0; i < k->n; i++)
+		for (j = 0; j < KEY_STMTS; j++)
+			free(k->types[i].texts[j]);
 	free(k->types);
 	free(k->texts);
 	free(k->purposes);
@@ -274,6 +308,10 @@ flow_keys_check(struct flow_keys *k, char *err, size_t errlen)
 		if (st == DB_OK)
 			st = queue_stmts_prepare(k->set, KEY_STMTS * i,
 			    cause, sizeof cause);
+		/* A server without window functions chooses one at a time. */
+		if (st == DB_OK && queue_stmts_prepare(k->set, KEY_STMTS * i +
+		    MANY_HEAD, cause, sizeof cause) != DB_OK)
+			k->one_at_a_time = 1;
 		/* An unknown column, or a path MySQL refuses (MariaDB
 		 * answers NULL): the configuration's to fix. */
 		if (st != DB_OK && (queue_last_errno(k->q) ==
@@ -318,49 +356,71 @@ key_args(const struct cfg_type *t, struct db_arg *args)
 	return n;
 }
 
-/* Run choice which (PICK_HEAD, PICK_AFTER) of keyed type kt, the i-th:
- * *id and *at (its next_run_at) the job chosen, *id 0 for none. */
+/* A choice's place in the claim's order. */
+struct chosen {
+	uint64_t id;
+	char at[32];	/* next_run_at, as the server wrote it */
+};
+
+/* Run choice which of keyed type i (PICK_* for one, MANY_* for up to
+ * want): the jobs chosen into out, *n of them. */
 static enum db_status
-pick_run(struct flow_keys *k, size_t i, unsigned which, uint64_t *id,
-    char *at, size_t atlen, char *err, size_t errlen)
+choose_run(struct flow_keys *k, size_t i, unsigned which,
+    struct chosen *out, size_t want, size_t *n, char *err, size_t errlen)
 {
 	const struct keyed *kt = &k->types[i];
 	const struct cfg_type *t = kt->type;
+	int many = which == MANY_HEAD || which == MANY_AFTER;
 	char *cols[2] = { NULL, NULL };
-	struct db_arg args[10];
+	struct db_arg args[20];
 	enum db_status st;
-	unsigned n = 0;
-	int found;
+	unsigned nargs = 0;
+	int rc;
 
-	args[n++] = DB_STR(t->name);
-	args[n++] = DB_STR(t->name);
-	if (which == PICK_AFTER) {
-		args[n++] = DB_STR(kt->at);
-		args[n++] = DB_STR(kt->at);
-		args[n++] = DB_NUM(kt->id);
+	if (many && CFG_KEY_IS_PATH(t->flow.key))
+		args[nargs++] = DB_STR(t->flow.key);
+	args[nargs++] = DB_STR(t->name);
+	args[nargs++] = DB_STR(t->name);
+	if (which == PICK_AFTER || which == MANY_AFTER) {
+		args[nargs++] = DB_STR(kt->at);
+		args[nargs++] = DB_STR(kt->at);
+		args[nargs++] = DB_NUM(kt->id);
 	}
 	if (CFG_KEY_IS_PATH(t->flow.key))
-		args[n++] = DB_STR(t->flow.key);
-	n += key_args(t, args + n);
-	args[n++] = DB_NUM(t->flow.key_concurrency);
-	*id = 0;
-	st = queue_stmts_one(k->set, KEY_STMTS * i + which, args, n, cols, 2,
-	    &found, err, errlen);
-	if (st == DB_OK && found && cols[1] != NULL) {
-		*id = queue_number(cols[0]);
-		snprintf(at, atlen, "%s", cols[1]);
+		args[nargs++] = DB_STR(t->flow.key);
+	nargs += key_args(t, args + nargs);
+	args[nargs++] = DB_NUM(t->flow.key_concurrency);
+	if (many) {
+		args[nargs++] = DB_NUM(want * MANY_READ);
+		nargs += key_args(t, args + nargs);
+		args[nargs++] = DB_NUM(t->flow.key_concurrency);
+		args[nargs++] = DB_NUM(want);
 	}
-	db_free_cols(cols, 2);
+	*n = 0;
+	st = queue_stmts_run(k->set, KEY_STMTS * i + which, args, nargs, err,
+	    errlen);
+	while (st == DB_OK && (rc = queue_stmts_fetch(k->set,
+	    KEY_STMTS * i + which, cols, 2, err, errlen)) != 0) {
+		if (rc < 0)
+			st = DB_ERROR;
+		else if (*n < want && cols[1] != NULL) {
+			out[*n].id = queue_number(cols[0]);
+			snprintf(out[*n].at, sizeof out[*n].at, "%s", cols[1]);
+			(*n)++;
+		}
+		db_free_cols(cols, 2);
+	}
 	return st;
 }
 
-/* The choice for keyed type i: past the cursor while it is young, and
- * from the head when that finds none. */
+/* The choice for keyed type i, of one (want 1) or of many: past the
+ * cursor while it is young, and from the head when that finds none. */
 static enum db_status
-pick(struct flow_keys *k, size_t i, uint64_t *id, char *at, size_t atlen,
-    char *err, size_t errlen)
+choose(struct flow_keys *k, size_t i, struct chosen *out, size_t want,
+    size_t *n, char *err, size_t errlen)
 {
 	struct keyed *kt = &k->types[i];
+	unsigned head = want > 1 ? MANY_HEAD : PICK_HEAD;
 	enum db_status st;
 
 	/* order = key: from the head every time, so that a job of a key
@@ -368,25 +428,28 @@ pick(struct flow_keys *k, size_t i, uint64_t *id, char *at, size_t atlen,
 	 * first. */
 	if (kt->id != 0 && !kt->type->flow.key_order &&
 	    now_ms() - kt->head_ms < KEY_HEAD_MS) {
-		st = pick_run(k, i, PICK_AFTER, id, at, atlen, err, errlen);
-		if (st != DB_OK || *id != 0)
+		st = choose_run(k, i, head + 1, out, want, n, err, errlen);
+		if (st != DB_OK || *n != 0)
 			return st;
 	}
 	kt->head_ms = now_ms();
-	return pick_run(k, i, PICK_HEAD, id, at, atlen, err, errlen);
+	return choose_run(k, i, head, out, want, n, err, errlen);
 }
 
 enum db_status
 flow_keys_pick(struct flow_keys *k, const char *type, uint64_t *id,
     char *err, size_t errlen)
 {
-	size_t i = index_of(k, type);
-	char at[32];
+	size_t i = index_of(k, type), n = 0;
+	struct chosen c = { 0, "" };
+	enum db_status st;
 
 	*id = 0;
 	if (k == NULL || i >= k->n)
 		return DB_OK;
-	return pick(k, i, id, at, sizeof at, err, errlen);
+	st = choose(k, i, &c, 1, &n, err, errlen);
+	*id = n > 0 ? c.id : 0;
+	return st;
 }
 
 /* Whether (at, id) comes before kt's cursor in the claim's order (the
@@ -450,42 +513,120 @@ flow_keys_load(struct flow_keys *k, const char *type, uint64_t *full,
 	return st;
 }
 
-/* kt claimed job id, which stood at at: the cursor moves to it. */
+/* kt claimed job c: the cursor moves to it. */
 static void
-moved(struct keyed *kt, uint64_t id, const char *at)
+moved(struct keyed *kt, const struct chosen *c)
 {
-	struct claimed_at *c = &kt->claims[kt->next_claim];
+	struct claimed_at *to = &kt->claims[kt->next_claim];
 
 	kt->next_claim = (kt->next_claim + 1) % KEY_CLAIMS_KEPT;
-	c->id = id;
-	snprintf(c->at, sizeof c->at, "%s", at);
-	snprintf(kt->at, sizeof kt->at, "%s", at);
-	kt->id = id;
+	to->id = c->id;
+	snprintf(to->at, sizeof to->at, "%s", c->at);
+	snprintf(kt->at, sizeof kt->at, "%s", c->at);
+	kt->id = c->id;
+}
+
+/* Claim up to 1 + extra->want jobs of keyed type i: one choice, then
+ * one claim of them all (queue_claim_jobs). */
+static enum db_status
+claim_many(struct flow_keys *k, size_t i, unsigned long lock_seconds,
+    const char *token, struct job *job, int *claimed,
+    struct flow_extra *extra, char *err, size_t errlen)
+{
+	struct chosen c[1 + FLOW_EXTRA_MAX];
+	const char *tokens[1 + FLOW_EXTRA_MAX];
+	struct job *jobs[1 + FLOW_EXTRA_MAX];
+	uint64_t ids[1 + FLOW_EXTRA_MAX];
+	enum db_status st;
+	size_t n = 0, j;
+
+	st = choose(k, i, c, 1 + extra->want, &n, err, errlen);
+	if (st != DB_OK || n == 0)
+		return st;
+	for (j = 0; j < n; j++) {
+		ids[j] = c[j].id;
+		tokens[j] = j == 0 ? token : extra->tokens[j - 1];
+		jobs[j] = j == 0 ? job : &extra->jobs[j - 1];
+		memset(jobs[j], 0, sizeof *jobs[j]);
+	}
+	st = queue_claim_jobs(k->q, ids, n, lock_seconds, tokens, jobs, err,
+	    errlen);
+	if (st != DB_OK) {
+		/* What was read is freed with the rest (flow_extra_drop). */
+		extra->got = n - 1;
+		*claimed = jobs[0]->type != NULL;
+		return st;
+	}
+	*claimed = 1;
+	extra->got = n - 1;
+	for (j = 0; j < n; j++)
+		moved(&k->types[i], &c[j]);
+	return st;
+}
+
+/* Whether a claim of t may take more than one job: not beside a cap or a
+ * rate of its own (flow.c counts one start a claim), nor on Galera. */
+static int
+claims_many(struct flow_keys *k, const struct cfg_type *t,
+    const struct flow_extra *extra)
+{
+	return extra != NULL && extra->want > 0 && !k->one_at_a_time &&
+	    !t->flow.concurrency && !t->flow.rate && queue_many_claims(k->q);
 }
 
 enum db_status
 flow_keys_claim(struct flow_keys *k, const char *type,
     unsigned long lock_seconds, const char *token, struct job *job,
-    int *claimed, int *due, char *err, size_t errlen)
+    int *claimed, int *due, struct flow_extra *extra, char *err,
+    size_t errlen)
 {
-	size_t i = index_of(k, type);
+	size_t i = index_of(k, type), n = 0;
 	enum db_status st = DB_OK;
+	struct chosen c;
 	int tries = 0;
-	char at[32];
-	uint64_t id;
 
 	*claimed = *due = 0;
 	if (k == NULL || i >= k->n)
 		return DB_OK;
-	do {	/* taken by someone else between the choice and the claim */
-		st = pick(k, i, &id, at, sizeof at, err, errlen);
-		if (st == DB_OK && id != 0)
-			st = queue_claim_job(k->q, id, lock_seconds, token, job,
-			    claimed, err, errlen);
-	} while (st == DB_OK && id != 0 && !*claimed && ++tries < 3);
-	if (st == DB_OK && *claimed)
-		moved(&k->types[i], id, at);
-	else if (st == DB_OK)
+	if (claims_many(k, k->types[i].type, extra))
+		st = claim_many(k, i, lock_seconds, token, job, claimed, extra,
+		    err, errlen);
+	else
+		do {	/* taken by someone else between choice and claim */
+			st = choose(k, i, &c, 1, &n, err, errlen);
+			if (st == DB_OK && n != 0)
+				st = queue_claim_job(k->q, c.id, lock_seconds,
+				    token, job, claimed, err, errlen);
+			if (st == DB_OK && *claimed)
+				moved(&k->types[i], &c);
+		} while (st == DB_OK && n != 0 && !*claimed && ++tries < 3);
+	if (st == DB_OK && !*claimed)
 		st = queue_type_due(k->q, type, due, err, errlen);
+	return st;
+}
+
+void
+flow_extra_drop(struct flow_extra *extra)
+{
+	size_t j;
+
+	for (j = 0; extra != NULL && j < extra->got; j++)
+		queue_job_free(&extra->jobs[j]);
+	if (extra != NULL)
+		extra->got = 0;
+}
+
+enum db_status
+flow_extra_release(struct queue *q, struct flow_extra *extra, char *err,
+    size_t errlen)
+{
+	enum db_status st = DB_OK;
+	size_t j;
+	int owned;
+
+	for (j = 0; extra != NULL && st == DB_OK && j < extra->got; j++)
+		st = queue_release(q, &extra->jobs[j], extra->tokens[j],
+		    &owned, err, errlen);
+	flow_extra_drop(extra);
 	return st;
 }

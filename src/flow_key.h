@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "flow.h"
 #include "queue.h"
 
 struct flow_keys;
@@ -39,11 +40,21 @@ void flow_keys_freed(struct flow_keys *k, const char *type, uint64_t id);
 
 /* Claim the job flow_keys_pick chooses (queue_claim_job), in the
  * caller's transaction; none claimed, *due says whether type has due jobs
- * all the same (every one's key busy). */
+ * all the same (every one's key busy).  A type with no cap or rate of its
+ * own also takes up to extra->want more (extra may be NULL), each with
+ * room left for its key, in one choice and one claim. */
 enum db_status flow_keys_claim(struct flow_keys *k, const char *type,
                                unsigned long lock_seconds, const char *token,
                                struct job *job, int *claimed, int *due,
-                               char *err, size_t errlen);
+                               struct flow_extra *extra, char *err,
+                               size_t errlen);
+
+/* Free the jobs extra took (a claim rolled back), or give them back
+ * first (release: committed, but not to be run), their attempts not
+ * spent. */
+void flow_extra_drop(struct flow_extra *extra);
+enum db_status flow_extra_release(struct queue *q, struct flow_extra *extra,
+                                  char *err, size_t errlen);
 
 /* For status: type's keys at their key_concurrency (*full), and its due
  * jobs whose key is one of them (*waiting); 0 and 0 for a type not

@@ -54,3 +54,9 @@ flow_states_free(struct flow_states *s)
 	free(s->rows);
 	memset(s, 0, sizeof *s);
 }
+
+const char *
+flow_unit(unsigned long period)
+{
+	return period == 3600 ? "h" : period == 60 ? "min" : "s";
+}

@@ -366,6 +366,21 @@ enum db_status queue_claim_job(struct queue *q, uint64_t id,
                                struct job *job, int *claimed, char *err,
                                size_t errlen);
 
+/* Claim jobs ids[0..n-1] (1..QUEUE_GROUP_MAX), chosen by the caller, in
+ * its transaction, with tokens[i], and read each into *jobs[i] (zeroed
+ * before): one round trip where the server runs bulks.  DB_CONFLICT when
+ * one of them was no longer pending and due (the caller's transaction
+ * is run again whole). */
+enum db_status queue_claim_jobs(struct queue *q, const uint64_t *ids,
+                                size_t n, unsigned long lock_seconds,
+                                const char *const *tokens,
+                                struct job *const *jobs, char *err,
+                                size_t errlen);
+
+/* Whether a transaction may claim several chosen jobs (queue_claim_jobs):
+ * not on Galera, where the bulk claims are not made either. */
+int queue_many_claims(struct queue *q);
+
 /* A group's claim (in a transaction): the job is not read, and the
  * cursor not moved, until queue_read_claimed; *id is 0 when none was
  * due. */

@@ -503,6 +503,7 @@ static int
 claim_once(struct cycle *cy, struct job *job, char *token, size_t tokenlen,
     int64_t *wait_ms)
 {
+	struct flow_extra extra;
 	enum db_status st = DB_OK;
 	char err[1024];
 	int claimed = 0;
@@ -510,15 +511,21 @@ claim_once(struct cycle *cy, struct job *job, char *token, size_t tokenlen,
 	*wait_ms = 0;
 	if (connection_take(cy, 0) != 0)
 		return 0;
-	if (cy->opts->flow != NULL && run_may_claim(cy)) {
+	if (cy->opts->flow != NULL && run_ahead_take(cy, job, token,
+	    tokenlen))
+		claimed = 1;
+	else if (cy->opts->flow != NULL && run_may_claim(cy)) {
 		/* flow control hook: caps, rates and pauses */
 		snprintf(token, tokenlen, "%s:%llu", cy->prefix,
 		    (unsigned long long)cy->stats->claimed + 1);
+		run_ahead_want(cy, &extra);
 		st = flow_claim(cy->opts->flow, cy->types, cy->ntypes,
-		    cy->cfg->run.lock_seconds, token, job, &claimed, wait_ms,
-		    err, sizeof err);
-		if (st == DB_OK && claimed)
+		    cy->cfg->run.lock_seconds, token, job, &claimed, &extra,
+		    wait_ms, err, sizeof err);
+		if (st == DB_OK && claimed) {
 			cy->stats->claimed++;
+			run_ahead_keep(cy, &extra);
+		}
 		else if (st == DB_OK && *wait_ms == 0)
 			cy->drained = 1;
 	} else if (cy->opts->flow == NULL)
@@ -604,18 +611,12 @@ flow_hold(struct cycle *cy, int64_t wait_ms)
  * place its job held is free, and it takes it again itself, with no
  * other thread to wake. */
 static int
-claim_next(struct cycle *cy, struct job *job, char *token, size_t tokenlen,
-    int after_job)
+claim_in_turn(struct cycle *cy, struct job *job, char *token,
+    size_t tokenlen, int after_job)
 {
 	int64_t wait_ms;
 	int claimed;
 
-	if (cy->opts->flow == NULL) {
-		while (!(claimed = claim_once(cy, job, token, tokenlen,
-		    &wait_ms)) && wait_ms > 0 && !run_wait_over(cy))
-			run_pause(cy, wait_ms);
-		return claimed;
-	}
 	if (after_job) {
 		claimed = claim_once(cy, job, token, tokenlen, &wait_ms);
 		if (claimed || wait_ms == 0 || run_wait_over(cy))
@@ -641,6 +642,27 @@ claim_next(struct cycle *cy, struct job *job, char *token, size_t tokenlen,
 		if (claimed || wait_ms == 0 || run_wait_over(cy))
 			return claimed;
 	}
+}
+
+/* The slot's next job; with flow control, the slots that want one are
+ * counted, and a claim takes jobs ahead for the others (run_ahead.c). */
+static int
+claim_next(struct cycle *cy, struct job *job, char *token, size_t tokenlen,
+    int after_job)
+{
+	int64_t wait_ms;
+	int claimed;
+
+	if (cy->opts->flow == NULL) {
+		while (!(claimed = claim_once(cy, job, token, tokenlen,
+		    &wait_ms)) && wait_ms > 0 && !run_wait_over(cy))
+			run_pause(cy, wait_ms);
+		return claimed;
+	}
+	cy->claiming++;
+	claimed = claim_in_turn(cy, job, token, tokenlen, after_job);
+	cy->claiming--;
+	return claimed;
 }
 
 /* Run the handler of a job claimed for slot, into res; returns the
@@ -800,6 +822,7 @@ run_slots(struct cycle *cy, size_t n)
 	run_any_slot(cy, 0);
 	for (i = 1; i < started; i++)
 		pthread_join(t[i].thread, NULL);
+	run_ahead_release(cy);
 	free(t);
 }
 

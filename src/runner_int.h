@@ -11,11 +11,21 @@
 
 #include "attempts.h"
 #include "fanin.h"
+#include "flow.h"
 #include "policy.h"
 #include "runner.h"
 #include "watchdog.h"
 
 struct request;
+
+/* Jobs claimed for slots waiting to claim (run_ahead.c); the connection
+ * guards it. */
+struct run_ahead {
+	size_t n;
+	struct job jobs[FLOW_EXTRA_MAX];
+	char tokens[FLOW_EXTRA_MAX][QUEUE_TOKEN_MAX + 1];
+	char next[FLOW_EXTRA_MAX][QUEUE_TOKEN_MAX + 1];	/* a claim's */
+};
 
 /* What one run works with, for each of its jobs.  Its slots (--jobs)
  * share the one connection, and with it the queue, the counters and the
@@ -68,6 +78,8 @@ struct cycle {
 	pthread_mutex_t flow_mu;
 	pthread_cond_t flow_turn;
 	int flow_trying;
+	_Atomic int claiming;	/* slots in claim_next */
+	struct run_ahead ahead;
 	unsigned claim_conflicts;	/* claims given up on a deadlock, in a row */
 	/* flow control with no cap or rate among the run's types: slots
 	 * share commits as without it, and each group's claims take the
@@ -110,6 +122,17 @@ struct in_hand {
 	int64_t ms;		/* the handler's time */
 	struct watchdog *watchdog;	/* NULL when it could not start */
 };
+
+/* The connection held: a job claimed ahead for the slot into job and
+ * token, 1 if there was one and the run may start it. */
+int run_ahead_take(struct cycle *cy, struct job *job, char *token,
+                   size_t tokenlen);
+/* How many jobs a claim may take ahead for the slots waiting (x->want),
+ * and their tokens; keep those it took (x->got). */
+void run_ahead_want(struct cycle *cy, struct flow_extra *x);
+void run_ahead_keep(struct cycle *cy, struct flow_extra *x);
+/* The slots done: give back the jobs claimed ahead that none started. */
+void run_ahead_release(struct cycle *cy);
 
 /* Take the connection; with try, only if no other slot has it.  -1 when
  * it would have to wait, or when a database error has ended the run. */
