@@ -208,7 +208,8 @@ TSAN_TESTS = test/27-jobs.t test/60-signals.t test/61-frozen-server.t \
              test/14-timeout.t test/23-lock-renewal.t test/65-chaos.t \
              test/32-concurrency-cap.t test/33-rate-limit.t \
              test/35-cap-waiting.t test/36-deadlocked-marks.t test/78-wait.t \
-             test/88-cancel-running.t test/93-attempts.t
+             test/88-cancel-running.t test/93-attempts.t \
+             test/97-key-concurrency.t
 integration-tsan: build/tsan/jobrun
 	TSAN_OPTIONS=exitcode=66 JOBRUN_TEST_DEB= \
 	  JOBRUN=$(CURDIR)/build/tsan/jobrun test/run -j2 $(TSAN_TESTS)
