@@ -1116,9 +1116,12 @@ def keys_section(level="##"):
           "A keyed type's claim is a transaction that locks the type's "
           "control row, chooses a due job whose key has room (one SELECT "
           "reading the type's processing rows) and claims it by id, so "
-          "claims of the type are one at a time across all runners, and "
-          "a claim is not shared among a runner's slots as an unkeyed "
-          "claim is (one bulk UPDATE for every free slot).  The keyed noop "
+          "claims of the type are one at a time across all runners.  A "
+          "claim takes a job for each of the runner's slots waiting to "
+          "claim at that moment (one choice, one bulk claim by id, "
+          "run_ahead.c), but the outcomes are each their own statement, "
+          "where the unkeyed slots share one commit for their outcomes and "
+          "claims.  The keyed noop "
           f"drain's rate, {fmt(cap['jps'])} jobs/s here, is therefore "
           "about the most claims a second the type gets on this server.  "
           f"{KEYS_SLOTS} slots running a handler of T seconds ask for "
@@ -1147,10 +1150,11 @@ def keys_section(level="##"):
               "apart here.")
         p("", "Statements per job: no key cap "
           f"{fmt(sides[('noop', 'nokey')]['reqs'], 2) if sides[('noop', 'nokey')] else '–'}"
-          f", `$.customer` {fmt(cap['reqs'], 2)} (noop): the keyed claim "
-          "is its own transaction per job (BEGIN, the control row, the "
-          "choice, the claim by id, COMMIT) where the unkeyed slots share "
-          "one claim statement and one commit.", "")
+          f", `$.customer` {fmt(cap['reqs'], 2)} (noop): a keyed claim "
+          "is a transaction of its own (BEGIN, the control row, the "
+          "choice, the claim by id, the read, COMMIT) shared by the jobs "
+          "it takes, and each outcome a statement and a commit, where the "
+          "unkeyed slots share one claim statement and one commit.", "")
 
 
 def keys_document():
