@@ -467,7 +467,6 @@ queue_claim_jobs(struct queue *q, const uint64_t *ids, size_t n,
 {
 	struct db_arg *rows = xcalloc(n, 4 * sizeof *rows);
 	enum db_status st = DB_OK;
-	uint64_t changed = 0;
 	size_t i;
 
 	if (n == 0 || n > QUEUE_GROUP_MAX || !q->in_trx) {
@@ -482,30 +481,19 @@ queue_claim_jobs(struct queue *q, const uint64_t *ids, size_t n,
 		rows[4 * i + 2] = DB_NUM(lock_seconds);
 		rows[4 * i + 3] = DB_NUM(ids[i]);
 	}
-	/* One round trip where the server runs bulks, else one each.  A
-	 * bulk's count of changed rows takes in those its triggers changed
-	 * (an application's, counting claims, say): whether each job was
-	 * taken is known by reading them back (queue_read_claimed: one
-	 * missing is a conflict in a transaction). */
-	if (n > 1 && db_bulk_supported(q->db)) {
+	/* One round trip where the server runs bulks, else one each.
+	 * Whether each job was taken is known by reading them back
+	 * (queue_read_claimed: one missing is a conflict in a transaction),
+	 * not from the count of changed rows: a bulk's takes in the rows its
+	 * triggers changed (an application's, counting claims, say). */
+	if (n > 1 && db_bulk_supported(q->db))
 		st = queue_run_rows(q, NULL, Q_CLAIM_JOB, rows, 4,
 		    (unsigned)n, err, errlen);
-		changed = n;
-	} else
-		for (i = 0; st == DB_OK && i < n; i++) {
+	else
+		for (i = 0; st == DB_OK && i < n; i++)
 			st = queue_stmt_run(q, Q_CLAIM_JOB, &rows[4 * i], 4,
 			    err, errlen);
-			if (st == DB_OK)
-				changed += queue_stmt_changed(q, Q_CLAIM_JOB);
-		}
 	free(rows);
-	if (st == DB_OK && changed != n) {
-		errf(err, errlen, "claim the chosen jobs in %s: %llu of %zu "
-		    "taken meanwhile", q->table,
-		    (unsigned long long)(n - changed), n);
-		q->counters.conflicts++;
-		return DB_CONFLICT;
-	}
 	return st == DB_OK ? queue_read_claimed(q, ids, tokens, jobs, n, err,
 	    errlen) : st;
 }
