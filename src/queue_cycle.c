@@ -10,6 +10,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <mysqld_error.h>
+
 #include "queue_sql.h"
 #include "utf8.h"
 #include "util.h"
@@ -525,7 +527,9 @@ bulk_claims_ok(struct queue *q)
 }
 
 /* wsrep_on, asked once: caps.galera when it is on or the server cannot
- * say, caps.wsrep when it says on. */
+ * say, caps.wsrep when it says on.  A server without the variable (MySQL:
+ * error 1193) has no wsrep at all; taken for Galera, it made every keyed
+ * claim one job at a time (test 62, on MySQL). */
 static void
 probe_wsrep(struct queue *q)
 {
@@ -542,7 +546,8 @@ probe_wsrep(struct queue *q)
 		if (col == NULL)
 			q->caps.galera = 1;
 		db_done(queue_handle(q, Q_WSREP));
-	}
+	} else if (queue_last_errno(q) == ER_UNKNOWN_SYSTEM_VARIABLE)
+		q->caps.galera = 0;
 	free(col);
 }
 

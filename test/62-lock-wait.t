@@ -19,7 +19,7 @@
 # reads the server's lock-wait counters.
 . "${0%/*}/lib.sh"
 
-plan 22
+plan 30
 use_own_server
 setup_db
 write_config <<EOF2
@@ -180,3 +180,62 @@ is "$(sql "SELECT CONCAT_WS(' ', status, attempts, locked_by IS NULL)
     FROM polling_jobs WHERE business_key = 'signalled'")" "success 1 1" \
     "the mark it was making finished: the job is success"
 is "$(jget succeeded <"$T/out")/$(jget ok <"$T/out")" 1/false "--json counts the success, ok false"
+
+# --- a signal while a keyed claim takes jobs for the run's waiting slots -------
+# Job a1 runs (its handler waits) and holds key a, so the run's three other
+# slots wait to claim: a2, due, has the busy key.  The other connection
+# takes the type's control row; jobs of keys b, c and d become due, and a
+# waiting slot's claim waits for the row.  Once it has the row, it takes a
+# job for itself and one for each of the two other waiting slots
+# (run_ahead.c).  A SIGTERM comes while it waits: the slots start nothing
+# more, and the two jobs taken for them are given back at the run's end,
+# pending again with their attempt not spent, not left in processing for
+# recovery.
+sql "$(cat "$TOP/sql/003_flow.sql")" || bail_out "cannot apply sql/003_flow.sql"
+write_config <<EOF2
+[type.keyed]
+handler = exec
+command = $HANDLERS/wait-for-file $T/started $T/go
+concurrency_key = \$.c
+EOF2
+rm -f "$T/started" "$T/go"
+sql "DELETE FROM polling_jobs;
+     CREATE TABLE claims (id BIGINT UNSIGNED);
+     CREATE TRIGGER claims AFTER UPDATE ON polling_jobs FOR EACH ROW
+       INSERT INTO claims SELECT NEW.id FROM DUAL
+        WHERE NEW.status = 'processing' AND OLD.status <> 'processing';
+     INSERT INTO polling_jobs (business_key, type, payload, next_run_at,
+        created_at, updated_at)
+     VALUES ('a1', 'keyed', '{\"c\": \"a\"}', NOW(), NOW(), NOW()),
+            ('a2', 'keyed', '{\"c\": \"a\"}', NOW(), NOW(), NOW())" ||
+    bail_out "cannot set up the keyed jobs"
+jobrun_bg --jobs=4 -vv --json >"$T/out" 2>"$T/err"
+ok "a1's handler started" wait_for 30 test -e "$T/started"
+other_start
+other_send "BEGIN; SELECT 'locked', type FROM polling_jobs_flow WHERE type = 'keyed' FOR UPDATE;"
+wait_for 30 file_has "$T/other.out" '^locked'
+sql "INSERT INTO polling_jobs (business_key, type, payload, next_run_at,
+        created_at, updated_at)
+     SELECT CONCAT('k', seq), 'keyed', JSON_OBJECT('c', CHAR(97 + seq)),
+        NOW(), NOW(), NOW() FROM seq_1_to_3"
+ok "a waiting slot's claim waits for the control row" wait_for 60 someone_waits
+kill -TERM "$bg_pid"
+ok "a SIGTERM delivered while the claim waits" wait_for 30 sig_seen "$bg_pid" 15
+other_send "COMMIT;"
+other_end
+touch "$T/go"
+wait "$bg"
+rc=$?
+is "$rc/$(sql "SELECT COUNT(*) FROM claims")" 0/4 \
+    "a1, and three jobs in one claim: for itself and the two other waiting slots; exit 0"
+is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE status = 'processing'")" 0 \
+    "no job is left in processing"
+is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE status = 'pending'
+        AND attempts = 0 AND locked_by IS NULL
+        AND id IN (SELECT id FROM claims)")" 2 \
+    "two claimed jobs are pending again, their attempt not spent"
+is "$(jget claimed <"$T/out")/$(jget succeeded <"$T/out")" 2/2 \
+    "--json counts the two jobs started, a1 and the claiming slot's, both success"
+like "$(cat "$T/err")" "2 job\(s\) claimed for slots that did not start them given back" \
+    "-vv says the two were given back"
+sql "DROP TRIGGER claims; DROP TABLE claims"
