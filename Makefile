@@ -54,7 +54,7 @@ SRC  = admin argv audit backoff check cli command commands config config_file \
        queue_info queue_read \
        priority_view queue_priority queue_probe queue_report queue_run queue_schema rawjson replace \
        report retention retention_view run_attempts run_cmd run_stats \
-       run_ahead runner schedule utf8 util watchdog
+       run_ahead run_outcome runner schedule utf8 util watchdog
 OBJ  = $(SRC:%=build/%.o)
 AOBJ = $(SRC:%=build/asan/%.o)
 TOBJ = $(SRC:%=build/tsan/%.o)

@@ -232,33 +232,6 @@ number(const char *s)
 
 /* --- set-up --------------------------------------------------------------- */
 
-/* The first type of cfg with a limit, and the key that sets it. */
-static const char *
-limited(const struct cfg *cfg, const char **key)
-{
-	size_t i;
-
-	for (i = 0; i < cfg->ntypes; i++) {
-		*key = cfg->types[i].flow.concurrency ? "concurrency" :
-		    cfg->types[i].flow.rate ? "rate" :
-		    cfg->types[i].flow.key ? "concurrency_key" : NULL;
-		if (*key != NULL)
-			return cfg->types[i].name;
-	}
-	return NULL;
-}
-
-int
-flow_needs(const struct cfg *cfg, char *who, size_t len)
-{
-	const char *type, *key = NULL;
-
-	if ((type = limited(cfg, &key)) == NULL)
-		return 0;
-	errf(who, len, "%s: [type.%s] %s", cfg->path, type, key);
-	return 1;
-}
-
 /* The statements whose privileges jobrun uses on the control table
  * (SELECT, INSERT, UPDATE), the look first. */
 static const size_t uses[] = { F_PROBE, F_ENSURE, F_TAKE };
@@ -548,6 +521,7 @@ struct limited_claim {
 	struct job *job;
 	int *claimed;
 	struct flow_extra *extra;
+	struct flow_rider *rider;	/* or NULL */
 };
 
 /* Claim a due job of keyed type t whose key has room; none while t has
@@ -624,12 +598,17 @@ claim_limited_body(void *arg, struct queue_witness *w, char *err,
 	struct limited_claim *c = arg;
 	struct flow *f = c->f;
 	const char **room = xcalloc(f->ntypes, sizeof *room);
+	struct queue_witness rode = { 0, NULL };
 	struct flow_type *t;
 	enum db_status st = DB_OK;
 	size_t i, n = 0;
 	int ok;
 
 	*c->claimed = 0;
+	/* The rider first: its row is its own, and the control rows are
+	 * locked after it, so it lengthens no other claimer's wait. */
+	if (c->rider != NULL && !c->rider->out)
+		st = c->rider->write(c->rider->arg, &rode, err, errlen);
 	for (i = 0; st == DB_OK && i < f->ntypes; i++) {
 		t = &f->types[i];
 		if (t->limits == NULL || sits_out(t, now_ms()) || t->looked)
@@ -664,11 +643,14 @@ claim_limited_body(void *arg, struct queue_witness *w, char *err,
 	}
 	if (*c->claimed)
 		*w = (struct queue_witness){ 0, c->token };
+	else
+		*w = rode;
 	return st;
 }
 
 /* Whatever happened, nothing of a claim that failed stays: it was rolled
- * back with the rest (or died with the connection). */
+ * back with the rest (or died with the connection).  The rider that was
+ * rolled back with it is written alone now (flow_rider). */
 static void
 claim_limited_undo(void *arg, enum db_status st)
 {
@@ -679,21 +661,28 @@ claim_limited_undo(void *arg, enum db_status st)
 		queue_job_free(c->job);
 	*c->claimed = 0;
 	flow_extra_drop(c->extra);
+	if (c->rider != NULL && !c->rider->out) {
+		c->rider->out = 1;
+		c->rider->alone(c->rider->arg);
+	}
 }
 
 /* The transaction, run again after a deadlock, a lost certification, a
  * lock wait or a lost connection. */
 static enum db_status
 claim_limited(struct flow *f, unsigned long lock_seconds, const char *token,
-    struct job *job, int *claimed, struct flow_extra *extra, char *err,
-    size_t errlen)
+    struct job *job, int *claimed, struct flow_extra *extra,
+    struct flow_rider *rider, char *err, size_t errlen)
 {
 	struct limited_claim c = { f, lock_seconds, token, job, claimed,
-	    extra };
+	    extra, rider };
 	struct queue_trx t = { claim_limited_body, claim_limited_undo, NULL,
 	    &c, QUEUE_CLAIM_RETRIES + 1, 0, 1 };
+	enum db_status st = queue_trx(f->q, &t, err, errlen);
 
-	return queue_trx(f->q, &t, err, errlen);
+	if (st == DB_OK && rider != NULL && !rider->out)
+		rider->done = 1;
+	return st;
 }
 
 /* The shortest wait among the held types that have due jobs; a full type
@@ -827,8 +816,8 @@ flow_job_done(struct flow *f, const char *type, uint64_t id)
 enum db_status
 flow_claim(struct flow *f, const char *const *types, size_t ntypes,
     unsigned long lock_seconds, const char *token, struct job *job,
-    int *claimed, struct flow_extra *extra, int64_t *wait_ms, char *err,
-    size_t errlen)
+    int *claimed, struct flow_extra *extra, struct flow_rider *rider,
+    int64_t *wait_ms, char *err, size_t errlen)
 {
 	const char **plain = xcalloc(ntypes, sizeof *plain);
 	enum db_status st;
@@ -856,7 +845,7 @@ flow_claim(struct flow *f, const char *const *types, size_t ntypes,
 		st = look(f, &nlimited, err, errlen);
 	if (st == DB_OK && nlimited > 0)
 		st = claim_limited(f, lock_seconds, token, job, claimed, extra,
-		    err, errlen);
+		    rider, err, errlen);
 	if (st == DB_OK && !*claimed && nplain > 0)
 		st = queue_claim(f->q, plain, nplain, lock_seconds, token, job,
 		    claimed, err, errlen);

@@ -48,6 +48,24 @@ struct flow_extra {
 	struct job jobs[FLOW_EXTRA_MAX];
 };
 
+/* A write of the caller's that rides in a limited claim's transaction,
+ * before any control row is locked: a slot's outcome, which then shares
+ * the claim's commit.  write runs in the transaction and gives the
+ * witness of what it wrote; done says it was committed so.  It rides in
+ * the transaction's first run only: rolled back (a deadlock, a lock wait
+ * that timed out, a lost connection), it is written alone at once
+ * (alone), before the claim runs again, so that an outcome waits for no
+ * more than one lock wait.  Neither done nor written alone (no limited
+ * claim was made), the caller writes it alone. */
+struct flow_rider {
+	enum db_status (*write)(void *arg, struct queue_witness *w,
+	                        char *err, size_t errlen);
+	void (*alone)(void *arg);
+	void *arg;
+	int done;
+	int out;		/* rolled back and written alone */
+};
+
 /* Claim as queue_claim does, among types, but only a type that is not
  * paused, is below its cap and has a start left in its rate: a capped or
  * rated type is claimed inside one transaction that locks its control
@@ -55,12 +73,13 @@ struct flow_extra {
  * When nothing was claimed but a held-back type has due jobs, *wait_ms
  * says how long to wait before trying again (0: nothing to wait for).
  * A keyed type without a cap or rate may take up to extra->want more
- * jobs in the same transaction (extra may be NULL). */
+ * jobs in the same transaction (extra may be NULL); rider, if not NULL,
+ * is written in the limited claim's transaction, if one is made. */
 enum db_status flow_claim(struct flow *f, const char *const *types,
                           size_t ntypes, unsigned long lock_seconds,
                           const char *token, struct job *job, int *claimed,
-                          struct flow_extra *extra, int64_t *wait_ms,
-                          char *err, size_t errlen);
+                          struct flow_extra *extra, struct flow_rider *rider,
+                          int64_t *wait_ms, char *err, size_t errlen);
 
 /* The token bucket of a rate limit, a pure function: tokens saved at
  * refilled_at, refilled at l's rate to now (server seconds) and capped at

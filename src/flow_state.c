@@ -1,14 +1,41 @@
 /*
  * flow_state.c - what flow control's state is made of, apart from the
- * control table: a rate limit's token bucket (a pure function of the
- * saved tokens and the server's clock), and the list of types' states
- * that status shows.
+ * control table: which line of the config needs it, a rate limit's token
+ * bucket (a pure function of the saved tokens and the server's clock),
+ * and the list of types' states that status shows.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "flow.h"
 #include "util.h"
+
+/* The first type of cfg with a limit, and the key that sets it. */
+static const char *
+limited(const struct cfg *cfg, const char **key)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->ntypes; i++) {
+		*key = cfg->types[i].flow.concurrency ? "concurrency" :
+		    cfg->types[i].flow.rate ? "rate" :
+		    cfg->types[i].flow.key ? "concurrency_key" : NULL;
+		if (*key != NULL)
+			return cfg->types[i].name;
+	}
+	return NULL;
+}
+
+int
+flow_needs(const struct cfg *cfg, char *who, size_t len)
+{
+	const char *type, *key = NULL;
+
+	if ((type = limited(cfg, &key)) == NULL)
+		return 0;
+	errf(who, len, "%s: [type.%s] %s", cfg->path, type, key);
+	return 1;
+}
 
 double
 flow_bucket(const struct cfg_flow *l, double tokens, double refilled_at,

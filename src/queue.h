@@ -377,6 +377,11 @@ enum db_status queue_claim_jobs(struct queue *q, const uint64_t *ids,
                                 struct job *const *jobs, char *err,
                                 size_t errlen);
 
+/* Whether the server is a Galera node (wsrep_on), asked once: so when it
+ * says on, or when asking fails but for want of the variable (MySQL has
+ * none: not Galera). */
+int queue_galera(struct queue *q);
+
 /* Whether a transaction may claim several chosen jobs (queue_claim_jobs):
  * not on Galera, where the bulk claims are not made either. */
 int queue_many_claims(struct queue *q);

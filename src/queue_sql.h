@@ -338,10 +338,8 @@ int queue_supports(struct queue *q, unsigned which, int *probed,
  * than one level, and it is not the plain claim's turn: *tried says
  * whether it ran, *id the row it took (0: none, or not tried). */
 int queue_priority_active(const struct queue *q, size_t ntypes);
-/* Whether the server is a Galera node (wsrep_on), asked once; a server
- * that cannot say (MySQL) counts as one for queue_galera, not for
- * queue_wsrep_on (queue_cycle.c). */
-int queue_galera(struct queue *q);
+/* Whether the server says wsrep_on (queue_cycle.c); queue_galera is in
+ * queue.h. */
 int queue_wsrep_on(struct queue *q);
 enum db_status queue_claim_priority(struct queue *q, unsigned which,
     const char *const *types, size_t ntypes, unsigned long lock_seconds,

@@ -7,8 +7,8 @@
  * every later write is fenced by it, so a runner that stalled past its lock
  * and lost the job to another runner finds out and writes nothing.  While
  * a handler runs, its lock is extended every lock_seconds/3.  What becomes
- * of the job then is policy.c's verdict; mark() only applies it, with one
- * fenced write, and counts and logs it from one table.
+ * of the job then is policy.c's verdict; run_outcome.c only applies it,
+ * with one fenced write, and counts and logs it from one table.
  *
  * A database error ends the run: the job in hand stays "processing" under
  * our lock and recovery gives it back once the lock expires, which is safe;
@@ -321,55 +321,6 @@ handle(const struct cfg_type *type, struct in_hand *h, struct result *res)
 		res->outcome = OUTCOME_ABANDONED;
 }
 
-/* The verdict's one write; *owned is 0 when its fence found another
- * runner's lock. */
-static enum db_status
-write_verdict(const struct in_hand *h, const struct verdict *v, int *owned,
-    char *err, size_t errlen)
-{
-	const struct job *job = h->job;
-
-	switch (v->verb) {
-	case VERB_SUCCESS:
-		return queue_mark_success(h->q, job, h->token, owned, err,
-		    errlen);
-	case VERB_RETRY:
-		return queue_mark_retry(h->q, job, h->token, v->delay,
-		    v->message, owned, err, errlen);
-	case VERB_FAIL:
-		return queue_mark_failed(h->q, job, h->token, v->message,
-		    owned, err, errlen);
-	case VERB_SNOOZE:
-		return queue_snooze(h->q, job, h->token, v->delay,
-		    h->progress, v->message[0] != '\0' ? v->message : NULL,
-		    owned, err, errlen);
-	case VERB_RELEASE:
-		return queue_release(h->q, job, h->token, owned, err, errlen);
-	case VERB_NOTHING:
-		*owned = 0;	/* the verdict already says lost */
-		break;
-	}
-	return DB_OK;
-}
-
-/* The verdict's one write, then, when its fence found the job no longer
- * ours, the cancel an operator may have asked for: *owned is 1, 0 when
- * another runner's lock was found, -1 when the cancel was written. */
-enum db_status
-run_apply_once(const struct in_hand *h, const struct verdict *v, int *owned,
-    char *err, size_t errlen)
-{
-	enum db_status st = write_verdict(h, v, owned, err, errlen);
-	int done = 0;
-
-	if (st != DB_OK || *owned != 0)
-		return st;
-	st = queue_cancel_done(h->q, h->job, h->token, &done, err, errlen);
-	if (done)
-		*owned = -1;
-	return st;
-}
-
 /* Decide what becomes of the job: policy.c's verdict. */
 void
 run_decide(const struct cfg *cfg, const struct in_hand *h,
@@ -393,23 +344,6 @@ run_decide(const struct cfg *cfg, const struct in_hand *h,
 	};
 
 	policy_decide(&in, v);
-}
-
-/* Decide what becomes of the job, write it, count and log it. */
-static enum db_status
-mark(const struct cfg *cfg, const struct in_hand *h, const struct result *res,
-    int64_t ms, struct run_stats *stats, char *err, size_t errlen)
-{
-	struct verdict v;
-	enum db_status st;
-	int owned = 1;
-
-	run_decide(cfg, h, res, &v);
-	if ((st = run_apply(h, &v, &owned, err, errlen)) != DB_OK)
-		return st;
-	policy_settle(&v, owned);
-	run_tell(h, &v, ms, stats);
-	return DB_OK;
 }
 
 /* The watchdog, started before the run's first statement (a second
@@ -495,14 +429,29 @@ run_claim_conflict(struct cycle *cy, const char *err)
 	return ms;
 }
 
+/* Whether fin's outcome may ride in the slot's claim (flow_rider): only
+ * into a limited claim's transaction, when the run claims on.  Not on
+ * Galera, where a replicated write may roll the transaction back under
+ * the outcome and have the claim run on its own (flow.c). */
+static int
+may_ride(struct cycle *cy)
+{
+	return cy->opts->flow != NULL && cy->ahead.n == 0 &&
+	    run_may_claim(cy) && !queue_galera(cy->q);
+}
+
 /* Claim the run's next job for a slot: 1 with job and token filled in,
  * 0 when the run claims no more (its budget spent, a signal, nothing
  * due, a database error) or, with *wait_ms > 0, none now (flow control
- * held every due type back). */
+ * held every due type back).  fin, when pending, is the slot's finished
+ * job: its outcome is written here, in the claim's transaction or alone
+ * before it. */
 static int
 claim_once(struct cycle *cy, struct job *job, char *token, size_t tokenlen,
-    int64_t *wait_ms)
+    struct finished *fin, int64_t *wait_ms)
 {
+	struct flow_rider rider = { finished_write, finished_rolled_back, fin,
+	    0, 0 };
 	struct flow_extra extra;
 	enum db_status st = DB_OK;
 	char err[1024];
@@ -511,6 +460,15 @@ claim_once(struct cycle *cy, struct job *job, char *token, size_t tokenlen,
 	*wait_ms = 0;
 	if (connection_take(cy, 0) != 0)
 		return 0;
+	if (fin != NULL && fin->pending) {
+		/* Its place and its key are free once the outcome is written
+		 * (below, or in the claim's transaction, before its choice). */
+		if (cy->opts->flow != NULL)
+			flow_job_done(cy->opts->flow, fin->h.job->type,
+			    fin->h.job->id);
+		if (!may_ride(cy))
+			finished_alone(cy, fin);
+	}
 	if (cy->opts->flow != NULL && run_ahead_take(cy, job, token,
 	    tokenlen))
 		claimed = 1;
@@ -521,7 +479,8 @@ claim_once(struct cycle *cy, struct job *job, char *token, size_t tokenlen,
 		run_ahead_want(cy, &extra);
 		st = flow_claim(cy->opts->flow, cy->types, cy->ntypes,
 		    cy->cfg->run.lock_seconds, token, job, &claimed, &extra,
-		    wait_ms, err, sizeof err);
+		    fin != NULL && fin->pending ? &rider : NULL, wait_ms, err,
+		    sizeof err);
 		if (st == DB_OK && claimed) {
 			cy->stats->claimed++;
 			run_ahead_keep(cy, &extra);
@@ -531,6 +490,15 @@ claim_once(struct cycle *cy, struct job *job, char *token, size_t tokenlen,
 	} else if (cy->opts->flow == NULL)
 		st = claim_one(cy, job, token, tokenlen, &claimed, err,
 		    sizeof err);
+	if (st != DB_OK && st != DB_CONFLICT)
+		run_failed(cy, st, err);
+	/* The outcome rode in the claim's transaction; or none was made, or
+	 * it failed: written alone now, so that no finished job waits for
+	 * recovery because the claim could not be made. */
+	if (fin != NULL && fin->pending && rider.done)
+		finished_told(cy, fin);
+	else if (fin != NULL && fin->pending)
+		finished_alone(cy, fin);
 	if (st == DB_CONFLICT && now_ms() < cy->deadline) {
 		*wait_ms = run_claim_conflict(cy, err);
 		st = DB_OK;
@@ -612,13 +580,13 @@ flow_hold(struct cycle *cy, int64_t wait_ms)
  * other thread to wake. */
 static int
 claim_in_turn(struct cycle *cy, struct job *job, char *token,
-    size_t tokenlen, int after_job)
+    size_t tokenlen, struct finished *fin)
 {
 	int64_t wait_ms;
 	int claimed;
 
-	if (after_job) {
-		claimed = claim_once(cy, job, token, tokenlen, &wait_ms);
+	if (fin != NULL) {
+		claimed = claim_once(cy, job, token, tokenlen, fin, &wait_ms);
 		if (claimed || wait_ms == 0 || run_wait_over(cy))
 			return claimed;
 	}
@@ -632,7 +600,8 @@ claim_in_turn(struct cycle *cy, struct job *job, char *token,
 		}
 		cy->flow_trying = 1;
 		pthread_mutex_unlock(&cy->flow_mu);
-		claimed = claim_once(cy, job, token, tokenlen, &wait_ms);
+		claimed = claim_once(cy, job, token, tokenlen, NULL,
+		    &wait_ms);
 		pthread_mutex_lock(&cy->flow_mu);
 		if (!claimed && wait_ms > 0)
 			flow_hold(cy, wait_ms);
@@ -645,22 +614,24 @@ claim_in_turn(struct cycle *cy, struct job *job, char *token,
 }
 
 /* The slot's next job; with flow control, the slots that want one are
- * counted, and a claim takes jobs ahead for the others (run_ahead.c). */
+ * counted, and a claim takes jobs ahead for the others (run_ahead.c).
+ * fin (or NULL) is the job the slot finished: its outcome is written by
+ * the first claim. */
 static int
 claim_next(struct cycle *cy, struct job *job, char *token, size_t tokenlen,
-    int after_job)
+    struct finished *fin)
 {
 	int64_t wait_ms;
 	int claimed;
 
 	if (cy->opts->flow == NULL) {
-		while (!(claimed = claim_once(cy, job, token, tokenlen,
+		while (!(claimed = claim_once(cy, job, token, tokenlen, fin,
 		    &wait_ms)) && wait_ms > 0 && !run_wait_over(cy))
 			run_pause(cy, wait_ms);
 		return claimed;
 	}
 	cy->claiming++;
-	claimed = claim_in_turn(cy, job, token, tokenlen, after_job);
+	claimed = claim_in_turn(cy, job, token, tokenlen, fin);
 	cy->claiming--;
 	return claimed;
 }
@@ -694,61 +665,47 @@ run_work(struct cycle *cy, size_t slot, struct job *job, const char *token,
 	return h->ms = now_ms() - start;
 }
 
-/* Handle and mark a job claimed for slot. */
-static void
-one_job(struct cycle *cy, size_t slot, struct job *job, const char *token)
-{
-	struct result *res = xcalloc(1, sizeof *res);
-	struct in_hand h;
-	enum db_status st;
-	char err[1024];
-	int64_t ms;
-
-	ms = run_work(cy, slot, job, token, &h, res);
-	if (connection_take(cy, 0) == 0) {
-		st = mark(cy->cfg, &h, res, ms, cy->stats, err, sizeof err);
-		if (st != DB_OK)
-			run_failed(cy, st, err);
-		else {
-			cy->ext_retry_at = 0;
-			/* fan-in hook: the outcome is committed. */
-			fanin_after_finish(cy->fanin, job->id);
-		}
-		if (cy->opts->flow != NULL)
-			flow_job_done(cy->opts->flow, job->type, job->id);
-		connection_give(cy);
-	}
-	free(res);
-}
-
-/* One slot: claim, handle and mark jobs until the run claims no more. */
+/* One slot: claim, handle and mark jobs until the run claims no more.
+ * The job in hand is run from jobs[cur], and its outcome written by the
+ * claim of the next into jobs[cur ^ 1] (claim_once). */
 static void
 run_slot(struct cycle *cy, size_t slot)
 {
-	char token[QUEUE_TOKEN_MAX + 1];
-	struct job job;
+	char tokens[2][QUEUE_TOKEN_MAX + 1];
+	struct finished fin;
+	struct job jobs[2];
+	int cur = 0;
 
-	int after_job = 0;
-
+	memset(&fin, 0, sizeof fin);
+	memset(jobs, 0, sizeof jobs);
+	fin.res = xcalloc(1, sizeof *fin.res);
 	for (;;) {
-		memset(&job, 0, sizeof job);
-		if (!claim_next(cy, &job, token, sizeof token, after_job)) {
-			if (run_idle(cy)) {
-				after_job = 0;
+		memset(&jobs[cur], 0, sizeof jobs[cur]);
+		if (!claim_next(cy, &jobs[cur], tokens[cur], sizeof tokens[cur],
+		    fin.h.job != NULL ? &fin : NULL)) {
+			if (fin.h.job != NULL)
+				queue_job_free(&jobs[cur ^ 1]);
+			fin.h.job = NULL;
+			if (run_idle(cy))
 				continue;
-			}
 			break;
 		}
+		if (fin.h.job != NULL)
+			queue_job_free(&jobs[cur ^ 1]);
 		run_idle_claimed(cy);
-		one_job(cy, slot, &job, token);
-		queue_job_free(&job);
-		after_job = 1;
+		fin.h.ms = run_work(cy, slot, &jobs[cur], tokens[cur], &fin.h,
+		    fin.res);
+		run_decide(cy->cfg, &fin.h, fin.res, &fin.v);
+		fin.pending = 1;
+		cur ^= 1;
 	}
+	free(fin.res);
 }
 
-/* A slot of the run: alone, or with a cap or rate among the run's types
- * (whose claims are transactions of their own, judged type by type),
- * each claim and each outcome its own statement; else shared commits
+/* A slot of the run: alone, each claim and each outcome its own
+ * statement; or with a cap, rate or key among the run's types, whose
+ * claims are transactions of their own, judged type by type, each
+ * outcome written in the next claim's (claim_once); else shared commits
  * with the other slots.  With the attempt history on, a slot alone
  * shares them too: its outcome and its row need a transaction anyway,
  * and the next claim in it saves a commit a job. */

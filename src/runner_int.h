@@ -191,6 +191,29 @@ enum db_status run_record_successes(struct cycle *cy,
 void run_tell(const struct in_hand *h, const struct verdict *v, int64_t ms,
               struct run_stats *stats);
 
+/* A job a slot has finished whose outcome is not written yet: it rides
+ * in the slot's next claim when that is a limited claim's transaction
+ * (flow_rider: one commit for both), else it is written alone first. */
+struct finished {
+	struct in_hand h;
+	struct verdict v;
+	struct result *res;
+	int owned;
+	int pending;		/* decided, not written */
+};
+/* The outcome's write, in the claim's transaction (flow_rider's write):
+ * its witness is the job's row when the write found it ours. */
+enum db_status finished_write(void *arg, struct queue_witness *w, char *err,
+                              size_t errlen);
+/* The outcome committed: count and log it, and tell fan-in. */
+void finished_told(struct cycle *cy, struct finished *fin);
+/* The outcome written on its own (the connection held); a database error
+ * ends the run, and the job waits for recovery. */
+void finished_alone(struct cycle *cy, struct finished *fin);
+/* The same, for flow_rider's alone: the claim's transaction it rode in
+ * was rolled back. */
+void finished_rolled_back(void *arg);
+
 /* Wait on cond (CLOCK_MONOTONIC, its mutex held) for at most ms. */
 void cond_wait_ms(pthread_cond_t *cond, pthread_mutex_t *mu, int64_t ms);
 

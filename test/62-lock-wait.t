@@ -19,7 +19,7 @@
 # reads the server's lock-wait counters.
 . "${0%/*}/lib.sh"
 
-plan 30
+plan 37
 use_own_server
 setup_db
 write_config <<EOF2
@@ -239,3 +239,47 @@ is "$(jget claimed <"$T/out")/$(jget succeeded <"$T/out")" 2/2 \
 like "$(cat "$T/err")" "2 job\(s\) claimed for slots that did not start them given back" \
     "-vv says the two were given back"
 sql "DROP TRIGGER claims; DROP TABLE claims"
+
+# --- a keyed job's outcome, in the claim that waits for the control row -------
+# A slot's outcome rides in the transaction of its next claim (one commit
+# for both), and a keyed type's claim locks the control row.  When the row
+# is held, the outcome must not wait with the claim for as long as the
+# claim waits: rolled back after one lock wait (1 s here), it is written
+# alone at once, and only the claim waits and runs again.  r1 runs (its
+# handler waits), the other connection takes the control row, r1 ends.
+rm -f "$T/started" "$T/go"
+sql "SET GLOBAL innodb_lock_wait_timeout = 1"
+sql "DELETE FROM polling_jobs;
+     INSERT INTO polling_jobs (business_key, type, payload, next_run_at,
+        created_at, updated_at)
+     VALUES ('r1', 'keyed', '{\"c\": \"a\"}', NOW(), NOW(), NOW())" ||
+    bail_out "cannot set up r1"
+jobrun_bg -v --json >"$T/out" 2>"$T/err"
+ok "r1's handler started" wait_for 30 test -e "$T/started"
+other_start
+other_send "BEGIN; SELECT 'locked', type FROM polling_jobs_flow WHERE type = 'keyed' FOR UPDATE;"
+wait_for 30 file_has "$T/other.out" '^locked' || bail_out "no lock on the control row"
+sql "INSERT INTO polling_jobs (business_key, type, payload, next_run_at,
+        created_at, updated_at)
+     VALUES ('r2', 'keyed', '{\"c\": \"b\"}', NOW(), NOW(), NOW())"
+waits=$(status_var Innodb_row_lock_waits)
+touch "$T/go"
+r1_success() {
+	[ "$(sql "SELECT status FROM polling_jobs WHERE business_key = 'r1'")" = success ]
+}
+ok "r1's success is written while the control row is still held" \
+    wait_for 60 r1_success
+# Riding every run of the claim's transaction again, it would be written
+# only once the claim gave up, after 11 lock waits.
+waited=$(( $(status_var Innodb_row_lock_waits) - waits ))
+ok "... after one lock wait, not the claim's every one ($waited seen)" \
+    test "$waited" -le 4
+ok "the claim still waits for the row" wait_for 30 someone_waits
+other_send "COMMIT;"
+other_end
+wait "$bg"
+is "$?" 0 "the claim then took r2 and ran it: exit 0"
+is "$(sql "SELECT GROUP_CONCAT(business_key, ' ', status, ' ', attempts
+        ORDER BY business_key SEPARATOR ', ') FROM polling_jobs")" \
+    "r1 success 1, r2 success 1" "each job success, at its first attempt"
+is "$(jget succeeded <"$T/out")" 2 "--json counts both successes once"

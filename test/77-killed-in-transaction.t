@@ -10,7 +10,7 @@
 # it: a schedule's and a --jobs group of outcomes, each kept once.
 . "${0%/*}/lib.sh"
 
-plan 27
+plan 43
 
 setup_db
 for f in 003_flow 004_schedules 006_fan_in; do
@@ -187,4 +187,36 @@ EOF
 	unlike "$(cat "$T/err.group")" 'outcome not recorded|lock taken' \
 	    "COMMIT lost $when: no outcome taken for another runner's"
 	proxy_stop
+	# A keyed type's outcome rides in the transaction of the slot's next
+	# claim: lost with a job claimed in it (two jobs: the claim is the
+	# witness), and with none (one job: the outcome is).
+	for n in 2 1; do
+		sql "DELETE FROM polling_jobs"
+		rm -f "$T/trace" "$T/go" "$T/armed"
+		JOBRUN_TEST_SOCKET=$T/proxy.sock write_config <<EOF
+[type.keyed]
+handler = exec
+command = $HANDLERS/trap-term $T/trace $T/go
+concurrency_key = \$.c
+EOF
+		proxy_start "$when" "$T/armed"
+		for k in $(seq "$n"); do
+			jobrun enqueue --type=keyed --key="k$k" \
+			    --payload="{\"c\": \"$k\"}" >/dev/null
+		done
+		jobrun_bg -v >"$T/out.keyed" 2>"$T/err.keyed"
+		wait_for 60 file_has "$T/trace" '^started$' ||
+		    bail_out "the first handler never started"
+		# k1's claim is committed: the next COMMIT holds its outcome.
+		touch "$T/armed" "$T/go"
+		wait "$bg"
+		is "$?" 0 "a keyed outcome's COMMIT lost $when, $n job(s): exit 0"
+		ok "the proxy lost it ($when, keyed, $n job(s))" lost_commit "$when"
+		is "$(sql "SELECT GROUP_CONCAT(status, ' ', attempts ORDER BY id SEPARATOR ', ') FROM polling_jobs")" \
+		    "$(seq -s, "$n" | sed 's/[0-9][0-9]*/success 1/g; s/,/, /g')" \
+		    "keyed, COMMIT lost $when, $n job(s): each success, at its first attempt"
+		is "$(grep -c '^done$' "$T/trace")" "$n" \
+		    "keyed, COMMIT lost $when, $n job(s): each handler ran once"
+		proxy_stop
+	done
 done
