@@ -112,6 +112,20 @@ static const char *const many_parts[] = {
 };
 #define NMANY (sizeof many_parts / sizeof many_parts[0])
 
+/* The same with key_concurrency = 1, the default: a key that has room has
+ * no job in processing, so the chosen are each key's first, and the
+ * type's processing rows are read once, not twice (args: [path,] type,
+ * type, [time, time, id,] [path,] [path,] type, type, 1, L, M). */
+static const char *const many_one_parts[] = {
+	"SELECT c.id, c.next_run_at FROM (SELECT d.id, d.next_run_at, d.k,"
+	" ROW_NUMBER() OVER (PARTITION BY d.k ORDER BY d.next_run_at, d.id)"
+	" AS rn FROM (SELECT id, next_run_at, ", KEY, " AS k" DUE_FROM,
+	KEY_HAS_ROOM, " ORDER BY next_run_at, id LIMIT ?) AS d) AS c"
+	" WHERE c.k IS NULL OR c.rn = 1"
+	" ORDER BY c.next_run_at, c.id LIMIT ?"
+};
+#define NMANY_ONE (sizeof many_one_parts / sizeof many_one_parts[0])
+
 /* The type's keys at their cap, and its due jobs that wait for one of
  * them (args: [path,] type, type, N, [path,] type, type): what status
  * shows. */
@@ -216,8 +230,17 @@ add_type(struct flow_keys *k, const struct cfg_type *t)
 	kt->type = t;
 	kt->texts[PICK_HEAD] = text_for(k->q, t, pick_parts, NPARTS, 0);
 	kt->texts[PICK_AFTER] = text_for(k->q, t, pick_parts, NPARTS, 1);
-	kt->texts[MANY_HEAD] = text_for(k->q, t, many_parts, NMANY, 0);
-	kt->texts[MANY_AFTER] = text_for(k->q, t, many_parts, NMANY, 1);
+	if (t->flow.key_concurrency == 1) {
+		kt->texts[MANY_HEAD] = text_for(k->q, t, many_one_parts,
+		    NMANY_ONE, 0);
+		kt->texts[MANY_AFTER] = text_for(k->q, t, many_one_parts,
+		    NMANY_ONE, 1);
+	} else {
+		kt->texts[MANY_HEAD] = text_for(k->q, t, many_parts, NMANY,
+		    0);
+		kt->texts[MANY_AFTER] = text_for(k->q, t, many_parts, NMANY,
+		    1);
+	}
 	kt->texts[LOAD] = text_for(k->q, t, load_parts, NLOAD, 0);
 	for (i = 0; i < KEY_STMTS; i++) {
 		k->texts[at + i] = kt->texts[i];
@@ -390,12 +413,14 @@ choose_run(struct flow_keys *k, size_t i, unsigned which,
 		args[nargs++] = DB_STR(t->flow.key);
 	nargs += key_args(t, args + nargs);
 	args[nargs++] = DB_NUM(t->flow.key_concurrency);
-	if (many) {
+	if (many)
 		args[nargs++] = DB_NUM(want * MANY_READ);
+	if (many && t->flow.key_concurrency != 1) {	/* many_parts */
 		nargs += key_args(t, args + nargs);
 		args[nargs++] = DB_NUM(t->flow.key_concurrency);
-		args[nargs++] = DB_NUM(want);
 	}
+	if (many)
+		args[nargs++] = DB_NUM(want);
 	*n = 0;
 	st = queue_stmts_run(k->set, KEY_STMTS * i + which, args, nargs, err,
 	    errlen);
