@@ -75,7 +75,7 @@
 #define FLOW_RECOVER_MS 1000	/* a full type's recovery, at most */
 
 enum flow_stmt {
-	F_PROBE, F_PAUSED, F_ENSURE, F_LOCK, F_TAKE,
+	F_PROBE, F_PAUSED, F_ENSURE, F_LOCK, F_LOCK_UNCOUNTED, F_TAKE,
 	F_SET_PAUSE, F_ROWS, F_SHAPE,
 	F_N
 };
@@ -105,6 +105,10 @@ static const char *const templates[F_N] = {
 	 * (name, name, name) */
 	[F_LOCK] = "SELECT paused, tokens, refilled_at, " NOW_EPOCH ", "
 	    QUEUE_RUNNING_SQL " FROM %2$s WHERE type = ? FOR UPDATE",
+	/* The same for a type without a cap, which needs no count (a
+	 * keyed type's choice reads its processing rows itself). (name) */
+	[F_LOCK_UNCOUNTED] = "SELECT paused, tokens, refilled_at, "
+	    NOW_EPOCH ", 0 FROM %2$s WHERE type = ? FOR UPDATE",
 	/* (tokens, refilled_at, type): the claimed type's row is written,
 	 * which is what makes two claimers on two Galera nodes conflict. */
 	[F_TAKE] = "UPDATE %2$s SET tokens = ?, refilled_at = ?,"
@@ -129,6 +133,7 @@ static const char *const purposes[F_N] = {
 	[F_PAUSED] = "read paused types",
 	[F_ENSURE] = "add a type's control row",
 	[F_LOCK] = "lock a type's control row",
+	[F_LOCK_UNCOUNTED] = "lock a type's control row",
 	[F_TAKE] = "count a start",
 	[F_SET_PAUSE] = "set a type's pause flag",
 	[F_ROWS] = "read the control table",
@@ -427,17 +432,19 @@ judge(struct flow *f, struct flow_type *t, int *room, char *err,
 	struct db_arg args[] = { DB_STR(t->name), DB_STR(t->name),
 	    DB_STR(t->name) };
 	const struct cfg_flow *l = t->limits;
+	enum flow_stmt lock = l->concurrency ? F_LOCK : F_LOCK_UNCOUNTED;
+	unsigned nargs = l->concurrency ? 3 : 1;
 	char *cols[5] = { NULL };
 	enum db_status st;
 	int found;
 
 	*room = 0;
-	st = one(f, F_LOCK, args, 3, cols, 5, &found, err, errlen);
+	st = one(f, lock, args, nargs, cols, 5, &found, err, errlen);
 	if (st == DB_OK && !found) {
 		/* Deleted under us: make it again, and lock it. */
 		st = run(f, F_ENSURE, args, 1, err, errlen);
 		if (st == DB_OK)
-			st = one(f, F_LOCK, args, 3, cols, 5, &found, err,
+			st = one(f, lock, args, nargs, cols, 5, &found, err,
 			    errlen);
 	}
 	if (st != DB_OK || !found)
