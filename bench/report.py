@@ -1119,9 +1119,10 @@ def keys_section(level="##"):
           "claims of the type are one at a time across all runners.  A "
           "claim takes a job for each of the runner's slots waiting to "
           "claim at that moment (one choice, one bulk claim by id, "
-          "run_ahead.c), but the outcomes are each their own statement, "
-          "where the unkeyed slots share one commit for their outcomes and "
-          "claims.  The keyed noop "
+          "run_ahead.c), and a slot's outcome is written in the "
+          "transaction of its next claim (one commit for both, "
+          "run_outcome.c), where the unkeyed slots share one commit for "
+          "the outcomes and claims of up to 16 slots.  The keyed noop "
           f"drain's rate, {fmt(cap['jps'])} jobs/s here, is therefore "
           "about the most claims a second the type gets on this server.  "
           f"{KEYS_SLOTS} slots running a handler of T seconds ask for "
@@ -1151,10 +1152,10 @@ def keys_section(level="##"):
         p("", "Statements per job: no key cap "
           f"{fmt(sides[('noop', 'nokey')]['reqs'], 2) if sides[('noop', 'nokey')] else '–'}"
           f", `$.customer` {fmt(cap['reqs'], 2)} (noop): a keyed claim "
-          "is a transaction of its own (BEGIN, the control row, the "
-          "choice, the claim by id, the read, COMMIT) shared by the jobs "
-          "it takes, and each outcome a statement and a commit, where the "
-          "unkeyed slots share one claim statement and one commit.", "")
+          "is a transaction of its own (BEGIN, the slot's outcome, the "
+          "control row, the choice, the claim by id, the read, COMMIT) "
+          "shared by the jobs it takes, where the unkeyed slots share one "
+          "claim statement and one commit among many.", "")
 
 
 def keys_document():

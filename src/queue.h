@@ -382,6 +382,11 @@ enum db_status queue_claim_jobs(struct queue *q, const uint64_t *ids,
  * none: not Galera). */
 int queue_galera(struct queue *q);
 
+/* The session's innodb_lock_wait_timeout in seconds, asked once (the
+ * longest a statement waits for a row); ULONG_MAX when the server cannot
+ * say. */
+unsigned long queue_lock_wait_seconds(struct queue *q);
+
 /* Whether a transaction may claim several chosen jobs (queue_claim_jobs):
  * not on Galera, where the bulk claims are not made either. */
 int queue_many_claims(struct queue *q);

@@ -5,6 +5,7 @@
  * checkpoints, snoozes), with the text of the statements they run.  Why
  * the claim and the fences are shaped so is at the top of queue.c.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,6 +116,8 @@ const struct queue_sql queue_cycle_sql[Q_COUNT] = {
 	    " AND status = 'processing'"), 0, NULL, 0 },
 	[Q_WSREP] = { "read wsrep_on", Q_TEXT("SELECT @@GLOBAL.wsrep_on"),
 	    0, NULL, 0 },
+	[Q_LOCK_WAIT] = { "read innodb_lock_wait_timeout", Q_TEXT(
+	    "SELECT @@SESSION.innodb_lock_wait_timeout"), 0, NULL, 0 },
 	/* Every column the cycle reads or writes and every index it forces
 	 * (but the optional idx_type_pick and sql/002's columns, probed when
 	 * first needed): prepared, never run. */
@@ -565,6 +568,26 @@ queue_wsrep_on(struct queue *q)
 {
 	probe_wsrep(q);
 	return q->caps.wsrep;
+}
+
+unsigned long
+queue_lock_wait_seconds(struct queue *q)
+{
+	char *col = NULL, tmp[512];
+
+	if (q->caps.lock_wait_probed)
+		return q->caps.lock_wait;
+	q->caps.lock_wait_probed = 1;
+	q->caps.lock_wait = ULONG_MAX;
+	if (queue_attempt(q, Q_LOCK_WAIT, NULL, 0, tmp, sizeof tmp) == DB_OK &&
+	    db_fetch(queue_handle(q, Q_LOCK_WAIT), &col, 1, tmp,
+	    sizeof tmp) == 1) {
+		if (col != NULL)
+			q->caps.lock_wait = (unsigned long)queue_number(col);
+		db_done(queue_handle(q, Q_LOCK_WAIT));
+	}
+	free(col);
+	return q->caps.lock_wait;
 }
 
 enum db_status

@@ -17,6 +17,7 @@ enum queue_stmt {
 	Q_CLAIM, Q_READ, Q_SUCCESS, Q_RETRY, Q_FAIL, Q_EXTEND,
 	Q_READ_MANY, Q_SUCCESS_MANY, Q_READ_TOKENS, Q_OWNER, Q_CLAIMED_ID,
 	Q_RELEASE, Q_CHECKPOINT, Q_CHECKPOINT_CHECK, Q_SNOOZE, Q_WSREP,
+	Q_LOCK_WAIT,
 	Q_SCHEMA, Q_CANCEL_DONE, Q_CLAIM_JOB,
 	/* a waiting run's look (queue_probe.c) */
 	Q_PROBE,
@@ -195,6 +196,8 @@ struct queue_caps {
 	int finished_index_probed, finished_index; /* sql/005_finished.sql */
 	int galera_probed, galera;		/* wsrep_on (not the table's) */
 	int wsrep;				/* and it said on */
+	int lock_wait_probed;
+	unsigned long lock_wait;		/* innodb_lock_wait_timeout, s */
 	int priority_probed, priority;		/* sql/013_priority.sql */
 };
 

@@ -429,15 +429,26 @@ run_claim_conflict(struct cycle *cy, const char *err)
 	return ms;
 }
 
+/* Seconds a job's lock must outlast the claim's longest wait for its
+ * outcome to ride in it: a late clock, a slow COMMIT. */
+#define RIDE_LOCK_MARGIN_S 5
+
 /* Whether fin's outcome may ride in the slot's claim (flow_rider): only
  * into a limited claim's transaction, when the run claims on.  Not on
  * Galera, where a replicated write may roll the transaction back under
- * the outcome and have the claim run on its own (flow.c). */
+ * the outcome and have the claim run on its own (flow.c).  Nor when the
+ * job's lock, no longer extended, could expire while the claim waits
+ * for a control row (one innodb_lock_wait_timeout at most, flow_rider):
+ * recovery could then give the job back as its outcome is written. */
 static int
-may_ride(struct cycle *cy)
+may_ride(struct cycle *cy, const struct finished *fin)
 {
+	int64_t left_s = ((int64_t)fin->h.lock_seconds * 1000 -
+	    (now_ms() - fin->h.extended_at)) / 1000 - RIDE_LOCK_MARGIN_S;
+
 	return cy->opts->flow != NULL && cy->ahead.n == 0 &&
-	    run_may_claim(cy) && !queue_galera(cy->q);
+	    run_may_claim(cy) && !queue_galera(cy->q) && left_s > 0 &&
+	    queue_lock_wait_seconds(cy->q) < (unsigned long)left_s;
 }
 
 /* Claim the run's next job for a slot: 1 with job and token filled in,
@@ -466,7 +477,7 @@ claim_once(struct cycle *cy, struct job *job, char *token, size_t tokenlen,
 		if (cy->opts->flow != NULL)
 			flow_job_done(cy->opts->flow, fin->h.job->type,
 			    fin->h.job->id);
-		if (!may_ride(cy))
+		if (!may_ride(cy, fin))
 			finished_alone(cy, fin);
 	}
 	if (cy->opts->flow != NULL && run_ahead_take(cy, job, token,

@@ -19,7 +19,7 @@
 # reads the server's lock-wait counters.
 . "${0%/*}/lib.sh"
 
-plan 37
+plan 43
 use_own_server
 setup_db
 write_config <<EOF2
@@ -283,3 +283,48 @@ is "$(sql "SELECT GROUP_CONCAT(business_key, ' ', status, ' ', attempts
         ORDER BY business_key SEPARATOR ', ') FROM polling_jobs")" \
     "r1 success 1, r2 success 1" "each job success, at its first attempt"
 is "$(jget succeeded <"$T/out")" 2 "--json counts both successes once"
+
+# The same with a lock shorter than the claim's wait plus 5 s (lock_seconds
+# = 3, the least; innodb_lock_wait_timeout = 10): once the handler has
+# ended its lock is no longer extended, and could expire while the claim
+# waits, and recovery give the job back as its outcome is written.  So
+# the outcome does not ride: it is written alone before the claim, while
+# the claim's first lock wait (10 s) has yet to end.
+sql "SET GLOBAL innodb_lock_wait_timeout = 10"
+write_config <<EOF2
+[run]
+lock_seconds = 3
+[type.keyed]
+handler = exec
+command = $HANDLERS/wait-for-file $T/started $T/go
+concurrency_key = \$.c
+EOF2
+rm -f "$T/started" "$T/go"
+sql "DELETE FROM polling_jobs;
+     INSERT INTO polling_jobs (business_key, type, payload, next_run_at,
+        created_at, updated_at)
+     VALUES ('r1', 'keyed', '{\"c\": \"a\"}', NOW(), NOW(), NOW())" ||
+    bail_out "cannot set up r1"
+jobrun_bg -v --json >"$T/out" 2>"$T/err"
+ok "r1's handler started (lock_seconds = 3)" wait_for 30 test -e "$T/started"
+other_start
+other_send "BEGIN; SELECT 'locked', type FROM polling_jobs_flow WHERE type = 'keyed' FOR UPDATE;"
+wait_for 30 file_has "$T/other.out" '^locked' || bail_out "no lock on the control row"
+sql "INSERT INTO polling_jobs (business_key, type, payload, next_run_at,
+        created_at, updated_at)
+     VALUES ('r2', 'keyed', '{\"c\": \"b\"}', NOW(), NOW(), NOW())"
+waited_ms=$(status_var Innodb_row_lock_time)
+touch "$T/go"
+ok "r1's success is written while the control row is held (lock_seconds = 3)" \
+    wait_for 60 r1_success
+waited_ms=$(( $(status_var Innodb_row_lock_time) - waited_ms ))
+ok "... before any lock wait of 10 s ended ($waited_ms ms of waits ended)" \
+    test "$waited_ms" -lt 10000
+ok "the claim waits for the row (lock_seconds = 3)" wait_for 30 someone_waits
+other_send "COMMIT;"
+other_end
+wait "$bg"
+is "$?" 0 "lock_seconds = 3: the claim then took r2 and ran it: exit 0"
+is "$(sql "SELECT GROUP_CONCAT(business_key, ' ', status, ' ', attempts
+        ORDER BY business_key SEPARATOR ', ') FROM polling_jobs")" \
+    "r1 success 1, r2 success 1" "lock_seconds = 3: each job success, at its first attempt"
