@@ -19,7 +19,7 @@
 # reads the server's lock-wait counters.
 . "${0%/*}/lib.sh"
 
-plan 43
+plan 44
 use_own_server
 setup_db
 write_config <<EOF2
@@ -244,52 +244,68 @@ sql "DROP TRIGGER claims; DROP TABLE claims"
 # A slot's outcome rides in the transaction of its next claim (one commit
 # for both), and a keyed type's claim locks the control row.  When the row
 # is held, the outcome must not wait with the claim for as long as the
-# claim waits: rolled back after one lock wait (1 s here), it is written
-# alone at once, and only the claim waits and runs again.  r1 runs (its
-# handler waits), the other connection takes the control row, r1 ends.
-rm -f "$T/started" "$T/go"
-sql "SET GLOBAL innodb_lock_wait_timeout = 1"
-sql "DELETE FROM polling_jobs;
-     INSERT INTO polling_jobs (business_key, type, payload, next_run_at,
-        created_at, updated_at)
-     VALUES ('r1', 'keyed', '{\"c\": \"a\"}', NOW(), NOW(), NOW())" ||
-    bail_out "cannot set up r1"
-jobrun_bg -v --json >"$T/out" 2>"$T/err"
-ok "r1's handler started" wait_for 30 test -e "$T/started"
-other_start
-other_send "BEGIN; SELECT 'locked', type FROM polling_jobs_flow WHERE type = 'keyed' FOR UPDATE;"
-wait_for 30 file_has "$T/other.out" '^locked' || bail_out "no lock on the control row"
-sql "INSERT INTO polling_jobs (business_key, type, payload, next_run_at,
-        created_at, updated_at)
-     VALUES ('r2', 'keyed', '{\"c\": \"b\"}', NOW(), NOW(), NOW())"
-waits=$(status_var Innodb_row_lock_waits)
-touch "$T/go"
+# claim waits.
+# r1_ends_held WHAT: r1 runs (its handler waits), the other connection
+# takes the control row, r2 becomes due, and r1 ends: its outcome's
+# write and the claim of r2 begin while the row is held (the config
+# written before; WHAT names the case)
+r1_ends_held() {
+	rm -f "$T/started" "$T/go"
+	sql "DELETE FROM polling_jobs;
+	     INSERT INTO polling_jobs (business_key, type, payload,
+	        next_run_at, created_at, updated_at)
+	     VALUES ('r1', 'keyed', '{\"c\": \"a\"}', NOW(), NOW(), NOW())" ||
+	    bail_out "cannot set up r1"
+	jobrun_bg -v --json >"$T/out" 2>"$T/err"
+	ok "r1's handler started ($1)" wait_for 30 test -e "$T/started"
+	other_start
+	other_send "BEGIN; SELECT 'locked', type FROM polling_jobs_flow WHERE type = 'keyed' FOR UPDATE;"
+	wait_for 30 file_has "$T/other.out" '^locked' ||
+	    bail_out "no lock on the control row"
+	sql "INSERT INTO polling_jobs (business_key, type, payload,
+	        next_run_at, created_at, updated_at)
+	     VALUES ('r2', 'keyed', '{\"c\": \"b\"}', NOW(), NOW(), NOW())"
+	lock_waits=$(status_var Innodb_row_lock_waits)
+	lock_ms=$(status_var Innodb_row_lock_time)
+	touch "$T/go"
+}
 r1_success() {
 	[ "$(sql "SELECT status FROM polling_jobs WHERE business_key = 'r1'")" = success ]
 }
+# r2_ran WHAT: the row freed, the claim takes r2 and the run ends
+r2_ran() {
+	ok "the claim still waits for the row ($1)" wait_for 30 someone_waits
+	other_send "COMMIT;"
+	other_end
+	wait "$bg"
+	is "$?" 0 "the claim then took r2 and ran it ($1): exit 0"
+	is "$(sql "SELECT GROUP_CONCAT(business_key, ' ', status, ' ', attempts
+	        ORDER BY business_key SEPARATOR ', ') FROM polling_jobs")" \
+	    "r1 success 1, r2 success 1" \
+	    "each job success, at its first attempt ($1)"
+	is "$(jget succeeded <"$T/out")" 2 "--json counts both successes once ($1)"
+}
+
+# The claim's transaction rolled back after one lock wait (1 s here), the
+# outcome is written alone at once, and only the claim waits and runs
+# again.
+sql "SET GLOBAL innodb_lock_wait_timeout = 1"
+r1_ends_held "riding"
 ok "r1's success is written while the control row is still held" \
     wait_for 60 r1_success
 # Riding every run of the claim's transaction again, it would be written
 # only once the claim gave up, after 11 lock waits.
-waited=$(( $(status_var Innodb_row_lock_waits) - waits ))
+waited=$(( $(status_var Innodb_row_lock_waits) - lock_waits ))
 ok "... after one lock wait, not the claim's every one ($waited seen)" \
     test "$waited" -le 4
-ok "the claim still waits for the row" wait_for 30 someone_waits
-other_send "COMMIT;"
-other_end
-wait "$bg"
-is "$?" 0 "the claim then took r2 and ran it: exit 0"
-is "$(sql "SELECT GROUP_CONCAT(business_key, ' ', status, ' ', attempts
-        ORDER BY business_key SEPARATOR ', ') FROM polling_jobs")" \
-    "r1 success 1, r2 success 1" "each job success, at its first attempt"
-is "$(jget succeeded <"$T/out")" 2 "--json counts both successes once"
+r2_ran "riding"
 
-# The same with a lock shorter than the claim's wait plus 5 s (lock_seconds
-# = 3, the least; innodb_lock_wait_timeout = 10): once the handler has
-# ended its lock is no longer extended, and could expire while the claim
-# waits, and recovery give the job back as its outcome is written.  So
-# the outcome does not ride: it is written alone before the claim, while
-# the claim's first lock wait (10 s) has yet to end.
+# A lock shorter than the claim's wait plus 5 s (lock_seconds = 3, the
+# least; innodb_lock_wait_timeout = 10): once the handler has ended its
+# lock is no longer extended, and could expire while the claim waits, and
+# recovery give the job back as its outcome is written.  So the outcome
+# does not ride: it is written alone before the claim, while the claim's
+# first lock wait (10 s) has yet to end.
 sql "SET GLOBAL innodb_lock_wait_timeout = 10"
 write_config <<EOF2
 [run]
@@ -299,32 +315,10 @@ handler = exec
 command = $HANDLERS/wait-for-file $T/started $T/go
 concurrency_key = \$.c
 EOF2
-rm -f "$T/started" "$T/go"
-sql "DELETE FROM polling_jobs;
-     INSERT INTO polling_jobs (business_key, type, payload, next_run_at,
-        created_at, updated_at)
-     VALUES ('r1', 'keyed', '{\"c\": \"a\"}', NOW(), NOW(), NOW())" ||
-    bail_out "cannot set up r1"
-jobrun_bg -v --json >"$T/out" 2>"$T/err"
-ok "r1's handler started (lock_seconds = 3)" wait_for 30 test -e "$T/started"
-other_start
-other_send "BEGIN; SELECT 'locked', type FROM polling_jobs_flow WHERE type = 'keyed' FOR UPDATE;"
-wait_for 30 file_has "$T/other.out" '^locked' || bail_out "no lock on the control row"
-sql "INSERT INTO polling_jobs (business_key, type, payload, next_run_at,
-        created_at, updated_at)
-     VALUES ('r2', 'keyed', '{\"c\": \"b\"}', NOW(), NOW(), NOW())"
-waited_ms=$(status_var Innodb_row_lock_time)
-touch "$T/go"
+r1_ends_held "lock_seconds = 3"
 ok "r1's success is written while the control row is held (lock_seconds = 3)" \
     wait_for 60 r1_success
-waited_ms=$(( $(status_var Innodb_row_lock_time) - waited_ms ))
+waited_ms=$(( $(status_var Innodb_row_lock_time) - lock_ms ))
 ok "... before any lock wait of 10 s ended ($waited_ms ms of waits ended)" \
     test "$waited_ms" -lt 10000
-ok "the claim waits for the row (lock_seconds = 3)" wait_for 30 someone_waits
-other_send "COMMIT;"
-other_end
-wait "$bg"
-is "$?" 0 "lock_seconds = 3: the claim then took r2 and ran it: exit 0"
-is "$(sql "SELECT GROUP_CONCAT(business_key, ' ', status, ' ', attempts
-        ORDER BY business_key SEPARATOR ', ') FROM polling_jobs")" \
-    "r1 success 1, r2 success 1" "lock_seconds = 3: each job success, at its first attempt"
+r2_ran "lock_seconds = 3"
