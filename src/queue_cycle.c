@@ -279,8 +279,8 @@ types_hash(const char *const *types, size_t ntypes)
  * list's waiting in the spare.  It is not used when it belongs to another
  * claim, after a spread claim, or when the last claim from the head is
  * QUEUE_CURSOR_MS old (see the top of queue.c). */
-static void
-cursor_for(struct queue *q, unsigned which, uint64_t hash,
+void
+queue_cursor_for(struct queue *q, unsigned which, uint64_t hash,
     int64_t start)
 {
 	struct queue_cursor *c = &q->cursor, other;
@@ -375,10 +375,10 @@ claim_row(struct queue *q, const char *const *types, size_t ntypes,
 	st = queue_claim_priority(q, which, types, ntypes, lock_seconds, token,
 	    hash, &by_priority, id, err, errlen);
 	if (by_priority && (st != DB_OK || *id != 0)) {
-		/* Out of the plain claim's order: the cursor stays. */
-		c->next_id = 0;
+		/* Its level's cursor may move to the job (next_id). */
 		if (st != DB_CONFLICT)
 			return st;
+		c->next_id = 0;
 		/* Met a conflict: the spread claims below, as the plain
 		 * claim's first loss leads to. */
 		q->counters.conflicts++;
@@ -388,7 +388,7 @@ claim_row(struct queue *q, const char *const *types, size_t ntypes,
 	}
 	args = queue_claim_args(which, types, ntypes, lock_seconds, token, &n);
 	start = now_ms();
-	cursor_for(q, which, hash, start);
+	queue_cursor_for(q, which, hash, start);
 	q->no_retry = 1;
 	for (tries = 0;; tries++) {
 		st = claim_try(q, tries, which, spread, args, n, &used, &start,
@@ -602,14 +602,18 @@ queue_claim_bulk(struct queue *q, const char *const *types, size_t ntypes,
 	enum db_status st;
 	size_t i, found;
 	unsigned nargs;
+	int by_priority;
 
 	*claimed = 0;
 	if (n < 2 || n > QUEUE_GROUP_MAX || ntypes == 0 || !q->in_trx ||
 	    q->spread || !bulk_claims_ok(q))
 		return DB_OK;
+	st = queue_claim_priority_bulk(q, types, ntypes, lock_seconds, tokens,
+	    jobs, n, types_hash(types, ntypes), &by_priority, claimed, err,
+	    errlen);
+	if (by_priority)
+		return st;
 	which = queue_claim_stmt(q, ntypes, &spread);
-	if (queue_priority_active(q, ntypes))
-		return DB_OK;
 	after = which | Q_F_AFTER;
 	if (!c->set || c->claim != which ||
 	    c->types != types_hash(types, ntypes) ||

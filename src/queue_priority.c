@@ -39,7 +39,7 @@ _Static_assert(PRIORITY_LEVELS == 8, "LEVEL_LIST has PRIORITY_LEVELS marks");
 
 const struct queue_sql queue_priority_sql[Q_COUNT] = {
 	/* The claim's arguments as the plain claim's (queue_claim_args),
-	 * then PRIORITY_LEVELS levels. */
+	 * then the level; Q_F_AFTER: then its cursor (time, time, id). */
 	[Q_CLAIM_PRIORITY] = { "claim a job", (const struct queue_piece[]){
 		{ 0, 0, "UPDATE %1$s FORCE INDEX (idx_" },
 		{ 0, Q_F_TYPE, "priority_pick)" },
@@ -48,9 +48,10 @@ const struct queue_sql queue_priority_sql[Q_COUNT] = {
 		{ 0, Q_F_TYPE, " next_run_at <= NOW() AND CAST(type AS BINARY)"
 		    " IN (%2$s)" },
 		{ Q_F_TYPE, 0, TYPE_IS " AND next_run_at <= NOW()" },
-		{ 0, 0, " AND priority IN " LEVEL_LIST
-		    " ORDER BY priority DESC, next_run_at, id LIMIT 1" },
-		{ 0, 0, NULL } }, Q_F_TYPE, NULL, 0 },
+		{ 0, 0, " AND priority = ?" },
+		{ Q_F_AFTER, 0, PAST_CURSOR },
+		{ 0, 0, " ORDER BY priority DESC, next_run_at, id LIMIT 1" },
+		{ 0, 0, NULL } }, Q_F_TYPE | Q_F_AFTER, NULL, 0 },
 	/* The highest level of the pending rows below ?: one look.
 	 * Q_F_TYPE: (type, type, level). */
 	[Q_LEVEL] = { "read the priority levels", (const struct queue_piece[]){
@@ -184,7 +185,7 @@ read_levels(struct queue *q, const char *const *types, size_t ntypes,
 	size_t t;
 	unsigned k;
 
-	l->n = 0;
+	l->n = l->first = 0;
 	/* All the pending rows of one level (every job at the default, say):
 	 * the plain claim's order, known in two looks, whatever the types. */
 	st = one_level(q, &found, err, errlen);
@@ -227,16 +228,55 @@ levels_for(struct queue *q, unsigned which, const char *const *types,
 	return st;
 }
 
+/* The cursor's hash for a level: each level's claims have a cursor of
+ * their own, in the level's (next_run_at, id) order. */
+static uint64_t
+level_hash(uint64_t hash, long long level)
+{
+	return (hash ^ (uint64_t)level) * 0x100000001b3ULL;
+}
+
+/* One claim at the level args[n - 1] names: past its cursor when that is
+ * set and fresh, else (or when that finds nothing) from its head.  *used
+ * is the statement whose reply counts. */
+static enum db_status
+claim_level(struct queue *q, unsigned stmt, struct db_arg *args,
+    unsigned n, uint64_t lhash, unsigned *used, char *err, size_t errlen)
+{
+	struct queue_cursor *c = &q->cursor;
+	int64_t start = now_ms();
+	enum db_status st;
+
+	queue_cursor_for(q, stmt, lhash, start);
+	if (c->set) {
+		args[n] = DB_STR(c->at);
+		args[n + 1] = DB_STR(c->at);
+		args[n + 2] = DB_NUM(c->id);
+		*used = stmt | Q_F_AFTER;
+		st = queue_stmt_run(q, *used, args, n + 3, err, errlen);
+		if (st != DB_OK || queue_stmt_changed(q, *used) != 0)
+			return st;
+		c->set = 0;
+	}
+	*used = stmt;
+	/* From the head: the cursor it may set (queue_cursor_move) is
+	 * as fresh as this scan. */
+	c->head_ms = start;
+	return queue_stmt_run(q, stmt, args, n, err, errlen);
+}
+
 enum db_status
 queue_claim_priority(struct queue *q, unsigned which,
     const char *const *types, size_t ntypes, unsigned long lock_seconds,
     const char *token, uint64_t hash, int *tried, uint64_t *id, char *err,
     size_t errlen)
 {
-	unsigned stmt, n, i;
+	struct queue_cursor *c = &q->cursor;
+	unsigned stmt, used = 0, n;
 	struct queue_levels *l;
 	struct db_arg *args;
 	enum db_status st;
+	uint64_t lhash = 0;
 
 	*tried = 0;
 	*id = 0;
@@ -258,25 +298,136 @@ queue_claim_priority(struct queue *q, unsigned which,
 	st = levels_for(q, which, types, ntypes, hash, &l, err, errlen);
 	if (st != DB_OK || l->n < 2)
 		return st;
-	/* The share of the plain claim: the longest waiting job first. */
-	if (++q->priority_claims % PRIORITY_SHARE == 0)
+	/* The share of the plain claim: the longest waiting job first; the
+	 * turns a group's bulk left to the claims after it first. */
+	if (q->share_turns > 0) {
+		q->share_turns--;
+		return DB_OK;
+	}
+	if (q->counted_ahead > 0)
+		q->counted_ahead--;
+	else if (++q->priority_claims % PRIORITY_SHARE == 0)
 		return DB_OK;
 	args = queue_claim_args(which, types, ntypes, lock_seconds, token, &n);
-	args = xrealloc(args, (n + PRIORITY_LEVELS) * sizeof *args);
-	/* The list's unused places repeat its last level. */
-	for (i = 0; i < PRIORITY_LEVELS; i++)
-		args[n++] = DB_SNUM(l->level[i < l->n ? i : l->n - 1]);
+	args = xrealloc(args, (n + 4) * sizeof *args);
 	*tried = 1;
 	q->no_retry = 1;
-	st = queue_stmt_run(q, stmt, args, n, err, errlen);
+	/* The highest level first; one that has no due job left is passed
+	 * over until the levels are read again. */
+	for (; l->first < l->n; l->first++) {
+		args[n] = DB_SNUM(l->level[l->first]);
+		lhash = level_hash(hash, l->level[l->first]);
+		st = claim_level(q, stmt, args, n + 1, lhash, &used, err,
+		    errlen);
+		if (st != DB_OK || queue_stmt_changed(q, used) != 0)
+			break;
+	}
 	q->no_retry = 0;
 	free(args);
-	if (st != DB_OK || queue_stmt_changed(q, stmt) == 0)
+	if (st != DB_OK || l->first == l->n)
 		return st;
 	q->counters.by_priority++;
-	*id = (uint64_t)mysql_stmt_insert_id(queue_handle(q, stmt));
+	*id = (uint64_t)mysql_stmt_insert_id(queue_handle(q, used));
 	if (*id == 0)
 		st = queue_claimed_by_token(q, token, id, err, errlen);
+	/* The level's cursor moves to the job once it is read
+	 * (queue_cursor_move). */
+	c->next_id = *id;
+	c->next_claim = stmt;
+	c->next_types = lhash;
+	return st;
+}
+
+/* The plain claim's turns among the next n claims, whose count is
+ * after: the multiples of PRIORITY_SHARE in (after, after + n]. */
+static size_t
+share_turns_among(uint64_t after, size_t n)
+{
+	return (size_t)((after + n) / PRIORITY_SHARE - after / PRIORITY_SHARE);
+}
+
+/* The bulk's rows: the claim past the level's cursor for tokens[0..m-1]. */
+static struct db_arg *
+bulk_rows(struct queue *q, unsigned which, const char *const *types,
+    size_t ntypes, unsigned long lock_seconds, long long level,
+    const char *const *tokens, size_t m, unsigned *nargs)
+{
+	const struct queue_cursor *c = &q->cursor;
+	struct db_arg *one, *rows;
+	size_t k;
+
+	one = queue_claim_args(which, types, ntypes, lock_seconds, tokens[0],
+	    nargs);
+	one = xrealloc(one, (*nargs + 4) * sizeof *one);
+	one[(*nargs)++] = DB_SNUM(level);
+	one[(*nargs)++] = DB_STR(c->at);
+	one[(*nargs)++] = DB_STR(c->at);
+	one[(*nargs)++] = DB_NUM(c->id);
+	rows = xcalloc(m * *nargs, sizeof *rows);
+	for (k = 0; k < m; k++) {
+		memcpy(&rows[k * *nargs], one, *nargs * sizeof *one);
+		rows[k * *nargs] = DB_STR(tokens[k]);
+	}
+	free(one);
+	return rows;
+}
+
+enum db_status
+queue_claim_priority_bulk(struct queue *q, const char *const *types,
+    size_t ntypes, unsigned long lock_seconds, const char *const *tokens,
+    struct job *const *jobs, size_t n, uint64_t hash, int *tried,
+    size_t *claimed, char *err, size_t errlen)
+{
+	struct queue_cursor *c = &q->cursor;
+	unsigned which, stmt, nargs;
+	struct queue_levels *l;
+	struct db_arg *rows;
+	enum db_status st;
+	size_t turns, m;
+
+	*tried = 0;
+	*claimed = 0;
+	/* Galera: the caller makes no bulk there (queue_claim_priority
+	 * says why the claims in priority order are not made there either). */
+	if (!queue_has_priority(q) || q->spread)
+		return DB_OK;
+	which = ntypes == 1 ? Q_CLAIM | Q_F_TYPE : Q_CLAIM;
+	stmt = Q_CLAIM_PRIORITY | (which & Q_F_TYPE);
+	st = levels_for(q, which, types, ntypes, hash, &l, err, errlen);
+	if (st != DB_OK || l->n < 2)
+		return st;
+	/* In priority order now: the plain claim's bulk, in its order, is
+	 * not made.  Only past the top level's cursor, as the plain bulk
+	 * only past the plain claim's: the claims one by one set it. */
+	*tried = 1;
+	if (l->first == l->n || q->share_turns > 0 || q->counted_ahead > 0)
+		return DB_OK;
+	queue_cursor_for(q, stmt, level_hash(hash, l->level[l->first]),
+	    now_ms());
+	turns = share_turns_among(q->priority_claims, n);
+	m = n - turns;
+	if (!c->set || m < 2)
+		return DB_OK;
+	/* The plain claim's turns among the n: the claims one by one after
+	 * this one's (share_turns). */
+	q->priority_claims += n;
+	q->share_turns = (unsigned)turns;
+	q->counted_ahead = (unsigned)m;
+	rows = bulk_rows(q, which, types, ntypes, lock_seconds,
+	    l->level[l->first], tokens, m, &nargs);
+	/* In the transaction: a conflict or a lost connection is its
+	 * caller's to run again whole, as the plain bulk's. */
+	st = queue_run_rows(q, NULL, stmt | Q_F_AFTER, rows, nargs,
+	    (unsigned)m, err, errlen);
+	free(rows);
+	if (st != DB_OK || queue_stmt_changed(q, stmt | Q_F_AFTER) == 0)
+		return st;
+	/* What it took is what its tokens read back past the cursor, which
+	 * moves past them (queue_claim_bulk says why not by its count of
+	 * changed rows). */
+	st = queue_read_tokens(q, tokens, jobs, m, claimed, err, errlen);
+	q->counters.by_priority += *claimed;
+	q->counted_ahead = (unsigned)(m - *claimed);
 	return st;
 }
 
@@ -325,16 +476,4 @@ queue_level_counts(struct queue *q, const char *type,
 	    args, k, 4, on_level, &w, err, errlen);
 	*n = w.n;
 	return st;
-}
-
-/* Whether this run orders its claims by priority just now: a group's
- * bulk claim, which takes its jobs in the plain claim's order, is left
- * to the one-by-one claims then. */
-int
-queue_priority_active(const struct queue *q, size_t ntypes)
-{
-	const struct queue_levels *l = ntypes == 1 ? &q->levels_one :
-	    &q->levels_all;
-
-	return q->caps.priority && l->read && l->n >= 2;
 }

@@ -216,6 +216,8 @@ struct queue_levels {
 	uint64_t types;		/* a hash of the run's types */
 	unsigned n;
 	long long level[PRIORITY_LEVELS];
+	unsigned first;		/* the levels before it found no due job
+				 * since they were read */
 };
 
 /* A claim this long after the last one from the head of the range is
@@ -275,6 +277,11 @@ struct queue {
 	struct queue_levels levels_all, levels_one;	/* queue_priority.c */
 	const struct cfg *cfg;	/* the types' priorities (queue_set_types) */
 	uint64_t priority_claims;	/* claims that could go by priority */
+	/* A group's bulk in priority order counts all its slots' claims
+	 * in priority_claims; the claims one by one after it make the
+	 * plain claim's turns among them first, then the ones it counted
+	 * and did not make (its level ran out). */
+	unsigned share_turns, counted_ahead;
 	int64_t probe_head_ms;	/* when a waiting run's probe last read
 				 * from the head (queue_probe) */
 	int64_t probe_head_gap_ms;	/* and how long until the next */
@@ -332,6 +339,12 @@ void queue_conflict_pause(struct queue *q, unsigned attempt);
 
 /* --- queue.c and queue_cycle.c ------------------------------------------- */
 
+/* The cursor of the claim which over the types whose hash is hash (a
+ * claim in priority order's: its level's), taken out of the spare if it
+ * is there, and not used when QUEUE_CURSOR_MS old (queue_cycle.c). */
+void queue_cursor_for(struct queue *q, unsigned which, uint64_t hash,
+                      int64_t start);
+
 /* Whether the table supports which (prepared once to see). */
 int queue_supports(struct queue *q, unsigned which, int *probed,
                    int *has);
@@ -340,7 +353,6 @@ int queue_supports(struct queue *q, unsigned which, int *probed,
  * priority order when the table has sql/013 and its pending rows more
  * than one level, and it is not the plain claim's turn: *tried says
  * whether it ran, *id the row it took (0: none, or not tried). */
-int queue_priority_active(const struct queue *q, size_t ntypes);
 /* Whether the server says wsrep_on (queue_cycle.c); queue_galera is in
  * queue.h. */
 int queue_wsrep_on(struct queue *q);
@@ -348,6 +360,14 @@ enum db_status queue_claim_priority(struct queue *q, unsigned which,
     const char *const *types, size_t ntypes, unsigned long lock_seconds,
     const char *token, uint64_t hash, int *tried, uint64_t *id, char *err,
     size_t errlen);
+/* A group's claims in priority order in one round trip (queue_claim_bulk
+ * says when): *tried as above, *claimed the jobs taken, read into jobs[]
+ * by their tokens; the plain claim's turns among the n are left to the
+ * claims one by one after it (share_turns). */
+enum db_status queue_claim_priority_bulk(struct queue *q,
+    const char *const *types, size_t ntypes, unsigned long lock_seconds,
+    const char *const *tokens, struct job *const *jobs, size_t n,
+    uint64_t hash, int *tried, size_t *claimed, char *err, size_t errlen);
 /* A purge's variant (queue_admin.c): Q_F_TYPE for one type, on
  * idx_type_pick when the table has it (else Q_F_PICK too, idx_pick). */
 unsigned queue_purge_flags(struct queue *q, const struct queue_scope *scope);
