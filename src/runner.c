@@ -685,24 +685,24 @@ run_slot(struct cycle *cy, size_t slot)
 	char tokens[2][QUEUE_TOKEN_MAX + 1];
 	struct finished fin;
 	struct job jobs[2];
-	int cur = 0;
+	int cur = 0, claimed;
 
 	memset(&fin, 0, sizeof fin);
 	memset(jobs, 0, sizeof jobs);
 	fin.res = xcalloc(1, sizeof *fin.res);
 	for (;;) {
 		memset(&jobs[cur], 0, sizeof jobs[cur]);
-		if (!claim_next(cy, &jobs[cur], tokens[cur], sizeof tokens[cur],
-		    fin.h.job != NULL ? &fin : NULL)) {
-			if (fin.h.job != NULL)
-				queue_job_free(&jobs[cur ^ 1]);
+		claimed = claim_next(cy, &jobs[cur], tokens[cur],
+		    sizeof tokens[cur], fin.h.job != NULL ? &fin : NULL);
+		/* The job before is written (claim_once): done with. */
+		if (fin.h.job != NULL)
+			queue_job_free(&jobs[cur ^ 1]);
+		if (!claimed) {
 			fin.h.job = NULL;
 			if (run_idle(cy))
 				continue;
 			break;
 		}
-		if (fin.h.job != NULL)
-			queue_job_free(&jobs[cur ^ 1]);
 		run_idle_claimed(cy);
 		fin.h.ms = run_work(cy, slot, &jobs[cur], tokens[cur], &fin.h,
 		    fin.res);
