@@ -23,9 +23,10 @@
  * (src/queue_priority.c, Q_CLAIM_PRIORITY; with --type-index its one-type
  * variant on idx_type_priority) on a table with sql/013_priority.sql: the
  * levels are read first as jobrun reads them (Q_LEVEL, one look per level
- * from the top, at most PRIORITY_LEVELS), the list's unused places
- * repeating its last level, as jobrun fills them; the levels found and
- * the rows their reading read are printed (levels=, level_reads=).
+ * from the top, at most PRIORITY_LEVELS), and the claim names the highest,
+ * from its head, as jobrun's first claim at a level does (its later ones
+ * start past its cursor); the levels found and the rows their reading
+ * read are printed (levels=, level_reads=).
  * With --misses a claim that takes nothing is timed and counted as one
  * (misses=): the claim in priority order whose levels have nothing due
  * (jobrun then runs its plain claim after it).
@@ -337,12 +338,11 @@ claim_prepare(MYSQL *m, struct claim *c)
 	for (i = 0; i < (opt_type_index ? 2 : ntypes); i++)
 		bind_str(&c->bind[3 + i], types[opt_type_index ? 0 : i],
 		    &c->len[3 + i]);
-	/* --priority: then the levels (src/queue_priority.c). */
+	/* --priority: then the highest level (src/queue_priority.c). */
 	nb = 3 + (unsigned)(opt_type_index ? 2 : ntypes);
 	if (opt_priority) {
 		read_levels(m, c);
-		for (i = 0; i < PRIORITY_LEVELS; i++)
-			bind_s64(&c->bind[nb + i], &c->level[i]);
+		bind_s64(&c->bind[nb], &c->level[0]);
 	}
 	if (mysql_stmt_bind_param(c->stmt, c->bind) != 0)
 		die("bind claim: %s", mysql_stmt_error(c->stmt));

@@ -1,7 +1,7 @@
 #!/bin/bash
 # The claim's cursor, and its bound.  A run's claims after the first start
 # their scan just past the last job the run claimed, in (next_run_at, id)
-# order; a job that becomes due behind that point (inserted with an
+# order (in priority order, a cursor per level: the last part); a job that becomes due behind that point (inserted with an
 # earlier next_run_at, recovered with its old one) is not seen by those
 # claims, but a claim that starts a second or more after the last claim
 # from the head of the queue scans from the head again (man/jobrun.7, The
@@ -16,7 +16,7 @@
 # from the runner's only by case stays untouched behind the cursor too.
 . "${0%/*}/lib.sh"
 
-plan 19
+plan 29
 setup_db
 write_config <<EOF
 [run]
@@ -115,8 +115,8 @@ put_behind() {
 	insert)
 		# Due an hour ago: in front of every job of the backlog.
 		before=$(sql "INSERT INTO polling_jobs (business_key, type,
-		        next_run_at, created_at, updated_at)
-		     VALUES ('$key', 'work', NOW() - INTERVAL 1 HOUR, NOW(), NOW());
+		        next_run_at, created_at, updated_at$level_col)
+		     VALUES ('$key', 'work', NOW() - INTERVAL 1 HOUR, NOW(), NOW()$level_val);
 		     SELECT COUNT(*) FROM polling_jobs WHERE status = 'success'")
 		t0=$(now_ms)
 		;;
@@ -140,6 +140,9 @@ put_behind() {
 	pos=$(grep -n "^$(id_of "$key")\$" "$T/ids" | cut -d: -f1)
 	echo "$key $((t1 - t0)) $((pos - 1 - before + done0))" >>"$T/behind"
 }
+
+# (the last part's: jobs put behind at a level)
+level_col= level_val=
 
 # --- idx_pick, two types ------------------------------------------------------
 
@@ -226,3 +229,49 @@ is "$(sort "$T/ids" | uniq -d | wc -l)/$(wc -l <"$T/ids")" "0/$ran" \
 is "$(sql "SELECT CONCAT(status, '/', attempts) FROM polling_jobs
     WHERE business_key = 'odd:upper'")" "pending/0" \
     "--type: WORK, behind the cursor and in the index's range, stays untouched"
+
+# --- in priority order: a cursor per level ------------------------------------
+
+# sql/013: the backlog c at level 5, and as many jobs of level 0, due a day
+# ago, which the plain claim's one in ten takes (the oldest first), so that
+# the jobs put behind level 5's cursor (due an hour ago) are the level's
+# claims' to find, from its head again within the second.
+sql "$(grep -v '^--' "$TOP/sql/013_priority.sql")"
+sql "DELETE FROM polling_jobs WHERE business_key LIKE 'b:%' AND status = 'pending'"
+: >"$T/ids"
+: >"$T/behind"
+done0=$(sql "SELECT COUNT(*) FROM polling_jobs WHERE status = 'success'")
+fill c
+sql "UPDATE polling_jobs SET priority = 5 WHERE business_key LIKE 'c:%';
+     INSERT INTO polling_jobs (business_key, type, next_run_at, created_at,
+        updated_at)
+     SELECT CONCAT('low:', seq), 'work', NOW() - INTERVAL 1 DAY, NOW(), NOW()
+     FROM seq_1_to_$backlog"
+level_col=", priority" level_val=", 5"
+jobrun_bg --json >"$T/out" 2>"$T/err"
+wait_for 60 has_lines 100 || bail_out "the run in priority order does not get on"
+put_behind insert early:7
+put_behind insert early:8
+put_behind insert early:9
+kill -TERM "$bg_pid"
+wait "$bg"
+is "$?" 0 "in priority order: the run, stopped by a SIGTERM, exits 0"
+ran=$(lines)
+is "$(jget succeeded <"$T/out"):$(count_ok early:7 early:8 early:9)" \
+    "$ran:3" "in priority order: every job it claimed succeeded ($ran), the three put behind level 5's cursor among them"
+diag "in priority order: jobs behind the cursor (key, ms, jobs passed):" \
+     "$(cat "$T/behind")"
+while read -r key ms passed; do
+	took_between_ms "$ms" 0 "$limit" \
+	    "in priority order: $key, due behind its level's cursor, is claimed within ${bound_ms} ms (took $ms)"
+done <"$T/behind"
+most=$(awk 'BEGIN { m = 0 } $3 > m { m = $3 } END { print m }' "$T/behind")
+between "$most" 5 $backlog \
+    "in priority order: claims went on past a job behind its level's cursor: the cursor is in use ($most)"
+in_order c "in priority order: level 5's backlog ran in (next_run_at, id) order, the rest untouched"
+in_order low "in priority order: level 0's (the tenth claims) too"
+lows=$(sql "SELECT COUNT(*) FROM polling_jobs WHERE business_key LIKE 'low:%'
+    AND status = 'success'")
+between "$lows" $((ran / 10 - 1)) $((ran / 10 + 1)) \
+    "in priority order: one claim in ten took level 0's oldest job ($lows of $ran)"
+is "$(sort "$T/ids" | uniq -d | wc -l)" 0 "in priority order: the handler ran each job once"
