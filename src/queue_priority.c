@@ -228,6 +228,39 @@ levels_for(struct queue *q, unsigned which, const char *const *types,
 	return st;
 }
 
+/* Whether the run's claims go in priority order now: *l the levels (NULL:
+ * not), *which the plain claim whose arguments they take, *stmt the claim
+ * at a level. */
+static enum db_status
+in_priority_order(struct queue *q, const char *const *types, size_t ntypes,
+    uint64_t hash, unsigned *which, unsigned *stmt, struct queue_levels **l,
+    char *err, size_t errlen)
+{
+	enum db_status st;
+
+	*l = NULL;
+	/* Not on Galera: there a group's transaction whose claims in
+	 * priority order (after reads of the levels) a replicated write set
+	 * aborted was seen (test/galera) to commit without them and without
+	 * an error, as a bulk claim's was (queue_cycle.c): the plain claims
+	 * only, which hold exactly once there. */
+	if (!queue_has_priority(q) || queue_wsrep_on(q))
+		return DB_OK;
+	/* After a conflict (an InnoDB deadlock: queue_cycle.c's claim_try)
+	 * the run's claims are the plain spread ones, out of order. */
+	if (q->spread)
+		return DB_OK;
+	/* One type: idx_type_priority, which sql/013 makes with the other,
+	 * whether or not the plain claim has sql/001's idx_type_pick. */
+	*which = ntypes == 1 ? Q_CLAIM | Q_F_TYPE : Q_CLAIM;
+	*stmt = Q_CLAIM_PRIORITY | (*which & Q_F_TYPE);
+	st = levels_for(q, *which, types, ntypes, hash, l, err, errlen);
+	/* One level, or none: the plain claim is the same order. */
+	if (st != DB_OK || (*l)->n < 2)
+		*l = NULL;
+	return st;
+}
+
 /* The cursor's hash for a level: each level's claims have a cursor of
  * their own, in the level's (next_run_at, id) order. */
 static uint64_t
@@ -280,23 +313,9 @@ queue_claim_priority(struct queue *q, unsigned which,
 
 	*tried = 0;
 	*id = 0;
-	/* Not on Galera: there a group's transaction whose claims in
-	 * priority order (after reads of the levels) a replicated write set
-	 * aborted was seen (test/galera) to commit without them and without
-	 * an error, as a bulk claim's was (queue_cycle.c): the plain claims
-	 * only, which hold exactly once there. */
-	if (!queue_has_priority(q) || queue_wsrep_on(q))
-		return DB_OK;
-	/* After a conflict (an InnoDB deadlock: queue_cycle.c's claim_try)
-	 * the run's claims are the plain spread ones, out of order. */
-	if (q->spread)
-		return DB_OK;
-	/* One type: idx_type_priority, which sql/013 makes with the other,
-	 * whether or not the plain claim has sql/001's idx_type_pick. */
-	which = ntypes == 1 ? Q_CLAIM | Q_F_TYPE : Q_CLAIM;
-	stmt = Q_CLAIM_PRIORITY | (which & Q_F_TYPE);
-	st = levels_for(q, which, types, ntypes, hash, &l, err, errlen);
-	if (st != DB_OK || l->n < 2)
+	st = in_priority_order(q, types, ntypes, hash, &which, &stmt, &l, err,
+	    errlen);
+	if (l == NULL)
 		return st;
 	/* The share of the plain claim: the longest waiting job first; the
 	 * turns a group's bulk left to the claims after it first. */
@@ -387,14 +406,9 @@ queue_claim_priority_bulk(struct queue *q, const char *const *types,
 
 	*tried = 0;
 	*claimed = 0;
-	/* Galera: the caller makes no bulk there (queue_claim_priority
-	 * says why the claims in priority order are not made there either). */
-	if (!queue_has_priority(q) || q->spread)
-		return DB_OK;
-	which = ntypes == 1 ? Q_CLAIM | Q_F_TYPE : Q_CLAIM;
-	stmt = Q_CLAIM_PRIORITY | (which & Q_F_TYPE);
-	st = levels_for(q, which, types, ntypes, hash, &l, err, errlen);
-	if (st != DB_OK || l->n < 2)
+	st = in_priority_order(q, types, ntypes, hash, &which, &stmt, &l, err,
+	    errlen);
+	if (l == NULL)
 		return st;
 	/* In priority order now: the plain claim's bulk, in its order, is
 	 * not made.  Only past the top level's cursor, as the plain bulk
