@@ -1166,9 +1166,11 @@ def keys_document():
     commit and verdict."""
     secs = f("env.seconds")
     quick = g("env.mode") == "quick"
-    p("# Per-key concurrency: what a key cap costs throughput (issue 27)",
-      "",
-      f"Written by bench/run's section 14 (`BENCH_ONLY=keys "
+    mysql = g("keys.server") == "mysql"
+    p("# Per-key concurrency: what a key cap costs throughput (issue 27)"
+      + (", on MySQL" if mysql else ""), "",
+      f"Written by bench/run's section 14 (`"
+      f"{'KEYS_SERVER=mysql ' if mysql else ''}BENCH_ONLY=keys "
       f"BENCH_OUT=/tmp/results.md bench/run`; {g('env.mode')} mode) on "
       f"{g('env.date')}, at {g('env.git')}, from one run of "
       f"{fmt(secs)} s; every figure and ratio below comes from that run.  "
@@ -1214,11 +1216,16 @@ def keys_document():
                  f"{fmt(f('env.start.fsync_p90_us'))}) at the start, "
                  f"{fmt(f('env.end.fsync_median_us'))} µs (p90 "
                  f"{fmt(f('env.end.fsync_p90_us'))}) at the end"],
-        ["Server", f"MariaDB {g('env.server')}, throwaway "
-                   "(contrib/throwaway-mariadb, DURABLE=1: "
-                   "innodb_flush_log_at_trx_commit = "
-                   f"{g('env.var.innodb_flush_log_at_trx_commit')}), "
-                   "unix socket"],
+        ["Server", (f"MySQL {g('keys.server_version')}, throwaway "
+                    "(contrib/throwaway-mysql, as section 10's, DURABLE=1: "
+                    f"innodb_flush_log_at_trx_commit = {g('keys.flush')}), "
+                    "unix socket; it has no bulk execution, so a group's "
+                    "claims are a statement each" if mysql else
+                    f"MariaDB {g('env.server')}, throwaway "
+                    "(contrib/throwaway-mariadb, DURABLE=1: "
+                    "innodb_flush_log_at_trx_commit = "
+                    f"{g('env.var.innodb_flush_log_at_trx_commit')}), "
+                    "unix socket")],
         ["jobrun", f"{g('env.jobrun')} ({g('env.git')})"],
         ["uptime, at the start", g("keys.uptime_start", "–").strip()],
         ["… at the end", g("keys.uptime_end", "–").strip()],
