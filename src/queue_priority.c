@@ -10,13 +10,20 @@
  * the scan only within one level: over a plain range of levels the server
  * would read every job not yet due of each level above the first due one
  * (a level's retries waiting out their backoff, say).  So the claim names
- * its levels, "priority IN (...)", one range each, read in the index's
- * order.  The levels are those that have a due job of the run's types,
- * the highest PRIORITY_LEVELS, found type by type from the top, two looks
- * a level (a loose scan the server does not do on a descending key
- * part; read_levels), again after QUEUE_CURSOR_MS.  A level that gets a
- * due job meanwhile waits that long for its order; a job of a level past
- * the list, or of one the list missed, is the plain claim's (below).
+ * one level, "priority = ?", the highest that has a due job of the run's
+ * types, of the highest PRIORITY_LEVELS found type by type from the top,
+ * two looks a level (a loose scan the server does not do on a descending
+ * key part; read_levels), again after QUEUE_CURSOR_MS.  Each level has a
+ * cursor, as the plain claim has (queue_cycle.c): a claim at a level
+ * starts past the last job taken there, not at the head of its range,
+ * where the entries of the jobs just claimed wait, delete-marked, for
+ * InnoDB's purge (with 4 levels and --jobs=16 that stepping cost 0.31 x
+ * the throughput of one level: bench/PRIORITY.md).  A level whose claim
+ * finds nothing is passed over until the levels are read again.  A level
+ * that gets a due job meanwhile waits that long for its order; a job of a
+ * level past the list, or of one the list missed, is the plain claim's
+ * (below).  A group's claims at a level with a cursor are one bulk
+ * execution (queue_claim_priority_bulk), as the plain claim's are.
  *
  * After a conflict (an InnoDB deadlock: queue_cycle.c's claim_try) a
  * run's claims are the plain spread ones, and on Galera the plain ones
