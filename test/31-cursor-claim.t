@@ -16,7 +16,7 @@
 # from the runner's only by case stays untouched behind the cursor too.
 . "${0%/*}/lib.sh"
 
-plan 29
+plan 30
 setup_db
 write_config <<EOF
 [run]
@@ -235,7 +235,8 @@ is "$(sql "SELECT CONCAT(status, '/', attempts) FROM polling_jobs
 # sql/013: the backlog c at level 5, and as many jobs of level 0, due a day
 # ago, which the plain claim's one in ten takes (the oldest first), so that
 # the jobs put behind level 5's cursor (due an hour ago) are the level's
-# claims' to find, from its head again within the second.
+# claims' to find, from its head again within the second; and one at a
+# level that had no due job, within the second the levels are read again.
 sql "$(grep -v '^--' "$TOP/sql/013_priority.sql")"
 sql "DELETE FROM polling_jobs WHERE business_key LIKE 'b:%' AND status = 'pending'"
 : >"$T/ids"
@@ -252,18 +253,23 @@ jobrun_bg --json >"$T/out" 2>"$T/err"
 wait_for 60 has_lines 100 || bail_out "the run in priority order does not get on"
 put_behind insert early:7
 put_behind insert early:8
+# A level that had no due job when the levels were read (9, above the
+# backlog's) waits for their next read, within the same second.
+level_val=", 9"
+put_behind insert high:1
+level_val=", 5"
 put_behind insert early:9
 kill -TERM "$bg_pid"
 wait "$bg"
 is "$?" 0 "in priority order: the run, stopped by a SIGTERM, exits 0"
 ran=$(lines)
-is "$(jget succeeded <"$T/out"):$(count_ok early:7 early:8 early:9)" \
-    "$ran:3" "in priority order: every job it claimed succeeded ($ran), the three put behind level 5's cursor among them"
+is "$(jget succeeded <"$T/out"):$(count_ok early:7 early:8 high:1 early:9)" \
+    "$ran:4" "in priority order: every job it claimed succeeded ($ran), the three put behind level 5's cursor and the one at level 9 among them"
 diag "in priority order: jobs behind the cursor (key, ms, jobs passed):" \
      "$(cat "$T/behind")"
 while read -r key ms passed; do
 	took_between_ms "$ms" 0 "$limit" \
-	    "in priority order: $key, due behind its level's cursor, is claimed within ${bound_ms} ms (took $ms)"
+	    "in priority order: $key, due behind its level's cursor (high:1: at a level not read), is claimed within ${bound_ms} ms (took $ms)"
 done <"$T/behind"
 most=$(awk 'BEGIN { m = 0 } $3 > m { m = $3 } END { print m }' "$T/behind")
 between "$most" 5 $backlog \
