@@ -403,10 +403,12 @@ enum db_status queue_claim_id(struct queue *q, const char *const *types,
  * the cursor run for each of tokens[0..n-1] (2..QUEUE_GROUP_MAX) by
  * MariaDB's bulk execution, each still one UPDATE ... LIMIT 1 taking one
  * job, and the jobs taken read into *jobs[i] (zeroed before) by their
- * tokens, the cursor moved past them.  *claimed is how many were taken
- * (jobs[i]->id set); 0 also when the bulk claim does not apply (no
- * cursor, a spread claim, a server without bulk execution): the caller
- * claims the rest one by one, with queue_claim_id. */
+ * tokens, the cursor moved past them.  In priority order (sql/013, more
+ * than one level due) the same past the top level's cursor, less the
+ * plain claim's turns among the n (queue_claim_priority_bulk).  *claimed
+ * is how many were taken (jobs[i]->id set); 0 also when the bulk claim
+ * does not apply (no cursor, a spread claim, a server without bulk
+ * execution): the caller claims the rest one by one, with queue_claim_id. */
 enum db_status queue_claim_bulk(struct queue *q, const char *const *types,
                                 size_t ntypes, unsigned long lock_seconds,
                                 const char *const *tokens,
