@@ -193,6 +193,26 @@ in_order a "the backlog ran in (next_run_at, id) order, the rest untouched"
 # What the stopped run left is not the next run's backlog.
 sql "DELETE FROM polling_jobs WHERE business_key LIKE 'a:%' AND status = 'pending'"
 
+# stopped_run LABEL KEY...: SIGTERM the run; it exits 0, every job it
+# claimed succeeded, the jobs KEY... put behind among them, and each of
+# those (as $T/behind lists them) was claimed within the bound
+stopped_run() {
+	local label=$1 key ms passed
+	shift
+	kill -TERM "$bg_pid"
+	wait "$bg"
+	is "$?" 0 "$label: the run, stopped by a SIGTERM, exits 0"
+	ran=$(lines)
+	is "$(jget succeeded <"$T/out"):$(count_ok "$@")" "$ran:$#" \
+	    "$label: every job it claimed succeeded ($ran), the $# put behind among them"
+	diag "$label: jobs behind the cursor (key, ms, jobs passed):" \
+	     "$(cat "$T/behind")"
+	while read -r key ms passed; do
+		took_between_ms "$ms" 0 "$limit" \
+		    "$label: $key, due behind the cursor (or at a level not read), is claimed within ${bound_ms} ms (took $ms)"
+	done <"$T/behind"
+}
+
 # --- idx_type_pick, --type ---------------------------------------------------
 
 sql "$(grep -v '^--' "$TOP/sql/001_type_pick.sql")"
@@ -211,18 +231,7 @@ sql "INSERT INTO polling_jobs (business_key, type, next_run_at, created_at,
 put_behind insert early:4
 put_behind insert early:5
 put_behind insert early:6
-kill -TERM "$bg_pid"
-wait "$bg"
-is "$?" 0 "the --type run, stopped by a SIGTERM, exits 0"
-ran=$(lines)
-is "$(jget succeeded <"$T/out"):$(count_ok early:4 early:5 early:6)" \
-    "$ran:3" "every job it claimed succeeded ($ran), the three put behind its cursor among them"
-diag "idx_type_pick: jobs behind the cursor (key, ms, jobs passed):" \
-     "$(cat "$T/behind")"
-while read -r key ms passed; do
-	took_between_ms "$ms" 0 "$limit" \
-	    "--type: $key, due behind the cursor, is claimed within ${bound_ms} ms (took $ms)"
-done <"$T/behind"
+stopped_run "--type" early:4 early:5 early:6
 in_order b "--type: the backlog ran in (next_run_at, id) order, the rest untouched"
 is "$(sort "$T/ids" | uniq -d | wc -l)/$(wc -l <"$T/ids")" "0/$ran" \
     "--type: the handler ran each job once"
@@ -259,18 +268,7 @@ level_val=", 9"
 put_behind insert high:1
 level_val=", 5"
 put_behind insert early:9
-kill -TERM "$bg_pid"
-wait "$bg"
-is "$?" 0 "in priority order: the run, stopped by a SIGTERM, exits 0"
-ran=$(lines)
-is "$(jget succeeded <"$T/out"):$(count_ok early:7 early:8 high:1 early:9)" \
-    "$ran:4" "in priority order: every job it claimed succeeded ($ran), the three put behind level 5's cursor and the one at level 9 among them"
-diag "in priority order: jobs behind the cursor (key, ms, jobs passed):" \
-     "$(cat "$T/behind")"
-while read -r key ms passed; do
-	took_between_ms "$ms" 0 "$limit" \
-	    "in priority order: $key, due behind its level's cursor (high:1: at a level not read), is claimed within ${bound_ms} ms (took $ms)"
-done <"$T/behind"
+stopped_run "in priority order" early:7 early:8 high:1 early:9
 most=$(awk 'BEGIN { m = 0 } $3 > m { m = $3 } END { print m }' "$T/behind")
 between "$most" 5 $backlog \
     "in priority order: claims went on past a job behind its level's cursor: the cursor is in use ($most)"
