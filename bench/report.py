@@ -1120,12 +1120,12 @@ def keys_section(level="##"):
           "control row, chooses a due job whose key has room (one SELECT "
           "reading the type's processing rows) and claims it by id, so "
           "claims of the type are one at a time across all runners.  A "
-          "claim takes a job for each of the runner's slots waiting to "
-          "claim at that moment (one choice, one bulk claim by id, "
-          "run_ahead.c), and a slot's outcome is written in the "
-          "transaction of its next claim (one commit for both, "
-          "run_outcome.c), where the unkeyed slots share one commit for "
-          "the outcomes and claims of up to 16 slots.  The keyed noop "
+          "run whose limits are all keys groups its slots as a run "
+          "without limits does (group.c): the outcomes of the slots that "
+          "came back together ride in one claim's transaction, which "
+          "takes a job for each of them (one choice, one bulk claim by "
+          "id), one commit for all; slots held by busy keys wait "
+          "together and are taken along by the next claim.  The keyed noop "
           f"drain's rate, {fmt(cap['jps'])} jobs/s here, is therefore "
           "about the most claims a second the type gets on this server.  "
           f"{KEYS_SLOTS} slots running a handler of T seconds ask for "
@@ -1155,10 +1155,10 @@ def keys_section(level="##"):
         p("", "Statements per job: no key cap "
           f"{fmt(sides[('noop', 'nokey')]['reqs'], 2) if sides[('noop', 'nokey')] else '–'}"
           f", `$.customer` {fmt(cap['reqs'], 2)} (noop): a keyed claim "
-          "is a transaction of its own (BEGIN, the slot's outcome, the "
+          "is a transaction of its own (BEGIN, the group's outcomes, the "
           "control row, the choice, the claim by id, the read, COMMIT) "
-          "shared by the jobs it takes, where the unkeyed slots share one "
-          "claim statement and one commit among many.", "")
+          "shared by the jobs it takes, where the unkeyed slots' claim "
+          "is one statement.", "")
 
 
 def keys_document():

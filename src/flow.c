@@ -862,16 +862,22 @@ flow_claim(struct flow *f, const char *const *types, size_t ntypes,
 	return st;
 }
 
-int
-flow_limited(struct flow *f, const char *const *types, size_t ntypes)
+enum flow_limits
+flow_limits_of(struct flow *f, const char *const *types, size_t ntypes)
 {
+	enum flow_limits limits = FLOW_UNLIMITED;
+	const struct cfg_flow *l;
 	size_t i;
 
 	set_types(f, types, ntypes);
 	for (i = 0; i < f->ntypes; i++)
-		if (f->types[i].limits != NULL)
-			return 1;
-	return 0;
+		if ((l = f->types[i].limits) == NULL)
+			continue;
+		else if (l->key == NULL || l->concurrency || l->rate)
+			return FLOW_CAPPED;
+		else
+			limits = FLOW_KEYED_ONLY;
+	return limits;
 }
 
 enum db_status

@@ -92,9 +92,15 @@ double flow_bucket(const struct cfg_flow *l, double tokens,
  * full (after its start's recovery); 0 for NULL. */
 uint64_t flow_recovered(const struct flow *f);
 
-/* Whether any of the run's types has a cap or a rate: its claims are
- * flow_claim's transactions, one at a time. */
-int flow_limited(struct flow *f, const char *const *types, size_t ntypes);
+/* How the run's types are limited: not at all; only by keys, with
+ * neither a cap nor a rate, whose claims take a job for each of the
+ * slots waiting (flow_extra) and count nothing in the control rows, so
+ * that the slots' group commits can carry them (group.c); or with a cap
+ * or a rate, whose claims are flow_claim's transactions, one slot at a
+ * time. */
+enum flow_limits { FLOW_UNLIMITED, FLOW_KEYED_ONLY, FLOW_CAPPED };
+enum flow_limits flow_limits_of(struct flow *f, const char *const *types,
+                                size_t ntypes);
 
 /* The run's types that are not paused now, into out (room for ntypes),
  * *nout of them: what claims of a run without limits may take.  One

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "flow.h"
+#include "flow_key.h"
 #include "runner_int.h"
 #include "util.h"
 
@@ -31,9 +32,15 @@ struct request {
 	int claimed;
 	int read;			/* the job claimed was read already */
 	int64_t claim_again_ms;		/* no claim: the claims gave up on a
-					 * deadlock, and may try after this */
+					 * deadlock, or flow control held
+					 * every due type back: try after
+					 * this */
+	int again;			/* no claim, but try again at once:
+					 * a keyed claim took fewer jobs than
+					 * the group asked for */
 	pthread_cond_t wake;		/* served, or its turn to serve */
 	int done;			/* served (pending_mu) */
+	int held;			/* in cy->held (pending_mu) */
 };
 
 /* Up to GROUP_MAX of the pending requests, oldest first (pending_mu
@@ -55,6 +62,30 @@ cut_pending(struct cycle *cy)
 			cy->pending_tail = &cy->pending;
 	}
 	cy->npending -= n;
+	return group;
+}
+
+/* A keyed run's requests that flow control held back (every due job's
+ * key busy) wait in cy->held for the next group, which takes them along
+ * (pending_mu held): a slot whose job ended freed its key, and the claim
+ * that carries its mark takes a job for each of them too, as the first
+ * of them to end its wait would (wait_held). */
+static struct request *
+join_held(struct cycle *cy, struct request *group)
+{
+	struct request **tail = &group, *r;
+	size_t n = 0;
+
+	for (; *tail != NULL; tail = &(*tail)->next)
+		n++;
+	while (cy->held != NULL && n++ < GROUP_MAX) {
+		r = cy->held;
+		cy->held = r->next;
+		r->next = NULL;
+		r->held = 0;
+		*tail = r;
+		tail = &r->next;
+	}
 	return group;
 }
 
@@ -231,6 +262,7 @@ struct group_write {
 	int no_claims;		/* the marks alone: the claims gave up */
 	uint64_t claimed;	/* the run's count before */
 	int drained;
+	int marked;		/* keyed: the marks were written alone */
 };
 
 /* Whether the group's statements are each their own: one write, or SOLO. */
@@ -263,7 +295,7 @@ group_body(void *arg, struct queue_witness *w, char *err, size_t errlen)
 	uint64_t id;
 
 	g->split = 0;
-	if ((st = group_types(cy, err, errlen)) != DB_OK)
+	if (!g->no_claims && (st = group_types(cy, err, errlen)) != DB_OK)
 		return st;
 	st = group_marks(cy, g->group, g->mode != SHARED, &g->split, err,
 	    errlen);
@@ -372,39 +404,15 @@ serve_marks_alone(struct cycle *cy, struct group_write *g,
 	return DB_OK;
 }
 
-/* Serve a group (the connection held): write its marks and make its
- * claims, committed together (the queue's transaction helper); then
- * count and log the marks.  A deadlock (or a Galera certification
- * failure) rolls the whole transaction back, and the group is written
- * again SOLO; one that lost its connection before the COMMIT is run
- * again as it was, and so is one whose COMMIT's answer was lost and that
- * the server did not keep (asked on the new connection by one of its
- * writes): a handler that finished is never run again for want of its
- * mark.  Any other error ends the run, as with one handler: the jobs
- * whose marks were not written wait for recovery. */
+/* The group's marks are committed: count and log them, tell fan-in;
+ * then read the jobs its claims took. */
 static void
-serve(struct cycle *cy, struct request *group)
+group_told(struct cycle *cy, struct request *group)
 {
-	struct group_write g = { .cy = cy, .group = group,
-	    .mode = cy->group_conflicts >= GROUP_CONFLICTS_MAX ? SOLO : SHARED,
-	    .claimed = cy->stats->claimed, .drained = cy->drained };
-	struct queue_trx t = { group_body, group_undo, group_alone, &g,
-	    QUEUE_CLAIM_RETRIES + 1, 0, 1 };
 	struct request *r;
 	enum db_status st;
 	char err[1024];
 
-	if (cy->st != DB_OK)
-		return;		/* a database error ended the run */
-	st = queue_trx(cy->q, &t, err, sizeof err);
-	if (st == DB_CONFLICT)
-		st = serve_marks_alone(cy, &g, &t, err, sizeof err);
-	else if (st == DB_OK)
-		cy->claim_conflicts = 0;
-	if (st != DB_OK) {
-		run_failed(cy, st, err);
-		return;
-	}
 	cy->ext_retry_at = 0;
 	for (r = group; r != NULL; r = r->next)
 		if (r->h != NULL) {
@@ -423,6 +431,242 @@ serve(struct cycle *cy, struct request *group)
 				r->claimed = 0;
 			}
 	}
+}
+
+/* --- keyed runs ------------------------------------------------------
+ * A run whose limited types are all keyed, with neither a cap nor a
+ * rate (flow_keyed_only): a group's claims are flow_claim's transaction,
+ * which locks the types' control rows and takes a job for each request
+ * of the group at once (flow_extra), and the group's marks ride in it
+ * (flow_rider), written before any control row is locked: one commit
+ * for the group, as without limits, where a slot claiming on its own
+ * (runner.c's claim_once) had one for each job's outcome. */
+
+/* The marks alone, in a transaction of their own (mode as group_body's:
+ * SHARED, EACH after a shared success found a job not ours, SOLO after
+ * a conflict); also flow_rider's write, in the claim's transaction. */
+static enum db_status
+keyed_marks(void *arg, struct queue_witness *w, char *err, size_t errlen)
+{
+	struct group_write *g = arg;
+	enum db_status st;
+
+	g->split = 0;
+	st = group_marks(g->cy, g->group, g->mode != SHARED, &g->split, err,
+	    errlen);
+	if (st == DB_OK)
+		*w = group_witness(g->group);
+	return st;
+}
+
+static void
+keyed_marks_undo(void *arg, enum db_status st)
+{
+	struct group_write *g = arg;
+
+	if (g->split)
+		g->mode = EACH;
+	else if (st == DB_CONFLICT)
+		g->mode = SOLO;
+}
+
+static int
+keyed_marks_single(void *arg)
+{
+	struct group_write *g = arg;
+	struct request *r;
+	size_t marks = 0;
+
+	for (r = g->group; r != NULL; r = r->next)
+		marks += r->h != NULL;
+	return marks <= 1 || g->mode == SOLO;
+}
+
+/* flow_rider's alone: the claim's transaction the marks rode in was
+ * rolled back; each is written on its own at once, before the claim
+ * runs again, so that a mark waits for one lock wait at most. */
+static void
+keyed_marks_alone(void *arg)
+{
+	struct group_write *g = arg;
+	enum db_status st;
+	char err[1024];
+	int split = 0;
+
+	g->mode = SOLO;
+	st = group_marks(g->cy, g->group, 1, &split, err, sizeof err);
+	if (st != DB_OK)
+		run_failed(g->cy, st, err);
+	g->marked = st == DB_OK;
+}
+
+/* Whether the group's marks may ride in the claim's transaction: not on
+ * Galera, nor when a job's lock could expire while the claim waits for
+ * a control row (runner.c's run_ride_ok). */
+static int
+keyed_may_ride(struct cycle *cy, const struct request *group)
+{
+	const struct request *r;
+
+	for (r = group; r != NULL; r = r->next)
+		if (r->h != NULL && !run_ride_ok(cy, r->h))
+			return 0;
+	return run_may_claim(cy);
+}
+
+/* The jobs flow_claim took, one for each request from the first; those
+ * left without one claim again at once when it took some, after the
+ * wait it gives when flow control held every type back, and not at all
+ * when nothing is due. */
+static void
+keyed_hand_out(struct cycle *cy, struct request **want, size_t n,
+    int claimed, struct flow_extra *x, int64_t wait_ms)
+{
+	size_t i, got = claimed ? 1 + x->got : 0;
+
+	for (i = 0; i < n; i++) {
+		if (i >= got) {
+			want[i]->again = claimed;
+			want[i]->claim_again_ms = wait_ms;
+			continue;
+		}
+		if (i > 0) {
+			*want[i]->job = x->jobs[i - 1];
+			memset(&x->jobs[i - 1], 0, sizeof x->jobs[i - 1]);
+		}
+		want[i]->claimed = want[i]->read = 1;
+		cy->stats->claimed++;
+	}
+	x->got = 0;
+	if (!claimed && wait_ms == 0)
+		cy->drained = 1;
+}
+
+/* The group's claims in flow_claim's one transaction, rider in it. */
+static enum db_status
+keyed_claims(struct cycle *cy, struct request *group,
+    struct flow_rider *rider, char *err, size_t errlen)
+{
+	struct request *want[GROUP_MAX], *r;
+	struct flow_extra x;
+	uint64_t left = cy->opts->batch_size - cy->stats->claimed;
+	enum db_status st;
+	int64_t wait_ms = 0;
+	size_t n = 0, i;
+	int claimed = 0;
+
+	for (r = group; r != NULL && n < GROUP_MAX && n < left; r = r->next) {
+		new_token(cy, r);
+		want[n++] = r;
+	}
+	memset(&x, 0, sizeof x);
+	x.want = n - 1;
+	for (i = 1; i < n; i++)
+		x.tokens[i - 1] = want[i]->token;
+	st = flow_claim(cy->opts->flow, cy->types, cy->ntypes,
+	    cy->cfg->run.lock_seconds, want[0]->token, want[0]->job, &claimed,
+	    &x, rider, &wait_ms, err, errlen);
+	if (st == DB_CONFLICT && now_ms() < cy->deadline) {
+		wait_ms = run_claim_conflict(cy, err);
+		st = DB_OK;
+	} else if (st == DB_OK)
+		cy->claim_conflicts = 0;
+	/* A signal or the budget's end while the claim waited: the jobs
+	 * taken for the other slots are given back, their attempts not
+	 * spent; the first is run, as a claim of one slot would be. */
+	if (st == DB_OK && x.got > 0 && run_wait_over(cy)) {
+		i = x.got;
+		st = flow_extra_release(cy->q, &x, err, errlen);
+		if (st == DB_OK)
+			log_msg(cy->lg, LV_DEBUG, "%zu job(s) claimed for "
+			    "slots that did not start them given back", i);
+	}
+	if (st == DB_OK)
+		keyed_hand_out(cy, want, n, claimed, &x, wait_ms);
+	return st;
+}
+
+/* Serve a keyed run's group: its marks ride in its claims' transaction
+ * when they may, else are written first in one of their own; and when
+ * no claim's transaction was made to carry them, after. */
+static void
+group_serve_keyed(struct cycle *cy, struct request *group)
+{
+	struct group_write g = { .cy = cy, .group = group,
+	    .mode = cy->group_conflicts >= GROUP_CONFLICTS_MAX ? SOLO : SHARED,
+	    .no_claims = 1 };
+	struct queue_trx t = { keyed_marks, keyed_marks_undo,
+	    keyed_marks_single, &g, QUEUE_CLAIM_RETRIES + 1, 0, 1 };
+	struct flow_rider rider = { keyed_marks, keyed_marks_alone, &g, 0, 0 };
+	enum db_status st = DB_OK;
+	struct request *r;
+	char err[1024];
+	int marks = 0;
+
+	for (r = group; r != NULL; r = r->next)
+		if (r->h != NULL) {
+			marks = 1;
+			/* Its key is free once its mark is written. */
+			flow_job_done(cy->opts->flow, r->h->job->type,
+			    r->h->job->id);
+		}
+	if (marks && !keyed_may_ride(cy, group)) {
+		st = queue_trx(cy->q, &t, err, sizeof err);
+		g.marked = st == DB_OK;
+		marks = 0;
+	}
+	if (st == DB_OK && run_may_claim(cy))
+		st = keyed_claims(cy, group, marks ? &rider : NULL, err,
+		    sizeof err);
+	if (st == DB_OK && marks && !rider.done && !rider.out) {
+		st = queue_trx(cy->q, &t, err, sizeof err);
+		g.marked = st == DB_OK;
+	}
+	if (st != DB_OK)
+		run_failed(cy, st, err);
+	/* Marks committed are counted and logged even when the claim
+	 * failed after them. */
+	if (cy->st == DB_OK || g.marked || rider.done)
+		group_told(cy, group);
+}
+
+/* Serve a group (the connection held): write its marks and make its
+ * claims, committed together (the queue's transaction helper); then
+ * count and log the marks.  A deadlock (or a Galera certification
+ * failure) rolls the whole transaction back, and the group is written
+ * again SOLO; one that lost its connection before the COMMIT is run
+ * again as it was, and so is one whose COMMIT's answer was lost and that
+ * the server did not keep (asked on the new connection by one of its
+ * writes): a handler that finished is never run again for want of its
+ * mark.  Any other error ends the run, as with one handler: the jobs
+ * whose marks were not written wait for recovery. */
+static void
+serve(struct cycle *cy, struct request *group)
+{
+	struct group_write g = { .cy = cy, .group = group,
+	    .mode = cy->group_conflicts >= GROUP_CONFLICTS_MAX ? SOLO : SHARED,
+	    .claimed = cy->stats->claimed, .drained = cy->drained };
+	struct queue_trx t = { group_body, group_undo, group_alone, &g,
+	    QUEUE_CLAIM_RETRIES + 1, 0, 1 };
+	enum db_status st;
+	char err[1024];
+
+	if (cy->st != DB_OK)
+		return;		/* a database error ended the run */
+	if (cy->keyed_grouped) {
+		group_serve_keyed(cy, group);
+		return;
+	}
+	st = queue_trx(cy->q, &t, err, sizeof err);
+	if (st == DB_CONFLICT)
+		st = serve_marks_alone(cy, &g, &t, err, sizeof err);
+	else if (st == DB_OK)
+		cy->claim_conflicts = 0;
+	if (st != DB_OK) {
+		run_failed(cy, st, err);
+		return;
+	}
+	group_told(cy, group);
 }
 
 /* Hand r to the connection and wait until it is served.  The first
@@ -445,6 +689,7 @@ submit(struct cycle *cy, struct request *r)
 		cy->returning--;
 	r->claimed = r->read = r->done = 0;
 	r->claim_again_ms = 0;
+	r->again = 0;
 	*cy->pending_tail = r;
 	cy->pending_tail = &r->next;
 	cy->npending++;
@@ -464,7 +709,7 @@ submit(struct cycle *cy, struct request *r)
 		pthread_mutex_lock(&cy->pending_mu);
 		while (!r->done) {
 			gather(cy);
-			group = cut_pending(cy);
+			group = join_held(cy, cut_pending(cy));
 			pthread_mutex_unlock(&cy->pending_mu);
 			if (ours)
 				serve(cy, group);
@@ -485,6 +730,43 @@ submit(struct cycle *cy, struct request *r)
 	pthread_mutex_unlock(&cy->pending_mu);
 }
 
+/* A request of a keyed run that flow control held back waits up to ms
+ * (the budget's end at most) in cy->held, where the next group served
+ * takes it along (join_held); at the end of its wait it is submitted
+ * itself, and takes the others along: one try a wait for the run, and a
+ * key freed by a job that ended is claimed at once.  In steps of a tenth
+ * of a second: slot threads block signals. */
+static void
+wait_held(struct cycle *cy, struct request *r, int64_t ms)
+{
+	int64_t until = now_ms() + ms, left;
+
+	pthread_mutex_lock(&cy->pending_mu);
+	r->claimed = r->read = r->done = 0;
+	r->claim_again_ms = 0;
+	r->again = 0;
+	r->next = cy->held;
+	cy->held = r;
+	r->held = 1;
+	while (r->held && !run_wait_over(cy) && (left = until - now_ms()) > 0)
+		cond_wait_ms(&r->wake, &cy->pending_mu, left < 100 ? left : 100);
+	if (r->held) {
+		struct request **p;
+
+		for (p = &cy->held; *p != r; p = &(*p)->next)
+			;
+		*p = r->next;
+		r->next = NULL;
+		r->held = 0;
+		pthread_mutex_unlock(&cy->pending_mu);
+		submit(cy, r);
+		return;
+	}
+	while (!r->done)
+		pthread_cond_wait(&r->wake, &cy->pending_mu);
+	pthread_mutex_unlock(&cy->pending_mu);
+}
+
 /* One slot of several: its mark and its next claim go to the connection
  * together, and share a commit with what other slots have ready. */
 void
@@ -493,11 +775,16 @@ run_slot_grouped(struct cycle *cy, size_t slot)
 	struct result *res = xcalloc(1, sizeof *res);
 	struct request *r = xcalloc(1, sizeof *r);
 	char tokens[2][QUEUE_TOKEN_MAX + 1];
+	pthread_condattr_t cattr;
+	int64_t held_ms = 0;
 	struct job jobs[2];
 	struct in_hand h;
 	int cur = 0;
 
-	pthread_cond_init(&r->wake, NULL);
+	pthread_condattr_init(&cattr);
+	pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC);
+	pthread_cond_init(&r->wake, &cattr);
+	pthread_condattr_destroy(&cattr);
 	memset(jobs, 0, sizeof jobs);
 	for (;;) {
 		/* The job in hand is marked from jobs[cur ^ 1] while the
@@ -505,15 +792,26 @@ run_slot_grouped(struct cycle *cy, size_t slot)
 		memset(&jobs[cur], 0, sizeof jobs[cur]);
 		r->job = &jobs[cur];
 		r->token = tokens[cur];
-		submit(cy, r);
+		if (held_ms > 0)
+			wait_held(cy, r, held_ms);
+		else
+			submit(cy, r);
+		held_ms = 0;
 		if (r->h != NULL)
 			queue_job_free(&jobs[cur ^ 1]);
 		r->h = NULL;
+		if (!r->claimed && r->claim_again_ms > 0 &&
+		    !run_wait_over(cy) && cy->keyed_grouped) {
+			held_ms = r->claim_again_ms;
+			continue;
+		}
 		if (!r->claimed && r->claim_again_ms > 0 &&
 		    !run_wait_over(cy)) {
 			run_pause(cy, r->claim_again_ms);
 			continue;
 		}
+		if (!r->claimed && r->again && run_may_claim(cy))
+			continue;
 		if (!r->claimed && run_idle(cy))
 			continue;
 		if (!r->claimed)

@@ -433,6 +433,16 @@ run_claim_conflict(struct cycle *cy, const char *err)
  * outcome to ride in it: a late clock, a slow COMMIT. */
 #define RIDE_LOCK_MARGIN_S 5
 
+int
+run_ride_ok(const struct cycle *cy, const struct in_hand *h)
+{
+	int64_t left_s = ((int64_t)h->lock_seconds * 1000 -
+	    (now_ms() - h->extended_at)) / 1000 - RIDE_LOCK_MARGIN_S;
+
+	return !queue_galera(cy->q) && left_s > 0 &&
+	    queue_lock_wait_seconds(cy->q) < (unsigned long)left_s;
+}
+
 /* Whether fin's outcome may ride in the slot's claim (flow_rider): only
  * into a limited claim's transaction, when the run claims on.  Not on
  * Galera, where a replicated write may roll the transaction back under
@@ -443,12 +453,8 @@ run_claim_conflict(struct cycle *cy, const char *err)
 static int
 may_ride(struct cycle *cy, const struct finished *fin)
 {
-	int64_t left_s = ((int64_t)fin->h.lock_seconds * 1000 -
-	    (now_ms() - fin->h.extended_at)) / 1000 - RIDE_LOCK_MARGIN_S;
-
 	return cy->opts->flow != NULL && cy->ahead.n == 0 &&
-	    run_may_claim(cy) && !queue_galera(cy->q) && left_s > 0 &&
-	    queue_lock_wait_seconds(cy->q) < (unsigned long)left_s;
+	    run_may_claim(cy) && run_ride_ok(cy, &fin->h);
 }
 
 /* Claim the run's next job for a slot: 1 with job and token filled in,
@@ -723,7 +729,8 @@ run_slot(struct cycle *cy, size_t slot)
 static void
 run_any_slot(struct cycle *cy, size_t slot)
 {
-	if ((cy->opts->jobs <= 1 && !cy->history) || cy->flow_limited)
+	if ((cy->opts->jobs <= 1 && !cy->history) ||
+	    (cy->flow_limited && !cy->keyed_grouped))
 		run_slot(cy, slot);
 	else
 		run_slot_grouped(cy, slot);
@@ -836,6 +843,7 @@ cycle_new(const struct cfg *cfg, struct db *db, struct queue *q,
     struct run_stats *stats, int64_t start)
 {
 	struct cycle *cy = xcalloc(1, sizeof *cy);
+	enum flow_limits limits;
 	pthread_condattr_t cattr;
 	const char **types;
 	size_t ntypes = 0, i;
@@ -868,8 +876,10 @@ cycle_new(const struct cfg *cfg, struct db *db, struct queue *q,
 	cy->claim_types = xcalloc(ntypes, sizeof *cy->claim_types);
 	cy->nclaim = ntypes;
 	memcpy(cy->claim_types, types, ntypes * sizeof *types);
-	cy->flow_limited = opts->flow != NULL &&
-	    flow_limited(opts->flow, types, ntypes);
+	limits = opts->flow != NULL ? flow_limits_of(opts->flow, types,
+	    ntypes) : FLOW_UNLIMITED;
+	cy->flow_limited = limits != FLOW_UNLIMITED;
+	cy->keyed_grouped = limits == FLOW_KEYED_ONLY && opts->jobs > 1;
 	make_token_prefix(cy->prefix, sizeof cy->prefix);
 	warn_types(cfg, types, ntypes, lg);
 	collect_secrets(cfg, &cy->secrets);

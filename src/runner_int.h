@@ -72,6 +72,7 @@ struct cycle {
 	pthread_cond_t gather;	/* a request joined pending */
 	unsigned group_conflicts;	/* transactions rolled back by one */
 	struct request *pending, **pending_tail;
+	struct request *held;	/* keyed, held back (group.c's wait_held) */
 	/* flow control: one slot of the run tries a claim at a time while
 	 * the run's types are held back; the others wait on flow_turn.
 	 * flow_mu guards flow_trying. */
@@ -85,6 +86,9 @@ struct cycle {
 	 * share commits as without it, and each group's claims take the
 	 * types not paused when it began (read into claim_types). */
 	int flow_limited;
+	/* of them, every limited type keyed (flow_keyed_only): the slots'
+	 * group commits carry the claims (group.c) */
+	int keyed_grouped;
 	const char **claim_types;
 	size_t nclaim;
 	/* --wait (idle.c): slots with nothing to claim sleep on idle_wake
@@ -133,6 +137,11 @@ void run_ahead_want(struct cycle *cy, struct flow_extra *x);
 void run_ahead_keep(struct cycle *cy, struct flow_extra *x);
 /* The slots done: give back the jobs claimed ahead that none started. */
 void run_ahead_release(struct cycle *cy);
+
+/* Whether h's outcome may ride in a limited claim's transaction, as far
+ * as its lock goes: not on Galera, and not when the lock, no longer
+ * extended, could expire while the claim waits for a control row. */
+int run_ride_ok(const struct cycle *cy, const struct in_hand *h);
 
 /* Take the connection; with try, only if no other slot has it.  -1 when
  * it would have to wait, or when a database error has ended the run. */

@@ -11,7 +11,7 @@
 # that second (by the server's clock) while the plain jobs go on.
 . "${0%/*}/lib.sh"
 
-plan 10
+plan 12
 use_own_server
 setup_db
 sql "$(cat "$TOP/sql/003_flow.sql")" || bail_out "cannot apply sql/003_flow.sql"
@@ -73,6 +73,46 @@ wait "$b"
 is "$?" 0 "runner B exits 0"
 is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE status = 'success' AND attempts = 1")" 12 \
     "all twelve jobs succeeded, each at its first attempt"
+
+# --- waiting for a busy key costs as little ---------------------------------
+# The same with a key instead of a cap: twelve jobs of one key, two
+# runners of --jobs=8.  A run whose only limits are keys groups its slots
+# (group.c): its slots held by the busy key wait together, one try a wait
+# for the run, and are taken along by the next group's claim.
+
+rm -f "$T/started"
+write_config <<EOF2
+[run]
+batch_size = 1000
+max_seconds = 100
+
+[type.keyed]
+handler = exec
+command = $HANDLERS/wait-for-file $T/started $T/go
+concurrency_key = \$.c
+EOF2
+rm -f "$T/go"
+sql "DELETE FROM polling_jobs;
+     INSERT INTO polling_jobs (business_key, type, payload, next_run_at,
+        created_at, updated_at)
+     SELECT CONCAT('k', seq), 'keyed', '{\"c\": \"one\"}', NOW(), NOW(),
+        NOW() FROM seq_1_to_12"
+jobrun_bg --jobs=8 >"$T/a.out" 2>"$T/a.err"
+a=$bg
+wait_for 30 test -e "$T/started" || bail_out "no keyed handler started"
+jobrun_bg --jobs=8 >"$T/b.out" 2>"$T/b.err"
+b=$bg
+wait_for 30 two_sessions || bail_out "runner B never connected"
+n=$(window 3)
+diag "statements in 3 s while 15 slots of two runners wait for a busy key: $n"
+between "$n" 1 60 \
+    "two runners of --jobs=8 waiting for a busy key: at most 10 statements a runner a second ($n in 3 s)"
+: >"$T/go"
+wait "$a"
+ra=$?
+wait "$b"
+is "$ra/$?/$(sql "SELECT COUNT(*) FROM polling_jobs WHERE status = 'success' AND attempts = 1")" \
+    0/0/12 "once the key is free the twelve jobs run, each once; both runners exit 0"
 
 # --- a capped type that found nothing due sits out at most a second -----
 

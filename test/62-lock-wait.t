@@ -184,13 +184,14 @@ is "$(jget succeeded <"$T/out")/$(jget ok <"$T/out")" 1/false "--json counts the
 # --- a signal while a keyed claim takes jobs for the run's waiting slots -------
 # Job a1 runs (its handler waits) and holds key a, so the run's three other
 # slots wait to claim: a2, due, has the busy key.  The other connection
-# takes the type's control row; jobs of keys b, c and d become due, and a
-# waiting slot's claim waits for the row.  Once it has the row, it takes a
-# job for itself and one for each of the two other waiting slots
-# (run_ahead.c).  A SIGTERM comes while it waits: the slots start nothing
-# more, and the two jobs taken for them are given back at the run's end,
-# pending again with their attempt not spent, not left in processing for
-# recovery.
+# takes the type's control row; jobs of keys b, c and d become due, and
+# the claim of the waiting slots' group waits for the row.  Once it has
+# the row, it takes a job for each slot of the group (group.c: the three,
+# when they came back from their wait together, as they do but on a
+# loaded machine).  A SIGTERM comes while it waits: the slots start
+# nothing more than the first job, and the jobs taken for the others are
+# given back at once, pending again with their attempt not spent, not
+# left in processing for recovery.
 sql "$(cat "$TOP/sql/003_flow.sql")" || bail_out "cannot apply sql/003_flow.sql"
 write_config <<EOF2
 [type.keyed]
@@ -226,18 +227,25 @@ other_end
 touch "$T/go"
 wait "$bg"
 rc=$?
-is "$rc/$(sql "SELECT COUNT(*) FROM claims")" 0/4 \
-    "a1, and three jobs in one claim: for itself and the two other waiting slots; exit 0"
+claims=$(sql "SELECT COUNT(*) FROM claims")
+diag "jobs claimed: $claims (a1, and one for each slot of the group)"
+ok "a1, and one claim's jobs: for the first slot and the others of its group; exit 0" \
+    test "$rc" = 0 -a "$claims" -ge 2 -a "$claims" -le 4
 is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE status = 'processing'")" 0 \
     "no job is left in processing"
 is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE status = 'pending'
         AND attempts = 0 AND locked_by IS NULL
-        AND id IN (SELECT id FROM claims)")" 2 \
-    "two claimed jobs are pending again, their attempt not spent"
+        AND id IN (SELECT id FROM claims)")" $((claims - 2)) \
+    "the jobs claimed for the group's other slots are pending again, their attempt not spent"
 is "$(jget claimed <"$T/out")/$(jget succeeded <"$T/out")" 2/2 \
-    "--json counts the two jobs started, a1 and the claiming slot's, both success"
-like "$(cat "$T/err")" "2 job\(s\) claimed for slots that did not start them given back" \
-    "-vv says the two were given back"
+    "--json counts the two jobs started, a1 and the first slot's, both success"
+if [ "$claims" -gt 2 ]; then
+	like "$(cat "$T/err")" "$((claims - 2)) job\\(s\\) claimed for slots that did not start them given back" \
+	    "-vv says how many were given back"
+else
+	unlike "$(cat "$T/err")" "claimed for slots that did not start them" \
+	    "-vv says none were given back (a group of one)"
+fi
 sql "DROP TRIGGER claims; DROP TABLE claims"
 
 # --- a keyed job's outcome, in the claim that waits for the control row -------

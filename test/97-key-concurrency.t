@@ -14,7 +14,7 @@
 # type and the concurrency_key the server refuses.
 . "${0%/*}/lib.sh"
 
-plan 63
+plan 65
 setup_db
 # The column a key may be read from, as an application would add it.
 sql "ALTER TABLE polling_jobs ADD customer_id VARCHAR(64) NULL" ||
@@ -343,6 +343,48 @@ is "$(count "status = 'success' AND attempts = 1")/$(python3 "$TOP/test/flow-rec
     "$njobs/$njobs" "all $njobs jobs succeeded at their first attempt, each handler started once"
 is "$(key_overlap "$T/load.rec" "LEFT(customer_id, 255)")" 2 \
     "at no instant did more than two jobs of one key run (key_concurrency 2, a column; two did)"
+
+# --- a keyed run's slots share commits --------------------------------------
+# A run whose only limits are keys groups its slots as a run without
+# limits does (group.c): the outcomes of the slots that came back together
+# ride in one claim's transaction, which takes a job for each of them.
+# One run of --jobs=8 over noop jobs, two to a key: the write transactions
+# the server commits (INNODB_METRICS trx_rw_commits, as it counts them)
+# stay under half the jobs; slots claiming each on their own committed
+# one for each outcome, about one a job.
+nshare=400
+under_valgrind && nshare=100
+rw_commits() {
+	sql "SELECT COUNT FROM information_schema.INNODB_METRICS
+	    WHERE NAME = 'trx_rw_commits'"
+}
+if sql "SET GLOBAL innodb_monitor_enable = 'trx_rw_commits'" 2>/dev/null; then
+	sql "DELETE FROM polling_jobs; DELETE FROM claims;
+	     INSERT INTO polling_jobs (business_key, type, payload, next_run_at,
+	        created_at, updated_at)
+	     WITH RECURSIVE s (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s
+	        WHERE n < $nshare)
+	     SELECT CONCAT('s', n), 'share', JSON_OBJECT('c', CONCAT('k', n % ($nshare / 2))),
+	        NOW(), NOW(), NOW() FROM s" || bail_out "cannot add the jobs"
+	write_config <<EOF2
+[run]
+batch_size = 1000
+
+[type.share]
+handler = noop
+concurrency_key = \$.c
+EOF2
+	c0=$(rw_commits)
+	run jobrun --jobs=8 --json
+	commits=$(( $(rw_commits) - c0 ))
+	diag "$nshare keyed jobs, --jobs=8: $commits write transactions committed"
+	is "$rc/$(jget claimed <<<"$out")/$(count "status = 'success' AND attempts = 1")" \
+	    "0/$nshare/$nshare" "one run of --jobs=8 drains $nshare keyed jobs, each at its first attempt"
+	ok "... in fewer write transactions than half the jobs ($commits): the group's outcomes and claims commit together" \
+	    test "$commits" -lt $((nshare / 2))
+else
+	skip 2 "the account cannot enable INNODB_METRICS trx_rw_commits"
+fi
 
 # --- head of line: a busy key holds back no other key ----------------------
 
