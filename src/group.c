@@ -810,8 +810,8 @@ run_slot_grouped(struct cycle *cy, size_t slot)
 			run_pause(cy, r->claim_again_ms);
 			continue;
 		}
-		if (!r->claimed && r->again && run_may_claim(cy))
-			continue;
+		if (!r->claimed && r->again)
+			continue;	/* the serving slot judges the run */
 		if (!r->claimed && run_idle(cy))
 			continue;
 		if (!r->claimed)
