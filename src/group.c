@@ -35,9 +35,6 @@ struct request {
 					 * deadlock, or flow control held
 					 * every due type back: try after
 					 * this */
-	int again;			/* no claim, but try again at once:
-					 * a keyed claim took fewer jobs than
-					 * the group asked for */
 	pthread_cond_t wake;		/* served, or its turn to serve */
 	int done;			/* served (pending_mu) */
 	int held;			/* in cy->held (pending_mu) */
@@ -514,10 +511,16 @@ keyed_may_ride(struct cycle *cy, const struct request *group)
 	return run_may_claim(cy);
 }
 
+/* Requests a keyed claim found no job for while it took others: the
+ * due jobs whose keys had room are all taken, so they wait among the
+ * held ones (wait_held) this long at most, taken along by the next group
+ * served, rather than try the control row again at once. */
+#define KEYED_LEFT_MS 20
+
 /* The jobs flow_claim took, one for each request from the first; those
- * left without one claim again at once when it took some, after the
- * wait it gives when flow control held every type back, and not at all
- * when nothing is due. */
+ * left without one wait KEYED_LEFT_MS when it took some, the wait it
+ * gives when flow control held every type back, and not at all when
+ * nothing is due. */
 static void
 keyed_hand_out(struct cycle *cy, struct request **want, size_t n,
     int claimed, struct flow_extra *x, int64_t wait_ms)
@@ -526,8 +529,8 @@ keyed_hand_out(struct cycle *cy, struct request **want, size_t n,
 
 	for (i = 0; i < n; i++) {
 		if (i >= got) {
-			want[i]->again = claimed;
-			want[i]->claim_again_ms = wait_ms;
+			want[i]->claim_again_ms = claimed ? KEYED_LEFT_MS :
+			    wait_ms;
 			continue;
 		}
 		if (i > 0) {
@@ -689,7 +692,6 @@ submit(struct cycle *cy, struct request *r)
 		cy->returning--;
 	r->claimed = r->read = r->done = 0;
 	r->claim_again_ms = 0;
-	r->again = 0;
 	*cy->pending_tail = r;
 	cy->pending_tail = &r->next;
 	cy->npending++;
@@ -744,7 +746,6 @@ wait_held(struct cycle *cy, struct request *r, int64_t ms)
 	pthread_mutex_lock(&cy->pending_mu);
 	r->claimed = r->read = r->done = 0;
 	r->claim_again_ms = 0;
-	r->again = 0;
 	r->next = cy->held;
 	cy->held = r;
 	r->held = 1;
@@ -810,8 +811,6 @@ run_slot_grouped(struct cycle *cy, size_t slot)
 			run_pause(cy, r->claim_again_ms);
 			continue;
 		}
-		if (!r->claimed && r->again)
-			continue;	/* the serving slot judges the run */
 		if (!r->claimed && run_idle(cy))
 			continue;
 		if (!r->claimed)
