@@ -15,8 +15,8 @@
  * type's control row and count its processing rows (one SELECT ... FOR
  * UPDATE), refill and read its bucket (by the server's clock, NOW_EPOCH below),
  * claim only among the types that have room, and write the claimed type's
- * row (tokens, claims + 1) before COMMIT.  The row lock serialises the
- * claimers of that type on one server, and under READ COMMITTED (db.c)
+ * row (tokens, claims + the jobs) before COMMIT.  The row lock serialises
+ * the claimers of that type on one server, and under READ COMMITTED (db.c)
  * each count is a new read made after the lock was granted, so it sees
  * every claim committed before.  On Galera a row lock is local to its
  * node, but the write of the row is certified: of two claimers on two
@@ -66,11 +66,10 @@
 #define FLOW_POLL_MS 20
 #define FLOW_POLL_MAX_SHIFT 4
 /* A limited type whose claim found no due job is not claimed again for
- * this long (ms): a claim of one type that has none scans the due jobs
- * of every other type in idx_pick, and a run mixing plain and limited
- * types would pay that at every claim.  A job of it that becomes due
- * meanwhile waits at most this long more, as one behind the cursor
- * does (queue.c). */
+ * this long (ms): a claim of one type that has none scans the due jobs of
+ * every other type in idx_pick, which a run mixing plain and limited
+ * types would pay at every claim.  A job of it due meanwhile waits at
+ * most this long more, as one behind the cursor does (queue.c). */
 #define FLOW_DRY_MS 1000
 #define FLOW_RECOVER_MS 1000	/* a full type's recovery, at most */
 
@@ -109,10 +108,10 @@ static const char *const templates[F_N] = {
 	 * keyed type's choice reads its processing rows itself). (name) */
 	[F_LOCK_UNCOUNTED] = "SELECT paused, tokens, refilled_at, "
 	    NOW_EPOCH ", 0 FROM %2$s WHERE type = ? FOR UPDATE",
-	/* (tokens, refilled_at, type): the claimed type's row is written,
-	 * which is what makes two claimers on two Galera nodes conflict. */
+	/* (tokens, refilled_at, jobs, type): the write is what makes two
+	 * claimers on two Galera nodes conflict. */
 	[F_TAKE] = "UPDATE %2$s SET tokens = ?, refilled_at = ?,"
-	    " claims = claims + 1, updated_at = NOW() WHERE type = ?",
+	    " claims = claims + ?, updated_at = NOW() WHERE type = ?",
 	[F_SET_PAUSE] = "INSERT INTO %2$s (type, paused, tokens, refilled_at,"
 	    " claims, updated_at) VALUES (?, ?, 0, 0, 0, NOW())"
 	    " ON DUPLICATE KEY UPDATE paused = VALUES(paused),"
@@ -473,18 +472,20 @@ out:
 	return st;
 }
 
-/* Count the start in the claimed type's row (its bucket less one). */
+/* Count the jobs claimed (a keyed type's extras too) in the claimed
+ * type's row, and its start in the bucket. */
 static enum db_status
-take(struct flow *f, const struct flow_type *t, char *err, size_t errlen)
+take(struct flow *f, const struct flow_type *t, size_t jobs, char *err,
+    size_t errlen)
 {
 	char tokens[64], now[64];
 	double left = t->limits->rate ? t->tokens - 1 : 0;
-	struct db_arg args[] = { DB_STR(tokens), DB_STR(now),
+	struct db_arg args[] = { DB_STR(tokens), DB_STR(now), DB_NUM(jobs),
 	    DB_STR(t->name) };
 
 	snprintf(tokens, sizeof tokens, "%.6f", left);
 	snprintf(now, sizeof now, "%.6f", t->now);
-	return run(f, F_TAKE, args, 3, err, errlen);
+	return run(f, F_TAKE, args, 4, err, errlen);
 }
 
 /* A claim that committed on its own, outside our transaction (so with no
@@ -636,7 +637,8 @@ claim_limited_body(void *arg, struct queue_witness *w, char *err,
 	if (st == DB_OK && *c->claimed) {
 		t = find(f, c->job->type);
 		if (t != NULL && t->limits != NULL)
-			st = take(f, t, err, errlen);
+			st = take(f, t, 1 + (c->extra != NULL ?
+			    c->extra->got : 0), err, errlen);
 		/* Its last place taken: the next claim looks first. */
 		if (t != NULL && t->limits != NULL && t->limits->concurrency &&
 		    t->running + 1 >= t->limits->concurrency)

@@ -164,6 +164,15 @@ success_count(const struct request *group)
 	return n;
 }
 
+/* -vv: a shared success found a job not ours (group_marks' split). */
+static void
+split_told(struct cycle *cy, const struct request *group)
+{
+	log_msg(cy->lg, LV_DEBUG, "a job of %zu marked success together "
+	    "was no longer ours: each is written alone",
+	    success_count(group));
+}
+
 /* How a group is written: SHARED, one transaction, the successes in one
  * statement; EACH, one transaction, a statement per verdict; SOLO, each
  * statement its own transaction, run again on its own after a conflict,
@@ -259,7 +268,6 @@ struct group_write {
 	int no_claims;		/* the marks alone: the claims gave up */
 	uint64_t claimed;	/* the run's count before */
 	int drained;
-	int marked;		/* keyed: the marks were written alone */
 };
 
 /* Whether the group's statements are each their own: one write, or SOLO. */
@@ -364,9 +372,7 @@ group_undo(void *arg, enum db_status st)
 	cy->stats->claimed = g->claimed;
 	cy->drained = g->drained;
 	if (g->split) {
-		log_msg(cy->lg, LV_DEBUG, "a job of %zu marked success "
-		    "together was no longer ours: each is written alone",
-		    success_count(g->group));
+		split_told(cy, g->group);
 		g->mode = EACH;
 	} else if (st == DB_CONFLICT) {
 		cy->group_conflicts++;
@@ -439,13 +445,23 @@ group_told(struct cycle *cy, struct request *group)
  * for the group, as without limits, where a slot claiming on its own
  * (runner.c's claim_once) had one for each job's outcome. */
 
+/* A keyed run's group being served: how its marks are written (mode,
+ * split as struct group_write's), and whether they were, alone. */
+struct keyed_write {
+	struct cycle *cy;
+	struct request *group;
+	enum group_mode mode;
+	int split;
+	int marked;
+};
+
 /* The marks alone, in a transaction of their own (mode as group_body's:
  * SHARED, EACH after a shared success found a job not ours, SOLO after
  * a conflict); also flow_rider's write, in the claim's transaction. */
 static enum db_status
 keyed_marks(void *arg, struct queue_witness *w, char *err, size_t errlen)
 {
-	struct group_write *g = arg;
+	struct keyed_write *g = arg;
 	enum db_status st;
 
 	g->split = 0;
@@ -459,18 +475,19 @@ keyed_marks(void *arg, struct queue_witness *w, char *err, size_t errlen)
 static void
 keyed_marks_undo(void *arg, enum db_status st)
 {
-	struct group_write *g = arg;
+	struct keyed_write *g = arg;
 
-	if (g->split)
+	if (g->split) {
+		split_told(g->cy, g->group);
 		g->mode = EACH;
-	else if (st == DB_CONFLICT)
+	} else if (st == DB_CONFLICT)
 		g->mode = SOLO;
 }
 
 static int
 keyed_marks_single(void *arg)
 {
-	struct group_write *g = arg;
+	struct keyed_write *g = arg;
 	struct request *r;
 	size_t marks = 0;
 
@@ -485,11 +502,13 @@ keyed_marks_single(void *arg)
 static void
 keyed_marks_alone(void *arg)
 {
-	struct group_write *g = arg;
+	struct keyed_write *g = arg;
 	enum db_status st;
 	char err[1024];
 	int split = 0;
 
+	if (g->split)
+		split_told(g->cy, g->group);
 	g->mode = SOLO;
 	st = group_marks(g->cy, g->group, 1, &split, err, sizeof err);
 	if (st != DB_OK)
@@ -595,9 +614,8 @@ keyed_claims(struct cycle *cy, struct request *group,
 static void
 group_serve_keyed(struct cycle *cy, struct request *group)
 {
-	struct group_write g = { .cy = cy, .group = group,
-	    .mode = cy->group_conflicts >= GROUP_CONFLICTS_MAX ? SOLO : SHARED,
-	    .no_claims = 1 };
+	struct keyed_write g = { .cy = cy, .group = group,
+	    .mode = cy->group_conflicts >= GROUP_CONFLICTS_MAX ? SOLO : SHARED };
 	struct queue_trx t = { keyed_marks, keyed_marks_undo,
 	    keyed_marks_single, &g, QUEUE_CLAIM_RETRIES + 1, 0, 1 };
 	struct flow_rider rider = { keyed_marks, keyed_marks_alone, &g, 0, 0 };

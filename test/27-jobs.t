@@ -9,7 +9,7 @@
 . "${0%/*}/lib.sh"
 . "${0%/*}/http-lib.sh"
 
-plan 75
+plan 85
 setup_db
 
 # --- the option and the setting ---------------------------------------------
@@ -31,8 +31,8 @@ like "$err" 'jobs' "the message names the key"
 
 # --- eight at once, the budget, the first signal ----------------------------
 
-# work_config LOCK-SECONDS: type work (slot-work, let go by $T/go) and type
-# slow (the same, never let go, timeout 2 s)
+# work_config LOCK-SECONDS [KEY]: type work (slot-work, let go by $T/go;
+# keyed by KEY if given) and type slow (the same, never let go, timeout 2 s)
 work_config() {
 	write_config <<EOF2
 [run]
@@ -43,6 +43,7 @@ batch_size = 1000
 handler = exec
 command = $HANDLERS/slot-work $T/trace $T/go
 timeout = 60
+${2:+concurrency_key = $2}
 
 [type.slow]
 handler = exec
@@ -190,16 +191,18 @@ like "$(cat "$T/err")" 'job=[0-9]+ type=work attempt=1 max_attempts=5 outcome=lo
 # successes in one fenced write, which finds w3 no longer ours and is
 # rolled back and run again job by job: seven success, w3 lost and left
 # alone.  (Should w3's mark go first, it is written alone: the same
-# outcome, without the group.)
-work_config 60
-enqueue 8
-jobrun_bg --jobs=8 --json -vv >"$T/out" 2>"$T/err"
-wait_for 30 started_n 8
-sql "UPDATE polling_jobs SET locked_by = 'other-runner',
-    locked_until = NOW() + INTERVAL 300 SECOND WHERE business_key = 'w3'"
-other_start
-other_send "BEGIN; SELECT 'locked', id FROM polling_jobs WHERE business_key = 'w1' FOR UPDATE;"
-wait_for 30 file_has "$T/other.out" '^locked'
+# outcome, without the group.)  Then the connection killed inside a
+# group's transaction: the group's success write waits for w1's row and
+# the run's session is KILLed there; the run makes the connection again
+# and writes the whole group again on it: eight success, exit 0.
+#
+# Both twice: in a plain run, and in a run whose type is keyed (each job
+# its own key, and a ninth job, x, due behind w2's key), where the
+# group's marks ride in the transaction of the claim that waits for x
+# (group.c's keyed path): the split and the lost connection roll that
+# transaction back, the marks are then written each alone, and x runs
+# once w2's mark has freed its key.  (A run with nothing left to claim
+# writes the marks in a transaction of their own, as the plain run.)
 # our_lock_wait: an UPDATE of this test's database has run for a second
 # or more: waiting for the row the other connection holds.  Read from the
 # process list alone, as test 77 does: information_schema.innodb_trx did
@@ -213,30 +216,47 @@ our_lock_wait() {
 handlers_gone() {
 	[ -z "$(pgrep -P "$bg_pid")" ]
 }
+# keyed_jobs: the keyed run's jobs, w1..w8 each its own key and x on w2's
+keyed_jobs() {
+	sql "UPDATE polling_jobs SET payload = JSON_OBJECT('k', business_key);
+	     INSERT INTO polling_jobs (business_key, type, payload, next_run_at,
+	        created_at, updated_at)
+	     VALUES ('x', 'work', '{\"k\": \"w2\"}', NOW(), NOW(), NOW())"
+}
+sql "$(cat "$TOP/sql/003_flow.sql")" || bail_out "cannot apply sql/003_flow.sql"
+for key in '' '$.k'; do
+run=${key:+keyed }run x=${key:+1} x=${x:-0}
+work_config 60 "$key"
+enqueue 8
+[ -z "$key" ] || keyed_jobs
+jobrun_bg --jobs=8 --json -vv >"$T/out" 2>"$T/err"
+wait_for 30 started_n 8
+sql "UPDATE polling_jobs SET locked_by = 'other-runner',
+    locked_until = NOW() + INTERVAL 300 SECOND WHERE business_key = 'w3'"
+other_start
+other_send "BEGIN; SELECT 'locked', id FROM polling_jobs WHERE business_key = 'w1' FOR UPDATE;"
+wait_for 30 file_has "$T/other.out" '^locked'
 touch "$T/go"
 # A precondition of the group, not what is tested: under valgrind the
 # first mark may not reach w1's row before the wait gives up, and the
 # marks are then written alone, with the same outcome.
 wait_for 30 our_lock_wait
-ok "all eight handlers ended" wait_for 30 handlers_gone
+ok "$run: all eight handlers ended" wait_for 30 handlers_gone
 other_send "COMMIT;"
 other_end
 wait "$bg"
-is "$?" 1 "the theft found by the mark: exit 1"
-is "$(trace_count done)/$(trace_count term)" 8/0 "all eight handlers ran to the end"
-is "$(jget succeeded <"$T/out")/$(jget lost <"$T/out")" 7/1 "seven succeeded, one lost"
+is "$?" 1 "$run: the theft found by the mark: exit 1"
+is "$(trace_count done)/$(trace_count term)" $((8 + x))/0 "$run: all $((8 + x)) handlers ran to the end"
+is "$(jget succeeded <"$T/out")/$(jget lost <"$T/out")" $((7 + x))/1 "$run: $((7 + x)) succeeded, one lost"
 is "$(sql "SELECT GROUP_CONCAT(business_key ORDER BY id) FROM polling_jobs WHERE status = 'success'")" \
-    w1,w2,w4,w5,w6,w7,w8 "the seven others are success"
+    w1,w2,w4,w5,w6,w7,w8${key:+,x} "$run: the others are success"
 is "$(sql "SELECT status, locked_by FROM polling_jobs WHERE business_key = 'w3'")" \
-    "processing	other-runner" "the stolen job is still the other runner's"
-diag "$(grep -c 'was no longer ours: each is written alone' "$T/err") group(s) split"
+    "processing	other-runner" "$run: the stolen job is still the other runner's"
+diag "$run: $(grep -c 'was no longer ours: each is written alone' "$T/err") group(s) split"
 
-# The connection killed inside a group's transaction: a second
-# connection holds w1's row, so the group's success write waits for it,
-# and the run's session is KILLed there.  The run makes the connection
-# again and writes the whole group again on it: eight success, exit 0.
-work_config 60
+work_config 60 "$key"
 enqueue 8
+[ -z "$key" ] || keyed_jobs
 jobrun_bg --jobs=8 --json -v >"$T/out" 2>"$T/err"
 wait_for 30 started_n 8
 other_start
@@ -255,18 +275,19 @@ fi
 other_send "COMMIT;"
 other_end
 wait "$bg"
-is "$?" 0 "the session killed inside a group's transaction: exit 0"
-is "$(count "status = 'success' AND attempts = 1")" 8 \
-    "all eight success, each at its first attempt"
-is "$(trace_count done)" 8 "each handler ran once"
+is "$?" 0 "$run: the session killed inside a group's transaction: exit 0"
+is "$(count "status = 'success' AND attempts = 1")" $((8 + x)) \
+    "$run: all $((8 + x)) success, each at its first attempt"
+is "$(trace_count done)" $((8 + x)) "$run: each handler ran once"
 if [ -n "$waiting" ]; then
 	like "$(cat "$T/err")" 'made again 1 time\(s\)' \
-	    "-v says the connection was made again"
+	    "$run: -v says the connection was made again"
 else
 	# Under valgrind and TSan the marks may go alone before the wait
 	# is seen (TSan's pass missed it with the strict check).
-	pass "the marks did not wait for the row (slow build): no session killed"
+	pass "$run: the marks did not wait for the row (slow build): no session killed"
 fi
+done
 
 # One slot's handler overruns its timeout: it alone is killed and retried.
 work_config 60

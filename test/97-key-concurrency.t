@@ -14,7 +14,7 @@
 # type and the concurrency_key the server refuses.
 . "${0%/*}/lib.sh"
 
-plan 65
+plan 66
 setup_db
 # The column a key may be read from, as an application would add it.
 sql "ALTER TABLE polling_jobs ADD customer_id VARCHAR(64) NULL" ||
@@ -382,8 +382,10 @@ EOF2
 	    "0/$nshare/$nshare" "one run of --jobs=8 drains $nshare keyed jobs, each at its first attempt"
 	ok "... in fewer write transactions than half the jobs ($commits): the group's outcomes and claims commit together" \
 	    test "$commits" -lt $((nshare / 2))
+	is "$(sql "SELECT claims FROM polling_jobs_flow WHERE type = 'share'")" "$nshare" \
+	    "the control row's claims count every job, those a claim took for the group's other slots too"
 else
-	skip 2 "the account cannot enable INNODB_METRICS trx_rw_commits"
+	skip 3 "the account cannot enable INNODB_METRICS trx_rw_commits"
 fi
 
 # --- head of line: a busy key holds back no other key ----------------------
