@@ -16,7 +16,7 @@
 # server of the file's own, last).
 . "${0%/*}/lib.sh"
 
-plan 92
+plan 95
 
 setup_db
 # migrate NAME...: apply sql/NAME.sql to $DB
@@ -490,6 +490,36 @@ EOF2
 run jobrun --max=100 --json
 is "$rc/$(keys_in "$T/order0")" "0/mid:1 mid:2 mid:3 low:1 low:2 low:3" \
     "eight levels of jobs not yet due above them: level 0 before the older -1"
+
+# The extremes under --jobs=4, where a group's claims at a level are one
+# bulk past that level's cursor (kept per level): by the claim numbers,
+# all of 32767's jobs, then 0's, then -32768's.  The higher the level the
+# older its jobs, so the tenth claims (the oldest) keep that order.
+write_config <<EOF2
+[type.a]
+handler = exec
+command = $T/claimed
+[type.b]
+handler = exec
+command = $T/claimed
+EOF2
+rm -f "$T/claims"
+sql "DELETE FROM polling_jobs;
+     INSERT INTO polling_jobs (business_key, type, priority, next_run_at,
+        created_at, updated_at)
+     SELECT CONCAT('x', seq), IF(seq % 2, 'a', 'b'),
+        ELT(1 + (seq - 1) DIV 8, 32767, 0, -32768),
+        NOW() - INTERVAL (100 - seq) SECOND, NOW(), NOW() FROM seq_1_to_24"
+run jobrun --jobs=4 --max=100 --json
+is "$rc/$(jget succeeded <<<"$out")" 0/24 "--jobs=4: 8 jobs at each of 32767, 0 and -32768 run"
+ids=$(sort -n "$T/claims" | cut -d' ' -f2 | paste -sd,)
+is "$(sql "SELECT GROUP_CONCAT(CONCAT(priority, 'x', n) ORDER BY first SEPARATOR ' ')
+        FROM (SELECT priority, COUNT(*) n, MIN(FIELD(id, $ids)) first
+              FROM polling_jobs GROUP BY priority) l")" \
+    "32767x8 0x8 -32768x8" "--jobs=4: the levels' claims one after another, 32767 first, -32768 last"
+is "$(sql "SELECT COUNT(*) FROM polling_jobs a JOIN polling_jobs b
+        ON a.priority > b.priority AND FIELD(a.id, $ids) > FIELD(b.id, $ids)")" 0 \
+    "--jobs=4: no job claimed after one of a lower level"
 
 # A level that appears while a run works is seen at the run's next claim
 # a second or more after its first read of the levels: w1 is claimed (one
