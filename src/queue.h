@@ -382,9 +382,10 @@ enum db_status queue_claim_jobs(struct queue *q, const uint64_t *ids,
  * none: not Galera). */
 int queue_galera(struct queue *q);
 
-/* The session's innodb_lock_wait_timeout in seconds, asked once (the
- * longest a statement waits for a row); ULONG_MAX when the server cannot
- * say. */
+/* The session's innodb_lock_wait_timeout in seconds, asked once a
+ * connection (the longest a statement waits for a row; one made again
+ * has the server's global value of then); ULONG_MAX when the server
+ * cannot say. */
 unsigned long queue_lock_wait_seconds(struct queue *q);
 
 /* Whether a transaction may claim several chosen jobs (queue_claim_jobs):

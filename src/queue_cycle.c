@@ -575,9 +575,11 @@ queue_lock_wait_seconds(struct queue *q)
 {
 	char *col = NULL, tmp[512];
 
-	if (q->caps.lock_wait_probed)
+	if (q->caps.lock_wait_probed &&
+	    q->caps.lock_wait_conn == q->counters.reconnects)
 		return q->caps.lock_wait;
 	q->caps.lock_wait_probed = 1;
+	q->caps.lock_wait_conn = q->counters.reconnects;
 	q->caps.lock_wait = ULONG_MAX;
 	if (queue_attempt(q, Q_LOCK_WAIT, NULL, 0, tmp, sizeof tmp) == DB_OK &&
 	    db_fetch(queue_handle(q, Q_LOCK_WAIT), &col, 1, tmp,

@@ -196,8 +196,12 @@ struct queue_caps {
 	int finished_index_probed, finished_index; /* sql/005_finished.sql */
 	int galera_probed, galera;		/* wsrep_on (not the table's) */
 	int wsrep;				/* and it said on */
+	/* innodb_lock_wait_timeout (s), the session's: read again on a
+	 * connection made again (reconnects then), which has the server's
+	 * global value of that time. */
 	int lock_wait_probed;
-	unsigned long lock_wait;		/* innodb_lock_wait_timeout, s */
+	uint64_t lock_wait_conn;
+	unsigned long lock_wait;
 	int priority_probed, priority;		/* sql/013_priority.sql */
 };
 

@@ -19,7 +19,7 @@
 # reads the server's lock-wait counters.
 . "${0%/*}/lib.sh"
 
-plan 44
+plan 52
 use_own_server
 setup_db
 write_config <<EOF2
@@ -330,3 +330,79 @@ waited_ms=$(( $(status_var Innodb_row_lock_time) - lock_ms ))
 ok "... before any lock wait of 10 s ended ($waited_ms ms of waits ended)" \
     test "$waited_ms" -lt 10000
 r2_ran "lock_seconds = 3"
+
+# The session's lock wait is read again on a connection made again.  The
+# run (--wait, until its third job) starts while innodb_lock_wait_timeout
+# is 1 (lock_seconds = 10: an outcome may ride, 10 > 1 + 5): q0 runs, and
+# its outcome rides in the next claim, made before r1 is inserted (so
+# that no claim takes both); then the global becomes 10 and the run's connection is killed while r1
+# runs.  The connection made again waits up to 10 s for a row, so r1's
+# outcome no longer rides (10 < 10 + 5): it is written alone while the
+# claim's first lock wait has yet to end.  Read once a run, the wait
+# would still be 1: r1's outcome would ride and wait those 10 s.
+sql "SET GLOBAL innodb_lock_wait_timeout = 1"
+write_config <<EOF2
+[run]
+lock_seconds = 10
+[type.keyed]
+handler = exec
+command = $HANDLERS/wait-for-file $T/started $T/go
+concurrency_key = \$.c
+[type.quick]
+handler = noop
+concurrency_key = \$.c
+EOF2
+rm -f "$T/started" "$T/go"
+sql "DELETE FROM polling_jobs;
+     INSERT INTO polling_jobs (business_key, type, payload, next_run_at,
+        created_at, updated_at)
+     VALUES ('q0', 'quick', '{\"c\": \"z\"}', NOW(), NOW(), NOW())" ||
+    bail_out "cannot set up q0"
+jobrun_bg --wait --max=3 -v --json >"$T/out" 2>"$T/err"
+q0_success() {
+	[ "$(sql "SELECT status FROM polling_jobs WHERE business_key = 'q0'")" = success ]
+}
+wait_for 30 q0_success || bail_out "q0 did not run"
+sql "INSERT INTO polling_jobs (business_key, type, payload, next_run_at,
+        created_at, updated_at)
+     VALUES ('r1', 'keyed', '{\"c\": \"a\"}', NOW(), NOW(), NOW())"
+ok "q0 ran, and r1's handler started (a connection made again)" \
+    wait_for 30 test -e "$T/started"
+# run_conn: the run's connection, the one other than ours on this database
+run_conn() {
+	sql "SELECT id FROM information_schema.processlist
+	    WHERE db = DATABASE() AND id <> CONNECTION_ID()"
+}
+conn=$(run_conn)
+sql "SET GLOBAL innodb_lock_wait_timeout = 10; KILL $conn"
+new_conn() {
+	local c
+	c=$(run_conn)
+	[ -n "$c" ] && [ "$c" != "$conn" ]
+}
+ok "the run made its connection again (its lock renewal) while r1 ran" \
+    wait_for 30 new_conn
+other_start
+other_send "BEGIN; SELECT 'locked', type FROM polling_jobs_flow WHERE type = 'keyed' FOR UPDATE;"
+wait_for 30 file_has "$T/other.out" '^locked' ||
+    bail_out "no lock on the control row"
+sql "INSERT INTO polling_jobs (business_key, type, payload, next_run_at,
+        created_at, updated_at)
+     VALUES ('r2', 'keyed', '{\"c\": \"b\"}', NOW(), NOW(), NOW())"
+lock_ms=$(status_var Innodb_row_lock_time)
+touch "$T/go"
+ok "r1's success is written while the control row is held (a connection made again)" \
+    wait_for 60 r1_success
+waited_ms=$(( $(status_var Innodb_row_lock_time) - lock_ms ))
+ok "... before any lock wait of 10 s ended ($waited_ms ms of waits ended): the new session's wait was read" \
+    test "$waited_ms" -lt 10000
+ok "the claim still waits for the row (a connection made again)" wait_for 30 someone_waits
+other_send "COMMIT;"
+other_end
+wait "$bg"
+is "$?/$(jget succeeded <"$T/out")" 0/3 "then r2 ran too: exit 0, three successes"
+is "$(sql "SELECT GROUP_CONCAT(business_key, ' ', status, ' ', attempts
+        ORDER BY business_key SEPARATOR ', ') FROM polling_jobs")" \
+    "q0 success 1, r1 success 1, r2 success 1" \
+    "each job success, at its first attempt (a connection made again)"
+like "$(cat "$T/err")" 'made again 1 time\(s\)' "-v says the connection was made again"
