@@ -395,7 +395,9 @@ n=\$(mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot -N -B "$DB" -e "SELEC
 echo "\$n \$JOB_ID" >>"$T/claims"
 EOF2
 chmod +x "$T/claimed"
-write_config <<EOF2
+# claimed_config: types a and b record their claim numbers
+claimed_config() {
+	write_config <<EOF2
 [type.a]
 handler = exec
 command = $T/claimed
@@ -403,6 +405,8 @@ command = $T/claimed
 handler = exec
 command = $T/claimed
 EOF2
+}
+claimed_config
 sql "DELETE FROM polling_jobs;
      INSERT INTO polling_jobs (business_key, type, priority, next_run_at,
         created_at, updated_at)
@@ -495,14 +499,7 @@ is "$rc/$(keys_in "$T/order0")" "0/mid:1 mid:2 mid:3 low:1 low:2 low:3" \
 # bulk past that level's cursor (kept per level): by the claim numbers,
 # all of 32767's jobs, then 0's, then -32768's.  The higher the level the
 # older its jobs, so the tenth claims (the oldest) keep that order.
-write_config <<EOF2
-[type.a]
-handler = exec
-command = $T/claimed
-[type.b]
-handler = exec
-command = $T/claimed
-EOF2
+claimed_config
 rm -f "$T/claims"
 sql "DELETE FROM polling_jobs;
      INSERT INTO polling_jobs (business_key, type, priority, next_run_at,
