@@ -96,13 +96,17 @@ id_of() {
 # put_behind KIND KEY: make job KEY due behind the runner's cursor, then
 # wait for its claim; appends "KEY wait_ms passed" to $T/behind, where
 # passed is how many jobs the runner ran after KEY was due and before it
-# (0 or 1 without a cursor: the job in hand).  The job put behind
-# before it was claimed from the head, which starts the cursor's second
-# again; a few jobs later the cursor is in the backlog again, and KEY
-# goes in behind it at once, so that it waits nearly the whole second.
+# (at most 2 without a cursor: the job in hand, and a claim already
+# running when KEY became due).  The job put behind before it was
+# claimed from the head, which starts the cursor's second again; three
+# jobs later the cursor is in the backlog again (two claims past the
+# tenth's), and KEY goes in behind it at once, so that it waits most of
+# the second: the more of it, the more jobs pass it however slow the
+# machine (issue 31: beside stress-ng under valgrind, some 11 jobs a
+# second, five jobs' wait left too little of it to pass five).
 put_behind() {
 	local kind=$1 key=$2 before t0 t1 pos
-	wait_for 60 more_or_ended $(( $(lines) + 5 )) ||
+	wait_for 60 more_or_ended $(( $(lines) + 3 )) ||
 	    bail_out "the runner does not get on"
 	if proc_gone "$bg_pid"; then
 		# (the last one waited till the backlog was done)
@@ -181,7 +185,7 @@ while read -r key ms passed; do
 	    "$key, due behind the cursor, is claimed within ${bound_ms} ms (took $ms)"
 done <"$T/behind"
 most=$(awk 'BEGIN { m = 0 } $3 > m { m = $3 } END { print m }' "$T/behind")
-between "$most" 5 $backlog \
+between "$most" 3 $backlog \
     "claims went on past a job behind the cursor: the cursor is in use ($most)"
 
 is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE status = 'success'
@@ -270,7 +274,7 @@ level_val=", 5"
 put_behind insert early:9
 stopped_run "in priority order" early:7 early:8 high:1 early:9
 most=$(awk 'BEGIN { m = 0 } $3 > m { m = $3 } END { print m }' "$T/behind")
-between "$most" 5 $backlog \
+between "$most" 3 $backlog \
     "in priority order: claims went on past a job behind its level's cursor: the cursor is in use ($most)"
 in_order c "in priority order: level 5's backlog ran in (next_run_at, id) order, the rest untouched"
 in_order low "in priority order: level 0's (the tenth claims) too"
