@@ -213,6 +213,7 @@ wait_for 30 started
 kill -KILL "$bg_pid"
 wait "$bg" 2>/dev/null
 is "$?" 137 "SIGKILL: jobrun is gone (137)"
+killed_runner_gone
 ok "the handler got SIGTERM when its runner died (PR_SET_PDEATHSIG)" \
     wait_for 10 file_has "$T/trace" '^term$'
 is "$(job_a status)" processing "after SIGKILL the job is still processing"

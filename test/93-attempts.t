@@ -223,6 +223,7 @@ jobrun_bg --type=hold >"$T/l.out" 2>"$T/l.err"
 ok "the job to lose runs" wait_for 20 test -e "$T/started-$l"
 kill -9 "$bg_pid"
 wait "$bg" 2>/dev/null
+killed_runner_gone
 is "$(nrows "job_id = $l")" 0 "a runner killed: no row yet"
 expire_lock hold-l
 : >"$T/go-$l"
@@ -241,6 +242,7 @@ run jobrun cancel "$k"
 kill -9 "$bg_pid"
 kill -CONT "$bg_pid" 2>/dev/null
 wait "$bg" 2>/dev/null
+killed_runner_gone
 expire_lock hold-k
 run jobrun --type=n --max=1
 is "$(rows "$k" "outcome, runner NOT LIKE 'cancel %'")" "cancelled 1;" \
@@ -323,6 +325,7 @@ m_started() {
 ok "8 jobs run at once" wait_for 30 m_started
 kill -9 "$bg_pid"
 wait "$bg" 2>/dev/null
+killed_runner_gone
 sql "UPDATE polling_jobs SET locked_until = NOW() - INTERVAL 1 SECOND,
      locked_by = CONCAT(SUBSTRING_INDEX(locked_by, '@', 1), '@',
      UNIX_TIMESTAMP() - 1) WHERE business_key LIKE 'hold-m%'"
