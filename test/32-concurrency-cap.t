@@ -139,6 +139,7 @@ jobrun_flow_in_use{type="capped"} 3
 jobrun_flow_throttled{type="capped"} 1' "the metrics file: the cap, its places in use, held back"
 kill -9 "$a_pid"
 wait "$a" 2>/dev/null
+killed_runner_gone
 for p in $(cat "$T/pids"); do kill -9 -- "-$p" 2>/dev/null; done
 # Each lock's end (Unix s): it has expired once the server's
 # UNIX_TIMESTAMP() is past it, that is from end + 1 on.

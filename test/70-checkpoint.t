@@ -46,6 +46,7 @@ halfway() {
 wait_for 60 halfway || bail_out "the handler did not get to item 550"
 kill -9 "$bg_pid"
 wait "$bg" 2>/dev/null
+killed_runner_gone
 # The handler is told (SIGTERM) that its runner died: wait until it is gone.
 handler_gone() {
 	! pgrep -f "resumable $total $every $T/items" >/dev/null

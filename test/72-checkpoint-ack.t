@@ -65,6 +65,7 @@ kill_after_ack() {
 	    bail_out "no acknowledged checkpoint after kill $1; the job: $(sql "SELECT CONCAT_WS(' | ', status, attempts, next_run_at, NOW(), locked_by, last_error) FROM polling_jobs WHERE business_key = 'long'")"
 	kill -KILL "$(runner_of_handler)"
 	wait "$watch" 2>/dev/null
+	killed_runner_gone
 	wait_for 10 handler_gone || bail_out "the handler outlived its runner"
 }
 duplicates() {
