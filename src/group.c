@@ -480,8 +480,12 @@ keyed_marks_undo(void *arg, enum db_status st)
 	if (g->split) {
 		split_told(g->cy, g->group);
 		g->mode = EACH;
-	} else if (st == DB_CONFLICT)
+	} else if (st == DB_CONFLICT) {
+		/* As group_undo: a run that keeps losing certification
+		 * (Galera) stops trying shared writes first. */
+		g->cy->group_conflicts++;
 		g->mode = SOLO;
+	}
 }
 
 static int

@@ -329,9 +329,7 @@ checkpointed() {
 }
 jobrun_bg --jobs=8 >/dev/null 2>"$T/err"
 ok "eight resumable jobs each saved a checkpoint" wait_for 60 checkpointed
-kill -9 "$bg_pid"
-wait "$bg" 2>/dev/null
-killed_runner_gone
+kill_runner
 sql "SELECT business_key, JSON_VALUE(checkpoint, '$.last') FROM polling_jobs ORDER BY id" >"$T/saved"
 for k in r1 r2 r3 r4 r5 r6 r7 r8; do
 	expire_lock "$k"

@@ -44,9 +44,7 @@ halfway() {
 	[ "$(cat "$T/items" 2>/dev/null | wc -l)" -ge 550 ]
 }
 wait_for 60 halfway || bail_out "the handler did not get to item 550"
-kill -9 "$bg_pid"
-wait "$bg" 2>/dev/null
-killed_runner_gone
+kill_runner
 # The handler is told (SIGTERM) that its runner died: wait until it is gone.
 handler_gone() {
 	! pgrep -f "resumable $total $every $T/items" >/dev/null

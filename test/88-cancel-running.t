@@ -136,9 +136,7 @@ rm -f "$T/go"
 j5=$(job five)
 jobrun_bg --type=work >/dev/null 2>&1
 ok "the handler runs" wait_for 20 test -e "$T/started-$j5"
-kill -9 "$bg_pid"
-wait "$bg" 2>/dev/null
-killed_runner_gone
+kill_runner
 run jobrun cancel "$j5"
 like "$out" "stop requested" "the dead runner's job is asked to stop"
 # lib.sh's expire_lock keeps what precedes "@": the cancel mark stays.

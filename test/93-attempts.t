@@ -221,9 +221,7 @@ is "$(rows "$c" "outcome, output")" "cancelled started;" \
 l=$(job hold-l hold)
 jobrun_bg --type=hold >"$T/l.out" 2>"$T/l.err"
 ok "the job to lose runs" wait_for 20 test -e "$T/started-$l"
-kill -9 "$bg_pid"
-wait "$bg" 2>/dev/null
-killed_runner_gone
+kill_runner
 is "$(nrows "job_id = $l")" 0 "a runner killed: no row yet"
 expire_lock hold-l
 : >"$T/go-$l"
@@ -300,8 +298,14 @@ is "$(sql "SELECT COUNT(*) FROM polling_jobs j WHERE status = 'processing'
     AND EXISTS (SELECT 1 FROM polling_jobs_attempts a WHERE a.job_id = j.id
     AND a.outcome = 'success')")" 0 "nor a row without its success"
 sql "DROP TRIGGER refuse_row"
+# Every job the refused runs left in processing, ok-g's of the refused
+# group too: their locks would run out during a later case, whose run
+# would count them among the jobs it recovered (the 8's, under valgrind,
+# where the runs between take more than lock_seconds: CI at 85cf85f and
+# 0016af8).
 sql "UPDATE polling_jobs SET status = 'success', locked_by = NULL,
-     locked_until = NULL WHERE business_key LIKE 'ok-refused%'"
+     locked_until = NULL WHERE business_key LIKE 'ok-refused%'
+     OR (business_key LIKE 'ok-g%' AND status = 'processing')"
 
 # --- --jobs=16, and a runner killed among them --------------------------------
 sql "INSERT INTO polling_jobs (business_key, type, next_run_at, created_at,
@@ -323,9 +327,7 @@ m_started() {
 	for id in $m_ids; do [ -e "$T/started-$id" ] || return 1; done
 }
 ok "8 jobs run at once" wait_for 30 m_started
-kill -9 "$bg_pid"
-wait "$bg" 2>/dev/null
-killed_runner_gone
+kill_runner
 sql "UPDATE polling_jobs SET locked_until = NOW() - INTERVAL 1 SECOND,
      locked_by = CONCAT(SUBSTRING_INDEX(locked_by, '@', 1), '@',
      UNIX_TIMESTAMP() - 1) WHERE business_key LIKE 'hold-m%'"

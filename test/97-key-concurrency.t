@@ -491,9 +491,7 @@ EOF2
 : >"$G/hold.k1"
 jobrun_bg --max=1 >/dev/null 2>/dev/null
 wait_for 30 test -e "$G/started.k1" || bail_out "k1's handler did not start"
-kill -9 "$bg_pid"
-wait "$bg" 2>/dev/null
-killed_runner_gone
+kill_runner
 kill -9 -- "-$(cat "$G/pid.k1")" 2>/dev/null || kill -9 "$(cat "$G/pid.k1")"
 rm "$G/hold.k1"
 mv "$G/rec" "$G/rec.dead"

@@ -478,6 +478,14 @@ no_other_session() {
 	    WHERE db = DATABASE() AND id <> CONNECTION_ID()")" = 0 ]
 }
 
+# kill_runner: SIGKILL the run jobrun_bg started, reap it, and wait until
+# the server has closed its sessions (killed_runner_gone)
+kill_runner() {
+	kill -9 "$bg_pid"
+	wait "$bg" 2>/dev/null
+	killed_runner_gone
+}
+
 # expire_lock KEY: end the lock of job KEY now, as its expiry would: the
 # Unix time after "@" in locked_by (jobrun's) and locked_until (anyone's)
 expire_lock() {
