@@ -192,6 +192,7 @@ claim=$(claimed_at fall "$lock")
 ok "runner A claimed before the clocks went back" test "$claim" -lt "$jump"
 kill -KILL "$RUNNER"
 wait "$RUNNER_WATCH" 2>/dev/null
+killed_runner_gone
 is "$(job fall status)" processing "A died holding the job"
 took=$(recover_within "$T/fall.conf" fall "$lock")
 is "$(offset Test/Fall)" 0 "the clocks have gone back"
@@ -225,6 +226,7 @@ enqueue back
 start_runner "$T/back.conf" back
 kill -KILL "$RUNNER"
 wait "$RUNNER_WATCH" 2>/dev/null
+killed_runner_gone
 sql "SET GLOBAL time_zone = '-05:00'"
 took=$(recover_within "$T/back.conf" back 5)
 ok "SET GLOBAL time_zone ten hours back: the dead runner's job comes back on time ($took)" \
