@@ -96,7 +96,8 @@ wait "$bg"
 # --- a handler that ignores SIGTERM is killed after the grace ---
 j3=$(job three stubborn)
 jobrun_bg --type=stubborn -v >/dev/null 2>"$T/run3.err"
-ok "the stubborn handler runs" wait_for 20 test -s "$T/child.pid"
+# handler.pid: ignore-term writes it after child.pid
+ok "the stubborn handler runs" wait_for 20 test -s "$T/handler.pid"
 hpid=$(cat "$T/handler.pid")
 run jobrun cancel --wait "$j3"
 is "$rc/$(field "$j3" "CONCAT_WS(' / ', status, last_error)")" \
