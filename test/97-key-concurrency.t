@@ -671,8 +671,9 @@ is "$r/$?" 0/0 "the runs holding x1, y1, n1 and u1 exit 0"
 
 # Jobs without a key run side by side: two with the column NULL, one whose
 # payload lacks the path and one whose payload is NULL.  The jobs the case
-# above left pending go first: due 50 s before it, they would be claimed
-# before v2 or w2 once it took over 50 s (a slow valgrind pass).
+# above left pending are deleted first: due 50 s before it began, they
+# would be claimed before v2 or w2 once it took over 50 s (a slow valgrind
+# pass).
 sql "DELETE FROM polling_jobs WHERE status = 'pending'"
 add_jobs <<EOF2
 col v1 100 NULL NULL

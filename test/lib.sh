@@ -468,7 +468,9 @@ insert_job() {
 # runner sent before it died (a lock's extension, a checkpoint) runs until
 # then, and may land after what the test writes next: an extension that
 # runs after expire_lock writes the lock's end 3 s on again, and the next
-# run does not recover that job (CI's valgrind pass at 85cf85f, test 93).
+# run does not recover that job.  (Suspected, and not the cause, of test
+# 93's failure in CI at 85cf85f and 0016af8: that was a case's left-over
+# jobs, recovered by a later one.)
 killed_runner_gone() {
 	wait_for 30 no_other_session ||
 	    bail_out "the killed runner's session is still open after 30 s"
