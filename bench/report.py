@@ -916,7 +916,7 @@ def prio_document():
                  f"{fmt(f('env.end.fsync_median_us'))} µs (p90 "
                  f"{fmt(f('env.end.fsync_p90_us'))}) at the end"],
         ["Server", f"MariaDB {g('env.server')}, throwaway "
-                   "(contrib/throwaway-mariadb, DURABLE=1: "
+                   f"(contrib/throwaway-mariadb, DURABLE={g('env.durable', '1')}: "
                    "innodb_flush_log_at_trx_commit = "
                    f"{g('env.var.innodb_flush_log_at_trx_commit')}), "
                    "buffer pool "
@@ -1222,7 +1222,7 @@ def keys_document():
                     "unix socket; it has no bulk execution, so a group's "
                     "claims are a statement each" if mysql else
                     f"MariaDB {g('env.server')}, throwaway "
-                    "(contrib/throwaway-mariadb, DURABLE=1: "
+                    f"(contrib/throwaway-mariadb, DURABLE={g('env.durable', '1')}: "
                     "innodb_flush_log_at_trx_commit = "
                     f"{g('env.var.innodb_flush_log_at_trx_commit')}), "
                     "unix socket")],
@@ -1703,10 +1703,13 @@ def main():
                          f"{g('env.load_end')} at the end (other work on "
                          "the machine shows here)"],
         ["Server", f"MariaDB {g('env.server')}, throwaway "
-                   "(contrib/throwaway-mariadb, DURABLE=1), unix socket"],
+                   f"(contrib/throwaway-mariadb, DURABLE="
+                   f"{g('env.durable', '1')}), unix socket"],
         ["innodb_flush_log_at_trx_commit",
-         f"{g('env.var.innodb_flush_log_at_trx_commit')} (every commit "
-         "flushed and synced)"],
+         f"{g('env.var.innodb_flush_log_at_trx_commit')} "
+         + ("(every commit flushed and synced)"
+            if g('env.var.innodb_flush_log_at_trx_commit') == "1" else
+            "(NOT durable: the log flushed once a second, BENCH_DURABLE=2)")],
         ["innodb_buffer_pool_size",
          fmt(f("env.var.innodb_buffer_pool_size", 0) / 2**20, 0, " MiB")],
         ["innodb_log_file_size",
