@@ -595,8 +595,11 @@ keyed_claims(struct cycle *cy, struct request *group,
 	if (st == DB_CONFLICT && now_ms() < cy->deadline) {
 		wait_ms = run_claim_conflict(cy, err);
 		st = DB_OK;
-	} else if (st == DB_OK)
+	} else if (st == DB_OK) {
 		cy->claim_conflicts = 0;
+		if (!claimed && wait_ms > 0)
+			run_held_say(cy, wait_ms);
+	}
 	/* A signal or the budget's end while the claim waited: the jobs
 	 * taken for the other slots are given back, their attempts not
 	 * spent; the first is run, as a claim of one slot would be. */

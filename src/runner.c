@@ -457,6 +457,20 @@ may_ride(struct cycle *cy, const struct finished *fin)
 	    run_may_claim(cy) && run_ride_ok(cy, &fin->h);
 }
 
+/* The first time flow control holds the run's claims back (a type at its
+ * cap or rate, every due job's key busy), -v says so, once: from then on
+ * the run waits, and a wait's cost is its looks (flow.c). */
+void
+run_held_say(struct cycle *cy, int64_t wait_ms)
+{
+	if (cy->held_said)
+		return;
+	cy->held_said = 1;
+	log_msg(cy->lg, LV_INFO, "flow control holds the claims back (a cap, "
+	    "a rate or a busy key): trying again in %lld ms",
+	    (long long)wait_ms);
+}
+
 /* Claim the run's next job for a slot: 1 with job and token filled in,
  * 0 when the run claims no more (its budget spent, a signal, nothing
  * due, a database error) or, with *wait_ms > 0, none now (flow control
@@ -504,6 +518,8 @@ claim_once(struct cycle *cy, struct job *job, char *token, size_t tokenlen,
 		}
 		else if (st == DB_OK && *wait_ms == 0)
 			cy->drained = 1;
+		else if (st == DB_OK)
+			run_held_say(cy, *wait_ms);
 	} else if (cy->opts->flow == NULL)
 		st = claim_one(cy, job, token, tokenlen, &claimed, err,
 		    sizeof err);

@@ -79,6 +79,7 @@ struct cycle {
 	pthread_mutex_t flow_mu;
 	pthread_cond_t flow_turn;
 	int flow_trying;
+	int held_said;		/* the log says flow control held claims back */
 	_Atomic int claiming;	/* slots in claim_next */
 	struct run_ahead ahead;
 	unsigned claim_conflicts;	/* claims given up on a deadlock, in a row */
@@ -169,6 +170,7 @@ enum db_status run_schedules(struct cycle *cy, uint64_t *created, char *err,
  * how long to wait before claiming again, longer each time in a row,
  * logged with err. */
 int64_t run_claim_conflict(struct cycle *cy, const char *err);
+void run_held_say(struct cycle *cy, int64_t wait_ms);
 /* Sleep ms, or until a stop or the end of the budget. */
 void run_pause(const struct cycle *cy, int64_t ms);
 /* Whether a slot waiting to claim stops waiting: a signal, or the time
