@@ -32,12 +32,11 @@
  *
  * Waiting for a full type costs the server little, however many slots
  * and runners wait.  A type found full at its last claim is looked at
- * first, without a lock (queue_type_load, one read): only when it shows
- * room is the transaction started.  The looks back off (FLOW_POLL_MS, doubled
- * for each look that found the type full), and in a run one slot looks
- * while the others wait for it; the slot whose job of the type ended
- * claims again at once, without a look: the place it freed is taken
- * again (flow_job_done, runner.c).
+ * first, without a lock (one read: queue_type_load, or flow_keys_pick for
+ * a keyed type): only when it shows room is the transaction started.  The
+ * looks back off (FLOW_POLL_MS, doubled for each look that found it full),
+ * and in a run one slot looks while the others wait; the slot whose job
+ * of the type ended claims again at once, without a look (flow_job_done).
  *
  * A job in processing whose lock expired still holds its slot (its runner
  * may only be slow) until recovery, which a run that finds a type full
@@ -730,20 +729,21 @@ held_wait(struct flow *f, int64_t *wait_ms, char *err, size_t errlen)
 	return st;
 }
 
-/* A keyed type whose due jobs all had busy keys at its last claim: the
- * choice made again without a lock.  Still none, it is held back without
- * the transaction; one found, the transaction goes for it. */
+/* A keyed type whose due jobs all had busy keys at its last claim: chosen
+ * again without a lock (one statement, which also says whether any is
+ * still due); none, it is held back, else the transaction goes for it. */
 static enum db_status
 look_keys(struct flow *f, struct flow_type *t, size_t *judge, char *err,
     size_t errlen)
 {
 	enum db_status st;
 	uint64_t id;
+	int due;
 
-	st = flow_keys_pick(f->keys, t->name, &id, err, errlen);
+	st = flow_keys_pick(f->keys, t->name, &id, &due, err, errlen);
 	if (st == DB_OK && id == 0) {
-		/* held_wait asks whether it still has due jobs */
-		t->held = t->looked = 1;
+		t->held = t->looked = t->due_known = 1;
+		t->due = due;
 		t->wait_ms = poll_ms(t);
 	} else if (st == DB_OK) {
 		t->misses = 0;

@@ -93,6 +93,18 @@ static const char *const pick_parts[] = {
 };
 #define NPARTS (sizeof pick_parts / sizeof pick_parts[0])
 
+/* A look while every due job's key was busy (flow.c's look_keys), in
+ * one statement: the first due job whose key has room now, read from the
+ * head, and a row (0, NULL) when the type has any due job at all, which
+ * tells a wait from a type with nothing left due (args: type, type,
+ * [path,] [path,] type, type, N, type, type). */
+static const char *const look_parts[] = {
+	"(SELECT id, next_run_at" DUE_FROM, KEY_HAS_ROOM,
+	" ORDER BY next_run_at, id LIMIT 1) UNION ALL (SELECT 0, NULL"
+	DUE_FROM, " LIMIT 1)"
+};
+#define NLOOK (sizeof look_parts / sizeof look_parts[0])
+
 /* The first M due jobs, in the claim's order, that their keys have room
  * for, counting each key's jobs in processing and those before it among
  * the chosen: of the first L due jobs whose keys are not at their cap,
@@ -153,9 +165,10 @@ static const char *const load_parts[] = {
 static const char path_text[] = "SELECT JSON_CONTAINS_PATH('{}', 'one', ?)";
 
 /* A keyed type's statements in the set, KEY_STMTS of them: a choice of
- * one and of many, each from the head and past the cursor, and
- * status's count. */
-enum { PICK_HEAD, PICK_AFTER, MANY_HEAD, MANY_AFTER, LOAD, KEY_STMTS };
+ * one and of many, each from the head and past the cursor, status's
+ * count, and the look. */
+enum { PICK_HEAD, PICK_AFTER, MANY_HEAD, MANY_AFTER, LOAD, LOOK,
+	KEY_STMTS };
 
 struct keyed {
 	const struct cfg_type *type;
@@ -223,6 +236,7 @@ add_type(struct flow_keys *k, const struct cfg_type *t)
 		[MANY_HEAD] = "choose jobs whose keys have room",
 		[MANY_AFTER] = "choose jobs whose keys have room",
 		[LOAD] = "count the jobs waiting for a key",
+		[LOOK] = "look for a job whose key has room",
 	};
 	struct keyed *kt = &k->types[k->n];
 	size_t at = KEY_STMTS * k->n, i;
@@ -242,6 +256,7 @@ add_type(struct flow_keys *k, const struct cfg_type *t)
 		    1);
 	}
 	kt->texts[LOAD] = text_for(k->q, t, load_parts, NLOAD, 0);
+	kt->texts[LOOK] = text_for(k->q, t, look_parts, NLOOK, 0);
 	for (i = 0; i < KEY_STMTS; i++) {
 		k->texts[at + i] = kt->texts[i];
 		k->purposes[at + i] = purpose[i];
@@ -385,11 +400,12 @@ struct chosen {
 	char at[32];	/* next_run_at, as the server wrote it */
 };
 
-/* Run choice which of keyed type i (PICK_* for one, MANY_* for up to
- * want): the jobs chosen into out, *n of them. */
+/* Run choice which of keyed type i (PICK_* and LOOK for one, MANY_* for
+ * up to want): the jobs chosen into out, *n of them, of *rows read. */
 static enum db_status
 choose_run(struct flow_keys *k, size_t i, unsigned which,
-    struct chosen *out, size_t want, size_t *n, char *err, size_t errlen)
+    struct chosen *out, size_t want, size_t *n, size_t *rows, char *err,
+    size_t errlen)
 {
 	const struct keyed *kt = &k->types[i];
 	const struct cfg_type *t = kt->type;
@@ -421,14 +437,21 @@ choose_run(struct flow_keys *k, size_t i, unsigned which,
 	}
 	if (many)
 		args[nargs++] = DB_NUM(want);
+	if (which == LOOK) {
+		args[nargs++] = DB_STR(t->name);
+		args[nargs++] = DB_STR(t->name);
+	}
 	*n = 0;
+	*rows = 0;
 	st = queue_stmts_run(k->set, KEY_STMTS * i + which, args, nargs, err,
 	    errlen);
 	while (st == DB_OK && (rc = queue_stmts_fetch(k->set,
 	    KEY_STMTS * i + which, cols, 2, err, errlen)) != 0) {
 		if (rc < 0)
 			st = DB_ERROR;
-		else if (*n < want && cols[1] != NULL) {
+		else
+			(*rows)++;
+		if (rc > 0 && *n < want && cols[1] != NULL) {
 			out[*n].id = queue_number(cols[0]);
 			snprintf(out[*n].at, sizeof out[*n].at, "%s", cols[1]);
 			(*n)++;
@@ -447,33 +470,37 @@ choose(struct flow_keys *k, size_t i, struct chosen *out, size_t want,
 	struct keyed *kt = &k->types[i];
 	unsigned head = want > 1 ? MANY_HEAD : PICK_HEAD;
 	enum db_status st;
+	size_t rows;
 
 	/* order = key: from the head every time, so that a job of a key
 	 * due before the cursor (enqueued since, or its key freed) comes
 	 * first. */
 	if (kt->id != 0 && !kt->type->flow.key_order &&
 	    now_ms() - kt->head_ms < KEY_HEAD_MS) {
-		st = choose_run(k, i, head + 1, out, want, n, err, errlen);
+		st = choose_run(k, i, head + 1, out, want, n, &rows, err,
+		    errlen);
 		if (st != DB_OK || *n != 0)
 			return st;
 	}
 	kt->head_ms = now_ms();
-	return choose_run(k, i, head, out, want, n, err, errlen);
+	return choose_run(k, i, head, out, want, n, &rows, err, errlen);
 }
 
 enum db_status
 flow_keys_pick(struct flow_keys *k, const char *type, uint64_t *id,
-    char *err, size_t errlen)
+    int *due, char *err, size_t errlen)
 {
-	size_t i = index_of(k, type), n = 0;
+	size_t i = index_of(k, type), n = 0, rows = 0;
 	struct chosen c = { 0, "" };
 	enum db_status st;
 
 	*id = 0;
+	*due = 0;
 	if (k == NULL || i >= k->n)
 		return DB_OK;
-	st = choose(k, i, &c, 1, &n, err, errlen);
+	st = choose_run(k, i, LOOK, &c, 1, &n, &rows, err, errlen);
 	*id = n > 0 ? c.id : 0;
+	*due = rows > 0;
 	return st;
 }
 

@@ -27,12 +27,13 @@ enum db_status flow_keys_check(struct flow_keys *k, char *err,
 /* Whether type is keyed. */
 int flow_keys_has(const struct flow_keys *k, const char *type);
 
-/* The first due job of type, in the claim's order, whose key has fewer
- * than key_concurrency jobs in processing: *id, 0 for none.  Reads
- * without locking; run under the type's control row's lock (flow.c) for
- * a choice that holds until the claim. */
+/* The first due job of type, in the claim's order from its head, whose
+ * key has fewer than key_concurrency jobs in processing: *id, 0 for
+ * none; *due, whether type has due jobs at all.  One statement, without
+ * a lock: a look before the claim's transaction (flow.c). */
 enum db_status flow_keys_pick(struct flow_keys *k, const char *type,
-                              uint64_t *id, char *err, size_t errlen);
+                              uint64_t *id, int *due, char *err,
+                              size_t errlen);
 
 /* Job id of type, which this run claimed, has ended: its key may have
  * room, and the next choice starts no later than where it stood. */
