@@ -66,6 +66,15 @@ def verdict(ok):
     return "**met**" if ok else "**missed**"
 
 
+def not_durable():
+    """What the Server row of a page adds when commits were not flushed
+    (BENCH_DURABLE=2), so that no page's figures pass for durable ones."""
+    if g("env.var.innodb_flush_log_at_trx_commit") in (None, "1"):
+        return ""
+    return ("; NOT durable: the log flushed once a second, "
+            "BENCH_DURABLE=2")
+
+
 out = []
 
 
@@ -921,7 +930,7 @@ def prio_document():
                    f"{g('env.var.innodb_flush_log_at_trx_commit')}), "
                    "buffer pool "
                    f"{fmt(f('env.var.innodb_buffer_pool_size', 0) / 2**20)}"
-                   " MiB, unix socket"],
+                   " MiB, unix socket" + not_durable()],
         ["jobrun", f"{g('env.jobrun')} ({g('env.git')})"],
         ["uptime, at the start", g("prio.uptime_start", "–").strip()],
         ["… after the fill", g("prio.uptime_filled", "–").strip()],
@@ -1004,6 +1013,44 @@ def keys_held(sides):
     return max(v) if v else None
 
 
+KEYS_WAIT_SIDES = [
+    ("none", "no runner (the window's own count)"),
+    ("idle", "`--wait`, nothing due (the floor: waiting for work)"),
+    ("cap", "`concurrency = 1`, full"),
+    ("key", "`concurrency_key`, the one key busy"),
+    ("rate", "`rate = 1/min`, the bucket empty"),
+]
+KEYS_WAIT_MAX = 20  # statements/s a waiting runner, as section 9's idle one
+
+
+def keys_wait(side):
+    """What two held-back runners cost the server a second, per runner."""
+    k = f"keys.wait.{side}"
+    secs, n = f(f"{k}.secs"), f(f"{k}.runners")
+    if not secs or n is None:
+        return None
+    per = max(n, 1) * secs
+    return {"runners": n, "secs": secs,
+            "reqs": f(f"{k}.requests", 0) / per,
+            "stmts": f(f"{k}.statements", 0) / per,
+            "reads": f(f"{k}.reads", 0) / per,
+            "cpu": f(f"{k}.server_cpu_ms", 0) / 10 / per}
+
+
+def keys_wait_targets(targets):
+    for side in ("cap", "key", "rate"):
+        w = keys_wait(side)
+        if not w:
+            continue
+        label = dict(KEYS_WAIT_SIDES)[side]
+        targets.append((
+            f"waiting at {label}: ≤ {KEYS_WAIT_MAX} statements/s a runner "
+            "(as an idle `--wait` runner)",
+            f"{fmt(w['reqs'], 1)} statements/s a runner of `--jobs=8` "
+            f"({fmt(w['reads'], 1)} rows read/s)",
+            w["reqs"] <= KEYS_WAIT_MAX))
+
+
 def keys_targets(targets):
     if not i("keys.rounds"):
         return
@@ -1030,6 +1077,7 @@ def keys_targets(targets):
                         "jobs of one key at once",
                         f"at most {fmt(held)} in every keyed drain",
                         held <= 1))
+    keys_wait_targets(targets)
 
 
 def keys_section(level="##"):
@@ -1159,6 +1207,39 @@ def keys_section(level="##"):
           "control row, the choice, the claim by id, the read, COMMIT) "
           "shared by the jobs it takes, where the unkeyed slots' claim "
           "is one statement.", "")
+    keys_wait_section(h3)
+
+
+def keys_wait_section(h3):
+    rows = []
+    for side, label in KEYS_WAIT_SIDES:
+        w = keys_wait(side)
+        if w is None:
+            continue
+        rows.append([label, fmt(w["runners"]), fmt(w["secs"]),
+                     fmt(w["reqs"], 1), fmt(w["stmts"], 1),
+                     fmt(w["reads"], 1), fmt(w["cpu"], 2)])
+    if not rows:
+        return
+    p(f"{h3} What waiting costs the server", "",
+      "Two runners of `--jobs=8`, -v, their slots waiting: for work "
+      "(`--wait`, nothing due), at a full `concurrency = 1` (one job "
+      "running, its handler waiting for a file, one more due), for a busy "
+      "key (two due jobs of one customer, one running), and at an empty "
+      "`rate = 1/min` bucket (its one start spent).  The window opens once "
+      "both runners said with -v that they wait (so their connect, "
+      "prepares and first claim are not counted) and lasts the seconds "
+      "given; figures are per runner and second, from the server's "
+      "counters: *statements* is `Questions` less this script's own "
+      "reading, *server statements* Com_stmt_execute + Com_begin + "
+      "Com_commit + Com_rollback, *rows read* Handler_read_*, CPU "
+      "mariadbd's utime + stime (10 ms ticks).  The first row is the "
+      "window with no runner: what the count itself adds.  Target, as "
+      f"section 9's for an idle waiting runner: ≤ {KEYS_WAIT_MAX} "
+      "statements/s a runner.", "")
+    table(["waiting", "runners", "window s", "statements/s a runner",
+           "server statements/s", "rows read/s", "server CPU % of a core"],
+          rows)
 
 
 def keys_document():
@@ -1225,7 +1306,7 @@ def keys_document():
                     f"(contrib/throwaway-mariadb, DURABLE={g('env.durable', '1')}: "
                     "innodb_flush_log_at_trx_commit = "
                     f"{g('env.var.innodb_flush_log_at_trx_commit')}), "
-                    "unix socket")],
+                    "unix socket" + not_durable())],
         ["jobrun", f"{g('env.jobrun')} ({g('env.git')})"],
         ["uptime, at the start", g("keys.uptime_start", "–").strip()],
         ["… at the end", g("keys.uptime_end", "–").strip()],
