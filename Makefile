@@ -340,7 +340,7 @@ MYSQL_TESTS = test/01-cli.t test/02-config.t test/03-connect.t test/10-success.t
               test/90-http-edges.t test/91-exit-statuses.t test/92-reply-bytes.t \
               test/93-attempts.t \
               test/94-audit.t test/95-archive.t test/96-priority.t \
-              test/97-key-concurrency.t test/98-key-head.t
+              test/97-key-concurrency.t test/98-key-head.t test/99-held-back.t
 mysql-check: jobrun
 	contrib/install-deps debootstrap
 	contrib/throwaway-mysql root
