@@ -18,9 +18,10 @@ handler = exec
 command = $HANDLERS/leave-child $T/left
 timeout = 20
 EOF2
-for f in hang/handler.pid hang/child.pid left/child.pid; do
-	defer "kill -9 \$(cat $T/$f)"
-done
+# The handlers write their pids to files.  Should one outlive its run
+# (jobrun's fault), the test kills it at exit: defer_kill, from the moment
+# the file is read, not "kill $(cat FILE)" at exit, which by then may name
+# another process.
 
 # now_ms: the wall clock in milliseconds
 now_ms() {
@@ -41,6 +42,7 @@ is "$(field 1 status)/$(field 1 attempts)" pending/1 "the job is pending, attemp
 is "$(field 1 last_error)" "timed out after 1 s: started, ignoring SIGTERM" \
     "last_error says timed out after 1 s, then the handler's output"
 ok "the handler has pids on file" test -s "$T/hang/handler.pid" -a -s "$T/hang/child.pid"
+defer_kill -9 $(cat "$T/hang/handler.pid" "$T/hang/child.pid" 2>/dev/null)
 ok "the handler process is gone" proc_gone "$(cat "$T/hang/handler.pid")"
 ok "its child process is gone" proc_gone "$(cat "$T/hang/child.pid")"
 
@@ -52,4 +54,5 @@ is "$rc" 0 "a handler that leaves a child behind succeeds"
 is "$(field 2 status)" success "the job is success"
 took_between_ms "$took" 0 $((base + 1500)) "the run did not wait for the left-over child (60 s; took $took ms)"
 ok "the child's pid is on file" test -s "$T/left/child.pid"
+defer_kill -9 "$(cat "$T/left/child.pid" 2>/dev/null)"
 ok "the left-over child was killed" wait_for 10 proc_gone "$(cat "$T/left/child.pid")"

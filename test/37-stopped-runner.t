@@ -31,7 +31,7 @@ jobrun_bg >/dev/null 2>"$T/a.err"
 a=$bg a_pid=$bg_pid
 wait_for 30 test -e "$T/started.1" || bail_out "runner A's handler did not start"
 kill -STOP "$a_pid"
-defer "kill -CONT $a_pid"
+defer_kill -CONT "$a_pid"
 # The lock's end (Unix s) is in its token; it has expired once the
 # server's clock is past it.
 end=$(sql "SELECT CAST(SUBSTRING_INDEX(locked_by, '@', -1) AS UNSIGNED)

@@ -88,7 +88,7 @@ seed_loop 1 & pids+=($!)
 seed_loop 2 & pids+=($!)
 enqueuer & pids+=($!)
 others & pids+=($!)
-defer "kill ${pids[*]} 2>/dev/null"
+defer_kill "${pids[@]}"
 for p in "${pids[@]}"; do
 	wait "$p"
 done

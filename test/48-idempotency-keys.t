@@ -75,7 +75,7 @@ env JOBRUN_RECEIVER_TOKEN=tok-48-receiver \
     php -S "127.0.0.1:$port" "$TOP/contrib/http-receiver.php" \
     </dev/null >"$T/php.out" 2>"$T/php.err" &
 php_pid=$!
-defer "kill $php_pid"
+defer_kill "$php_pid"
 listening() {
 	python3 -c 'import socket, sys
 socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1).close()' "$port" 2>/dev/null

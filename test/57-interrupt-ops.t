@@ -44,10 +44,10 @@ exactly() {	# N [WHERE]: exactly N rows
 start() {
 	jobrun "$@" >"$T/out" 2>"$T/err" &
 	bg=$!
-	defer "kill -9 $bg"
+	defer_kill -9 "$bg"
 	jpid=
 	wait_until find_jobrun || bail_out "jobrun did not start"
-	defer "kill -9 $jpid"
+	defer_kill -9 "$jpid"
 }
 
 find_jobrun() {
@@ -83,7 +83,7 @@ hold() {
 	mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot -N -B "$DB" \
 	    <"$T/hold.in" >/dev/null 2>"$T/hold.err" &
 	holder=$!
-	defer "kill -9 $holder"
+	defer_kill -9 "$holder"
 	exec 7>"$T/hold.in"
 	printf '%s\n' "BEGIN;" "$1" "SELECT GET_LOCK('$LOCK', 0);" >&7
 	wait_until held || bail_out "the holder did not take its locks"

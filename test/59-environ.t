@@ -135,7 +135,7 @@ is "$(seen k2)" unreadable \
 env JOBRUN_DB_PASSWORD="$secret" "${nobody[@]}" bash -c 'exec sleep 60' \
     </dev/null >/dev/null 2>&1 &
 sleeper=$!
-defer "kill $sleeper"
+defer_kill "$sleeper"
 ok "a dumpable process of nobody has started" \
     bash -c "for i in \$(seq 200); do [ \"\$(cat /proc/$sleeper/comm)\" = sleep ] && exit 0; sleep 0.05; done; exit 1"
 is "$("${nobody[@]}" cat "/proc/$sleeper/environ" | tr '\0' '\n' | grep -c "$secret")" 1 \

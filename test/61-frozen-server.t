@@ -13,7 +13,7 @@ use_own_server
 setup_db
 mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" <"$TOP/sql/002_checkpoint.sql"
 server_pid=$(cat "$OWN_SERVER/mysqld.pid")
-defer "kill -CONT $server_pid"
+defer_kill -CONT "$server_pid"
 freeze() { kill -STOP "$server_pid"; }
 thaw() { kill -CONT "$server_pid"; }
 ms() { date +%s%3N; }
@@ -136,7 +136,7 @@ mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" -e \
     "BEGIN; SELECT id FROM polling_jobs WHERE business_key = 'claim' FOR UPDATE;
      SELECT SLEEP(600)" >/dev/null 2>"$T/holder.err" &
 holder=$!
-defer "kill $holder"
+defer_kill "$holder"
 # It sleeps only once its SELECT ... FOR UPDATE holds the row.
 held() {
 	[ "$(sql "SELECT COUNT(*) FROM information_schema.PROCESSLIST

@@ -94,7 +94,7 @@ mkfifo "$T/other.in"
 mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot -N -B -n "$DB" \
     <"$T/other.in" >"$T/other.out" 2>&1 &
 other=$!
-defer "kill $other"
+defer_kill "$other"
 exec 7>"$T/other.in"
 sql "KILL $old"
 wait_for 30 not held "$name_slow"

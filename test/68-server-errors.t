@@ -154,7 +154,7 @@ sql "ALTER USER '$user'@'localhost' WITH MAX_USER_CONNECTIONS 1"
 MYSQL_PWD=$secret mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -u"$user" \
     -e "SELECT SLEEP(300)" >/dev/null 2>&1 &
 holder=$!
-defer "kill $holder"
+defer_kill "$holder"
 ok "another connection of the account is open" wait_for sessions 1
 run jobrun status
 is "$rc" 69 "MAX_USER_CONNECTIONS 1, one connection held: status exits 69"
@@ -193,7 +193,7 @@ run jobrun enqueue --type=gate --key=g1
 is "$rc" 0 "a gated job enqueued"
 jobrun --json >"$T/out" 2>"$T/err" &
 pid=$!
-defer "kill $pid"
+defer_kill "$pid"
 ok "the handler started" wait_for test -e "$T/started"
 is "$(status_of g1)" processing "its job is processing"
 sql "SET GLOBAL read_only = 1"

@@ -106,7 +106,7 @@ mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot -N -B --unbuffered "$DB" -
     SELECT CONCAT('held by ', CONNECTION_ID()); DO SLEEP(60); COMMIT" \
     >"$T/holder" 2>&1 &
 holder=$!
-defer "kill $holder"
+defer_kill "$holder"
 wait_for 20 file_has "$T/holder" '^held by [0-9]+$' ||
     bail_out "the row was not held"
 insert_job other tick

@@ -215,7 +215,7 @@ mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot -N -B --unbuffered "$DB" -
     SELECT CONCAT('held by ', CONNECTION_ID()); DO SLEEP(60); COMMIT" \
     >"$T/holder" 2>&1 &
 holder=$!
-defer "kill $holder"
+defer_kill "$holder"
 wait_for 20 file_has "$T/holder" '^held by [0-9]+$' ||
     bail_out "the fan-in's row was not held"
 jobrun_bg -q --max=1

@@ -133,7 +133,7 @@ proxy_start() {
 	    --server "$JOBRUN_TEST_SOCKET" --log "$T/proxy.log" --when "$1" \
 	    ${2:+--armed-by "$2"} &
 	proxy=$!
-	defer "kill $proxy"
+	defer_kill "$proxy"
 	wait_for 30 test -S "$T/proxy.sock" || bail_out "the proxy never listened"
 }
 proxy_stop() {

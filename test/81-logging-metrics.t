@@ -87,7 +87,8 @@ with open(sys.argv[1], "ab", buffering=0) as f:
 gone()
 PY
 	listener=$!
-	defer "kill $listener; rm -f /dev/log"
+	defer_kill "$listener"
+	defer "rm -f /dev/log"
 	wait_for 30 test -S /dev/log || bail_out "no syslog listener on /dev/log"
 	enq good g2
 	enq bad b3

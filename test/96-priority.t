@@ -637,7 +637,8 @@ flood() {
 }
 flood &
 flooder=$!
-defer "touch $T/stop-flood; kill $flooder"
+defer "touch $T/stop-flood"
+defer_kill "$flooder"
 wait_for 30 test -s "$T/flood-rounds"
 run jobrun --wait --max=$claims --max-seconds=100 --json
 touch "$T/stop-flood"

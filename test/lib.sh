@@ -22,7 +22,7 @@
 #             db_now is_within (a time written during a run) baseline_ms
 #             (JOBRUN_TEST_SLACK widens these, and only these)
 #   waiting   wait_for file_has job_is sig_seen proc_gone
-#   set-up    setup_db write_config defer use_own_server
+#   set-up    setup_db write_config defer defer_kill use_own_server
 #   database  sql field insert_job expire_lock
 #   jobrun    jobrun jobrun_raw jobrun_bg run (sets rc, out, err) jget jpy
 #             jkeys; JOBRUN_TIMEOUT for the rare direct "$JOBRUN" call
@@ -251,9 +251,54 @@ sig_seen() {
 
 # --- clean-up -------------------------------------------------------------
 
-# defer CMD: run the shell command CMD at exit (kill leftovers and the like)
+# defer CMD: run the shell command CMD at exit (remove leftovers and the
+# like; a process to kill is defer_kill's)
 defer() {
 	t_deferred+=("$1")
+}
+
+# defer_kill [-SIGNAL] PID...: at exit, send SIGNAL (default TERM) to each
+# PID that is still the process it is now; one that has ended already is
+# left out.  An ended process's PID is given to the next processes the
+# machine starts: with pid_max 32768 and a loaded suite starting hundreds
+# a second, the numbers come round in two minutes, so a plain `kill PID`
+# at the end of a long test may hit another test's server or a Galera
+# node (issue 31: a galera-check beside the valgrind repeats lost node 2
+# to a SIGKILL so).  A PID is the same process while its start time is.
+defer_kill() {
+	local sig=-TERM p start
+	case ${1:-} in
+	-*) sig=$1; shift ;;
+	esac
+	for p in "$@"; do
+		start=$(t_started "$p") || continue
+		t_deferred+=("t_kill_same $sig $p $start")
+	done
+}
+# t_started PID: when process PID started, in clock ticks after boot
+# (field 22 of /proc/PID/stat, counted after the command's parentheses,
+# which may hold blanks); fails when there is no such process
+t_started() {
+	local stat
+	[[ $1 =~ ^[0-9]+$ ]] || return 1
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	stat=${stat##*) }
+	# shellcheck disable=SC2086 # the fields, split on blanks
+	set -- $stat
+	[ -n "${20:-}" ] && printf '%s\n' "${20}"
+}
+# t_kill_same SIGNAL PID START: kill -SIGNAL PID if PID started at START;
+# says so on stderr when PID is another process now (what a plain kill
+# would have hit)
+t_kill_same() {
+	local now
+	now=$(t_started "$2") || return 0
+	if [ "$now" != "$3" ]; then
+		printf '# %s: at exit, pid %s is another process now (%s), left alone\n' \
+		    "${0##*/}" "$2" "$(cat "/proc/$2/comm" 2>/dev/null)" >&2
+		return 0
+	fi
+	kill "$1" "$2" 2>/dev/null
 }
 
 t_cleanup() {
@@ -412,11 +457,11 @@ jobrun_bg() {
 	esac
 	timeout -k 5 "${JOBRUN_TEST_TIMEOUT:-120}" "$JOBRUN" "${args[@]}" &
 	bg=$!
-	defer "kill -9 $bg"
+	defer_kill -9 "$bg"
 	bg_pid=
 	wait_for 10 t_child_of "$bg" ||
 	    bail_out "jobrun did not start under timeout (pid $bg)"
-	defer "kill -9 $bg_pid"
+	defer_kill -9 "$bg_pid"
 }
 # t_child_of PID: sets bg_pid to PID's child (timeout's: jobrun); when PID
 # is gone already (a run that ended at once), to PID
@@ -597,7 +642,7 @@ other_start() {
 	mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot -N -B -n "$DB" \
 	    <"$T/other.in" >"$T/other.out" 2>&1 &
 	other=$!
-	defer "kill $other"
+	defer_kill "$other"
 	exec 7>"$T/other.in"
 }
 other_send() {

@@ -436,7 +436,7 @@ sed -i "s|^command = .*append-id.*|command = $T/slow-handler|" \
 "$JOBRUN" --config="$T/node1.conf" --single --type=slow --max=1 --json \
     >"$T/single1" 2>&1 &
 first=$!
-defer "kill -9 $first"
+defer_kill -9 "$first"
 i=0
 until [ "$(wc -l <"$T/slow-ids")" -ge 1 ] || [ "$i" -ge 100 ]; do
 	sleep 0.1
