@@ -244,6 +244,29 @@ exactly_once() {
 	    "no runner printed any other error"
 	[ -s "$T/complaints" ] && diag "what the runners that gave up said:" \
 	    "$(cat "$T/complaints")"
+	lost_story
+}
+
+# lost_story: for each job a runner of the round said it lost (its outcome
+# not recorded), every line any runner wrote about the job, and the
+# info lines (statements run again, reconnections) of the runner that lost
+# it: what the next look at such a failure needs, which the round's
+# files, overwritten by the next round, do not keep.  Where the table
+# still shows the job's end, that too.
+lost_story() {
+	local id f
+	for id in $(grep -ho 'job=[0-9]* [^"]*outcome=lost' "$T"/run.*.err |
+	    sed 's/^job=\([0-9]*\) .*/\1/' | sort -un); do
+		diag "job $id, said lost: its row now:" \
+		    "$(sql "SELECT status, attempts, locked_by, finished_at
+			FROM polling_jobs WHERE id = $id")" \
+		    "the runners' lines about it:" \
+		    "$(grep -H "job=$id " "$T"/run.*.err | sed "s|^$T/||")"
+		for f in $(grep -l "job=$id .*outcome=lost" "$T"/run.*.err); do
+			diag "the info lines of ${f#"$T"/} but jobs':" \
+			    "$(grep -v ' job=' "$f")"
+		done
+	done
 }
 
 levels= keys=
