@@ -263,8 +263,9 @@ defer() {
 # machine starts: with pid_max 32768 and a loaded suite starting hundreds
 # a second, the numbers come round in two minutes, so a plain `kill PID`
 # at the end of a long test may hit another test's server or a Galera
-# node (issue 31: a galera-check beside the valgrind repeats lost node 2
-# to a SIGKILL so).  A PID is the same process while its start time is.
+# node (issue 31: the likely way a galera-check beside the valgrind
+# repeats lost node 2).  A PID is the same process while its start time
+# is.
 defer_kill() {
 	local sig=-TERM p start
 	case ${1:-} in
