@@ -23,12 +23,6 @@ max_seconds = 3
 [type.rated]
 handler = noop
 rate = 1/min
-
-[type.stopped]
-handler = noop
-
-[type.free]
-handler = noop
 EOF2
 enqueue() {	# enqueue TYPE N: N due jobs of TYPE
 	local i
