@@ -27,6 +27,9 @@ struct request {
 	struct verdict v;
 	int64_t ms;			/* its handler's time */
 	int owned;			/* the mark found the job still ours */
+	int marked;			/* its mark committed on its own (SOLO):
+					 * not written again when the group's
+					 * claims fail after it */
 	struct job *job;		/* where to claim the next job */
 	char *token;			/* its token, QUEUE_TOKEN_MAX + 1 bytes */
 	int claimed;
@@ -111,12 +114,21 @@ gather(struct cycle *cy)
 		;
 }
 
+/* How a group is written: SHARED, one transaction, the successes in one
+ * statement; EACH, one transaction, a statement per verdict; SOLO, each
+ * statement its own transaction, run again on its own after a conflict,
+ * as with one slot. */
+enum group_mode { SHARED, EACH, SOLO };
+
 /* The group's marks.  Success, the common verdict, is written for all
- * of them with one statement, unless mark_each: if that finds one job
- * no longer ours, which one is not known, and the group is run again
- * (DB_CONFLICT, *split) with a fenced write for each. */
+ * of them with one statement when SHARED: if that finds one job no
+ * longer ours, which one is not known, and the group is run again
+ * (DB_CONFLICT, *split) with a fenced write for each.  A mark that
+ * committed on its own (SOLO, no transaction open) is not written again
+ * when the group is, after its claims failed: it would find its job no
+ * longer under its token, and call a success "lost". */
 static enum db_status
-group_marks(struct cycle *cy, struct request *group, int mark_each,
+group_marks(struct cycle *cy, struct request *group, enum group_mode mode,
     int *split, char *err, size_t errlen)
 {
 	uint64_t ids[GROUP_MAX], changed;
@@ -127,7 +139,7 @@ group_marks(struct cycle *cy, struct request *group, int mark_each,
 	size_t n = 0;
 
 	for (r = group; r != NULL; r = r->next)
-		if (r->h != NULL && r->v.verb == VERB_SUCCESS && !mark_each) {
+		if (r->h != NULL && r->v.verb == VERB_SUCCESS && mode == SHARED) {
 			hs[n] = r->h;
 			ids[n] = r->h->job->id;
 			tokens[n++] = r->h->token;
@@ -145,11 +157,12 @@ group_marks(struct cycle *cy, struct request *group, int mark_each,
 			st = run_record_successes(cy, hs, n, err, errlen);
 	}
 	for (r = group; r != NULL && st == DB_OK; r = r->next) {
-		if (r->h == NULL)
+		if (r->h == NULL || r->marked)
 			continue;
 		r->owned = 1;
 		if (n < 2 || r->v.verb != VERB_SUCCESS)
 			st = run_apply(r->h, &r->v, &r->owned, err, errlen);
+		r->marked = st == DB_OK && !queue_in_trx(cy->q);
 	}
 	return st;
 }
@@ -172,12 +185,6 @@ split_told(struct cycle *cy, const struct request *group)
 	    "was no longer ours: each is written alone",
 	    success_count(group));
 }
-
-/* How a group is written: SHARED, one transaction, the successes in one
- * statement; EACH, one transaction, a statement per verdict; SOLO, each
- * statement its own transaction, run again on its own after a conflict,
- * as with one slot. */
-enum group_mode { SHARED, EACH, SOLO };
 
 /* Conflicts after which a run writes every group SOLO: where they are
  * that frequent (runners on several Galera nodes), a transaction of many
@@ -302,8 +309,7 @@ group_body(void *arg, struct queue_witness *w, char *err, size_t errlen)
 	g->split = 0;
 	if (!g->no_claims && (st = group_types(cy, err, errlen)) != DB_OK)
 		return st;
-	st = group_marks(cy, g->group, g->mode != SHARED, &g->split, err,
-	    errlen);
+	st = group_marks(cy, g->group, g->mode, &g->split, err, errlen);
 	if (st == DB_OK && !g->no_claims && !group_alone(g))
 		st = group_claim_bulk(cy, g->group, err, errlen);
 	for (r = g->group; r != NULL && st == DB_OK && !g->no_claims &&
@@ -465,8 +471,7 @@ keyed_marks(void *arg, struct queue_witness *w, char *err, size_t errlen)
 	enum db_status st;
 
 	g->split = 0;
-	st = group_marks(g->cy, g->group, g->mode != SHARED, &g->split, err,
-	    errlen);
+	st = group_marks(g->cy, g->group, g->mode, &g->split, err, errlen);
 	if (st == DB_OK)
 		*w = group_witness(g->group);
 	return st;
@@ -514,7 +519,7 @@ keyed_marks_alone(void *arg)
 	if (g->split)
 		split_told(g->cy, g->group);
 	g->mode = SOLO;
-	st = group_marks(g->cy, g->group, 1, &split, err, sizeof err);
+	st = group_marks(g->cy, g->group, SOLO, &split, err, sizeof err);
 	if (st != DB_OK)
 		run_failed(g->cy, st, err);
 	g->marked = st == DB_OK;
@@ -715,7 +720,7 @@ submit(struct cycle *cy, struct request *r)
 	pthread_mutex_lock(&cy->pending_mu);
 	if (r->claimed)
 		cy->returning--;
-	r->claimed = r->read = r->done = 0;
+	r->claimed = r->read = r->done = r->marked = 0;
 	r->claim_again_ms = 0;
 	*cy->pending_tail = r;
 	cy->pending_tail = &r->next;
@@ -769,7 +774,7 @@ wait_held(struct cycle *cy, struct request *r, int64_t ms)
 	int64_t until = now_ms() + ms, left;
 
 	pthread_mutex_lock(&cy->pending_mu);
-	r->claimed = r->read = r->done = 0;
+	r->claimed = r->read = r->done = r->marked = 0;
 	r->claim_again_ms = 0;
 	r->next = cy->held;
 	cy->held = r;

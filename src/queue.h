@@ -242,6 +242,10 @@ enum db_status queue_trx(struct queue *q, const struct queue_trx *t,
  * deadlock), and the transaction ends in an error (DB_CONFLICT). */
 int queue_trx_open(struct queue *q);
 
+/* Whether a transaction of queue_trx is open (as jobrun knows, without
+ * asking the server): a write made now commits with it, not on its own. */
+int queue_in_trx(const struct queue *q);
+
 /* The session's lock wait (innodb_lock_wait_timeout) for a while: seconds
  * long, or, with 0, as it was before. */
 enum db_status queue_lock_wait(struct queue *q, unsigned seconds, char *err,

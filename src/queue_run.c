@@ -793,6 +793,12 @@ queue_trx_open(struct queue *q)
 	return 0;
 }
 
+int
+queue_in_trx(const struct queue *q)
+{
+	return q->in_trx;
+}
+
 enum db_status
 queue_lock_wait(struct queue *q, unsigned seconds, char *err, size_t errlen)
 {

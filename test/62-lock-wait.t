@@ -19,7 +19,7 @@
 # reads the server's lock-wait counters.
 . "${0%/*}/lib.sh"
 
-plan 52
+plan 58
 use_own_server
 setup_db
 write_config <<EOF2
@@ -406,3 +406,58 @@ is "$(sql "SELECT GROUP_CONCAT(business_key, ' ', status, ' ', attempts
     "q0 success 1, r1 success 1, r2 success 1" \
     "each job success, at its first attempt (a connection made again)"
 like "$(cat "$T/err")" 'made again 1 time\(s\)' "-v says the connection was made again"
+
+# --- a group written statement by statement, whose claim then gives up ------
+# With --jobs, a finished job's mark and the slot's next claim share a
+# transaction.  When the claim meets a lock wait timeout (the next due
+# job's row is held by the other connection), the group is run again
+# statement by statement (SOLO): the mark commits on its own, then the
+# claim waits again, and after its last lock wait the marks are written
+# once more without the claim.  A mark already committed must not be
+# written twice: it would find its job no longer under its token and say
+# its lock was taken by another runner (a false "lost", a false exit 1),
+# as a Galera round once did after runs of certification failures.
+sql "SET GLOBAL innodb_lock_wait_timeout = 1"
+rm -f "$T/started" "$T/go"
+sql "DELETE FROM polling_jobs;
+     INSERT INTO polling_jobs (business_key, type, next_run_at, created_at,
+        updated_at)
+     VALUES ('l1', 'held', NOW(), NOW(), NOW()),
+            ('l2', 'held', NOW(), NOW(), NOW())" ||
+    bail_out "cannot set up l1 and l2"
+write_config <<EOF2
+[type.held]
+handler = exec
+command = $HANDLERS/wait-for-file $T/started $T/go
+EOF2
+jobrun_bg --jobs=2 -v --json >"$T/out" 2>"$T/err"
+two_run() {
+	[ "$(sql "SELECT COUNT(*) FROM polling_jobs
+	    WHERE status = 'processing'")" = 2 ]
+}
+ok "l1 and l2 run, one in each slot (--jobs=2)" wait_for 30 two_run
+sql "INSERT INTO polling_jobs (business_key, type, next_run_at, created_at,
+        updated_at)
+     VALUES ('x1', 'held', NOW(), NOW(), NOW())"
+other_start
+other_send "BEGIN; SELECT 'locked', id FROM polling_jobs WHERE business_key = 'x1' FOR UPDATE;"
+wait_for 30 file_has "$T/other.out" '^locked' ||
+    bail_out "no lock on x1's row"
+touch "$T/go"
+ok "a claim after l1 and l2 gives up on x1's lock, its group run again alone" \
+    wait_for 60 file_has "$T/err" 'claiming again in'
+other_send "ROLLBACK;"
+other_end
+wait "$bg"
+rc=$?
+is "$rc/$(jget succeeded <"$T/out")/$(jget lost <"$T/out")" 0/3/0 \
+    "then x1 ran: exit 0, three successes, none lost"
+unlike "$(cat "$T/err")" 'lock taken by another runner' \
+    "a mark committed on its own is not written again (no false \"lost\")"
+like "$(grep -c 'job=[0-9]* type=held attempt=1 .*outcome=success' "$T/err")" '^3$' \
+    "-v logs each job's success once"
+is "$(sql "SELECT GROUP_CONCAT(business_key, ' ', status, ' ', attempts
+        ORDER BY business_key SEPARATOR ', ') FROM polling_jobs")" \
+    "l1 success 1, l2 success 1, x1 success 1" \
+    "each job success, at its first attempt (a group run again alone)"
+sql "SET GLOBAL innodb_lock_wait_timeout = 50"
