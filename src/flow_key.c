@@ -401,7 +401,8 @@ struct chosen {
 };
 
 /* Run choice which of keyed type i (PICK_* and LOOK for one, MANY_* for
- * up to want): the jobs chosen into out, *n of them, of *rows read. */
+ * up to want): the jobs chosen into out, *n of them, of *rows read
+ * (rows may be NULL). */
 static enum db_status
 choose_run(struct flow_keys *k, size_t i, unsigned which,
     struct chosen *out, size_t want, size_t *n, size_t *rows, char *err,
@@ -442,14 +443,15 @@ choose_run(struct flow_keys *k, size_t i, unsigned which,
 		args[nargs++] = DB_STR(t->name);
 	}
 	*n = 0;
-	*rows = 0;
+	if (rows != NULL)
+		*rows = 0;
 	st = queue_stmts_run(k->set, KEY_STMTS * i + which, args, nargs, err,
 	    errlen);
 	while (st == DB_OK && (rc = queue_stmts_fetch(k->set,
 	    KEY_STMTS * i + which, cols, 2, err, errlen)) != 0) {
 		if (rc < 0)
 			st = DB_ERROR;
-		else
+		else if (rows != NULL)
 			(*rows)++;
 		if (rc > 0 && *n < want && cols[1] != NULL) {
 			out[*n].id = queue_number(cols[0]);
@@ -470,20 +472,19 @@ choose(struct flow_keys *k, size_t i, struct chosen *out, size_t want,
 	struct keyed *kt = &k->types[i];
 	unsigned head = want > 1 ? MANY_HEAD : PICK_HEAD;
 	enum db_status st;
-	size_t rows;
 
 	/* order = key: from the head every time, so that a job of a key
 	 * due before the cursor (enqueued since, or its key freed) comes
 	 * first. */
 	if (kt->id != 0 && !kt->type->flow.key_order &&
 	    now_ms() - kt->head_ms < KEY_HEAD_MS) {
-		st = choose_run(k, i, head + 1, out, want, n, &rows, err,
+		st = choose_run(k, i, head + 1, out, want, n, NULL, err,
 		    errlen);
 		if (st != DB_OK || *n != 0)
 			return st;
 	}
 	kt->head_ms = now_ms();
-	return choose_run(k, i, head, out, want, n, &rows, err, errlen);
+	return choose_run(k, i, head, out, want, n, NULL, err, errlen);
 }
 
 enum db_status

@@ -508,12 +508,7 @@ wait "$first" 2>/dev/null
 kill -9 -- "-$(cat "$G/pid.k1")" 2>/dev/null || kill -9 "$(cat "$G/pid.k1")"
 rm "$G/hold.k1"
 mv "$G/rec" "$G/rec.dead"
-sessions_closed() {
-	[ "$(sql "SELECT COUNT(*) FROM information_schema.PROCESSLIST
-	    WHERE id IN ($sessions)")" = 0 ]
-}
-wait_for 30 sessions_closed ||
-    bail_out "the killed runner's session is still open after 30 s"
+killed_runner_gone "$sessions"
 # The dead lock's end (Unix s, jobrun's token): expired from end + 1 on.
 end=$(sql "SELECT CAST(SUBSTRING_INDEX(locked_by, '@', -1) AS UNSIGNED)
     FROM polling_jobs WHERE business_key = 'k1'")

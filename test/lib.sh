@@ -509,8 +509,10 @@ insert_job() {
 	    VALUES ('$1', '$2', ${3:-NULL}, NOW(), NOW(), NOW()$vals)"
 }
 
-# killed_runner_gone: after a runner's SIGKILL, wait until the server has
-# closed every session on the test's database but ours.  A statement the
+# killed_runner_gone [IDS]: after a runner's SIGKILL, wait until the server
+# has closed every session on the test's database but ours (or, given a
+# comma-separated list of session ids, those: when another run of the test
+# keeps its own open).  A statement the
 # runner sent before it died (a lock's extension, a checkpoint) runs until
 # then, and may land after what the test writes next: an extension that
 # runs after expire_lock writes the lock's end 3 s on again, and the next
@@ -518,12 +520,16 @@ insert_job() {
 # 93's failure in CI at 85cf85f and 0016af8: that was a case's left-over
 # jobs, recovered by a later one.)
 killed_runner_gone() {
-	wait_for 30 no_other_session ||
+	wait_for 30 no_other_session "${1:-}" ||
 	    bail_out "the killed runner's session is still open after 30 s"
 }
+# no_other_session [IDS]: no session on the test's database but ours (or
+# none of IDS) is open
 no_other_session() {
+	local which="db = DATABASE() AND id <> CONNECTION_ID()"
+	[ -n "${1:-}" ] && which="id IN ($1)"
 	[ "$(sql "SELECT COUNT(*) FROM information_schema.PROCESSLIST
-	    WHERE db = DATABASE() AND id <> CONNECTION_ID()")" = 0 ]
+	    WHERE $which")" = 0 ]
 }
 
 # kill_runner: SIGKILL the run jobrun_bg started, reap it, and wait until
