@@ -413,6 +413,16 @@ serve_marks_alone(struct cycle *cy, struct group_write *g,
 	return DB_OK;
 }
 
+/* r's mark is committed: count and log its outcome, tell fan-in. */
+static void
+outcome_told(struct cycle *cy, struct request *r)
+{
+	policy_settle(&r->v, r->owned);
+	run_tell(r->h, &r->v, r->ms, cy->stats);
+	/* fan-in hook: the outcome is committed. */
+	fanin_after_finish(cy->fanin, r->h->job->id);
+}
+
 /* The group's marks are committed: count and log them, tell fan-in;
  * then read the jobs its claims took. */
 static void
@@ -424,12 +434,8 @@ group_told(struct cycle *cy, struct request *group)
 
 	cy->ext_retry_at = 0;
 	for (r = group; r != NULL; r = r->next)
-		if (r->h != NULL) {
-			policy_settle(&r->v, r->owned);
-			run_tell(r->h, &r->v, r->ms, cy->stats);
-			/* fan-in hook: the outcome is committed. */
-			fanin_after_finish(cy->fanin, r->h->job->id);
-		}
+		if (r->h != NULL)
+			outcome_told(cy, r);
 	/* The claims are committed: a job that cannot be read now is left
 	 * to recovery, as with a claim whose run failed after it. */
 	if ((st = group_read(cy, group, err, sizeof err)) != DB_OK) {
@@ -681,6 +687,7 @@ serve(struct cycle *cy, struct request *group)
 	    .claimed = cy->stats->claimed, .drained = cy->drained };
 	struct queue_trx t = { group_body, group_undo, group_alone, &g,
 	    QUEUE_CLAIM_RETRIES + 1, 0, 1 };
+	struct request *r;
 	enum db_status st;
 	char err[1024];
 
@@ -696,6 +703,11 @@ serve(struct cycle *cy, struct request *group)
 	else if (st == DB_OK)
 		cy->claim_conflicts = 0;
 	if (st != DB_OK) {
+		/* Marks that committed on their own before the error are
+		 * counted and logged, as those of a run without it. */
+		for (r = group; r != NULL; r = r->next)
+			if (r->h != NULL && r->marked)
+				outcome_told(cy, r);
 		run_failed(cy, st, err);
 		return;
 	}

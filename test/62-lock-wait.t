@@ -19,7 +19,7 @@
 # reads the server's lock-wait counters.
 . "${0%/*}/lib.sh"
 
-plan 58
+plan 63
 use_own_server
 setup_db
 write_config <<EOF2
@@ -460,4 +460,51 @@ is "$(sql "SELECT GROUP_CONCAT(business_key, ' ', status, ' ', attempts
         ORDER BY business_key SEPARATOR ', ') FROM polling_jobs")" \
     "l1 success 1, l2 success 1, x1 success 1" \
     "each job success, at its first attempt (a group run again alone)"
+
+# The same group, its claim (run again alone, after the marks committed)
+# stopped by KILL QUERY while it waits: the run ends with 75, and the two
+# marks committed before the error are counted and logged, as the table
+# holds them.
+rm -f "$T/started" "$T/go"
+sql "DELETE FROM polling_jobs;
+     INSERT INTO polling_jobs (business_key, type, next_run_at, created_at,
+        updated_at)
+     VALUES ('m1', 'held', NOW(), NOW(), NOW()),
+            ('m2', 'held', NOW(), NOW(), NOW())" ||
+    bail_out "cannot set up m1 and m2"
+jobrun_bg --jobs=2 -v --json >"$T/out" 2>"$T/err"
+ok "m1 and m2 run, one in each slot (--jobs=2)" wait_for 30 two_run
+sql "INSERT INTO polling_jobs (business_key, type, next_run_at, created_at,
+        updated_at)
+     VALUES ('y1', 'held', NOW(), NOW(), NOW())"
+other_start
+other_send "BEGIN; SELECT 'locked', id FROM polling_jobs WHERE business_key = 'y1' FOR UPDATE;"
+wait_for 30 file_has "$T/other.out" '^locked' ||
+    bail_out "no lock on y1's row"
+touch "$T/go"
+# marks_then_wait: m1 and m2 are success (committed) and a claim waits
+marks_then_wait() {
+	[ "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE status = 'success'")" = 2 ] &&
+	    someone_waits
+}
+ok "m1's and m2's marks commit alone, then the claim waits for y1's row" \
+    wait_for 60 marks_then_wait
+# stop_claim: KILL QUERY the statement waiting for a lock, if any; true
+# once the run has ended (a kill between two lock waits finds none)
+stop_claim() {
+	local t
+	t=$(sql "SELECT trx_mysql_thread_id FROM information_schema.INNODB_TRX
+	    WHERE trx_state = 'LOCK WAIT'")
+	[ -n "$t" ] && sql "KILL QUERY $t" 2>/dev/null
+	proc_gone "$bg_pid"
+}
+ok "KILL QUERY stops the waiting claim, and the run ends" wait_for 30 stop_claim
+other_send "ROLLBACK;"
+other_end
+wait "$bg"
+rc=$?
+is "$rc/$(jget succeeded <"$T/out")/$(jget lost <"$T/out")" 75/2/0 \
+    "exit 75, and --json counts the two successes committed before the error"
+like "$(grep -c 'job=[0-9]* type=held attempt=1 .*outcome=success' "$T/err")" '^2$' \
+    "-v logs both successes"
 sql "SET GLOBAL innodb_lock_wait_timeout = 50"
