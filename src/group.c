@@ -27,9 +27,10 @@ struct request {
 	struct verdict v;
 	int64_t ms;			/* its handler's time */
 	int owned;			/* the mark found the job still ours */
-	int marked;			/* its mark committed on its own (SOLO):
-					 * not written again when the group's
-					 * claims fail after it */
+	int marked;			/* its mark committed on its own (no
+					 * transaction open: SOLO, or a write
+					 * alone): not written again when the
+					 * group's claims fail after it */
 	struct job *job;		/* where to claim the next job */
 	char *token;			/* its token, QUEUE_TOKEN_MAX + 1 bytes */
 	int claimed;
