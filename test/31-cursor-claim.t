@@ -85,16 +85,22 @@ more_or_ended() {
 claimed() {
 	job_is "$1" "status <> 'pending'"
 }
-now_ms() {
-	local t=${EPOCHREALTIME/./}
-	echo $((t / 1000))
+# freed_ms KEY: when job KEY was recovered, by the server's clock (claim_at)
+freed_ms() {
+	sql "SELECT freed_ms FROM claim_at WHERE id = $(id_of "$1")"
+}
+# claimed_ms KEY: when job KEY was last claimed, by the server's clock (the
+# claim's statement's start, in ms: trigger claim_at)
+claimed_ms() {
+	sql "SELECT at_ms FROM claim_at WHERE id = $(id_of "$1")"
 }
 id_of() {
 	sql "SELECT id FROM polling_jobs WHERE business_key = '$1'"
 }
 
 # put_behind KIND KEY: make job KEY due behind the runner's cursor, then
-# wait for its claim; appends "KEY wait_ms passed" to $T/behind, where
+# wait for its claim; appends "KEY wait_ms passed" to $T/behind (wait_ms
+# from due to claimed by the server's clock: claim_at), where
 # passed is how many jobs the runner ran after KEY was due and before it
 # (at most 2 without a cursor: the job in hand, and a claim already
 # running when KEY became due).  The job put behind before it was
@@ -118,11 +124,11 @@ put_behind() {
 	case $kind in
 	insert)
 		# Due an hour ago: in front of every job of the backlog.
-		before=$(sql "INSERT INTO polling_jobs (business_key, type,
-		        next_run_at, created_at, updated_at$level_col)
+		read -r before t0 < <(sql "INSERT INTO polling_jobs (business_key,
+		        type, next_run_at, created_at, updated_at$level_col)
 		     VALUES ('$key', 'work', NOW() - INTERVAL 1 HOUR, NOW(), NOW()$level_val);
-		     SELECT COUNT(*) FROM polling_jobs WHERE status = 'success'")
-		t0=$(now_ms)
+		     SELECT COUNT(*), ROUND(UNIX_TIMESTAMP(NOW(6)) * 1000)
+		     FROM polling_jobs WHERE status = 'success'")
 		;;
 	recover)
 		# A dead runner's job, due before the backlog: its lock ends
@@ -130,7 +136,7 @@ put_behind() {
 		# nothing) recovers it.
 		expire_lock "$key"
 		jobrun --type=other -q || bail_out "the recovering run failed"
-		t0=$(now_ms)
+		t0=$(freed_ms "$key")
 		before=$(sql "SELECT COUNT(*) FROM polling_jobs
 		    WHERE status = 'success'")
 		job_is "$key" "status = 'pending' OR attempts = 2" ||
@@ -138,7 +144,7 @@ put_behind() {
 		;;
 	esac
 	wait_for 60 claimed "$key" || bail_out "$key was never claimed"
-	t1=$(now_ms)
+	t1=$(claimed_ms "$key")
 	wait_for 10 file_has "$T/ids" "^$(id_of "$key")\$" ||
 	    bail_out "$key's handler did not run"
 	pos=$(grep -n "^$(id_of "$key")\$" "$T/ids" | cut -d: -f1)
@@ -147,6 +153,22 @@ put_behind() {
 
 # (the last part's: jobs put behind at a level)
 level_col= level_val=
+
+# claim_at: when each job was last claimed (at_ms) and last given back to
+# pending from processing (freed_ms: recovered), by the server's clock, so
+# that how long a job waited is judged where jobrun decides it, not by
+# this test's polling, which a loaded machine slows
+sql "CREATE TABLE claim_at (id BIGINT UNSIGNED PRIMARY KEY, at_ms BIGINT,
+       freed_ms BIGINT);
+     CREATE TRIGGER claim_at AFTER UPDATE ON polling_jobs FOR EACH ROW
+       INSERT INTO claim_at (id, at_ms, freed_ms)
+       SELECT NEW.id, IF(NEW.status = 'processing', m.ms, NULL),
+          IF(NEW.status = 'pending', m.ms, NULL)
+        FROM (SELECT ROUND(UNIX_TIMESTAMP(NOW(6)) * 1000) AS ms) AS m
+        WHERE (NEW.status = 'processing') <> (OLD.status = 'processing')
+       ON DUPLICATE KEY UPDATE at_ms = COALESCE(VALUES(at_ms), at_ms),
+          freed_ms = COALESCE(VALUES(freed_ms), freed_ms)" ||
+    bail_out "cannot create the claim_at trigger"
 
 # --- idx_pick, two types ------------------------------------------------------
 
@@ -176,9 +198,10 @@ is "$(jget succeeded <"$T/out"):$(count_ok early:1 dead:1 early:2 early:3)" \
 diag "idx_pick: jobs behind the cursor (key, ms from due to claimed," \
      "jobs claimed past it meanwhile), against $bound_ms ms; an empty" \
      "run takes $base ms here:" "$(cat "$T/behind")"
-# Due to claimed: the cursor's second, the job in hand when it runs out
-# (an exec, as long as an empty run), the claim, and this test's polling
-# (50 ms and a query).
+# Due to claimed, by the server's clock (read in the INSERT's session just
+# after it; the claim statement's start): the cursor's second, the job in
+# hand when it runs out (an exec, as long as an empty run), and the
+# statements around them.
 limit=$((bound_ms + 3 * base + 200))
 while read -r key ms passed; do
 	took_between_ms "$ms" 0 "$limit" \
