@@ -57,7 +57,7 @@ fi
 
 jobs=${GALERA_TEST_JOBS:-3000}
 chaos_jobs=${GALERA_CHAOS_JOBS:-1000}
-plan 74
+plan 78
 
 # sqln N STATEMENTS: sql on node N, after it has applied every write the
 # cluster committed before (a causal read: wsrep_sync_wait)
@@ -104,7 +104,9 @@ is "$(mariadb --no-defaults -S "${SOCK[2]}" -uroot -N -B -e \
     "node 2 is in a Galera cluster of 3"
 
 setup_db
-for f in 001_type_pick.sql 002_checkpoint.sql; do
+# The attempt history (sql/010_attempts.sql): each outcome's row is
+# written in its outcome's transaction, on Galera too.
+for f in 001_type_pick.sql 002_checkpoint.sql 010_attempts.sql; do
 	mariadb --no-defaults -S "${SOCK[1]}" -uroot "$DB" <"$TOP/sql/$f" ||
 	    bail_out "cannot load sql/$f"
 done
@@ -134,7 +136,7 @@ command = $HANDLERS/append-id $T/ids
 timeout = 30
 EOF
 # exactly_once LABEL [JOBRUN-ARGS...]: the round, its runners started with
-# the arguments given (12 tests)
+# the arguments given (13 tests)
 exactly_once() {
 	local label=$1
 	shift
@@ -229,6 +231,10 @@ exactly_once() {
 	    "$jobs" "all $jobs jobs are success"
 	is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE attempts <> 1")" 0 \
 	    "every job has attempts 1"
+	is "$(sql "SELECT CONCAT(COUNT(*), ' ', COUNT(DISTINCT job_id), ' ',
+	        SUM(outcome = 'success' AND attempt = 1))
+	    FROM polling_jobs_attempts")" "$jobs $jobs $jobs" \
+	    "the history holds one row a job, its first attempt's success"
 	is "$(wc -l <"$T/ids")" "$jobs" "the handlers ran $jobs times"
 	is "$(sort -u "$T/ids" | wc -l)" "$jobs" "with $jobs different job ids"
 	sql 'SELECT id FROM polling_jobs ORDER BY id' >"$T/table-ids"
