@@ -418,39 +418,53 @@ like "$(cat "$T/err")" 'made again 1 time\(s\)' "-v says the connection was made
 # its lock was taken by another runner (a false "lost", a false exit 1),
 # as a Galera round once did after runs of certification failures.
 sql "SET GLOBAL innodb_lock_wait_timeout = 1"
-rm -f "$T/started" "$T/go"
-sql "DELETE FROM polling_jobs;
-     INSERT INTO polling_jobs (business_key, type, next_run_at, created_at,
-        updated_at)
-     VALUES ('l1', 'held', NOW(), NOW(), NOW()),
-            ('l2', 'held', NOW(), NOW(), NOW())" ||
-    bail_out "cannot set up l1 and l2"
 write_config <<EOF2
 [type.held]
 handler = exec
 command = $HANDLERS/wait-for-file $T/started $T/go
 EOF2
-jobrun_bg --jobs=2 -v --json >"$T/out" 2>"$T/err"
 two_run() {
 	[ "$(sql "SELECT COUNT(*) FROM polling_jobs
 	    WHERE status = 'processing'")" = 2 ]
 }
-ok "l1 and l2 run, one in each slot (--jobs=2)" wait_for 30 two_run
-sql "INSERT INTO polling_jobs (business_key, type, next_run_at, created_at,
-        updated_at)
-     VALUES ('x1', 'held', NOW(), NOW(), NOW())"
-other_start
-other_send "BEGIN; SELECT 'locked', id FROM polling_jobs WHERE business_key = 'x1' FOR UPDATE;"
-wait_for 30 file_has "$T/other.out" '^locked' ||
-    bail_out "no lock on x1's row"
-touch "$T/go"
+# two_end_at_lock A B X: jobs A and B run, one in each slot of a --jobs=2
+# run (-v --json, to $T/out and $T/err); job X becomes due, the other
+# connection takes its row lock, and A and B end (1 test)
+two_end_at_lock() {
+	rm -f "$T/started" "$T/go"
+	sql "DELETE FROM polling_jobs;
+	     INSERT INTO polling_jobs (business_key, type, next_run_at,
+	        created_at, updated_at)
+	     VALUES ('$1', 'held', NOW(), NOW(), NOW()),
+	            ('$2', 'held', NOW(), NOW(), NOW())" ||
+	    bail_out "cannot set up $1 and $2"
+	jobrun_bg --jobs=2 -v --json >"$T/out" 2>"$T/err"
+	ok "$1 and $2 run, one in each slot (--jobs=2)" wait_for 30 two_run
+	sql "INSERT INTO polling_jobs (business_key, type, next_run_at,
+	        created_at, updated_at)
+	     VALUES ('$3', 'held', NOW(), NOW(), NOW())"
+	other_start
+	other_send "BEGIN; SELECT 'locked', id FROM polling_jobs WHERE business_key = '$3' FOR UPDATE;"
+	wait_for 30 file_has "$T/other.out" '^locked' ||
+	    bail_out "no lock on $3's row"
+	touch "$T/go"
+}
+# release_and_end: the other connection lets X's row go, and the run
+# ends; sets ended to its exit status and --json's succeeded and lost,
+# STATUS/SUCCEEDED/LOST (not in a subshell: the run is this shell's child)
+release_and_end() {
+	local rc
+	other_send "ROLLBACK;"
+	other_end
+	wait "$bg"
+	rc=$?
+	ended="$rc/$(jget succeeded <"$T/out")/$(jget lost <"$T/out")"
+}
+two_end_at_lock l1 l2 x1
 ok "a claim after l1 and l2 gives up on x1's lock, its group run again alone" \
     wait_for 60 file_has "$T/err" 'claiming again in'
-other_send "ROLLBACK;"
-other_end
-wait "$bg"
-rc=$?
-is "$rc/$(jget succeeded <"$T/out")/$(jget lost <"$T/out")" 0/3/0 \
+release_and_end
+is "$ended" 0/3/0 \
     "then x1 ran: exit 0, three successes, none lost"
 unlike "$(cat "$T/err")" 'lock taken by another runner' \
     "a mark committed on its own is not written again (no false \"lost\")"
@@ -465,23 +479,7 @@ is "$(sql "SELECT GROUP_CONCAT(business_key, ' ', status, ' ', attempts
 # stopped by KILL QUERY while it waits: the run ends with 75, and the two
 # marks committed before the error are counted and logged, as the table
 # holds them.
-rm -f "$T/started" "$T/go"
-sql "DELETE FROM polling_jobs;
-     INSERT INTO polling_jobs (business_key, type, next_run_at, created_at,
-        updated_at)
-     VALUES ('m1', 'held', NOW(), NOW(), NOW()),
-            ('m2', 'held', NOW(), NOW(), NOW())" ||
-    bail_out "cannot set up m1 and m2"
-jobrun_bg --jobs=2 -v --json >"$T/out" 2>"$T/err"
-ok "m1 and m2 run, one in each slot (--jobs=2)" wait_for 30 two_run
-sql "INSERT INTO polling_jobs (business_key, type, next_run_at, created_at,
-        updated_at)
-     VALUES ('y1', 'held', NOW(), NOW(), NOW())"
-other_start
-other_send "BEGIN; SELECT 'locked', id FROM polling_jobs WHERE business_key = 'y1' FOR UPDATE;"
-wait_for 30 file_has "$T/other.out" '^locked' ||
-    bail_out "no lock on y1's row"
-touch "$T/go"
+two_end_at_lock m1 m2 y1
 # marks_then_wait: m1 and m2 are success (committed) and a claim waits
 marks_then_wait() {
 	[ "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE status = 'success'")" = 2 ] &&
@@ -499,11 +497,8 @@ stop_claim() {
 	proc_gone "$bg_pid"
 }
 ok "KILL QUERY stops the waiting claim, and the run ends" wait_for 30 stop_claim
-other_send "ROLLBACK;"
-other_end
-wait "$bg"
-rc=$?
-is "$rc/$(jget succeeded <"$T/out")/$(jget lost <"$T/out")" 75/2/0 \
+release_and_end
+is "$ended" 75/2/0 \
     "exit 75, and --json counts the two successes committed before the error"
 like "$(grep -c 'job=[0-9]* type=held attempt=1 .*outcome=success' "$T/err")" '^2$' \
     "-v logs both successes"
