@@ -424,6 +424,20 @@ outcome_told(struct cycle *cy, struct request *r)
 	fanin_after_finish(cy->fanin, r->h->job->id);
 }
 
+/* A database error ended the run while the group was served: the marks
+ * that had committed on their own before it (SOLO, r->marked) are
+ * counted and logged, as the table holds them; the rest were not
+ * written, and recovery takes their jobs back. */
+static void
+marked_told(struct cycle *cy, struct request *group)
+{
+	struct request *r;
+
+	for (r = group; r != NULL; r = r->next)
+		if (r->h != NULL && r->marked)
+			outcome_told(cy, r);
+}
+
 /* The group's marks are committed: count and log them, tell fan-in;
  * then read the jobs its claims took. */
 static void
@@ -665,9 +679,11 @@ group_serve_keyed(struct cycle *cy, struct request *group)
 	if (st != DB_OK)
 		run_failed(cy, st, err);
 	/* Marks committed are counted and logged even when the claim
-	 * failed after them. */
+	 * failed after them, or a later mark of the group did. */
 	if (cy->st == DB_OK || g.marked || rider.done)
 		group_told(cy, group);
+	else
+		marked_told(cy, group);
 }
 
 /* Serve a group (the connection held): write its marks and make its
@@ -688,7 +704,6 @@ serve(struct cycle *cy, struct request *group)
 	    .claimed = cy->stats->claimed, .drained = cy->drained };
 	struct queue_trx t = { group_body, group_undo, group_alone, &g,
 	    QUEUE_CLAIM_RETRIES + 1, 0, 1 };
-	struct request *r;
 	enum db_status st;
 	char err[1024];
 
@@ -704,11 +719,7 @@ serve(struct cycle *cy, struct request *group)
 	else if (st == DB_OK)
 		cy->claim_conflicts = 0;
 	if (st != DB_OK) {
-		/* Marks that committed on their own before the error are
-		 * counted and logged, as those of a run without it. */
-		for (r = group; r != NULL; r = r->next)
-			if (r->h != NULL && r->marked)
-				outcome_told(cy, r);
+		marked_told(cy, group);
 		run_failed(cy, st, err);
 		return;
 	}

@@ -19,7 +19,7 @@
 # reads the server's lock-wait counters.
 . "${0%/*}/lib.sh"
 
-plan 63
+plan 71
 use_own_server
 setup_db
 write_config <<EOF2
@@ -502,4 +502,77 @@ is "$ended" 75/2/0 \
     "exit 75, and --json counts the two successes committed before the error"
 like "$(grep -c 'job=[0-9]* type=held attempt=1 .*outcome=success' "$T/err")" '^2$' \
     "-v logs both successes"
+
+# --- a keyed group's marks, the second of which fails -------------------------
+# The same for a keyed run, whose group's marks ride in its claim's
+# transaction: the other connection holds the control rows and job b1's
+# row.  c1 ends first: its claim waits for the control row, its mark is
+# written alone, and the claim tries again for some 10 s (a lock wait of
+# 1 s a try), during which a1, then b1 end; they are served together
+# next, in that order.  Their shared mark waits for b1's row, its
+# transaction is rolled back, and each is written alone: a1's commits,
+# b1's waits again and its error ends the run.  a1's success, committed,
+# is counted and logged as the table holds it.
+keyed_type() {
+	printf '[type.%s]\nhandler = exec\n' "$1"
+	printf 'command = %s %s %s\n' "$HANDLERS/wait-for-file" \
+	    "$T/started-$1" "$T/go-$1"
+	printf 'concurrency_key = $.c\n'
+}
+{ keyed_type a; keyed_type b; keyed_type c; } | write_config
+rm -f "$T"/started-? "$T"/go-?
+sql "DELETE FROM polling_jobs;
+     INSERT INTO polling_jobs (business_key, type, payload, next_run_at,
+        created_at, updated_at)
+     VALUES ('a1', 'a', '{\"c\": \"a\"}', NOW(), NOW(), NOW()),
+            ('b1', 'b', '{\"c\": \"b\"}', NOW(), NOW(), NOW()),
+            ('c1', 'c', '{\"c\": \"c\"}', NOW(), NOW(), NOW())" ||
+    bail_out "cannot set up a1, b1 and c1"
+three_run() {
+	[ "$(sql "SELECT COUNT(*) FROM polling_jobs
+	    WHERE status = 'processing'")" = 3 ]
+}
+jobrun_bg --jobs=3 -v --json >"$T/out" 2>"$T/err"
+ok "a1, b1 and c1 run, one in each slot (--jobs=3)" wait_for 30 three_run
+other_start
+other_send "BEGIN; SELECT 'locked', id FROM polling_jobs WHERE business_key = 'b1' FOR UPDATE;
+    SELECT 'locked', type FROM polling_jobs_flow WHERE type IN ('a', 'b', 'c') FOR UPDATE;"
+wait_for 30 file_has "$T/other.out" '^locked.c' ||
+    bail_out "no lock on b1's row and the control rows"
+sql "INSERT INTO polling_jobs (business_key, type, payload, next_run_at,
+        created_at, updated_at)
+     VALUES ('x1', 'a', '{\"c\": \"x\"}', NOW(), NOW(), NOW())"
+touch "$T/go-c"
+c1_success() {
+	[ "$(sql "SELECT status FROM polling_jobs WHERE business_key = 'c1'")" = success ]
+}
+ok "c1's mark is written alone while its claim waits for the control row" \
+    wait_for 60 c1_success
+# ended X: job X's handler has exited
+ended() {
+	! pgrep -f -- "wait-for-file $T/started-$1 " >/dev/null
+}
+touch "$T/go-a"
+ok "a1 ends while c1's claim tries again" wait_for 30 ended a
+# Two more lock waits of c1's claim (1 s each) leave a1's slot ample
+# time to hand its mark in, so that a1 comes before b1 in the group.
+waits=$(status_var Innodb_row_lock_waits)
+wait_for 30 lock_waits_reach $((waits + 2)) ||
+    bail_out "c1's claim no longer waits for the control row"
+touch "$T/go-b"
+ok "b1 ends too" wait_for 30 ended b
+unlike "$(cat "$T/err")" 'claiming again in' \
+    "... while c1's claim still tries (a1 and b1 are served together)"
+wait "$bg"
+rc=$?
+other_send "ROLLBACK;"
+other_end
+is "$rc/$(jget succeeded <"$T/out")" 75/2 \
+    "b1's mark ends the run (75), and --json counts c1 and a1, both committed"
+is "$(sql "SELECT GROUP_CONCAT(business_key, ' ', status
+        ORDER BY business_key SEPARATOR ', ') FROM polling_jobs")" \
+    "a1 success, b1 processing, c1 success, x1 pending" \
+    "the table: a1 and c1 success, b1 left to recovery, x1 not claimed"
+like "$(grep -c 'job=[0-9]* type=a attempt=1 .*outcome=success' "$T/err")" '^1$' \
+    "-v logs a1's success"
 sql "SET GLOBAL innodb_lock_wait_timeout = 50"
