@@ -604,7 +604,7 @@ claim_limited_body(void *arg, struct queue_witness *w, char *err,
 {
 	struct limited_claim *c = arg;
 	struct flow *f = c->f;
-	const char **room = xcalloc(f->ntypes, sizeof *room);
+	const char **room;
 	struct queue_witness rode = { 0, NULL };
 	struct flow_type *t;
 	enum db_status st = DB_OK;
@@ -612,6 +612,14 @@ claim_limited_body(void *arg, struct queue_witness *w, char *err,
 	int ok;
 
 	*c->claimed = 0;
+	/* Its run ends with the error that met the rider written alone: a
+	 * job claimed now would wait in processing for recovery. */
+	if (c->rider != NULL && c->rider->lost) {
+		errf(err, errlen, "claim a job: not made, the outcome before "
+		    "it could not be written");
+		return DB_ERROR;
+	}
+	room = xcalloc(f->ntypes, sizeof *room);
 	/* The rider first: its row is its own, and the control rows are
 	 * locked after it, so it lengthens no other claimer's wait. */
 	if (c->rider != NULL && !c->rider->out)
@@ -671,7 +679,7 @@ claim_limited_undo(void *arg, enum db_status st)
 	flow_extra_drop(c->extra);
 	if (c->rider != NULL && !c->rider->out) {
 		c->rider->out = 1;
-		c->rider->alone(c->rider->arg);
+		c->rider->lost = !c->rider->alone(c->rider->arg);
 	}
 }
 

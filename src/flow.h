@@ -55,15 +55,18 @@ struct flow_extra {
  * the transaction's first run only: rolled back (a deadlock, a lock wait
  * that timed out, a lost connection), it is written alone at once
  * (alone), before the claim runs again, so that an outcome waits for no
- * more than one lock wait.  Neither done nor written alone (no limited
- * claim was made), the caller writes it alone. */
+ * more than one lock wait; alone says whether it was written, and when
+ * it was not (a database error, which ends the caller's run) the claim
+ * is not made either.  Neither done nor written alone (no limited claim
+ * was made), the caller writes it alone. */
 struct flow_rider {
 	enum db_status (*write)(void *arg, struct queue_witness *w,
 	                        char *err, size_t errlen);
-	void (*alone)(void *arg);
+	int (*alone)(void *arg);
 	void *arg;
 	int done;
 	int out;		/* rolled back and written alone */
+	int lost;		/* ... and that write failed */
 };
 
 /* Claim as queue_claim does, among types, but only a type that is not

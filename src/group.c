@@ -529,7 +529,7 @@ keyed_marks_single(void *arg)
 /* flow_rider's alone: the claim's transaction the marks rode in was
  * rolled back; each is written on its own at once, before the claim
  * runs again, so that a mark waits for one lock wait at most. */
-static void
+static int
 keyed_marks_alone(void *arg)
 {
 	struct keyed_write *g = arg;
@@ -544,6 +544,7 @@ keyed_marks_alone(void *arg)
 	if (st != DB_OK)
 		run_failed(g->cy, st, err);
 	g->marked = st == DB_OK;
+	return g->marked;
 }
 
 /* Whether the group's marks may ride in the claim's transaction: not on
@@ -651,7 +652,8 @@ group_serve_keyed(struct cycle *cy, struct request *group)
 	    .mode = cy->group_conflicts >= GROUP_CONFLICTS_MAX ? SOLO : SHARED };
 	struct queue_trx t = { keyed_marks, keyed_marks_undo,
 	    keyed_marks_single, &g, QUEUE_CLAIM_RETRIES + 1, 0, 1 };
-	struct flow_rider rider = { keyed_marks, keyed_marks_alone, &g, 0, 0 };
+	struct flow_rider rider = { .write = keyed_marks,
+	    .alone = keyed_marks_alone, .arg = &g };
 	enum db_status st = DB_OK;
 	struct request *r;
 	char err[1024];

@@ -87,9 +87,9 @@ finished_told(struct cycle *cy, struct finished *fin)
 	fanin_after_finish(cy->fanin, fin->h.job->id);
 }
 
-/* The outcome written on its own (the connection held).  A database
- * error ends the run: the job waits for recovery. */
-void
+/* The outcome written on its own (the connection held): 1 when it was.
+ * A database error ends the run: the job waits for recovery. */
+int
 finished_alone(struct cycle *cy, struct finished *fin)
 {
 	enum db_status st;
@@ -102,12 +102,13 @@ finished_alone(struct cycle *cy, struct finished *fin)
 		run_failed(cy, st, err);
 	else
 		finished_told(cy, fin);
+	return st == DB_OK;
 }
 
-void
+int
 finished_rolled_back(void *arg)
 {
 	struct finished *fin = arg;
 
-	finished_alone(fin->h.cy, fin);
+	return finished_alone(fin->h.cy, fin);
 }

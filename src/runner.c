@@ -481,8 +481,8 @@ static int
 claim_once(struct cycle *cy, struct job *job, char *token, size_t tokenlen,
     struct finished *fin, int64_t *wait_ms)
 {
-	struct flow_rider rider = { finished_write, finished_rolled_back, fin,
-	    0, 0 };
+	struct flow_rider rider = { .write = finished_write,
+	    .alone = finished_rolled_back, .arg = fin };
 	struct flow_extra extra;
 	enum db_status st = DB_OK;
 	char err[1024];

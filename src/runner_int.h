@@ -218,12 +218,12 @@ enum db_status finished_write(void *arg, struct queue_witness *w, char *err,
                               size_t errlen);
 /* The outcome committed: count and log it, and tell fan-in. */
 void finished_told(struct cycle *cy, struct finished *fin);
-/* The outcome written on its own (the connection held); a database error
- * ends the run, and the job waits for recovery. */
-void finished_alone(struct cycle *cy, struct finished *fin);
+/* The outcome written on its own (the connection held): 1 when it was; a
+ * database error ends the run, and the job waits for recovery. */
+int finished_alone(struct cycle *cy, struct finished *fin);
 /* The same, for flow_rider's alone: the claim's transaction it rode in
  * was rolled back. */
-void finished_rolled_back(void *arg);
+int finished_rolled_back(void *arg);
 
 /* Wait on cond (CLOCK_MONOTONIC, its mutex held) for at most ms. */
 void cond_wait_ms(pthread_cond_t *cond, pthread_mutex_t *mu, int64_t ms);

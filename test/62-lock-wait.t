@@ -19,7 +19,7 @@
 # reads the server's lock-wait counters.
 . "${0%/*}/lib.sh"
 
-plan 71
+plan 74
 use_own_server
 setup_db
 write_config <<EOF2
@@ -511,8 +511,9 @@ like "$(grep -c 'job=[0-9]* type=held attempt=1 .*outcome=success' "$T/err")" '^
 # 1 s a try), during which a1, then b1 end; they are served together
 # next, in that order.  Their shared mark waits for b1's row, its
 # transaction is rolled back, and each is written alone: a1's commits,
-# b1's waits again and its error ends the run.  a1's success, committed,
-# is counted and logged as the table holds it.
+# b1's waits again, is stopped by KILL QUERY, and its error ends the run.  a1's success, committed,
+# is counted and logged as the table holds it; and no claim is made after
+# b1's error (x1 would wait in processing for recovery).
 keyed_type() {
 	printf '[type.%s]\nhandler = exec\n' "$1"
 	printf 'command = %s %s %s\n' "$HANDLERS/wait-for-file" \
@@ -563,15 +564,38 @@ touch "$T/go-b"
 ok "b1 ends too" wait_for 30 ended b
 unlike "$(cat "$T/err")" 'claiming again in' \
     "... while c1's claim still tries (a1 and b1 are served together)"
-wait "$bg"
-rc=$?
+a1_success_b1_waits() {
+	[ "$(sql "SELECT status FROM polling_jobs WHERE business_key = 'a1'")" = success ] &&
+	    someone_waits
+}
+ok "a1's mark commits alone, b1's waits for its row" \
+    wait_for 60 a1_success_b1_waits
+# kill_wait: KILL QUERY the statement waiting for a lock, once one is seen
+kill_wait() {
+	local t
+	t=$(sql "SELECT trx_mysql_thread_id FROM information_schema.INNODB_TRX
+	    WHERE trx_state = 'LOCK WAIT'")
+	[ -n "$t" ] && sql "KILL QUERY $t" 2>/dev/null
+}
+ok "KILL QUERY stops b1's mark" wait_for 30 kill_wait
+wait_for 30 eval '! someone_waits' || bail_out "b1's mark still waits"
+# From now, a lock wait would be a claim's, for a control row.
+waits=$(status_var Innodb_row_lock_waits)
+ended_or_claims() {
+	proc_gone "$bg_pid" || lock_waits_reach $((waits + 1))
+}
+ok "b1's mark failed: the run ends (or a claim waits for a control row)" \
+    wait_for 60 ended_or_claims
+# Freed now, the control rows would let such a claim take x1.
 other_send "ROLLBACK;"
 other_end
+wait "$bg"
+rc=$?
 is "$rc/$(jget succeeded <"$T/out")" 75/2 \
     "b1's mark ends the run (75), and --json counts c1 and a1, both committed"
-is "$(sql "SELECT GROUP_CONCAT(business_key, ' ', status
+is "$(sql "SELECT GROUP_CONCAT(business_key, ' ', status, ' ', attempts
         ORDER BY business_key SEPARATOR ', ') FROM polling_jobs")" \
-    "a1 success, b1 processing, c1 success, x1 pending" \
+    "a1 success 1, b1 processing 1, c1 success 1, x1 pending 0" \
     "the table: a1 and c1 success, b1 left to recovery, x1 not claimed"
 like "$(grep -c 'job=[0-9]* type=a attempt=1 .*outcome=success' "$T/err")" '^1$' \
     "-v logs a1's success"
