@@ -936,36 +936,6 @@ flow_shape(struct flow *f, char **primary, char **type_column, char *err,
 	return st;
 }
 
-/* The limits this host's config sets, the bucket as it is now, and the
- * jobs in processing. */
-static enum db_status
-fill_state(struct flow *f, struct flow_state *s, char *err, size_t errlen)
-{
-	const struct cfg_type *t = cfg_find_type(f->cfg, s->type);
-	uint64_t running, full = 0, waiting = 0;
-	enum db_status st;
-	int due;
-
-	if (t != NULL) {
-		s->concurrency = t->flow.concurrency;
-		s->rate = t->flow.rate;
-		s->period = t->flow.period;
-		s->burst = t->flow.burst;
-		s->key = t->flow.key;
-		s->key_concurrency = t->flow.key_concurrency;
-	}
-	st = queue_type_load(f->q, s->type, &running, &due, err, errlen);
-	if (st == DB_OK && s->key != NULL)
-		st = flow_keys_load(f->keys, s->type, &full, &waiting, err,
-		    errlen);
-	s->keys_full = (unsigned long)full;
-	s->key_waiting = (unsigned long)waiting;
-	s->in_use = (unsigned long)running;
-	s->full = s->concurrency && s->in_use >= s->concurrency;
-	s->throttled = s->rate && s->tokens < 1;
-	return st;
-}
-
 enum db_status
 flow_read(struct flow *f, const char *only, struct flow_states *out,
     char *err, size_t errlen)
@@ -1003,6 +973,7 @@ flow_read(struct flow *f, const char *only, struct flow_states *out,
 			flow_state_of(out, t->name);
 	}
 	for (i = 0; st == DB_OK && i < out->n; i++)
-		st = fill_state(f, &out->rows[i], err, errlen);
+		st = flow_state_fill(f->cfg, f->q, f->keys, &out->rows[i],
+		    err, errlen);
 	return st;
 }

@@ -150,6 +150,13 @@ enum db_status flow_read(struct flow *f, const char *only,
 void flow_states_free(struct flow_states *s);
 /* The row of type in s, added (zeroed) when s has none (flow_state.c). */
 struct flow_state *flow_state_of(struct flow_states *s, const char *type);
+/* Fill s in (flow_state.c): the limits cfg sets for its type, its jobs
+ * in processing and due (q), and with a key its keys at their cap and
+ * the due jobs that wait for one (keys). */
+struct flow_keys;
+enum db_status flow_state_fill(const struct cfg *cfg, struct queue *q,
+                               struct flow_keys *keys, struct flow_state *s,
+                               char *err, size_t errlen);
 
 /* For check: the control table's primary key columns ("type") and the
  * type column's SQL type ("varbinary(64)"), malloc'ed, NULL if none. */

@@ -2,12 +2,14 @@
  * flow_state.c - what flow control's state is made of, apart from the
  * control table: which line of the config needs it, a rate limit's token
  * bucket (a pure function of the saved tokens and the server's clock),
- * and the list of types' states that status shows.
+ * and the list of types' states that status shows, each filled in from
+ * the config and the job table.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "flow.h"
+#include "flow_key.h"
 #include "util.h"
 
 /* The first type of cfg with a limit, and the key that sets it. */
@@ -86,4 +88,33 @@ const char *
 flow_unit(unsigned long period)
 {
 	return period == 3600 ? "h" : period == 60 ? "min" : "s";
+}
+
+enum db_status
+flow_state_fill(const struct cfg *cfg, struct queue *q, struct flow_keys *keys,
+    struct flow_state *s, char *err, size_t errlen)
+{
+	const struct cfg_type *t = cfg_find_type(cfg, s->type);
+	uint64_t running, full = 0, waiting = 0;
+	enum db_status st;
+	int due;
+
+	if (t != NULL) {
+		s->concurrency = t->flow.concurrency;
+		s->rate = t->flow.rate;
+		s->period = t->flow.period;
+		s->burst = t->flow.burst;
+		s->key = t->flow.key;
+		s->key_concurrency = t->flow.key_concurrency;
+	}
+	st = queue_type_load(q, s->type, &running, &due, err, errlen);
+	if (st == DB_OK && s->key != NULL)
+		st = flow_keys_load(keys, s->type, &full, &waiting, err,
+		    errlen);
+	s->keys_full = (unsigned long)full;
+	s->key_waiting = (unsigned long)waiting;
+	s->in_use = (unsigned long)running;
+	s->full = s->concurrency && s->in_use >= s->concurrency;
+	s->throttled = s->rate && s->tokens < 1;
+	return st;
 }
