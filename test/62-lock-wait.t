@@ -487,13 +487,17 @@ marks_then_wait() {
 }
 ok "m1's and m2's marks commit alone, then the claim waits for y1's row" \
     wait_for 60 marks_then_wait
-# stop_claim: KILL QUERY the statement waiting for a lock, if any; true
-# once the run has ended (a kill between two lock waits finds none)
-stop_claim() {
+# kill_wait: KILL QUERY the statement waiting for a lock, if one does
+kill_wait() {
 	local t
 	t=$(sql "SELECT trx_mysql_thread_id FROM information_schema.INNODB_TRX
 	    WHERE trx_state = 'LOCK WAIT'")
 	[ -n "$t" ] && sql "KILL QUERY $t" 2>/dev/null
+}
+# stop_claim: kill_wait; true once the run has ended (a kill between two
+# lock waits finds none)
+stop_claim() {
+	kill_wait
 	proc_gone "$bg_pid"
 }
 ok "KILL QUERY stops the waiting claim, and the run ends" wait_for 30 stop_claim
@@ -570,13 +574,6 @@ a1_success_b1_waits() {
 }
 ok "a1's mark commits alone, b1's waits for its row" \
     wait_for 60 a1_success_b1_waits
-# kill_wait: KILL QUERY the statement waiting for a lock, once one is seen
-kill_wait() {
-	local t
-	t=$(sql "SELECT trx_mysql_thread_id FROM information_schema.INNODB_TRX
-	    WHERE trx_state = 'LOCK WAIT'")
-	[ -n "$t" ] && sql "KILL QUERY $t" 2>/dev/null
-}
 ok "KILL QUERY stops b1's mark" wait_for 30 kill_wait
 wait_for 30 eval '! someone_waits' || bail_out "b1's mark still waits"
 # From now, a lock wait would be a claim's, for a control row.
