@@ -19,7 +19,7 @@
 # reads the server's lock-wait counters.
 . "${0%/*}/lib.sh"
 
-plan 74
+plan 79
 use_own_server
 setup_db
 write_config <<EOF2
@@ -596,4 +596,51 @@ is "$(sql "SELECT GROUP_CONCAT(business_key, ' ', status, ' ', attempts
     "the table: a1 and c1 success, b1 left to recovery, x1 not claimed"
 like "$(grep -c 'job=[0-9]* type=a attempt=1 .*outcome=success' "$T/err")" '^1$' \
     "-v logs a1's success"
+
+# The same with one slot: r1's outcome rides in the claim of r2, waits
+# for r1's row (the other connection holds it, and the control row), is
+# rolled back and written alone, and is stopped by KILL QUERY while it
+# waits again.  The run ends with that error; the claim is not made.
+write_config <<EOF2
+[type.keyed]
+handler = exec
+command = $HANDLERS/wait-for-file $T/started $T/go
+concurrency_key = \$.c
+EOF2
+rm -f "$T/started" "$T/go"
+sql "DELETE FROM polling_jobs;
+     INSERT INTO polling_jobs (business_key, type, payload, next_run_at,
+        created_at, updated_at)
+     VALUES ('r1', 'keyed', '{\"c\": \"a\"}', NOW(), NOW(), NOW())" ||
+    bail_out "cannot set up r1"
+jobrun_bg -v --json >"$T/out" 2>"$T/err"
+ok "r1's handler started (one slot)" wait_for 30 test -e "$T/started"
+other_start
+other_send "BEGIN; SELECT 'locked', id FROM polling_jobs WHERE business_key = 'r1' FOR UPDATE;
+    SELECT 'locked', type FROM polling_jobs_flow WHERE type = 'keyed' FOR UPDATE;"
+wait_for 30 file_has "$T/other.out" '^locked.keyed' ||
+    bail_out "no lock on r1's row and the control row"
+sql "INSERT INTO polling_jobs (business_key, type, payload, next_run_at,
+        created_at, updated_at)
+     VALUES ('r2', 'keyed', '{\"c\": \"b\"}', NOW(), NOW(), NOW())"
+waits=$(status_var Innodb_row_lock_waits)
+touch "$T/go"
+# Two lock waits: the outcome riding, then written alone.
+wait_for 60 lock_waits_reach $((waits + 2)) ||
+    bail_out "r1's outcome did not wait twice for its row"
+ok "KILL QUERY stops r1's outcome written alone" wait_for 30 kill_wait
+wait_for 30 eval '! someone_waits' || bail_out "r1's outcome still waits"
+waits=$(status_var Innodb_row_lock_waits)
+ok "r1's outcome failed: the run ends (or a claim waits for the control row)" \
+    wait_for 60 ended_or_claims
+other_send "ROLLBACK;"
+other_end
+wait "$bg"
+rc=$?
+is "$rc/$(jget succeeded <"$T/out")" 75/0 \
+    "the error ends the run (75); no success is counted"
+is "$(sql "SELECT GROUP_CONCAT(business_key, ' ', status, ' ', attempts
+        ORDER BY business_key SEPARATOR ', ') FROM polling_jobs")" \
+    "r1 processing 1, r2 pending 0" \
+    "the table: r1 left to recovery, r2 not claimed"
 sql "SET GLOBAL innodb_lock_wait_timeout = 50"
