@@ -253,10 +253,22 @@ sql "DROP TRIGGER claims; DROP TABLE claims"
 # for both), and a keyed type's claim locks the control row.  When the row
 # is held, the outcome must not wait with the claim for as long as the
 # claim waits.
-# r1_ends_held WHAT: r1 runs (its handler waits), the other connection
-# takes the control row, r2 becomes due, and r1 ends: its outcome's
-# write and the claim of r2 begin while the row is held (the config
-# written before; WHAT names the case)
+# held_r2_due [LOCKS]: the other connection takes the control row (after
+# the locks of the statements LOCKS, if given), and r2 becomes due
+held_r2_due() {
+	other_start
+	other_send "BEGIN; ${1:-}
+	    SELECT 'locked', type FROM polling_jobs_flow WHERE type = 'keyed' FOR UPDATE;"
+	wait_for 30 file_has "$T/other.out" '^locked.keyed' ||
+	    bail_out "no lock on the control row"
+	sql "INSERT INTO polling_jobs (business_key, type, payload,
+	        next_run_at, created_at, updated_at)
+	     VALUES ('r2', 'keyed', '{\"c\": \"b\"}', NOW(), NOW(), NOW())"
+}
+# r1_ends_held WHAT [LOCKS]: r1 runs (its handler waits), the other
+# connection takes the control row (held_r2_due), r2 becomes due, and r1
+# ends: its outcome's write and the claim of r2 begin while the row is
+# held (the config written before; WHAT names the case)
 r1_ends_held() {
 	rm -f "$T/started" "$T/go"
 	sql "DELETE FROM polling_jobs;
@@ -266,13 +278,7 @@ r1_ends_held() {
 	    bail_out "cannot set up r1"
 	jobrun_bg -v --json >"$T/out" 2>"$T/err"
 	ok "r1's handler started ($1)" wait_for 30 test -e "$T/started"
-	other_start
-	other_send "BEGIN; SELECT 'locked', type FROM polling_jobs_flow WHERE type = 'keyed' FOR UPDATE;"
-	wait_for 30 file_has "$T/other.out" '^locked' ||
-	    bail_out "no lock on the control row"
-	sql "INSERT INTO polling_jobs (business_key, type, payload,
-	        next_run_at, created_at, updated_at)
-	     VALUES ('r2', 'keyed', '{\"c\": \"b\"}', NOW(), NOW(), NOW())"
+	held_r2_due "${2:-}"
 	lock_waits=$(status_var Innodb_row_lock_waits)
 	lock_ms=$(status_var Innodb_row_lock_time)
 	touch "$T/go"
@@ -382,13 +388,7 @@ new_conn() {
 }
 ok "the run made its connection again (its lock renewal) while r1 ran" \
     wait_for 30 new_conn
-other_start
-other_send "BEGIN; SELECT 'locked', type FROM polling_jobs_flow WHERE type = 'keyed' FOR UPDATE;"
-wait_for 30 file_has "$T/other.out" '^locked' ||
-    bail_out "no lock on the control row"
-sql "INSERT INTO polling_jobs (business_key, type, payload, next_run_at,
-        created_at, updated_at)
-     VALUES ('r2', 'keyed', '{\"c\": \"b\"}', NOW(), NOW(), NOW())"
+held_r2_due
 lock_ms=$(status_var Innodb_row_lock_time)
 touch "$T/go"
 ok "r1's success is written while the control row is held (a connection made again)" \
@@ -518,13 +518,15 @@ like "$(grep -c 'job=[0-9]* type=held attempt=1 .*outcome=success' "$T/err")" '^
 # b1's waits again, is stopped by KILL QUERY, and its error ends the run.  a1's success, committed,
 # is counted and logged as the table holds it; and no claim is made after
 # b1's error (x1 would wait in processing for recovery).
+# keyed_type NAME [SUFFIX]: a keyed type whose handler waits for
+# $T/goSUFFIX, once it has made $T/startedSUFFIX
 keyed_type() {
 	printf '[type.%s]\nhandler = exec\n' "$1"
 	printf 'command = %s %s %s\n' "$HANDLERS/wait-for-file" \
-	    "$T/started-$1" "$T/go-$1"
+	    "$T/started${2:-}" "$T/go${2:-}"
 	printf 'concurrency_key = $.c\n'
 }
-{ keyed_type a; keyed_type b; keyed_type c; } | write_config
+{ keyed_type a -a; keyed_type b -b; keyed_type c -c; } | write_config
 rm -f "$T"/started-? "$T"/go-?
 sql "DELETE FROM polling_jobs;
      INSERT INTO polling_jobs (business_key, type, payload, next_run_at,
@@ -574,25 +576,35 @@ a1_success_b1_waits() {
 }
 ok "a1's mark commits alone, b1's waits for its row" \
     wait_for 60 a1_success_b1_waits
-ok "KILL QUERY stops b1's mark" wait_for 30 kill_wait
-wait_for 30 eval '! someone_waits' || bail_out "b1's mark still waits"
-# From now, a lock wait would be a claim's, for a control row.
-waits=$(status_var Innodb_row_lock_waits)
+# stop_wait_and_end WHAT: KILL QUERY the statement waiting for a lock
+# (WHAT, its write); once none waits, any lock wait would be a claim's,
+# for a control row: the run ends without one (or one waits), then the
+# other connection lets go, which would let such a claim take a job; rc
+# is the run's exit status (2 tests)
+stop_wait_and_end() {
+	ok "KILL QUERY stops $1" wait_for 30 kill_wait
+	wait_for 30 eval '! someone_waits' || bail_out "$1 still waits"
+	waits=$(status_var Innodb_row_lock_waits)
+	ok "$1 failed: the run ends (or a claim waits for a control row)" \
+	    wait_for 60 ended_or_claims
+	other_send "ROLLBACK;"
+	other_end
+	wait "$bg"
+	rc=$?
+}
 ended_or_claims() {
 	proc_gone "$bg_pid" || lock_waits_reach $((waits + 1))
 }
-ok "b1's mark failed: the run ends (or a claim waits for a control row)" \
-    wait_for 60 ended_or_claims
-# Freed now, the control rows would let such a claim take x1.
-other_send "ROLLBACK;"
-other_end
-wait "$bg"
-rc=$?
+stop_wait_and_end "b1's mark"
+# rows_are EXPECTED NAME: the jobs, each "key status attempts", are these
+rows_are() {
+	is "$(sql "SELECT GROUP_CONCAT(business_key, ' ', status, ' ',
+	    attempts ORDER BY business_key SEPARATOR ', ') FROM polling_jobs")" \
+	    "$1" "$2"
+}
 is "$rc/$(jget succeeded <"$T/out")" 75/2 \
     "b1's mark ends the run (75), and --json counts c1 and a1, both committed"
-is "$(sql "SELECT GROUP_CONCAT(business_key, ' ', status, ' ', attempts
-        ORDER BY business_key SEPARATOR ', ') FROM polling_jobs")" \
-    "a1 success 1, b1 processing 1, c1 success 1, x1 pending 0" \
+rows_are "a1 success 1, b1 processing 1, c1 success 1, x1 pending 0" \
     "the table: a1 and c1 success, b1 left to recovery, x1 not claimed"
 like "$(grep -c 'job=[0-9]* type=a attempt=1 .*outcome=success' "$T/err")" '^1$' \
     "-v logs a1's success"
@@ -601,46 +613,15 @@ like "$(grep -c 'job=[0-9]* type=a attempt=1 .*outcome=success' "$T/err")" '^1$'
 # for r1's row (the other connection holds it, and the control row), is
 # rolled back and written alone, and is stopped by KILL QUERY while it
 # waits again.  The run ends with that error; the claim is not made.
-write_config <<EOF2
-[type.keyed]
-handler = exec
-command = $HANDLERS/wait-for-file $T/started $T/go
-concurrency_key = \$.c
-EOF2
-rm -f "$T/started" "$T/go"
-sql "DELETE FROM polling_jobs;
-     INSERT INTO polling_jobs (business_key, type, payload, next_run_at,
-        created_at, updated_at)
-     VALUES ('r1', 'keyed', '{\"c\": \"a\"}', NOW(), NOW(), NOW())" ||
-    bail_out "cannot set up r1"
-jobrun_bg -v --json >"$T/out" 2>"$T/err"
-ok "r1's handler started (one slot)" wait_for 30 test -e "$T/started"
-other_start
-other_send "BEGIN; SELECT 'locked', id FROM polling_jobs WHERE business_key = 'r1' FOR UPDATE;
-    SELECT 'locked', type FROM polling_jobs_flow WHERE type = 'keyed' FOR UPDATE;"
-wait_for 30 file_has "$T/other.out" '^locked.keyed' ||
-    bail_out "no lock on r1's row and the control row"
-sql "INSERT INTO polling_jobs (business_key, type, payload, next_run_at,
-        created_at, updated_at)
-     VALUES ('r2', 'keyed', '{\"c\": \"b\"}', NOW(), NOW(), NOW())"
-waits=$(status_var Innodb_row_lock_waits)
-touch "$T/go"
+keyed_type keyed | write_config
+r1_ends_held "one slot" \
+    "SELECT 'locked', id FROM polling_jobs WHERE business_key = 'r1' FOR UPDATE;"
 # Two lock waits: the outcome riding, then written alone.
-wait_for 60 lock_waits_reach $((waits + 2)) ||
+wait_for 60 lock_waits_reach $((lock_waits + 2)) ||
     bail_out "r1's outcome did not wait twice for its row"
-ok "KILL QUERY stops r1's outcome written alone" wait_for 30 kill_wait
-wait_for 30 eval '! someone_waits' || bail_out "r1's outcome still waits"
-waits=$(status_var Innodb_row_lock_waits)
-ok "r1's outcome failed: the run ends (or a claim waits for the control row)" \
-    wait_for 60 ended_or_claims
-other_send "ROLLBACK;"
-other_end
-wait "$bg"
-rc=$?
+stop_wait_and_end "r1's outcome written alone"
 is "$rc/$(jget succeeded <"$T/out")" 75/0 \
     "the error ends the run (75); no success is counted"
-is "$(sql "SELECT GROUP_CONCAT(business_key, ' ', status, ' ', attempts
-        ORDER BY business_key SEPARATOR ', ') FROM polling_jobs")" \
-    "r1 processing 1, r2 pending 0" \
+rows_are "r1 processing 1, r2 pending 0" \
     "the table: r1 left to recovery, r2 not claimed"
 sql "SET GLOBAL innodb_lock_wait_timeout = 50"
