@@ -19,7 +19,7 @@
 # reads the server's lock-wait counters.
 . "${0%/*}/lib.sh"
 
-plan 79
+plan 77
 use_own_server
 setup_db
 write_config <<EOF2
@@ -49,6 +49,12 @@ deadlocks() {
 		return
 	fi
 	status_var Innodb_deadlocks
+}
+# rows_are EXPECTED NAME: the jobs, each "key status attempts", are these
+rows_are() {
+	is "$(sql "SELECT GROUP_CONCAT(business_key, ' ', status, ' ',
+	    attempts ORDER BY business_key SEPARATOR ', ') FROM polling_jobs")" \
+	    "$1" "$2"
 }
 # someone_waits: a statement is waiting for a row lock right now
 someone_waits() {
@@ -283,9 +289,6 @@ r1_ends_held() {
 	lock_ms=$(status_var Innodb_row_lock_time)
 	touch "$T/go"
 }
-r1_success() {
-	[ "$(sql "SELECT status FROM polling_jobs WHERE business_key = 'r1'")" = success ]
-}
 # r2_ran WHAT: the row freed, the claim takes r2 and the run ends
 r2_ran() {
 	ok "the claim still waits for the row ($1)" wait_for 30 someone_waits
@@ -293,9 +296,7 @@ r2_ran() {
 	other_end
 	wait "$bg"
 	is "$?" 0 "the claim then took r2 and ran it ($1): exit 0"
-	is "$(sql "SELECT GROUP_CONCAT(business_key, ' ', status, ' ', attempts
-	        ORDER BY business_key SEPARATOR ', ') FROM polling_jobs")" \
-	    "r1 success 1, r2 success 1" \
+	rows_are "r1 success 1, r2 success 1" \
 	    "each job success, at its first attempt ($1)"
 	is "$(jget succeeded <"$T/out")" 2 "--json counts both successes once ($1)"
 }
@@ -306,7 +307,7 @@ r2_ran() {
 sql "SET GLOBAL innodb_lock_wait_timeout = 1"
 r1_ends_held "riding"
 ok "r1's success is written while the control row is still held" \
-    wait_for 60 r1_success
+    wait_for 60 job_is r1 "status = 'success'"
 # Riding every run of the claim's transaction again, it would be written
 # only once the claim gave up, after 11 lock waits.
 waited=$(( $(status_var Innodb_row_lock_waits) - lock_waits ))
@@ -331,7 +332,7 @@ concurrency_key = \$.c
 EOF2
 r1_ends_held "lock_seconds = 3"
 ok "r1's success is written while the control row is held (lock_seconds = 3)" \
-    wait_for 60 r1_success
+    wait_for 60 job_is r1 "status = 'success'"
 waited_ms=$(( $(status_var Innodb_row_lock_time) - lock_ms ))
 ok "... before any lock wait of 10 s ended ($waited_ms ms of waits ended)" \
     test "$waited_ms" -lt 10000
@@ -365,10 +366,7 @@ sql "DELETE FROM polling_jobs;
      VALUES ('q0', 'quick', '{\"c\": \"z\"}', NOW(), NOW(), NOW())" ||
     bail_out "cannot set up q0"
 jobrun_bg --wait --max=3 -v --json >"$T/out" 2>"$T/err"
-q0_success() {
-	[ "$(sql "SELECT status FROM polling_jobs WHERE business_key = 'q0'")" = success ]
-}
-wait_for 30 q0_success || bail_out "q0 did not run"
+wait_for 30 job_is q0 "status = 'success'" || bail_out "q0 did not run"
 sql "INSERT INTO polling_jobs (business_key, type, payload, next_run_at,
         created_at, updated_at)
      VALUES ('r1', 'keyed', '{\"c\": \"a\"}', NOW(), NOW(), NOW())"
@@ -392,7 +390,7 @@ held_r2_due
 lock_ms=$(status_var Innodb_row_lock_time)
 touch "$T/go"
 ok "r1's success is written while the control row is held (a connection made again)" \
-    wait_for 60 r1_success
+    wait_for 60 job_is r1 "status = 'success'"
 waited_ms=$(( $(status_var Innodb_row_lock_time) - lock_ms ))
 ok "... before any lock wait of 10 s ended ($waited_ms ms of waits ended): the new session's wait was read" \
     test "$waited_ms" -lt 10000
@@ -401,9 +399,7 @@ other_send "COMMIT;"
 other_end
 wait "$bg"
 is "$?/$(jget succeeded <"$T/out")" 0/3 "then r2 ran too: exit 0, three successes"
-is "$(sql "SELECT GROUP_CONCAT(business_key, ' ', status, ' ', attempts
-        ORDER BY business_key SEPARATOR ', ') FROM polling_jobs")" \
-    "q0 success 1, r1 success 1, r2 success 1" \
+rows_are "q0 success 1, r1 success 1, r2 success 1" \
     "each job success, at its first attempt (a connection made again)"
 like "$(cat "$T/err")" 'made again 1 time\(s\)' "-v says the connection was made again"
 
@@ -470,9 +466,7 @@ unlike "$(cat "$T/err")" 'lock taken by another runner' \
     "a mark committed on its own is not written again (no false \"lost\")"
 like "$(grep -c 'job=[0-9]* type=held attempt=1 .*outcome=success' "$T/err")" '^3$' \
     "-v logs each job's success once"
-is "$(sql "SELECT GROUP_CONCAT(business_key, ' ', status, ' ', attempts
-        ORDER BY business_key SEPARATOR ', ') FROM polling_jobs")" \
-    "l1 success 1, l2 success 1, x1 success 1" \
+rows_are "l1 success 1, l2 success 1, x1 success 1" \
     "each job success, at its first attempt (a group run again alone)"
 
 # The same group, its claim (run again alone, after the marks committed)
@@ -550,11 +544,8 @@ sql "INSERT INTO polling_jobs (business_key, type, payload, next_run_at,
         created_at, updated_at)
      VALUES ('x1', 'a', '{\"c\": \"x\"}', NOW(), NOW(), NOW())"
 touch "$T/go-c"
-c1_success() {
-	[ "$(sql "SELECT status FROM polling_jobs WHERE business_key = 'c1'")" = success ]
-}
 ok "c1's mark is written alone while its claim waits for the control row" \
-    wait_for 60 c1_success
+    wait_for 60 job_is c1 "status = 'success'"
 # ended X: job X's handler has exited
 ended() {
 	! pgrep -f -- "wait-for-file $T/started-$1 " >/dev/null
@@ -571,22 +562,22 @@ ok "b1 ends too" wait_for 30 ended b
 unlike "$(cat "$T/err")" 'claiming again in' \
     "... while c1's claim still tries (a1 and b1 are served together)"
 a1_success_b1_waits() {
-	[ "$(sql "SELECT status FROM polling_jobs WHERE business_key = 'a1'")" = success ] &&
-	    someone_waits
+	job_is a1 "status = 'success'" && someone_waits
 }
 ok "a1's mark commits alone, b1's waits for its row" \
     wait_for 60 a1_success_b1_waits
 # stop_wait_and_end WHAT: KILL QUERY the statement waiting for a lock
 # (WHAT, its write); once none waits, any lock wait would be a claim's,
-# for a control row: the run ends without one (or one waits), then the
-# other connection lets go, which would let such a claim take a job; rc
-# is the run's exit status (2 tests)
+# for a control row: wait until the run ends or one waits, then the
+# other connection lets go, which would let such a claim take a job (the
+# caller's check of the table says which it was); rc is the run's exit
+# status (1 test)
 stop_wait_and_end() {
 	ok "KILL QUERY stops $1" wait_for 30 kill_wait
 	wait_for 30 eval '! someone_waits' || bail_out "$1 still waits"
 	waits=$(status_var Innodb_row_lock_waits)
-	ok "$1 failed: the run ends (or a claim waits for a control row)" \
-	    wait_for 60 ended_or_claims
+	wait_for 60 ended_or_claims ||
+	    bail_out "after $1 failed, the run neither ended nor claimed"
 	other_send "ROLLBACK;"
 	other_end
 	wait "$bg"
@@ -596,12 +587,6 @@ ended_or_claims() {
 	proc_gone "$bg_pid" || lock_waits_reach $((waits + 1))
 }
 stop_wait_and_end "b1's mark"
-# rows_are EXPECTED NAME: the jobs, each "key status attempts", are these
-rows_are() {
-	is "$(sql "SELECT GROUP_CONCAT(business_key, ' ', status, ' ',
-	    attempts ORDER BY business_key SEPARATOR ', ') FROM polling_jobs")" \
-	    "$1" "$2"
-}
 is "$rc/$(jget succeeded <"$T/out")" 75/2 \
     "b1's mark ends the run (75), and --json counts c1 and a1, both committed"
 rows_are "a1 success 1, b1 processing 1, c1 success 1, x1 pending 0" \
