@@ -298,7 +298,7 @@ galera-check:
 
 # The integration tests against MySQL 9 (Debian unstable, in a chroot that
 # contrib/throwaway-mysql builds once; as root): test/mysql/*.t, and the
-# files of MYSQL_TESTS, those that hold on MySQL (82 of 93; where MySQL's
+# files of MYSQL_TESTS, those that hold on MySQL (84 of 95; where MySQL's
 # answer differs from MariaDB's, the file expects each server's own, such
 # as a JSON column's form of a document: json_as_stored in test/lib.sh).
 # Left out, their fixtures being MariaDB's SQL: 24 and 73
@@ -340,7 +340,8 @@ MYSQL_TESTS = test/01-cli.t test/02-config.t test/03-connect.t test/10-success.t
               test/90-http-edges.t test/91-exit-statuses.t test/92-reply-bytes.t \
               test/93-attempts.t \
               test/94-audit.t test/95-archive.t test/96-priority.t \
-              test/97-key-concurrency.t test/98-key-head.t test/99-held-back.t
+              test/97-key-concurrency.t test/98-key-head.t test/99-held-back.t \
+              test/100-retention-pace.t
 mysql-check: jobrun
 	contrib/install-deps debootstrap
 	contrib/throwaway-mysql root

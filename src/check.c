@@ -581,6 +581,43 @@ check_audit(struct ctx *c, struct report *r)
 		check_unused(r, "the record of operators' changes (audit)", &a);
 }
 
+/* Retention's turns (sql/014_retention_pace.sql), when it deletes:
+ * without the table each run deletes its batch, which runs started
+ * back to back make a storm of DELETEs. */
+static void
+check_retention_pace(struct ctx *c, struct report *r)
+{
+	unsigned long every = c->cfg.run.keep_every;
+	struct queue_access a;
+	char err[1024];
+	double next_in;
+
+	if (retention_pace_access(c->q, &a, &next_in, err, sizeof err) !=
+	    DB_OK) {
+		note(r, PROBLEM, "compare the table with "
+		    RETENTION_PACE_MIGRATION, "%s", err);
+		return;
+	}
+	if (a.reach == QUEUE_ABSENT)
+		note(r, ADVICE, "apply " RETENTION_PACE_MIGRATION, "retention "
+		    "is not paced: each run deletes its batch, so runs started "
+		    "back to back delete as fast as they start (table "
+		    RETENTION_PACE_TABLE " absent)");
+	else if (a.reach != QUEUE_REACHED)
+		check_unused(r, "retention's pace (keep_every)", &a);
+	else if (every == 0)
+		note(r, OK, NULL, "retention's pace: keep_every = 0, each run "
+		    "deletes its batch");
+	else if (next_in > 0)
+		note(r, OK, NULL, "retention's pace: one turn in %lus for all "
+		    "runs on this table (table " RETENTION_PACE_TABLE "), the "
+		    "next in %.0fs", every, next_in < 1 ? 1 : next_in);
+	else
+		note(r, OK, NULL, "retention's pace: one turn in %lus for all "
+		    "runs on this table (table " RETENTION_PACE_TABLE "), the "
+		    "next one due now", every);
+}
+
 /* Retention's rules, said; an archive_table the account cannot fill is a
  * problem: retention deletes nothing until it can. */
 static void
@@ -599,6 +636,8 @@ check_retention(struct ctx *c, struct report *r)
 		    "account", "retention moves nothing to archive_table %s: "
 		    "%s", v.archive, err);
 	retention_view_free(&v);
+	if (retention_on(&c->cfg))
+		check_retention_pace(c, r);
 }
 
 /* The bytes a "varbinary(N)" column holds. */

@@ -78,6 +78,9 @@ struct cfg_run {
 	/* keep_success, keep_failed: seconds finished rows are kept, 0 for
 	 * ever (retention.c) */
 	unsigned long keep[2];
+	/* keep_every: seconds between two runs' batches on one job table,
+	 * with sql/014_retention_pace.sql (retention.c); 0: every run's */
+	unsigned long keep_every;
 	/* archive_table: where retention moves those rows instead of
 	 * deleting them (queue_archive.c), or NULL */
 	char *archive_table;

@@ -26,6 +26,69 @@
 #include "runner_int.h"
 #include "util.h"
 
+/* Whose turn (args: job table, seconds, seconds, seconds): a new row,
+ * or one whose turn is due (or further off than one keep_every, after
+ * the server's clock went back or keep_every was shortened), takes the
+ * turn and moves it keep_every on: 1 or 2 rows changed; 0, another run's
+ * turn.  Unix time (the flow table's NOW_EPOCH), so that neither the
+ * session's time zone nor a DST change moves it. */
+#define PACE_NOW "(UNIX_TIMESTAMP() + MICROSECOND(NOW(6)) / 1000000)"
+enum pace_stmt { P_LOOK, P_TURN, P_COUNT_STMTS };
+static const char *const pace_texts[P_COUNT_STMTS] = {
+	/* (job table): seconds to the next turn, < 0 when due */
+	[P_LOOK] = "SELECT next_at - " PACE_NOW " FROM " QUEUE_OTHER_TABLE
+	    " WHERE job_table = ?",
+	/* (job table, seconds, seconds, seconds) */
+	[P_TURN] = "INSERT INTO " QUEUE_OTHER_TABLE " (job_table, next_at)"
+	    " VALUES (?, " PACE_NOW " + ?) ON DUPLICATE KEY UPDATE next_at ="
+	    " IF(next_at <= " PACE_NOW " OR next_at > " PACE_NOW " + ?, "
+	    PACE_NOW " + ?, next_at)",
+};
+static const char *const pace_purposes[P_COUNT_STMTS] = {
+	[P_LOOK] = "read retention's next turn",
+	[P_TURN] = "take retention's turn",
+};
+/* The statements whose privileges jobrun uses on the table, the look
+ * first. */
+static const size_t pace_uses[] = { P_LOOK, P_TURN };
+
+static const struct queue_feature pace_feature = {
+	{ RETENTION_PACE_TABLE, NULL }, RETENTION_PACE_PRIVILEGES,
+	RETENTION_PACE_MIGRATION
+};
+
+static struct queue_stmts *
+pace_open(struct queue *q)
+{
+	return queue_stmts_open(q, pace_texts, pace_purposes, NULL,
+	    P_COUNT_STMTS, RETENTION_PACE_TABLE);
+}
+
+enum db_status
+retention_pace_access(struct queue *q, struct queue_access *a,
+    double *next_in, char *err, size_t errlen)
+{
+	struct db_arg args[1] = { DB_STR(queue_name(q)) };
+	struct queue_stmts *set = pace_open(q);
+	char *col = NULL;
+	enum db_status st;
+	int found = 0;
+
+	*next_in = 0;
+	st = queue_stmts_reach(set, pace_uses, sizeof pace_uses /
+	    sizeof pace_uses[0], &a->reach, err, errlen);
+	if (st == DB_OK && a->reach != QUEUE_REACHED)
+		queue_access_say(q, a->reach, &pace_feature, a);
+	if (st == DB_OK && a->reach == QUEUE_REACHED)
+		st = queue_stmts_one(set, P_LOOK, args, 1, &col, 1, &found,
+		    err, errlen);
+	if (st == DB_OK && found && col != NULL)
+		*next_in = strtod(col, NULL);
+	free(col);
+	queue_stmts_close(set);
+	return st;
+}
+
 static const char *const statuses[2] = {
 	[CFG_KEEP_SUCCESS] = QUEUE_SUCCESS, [CFG_KEEP_FAILED] = QUEUE_FAILED,
 };
@@ -84,14 +147,63 @@ keep_one_status(struct cycle *cy, int which, uint64_t *n, char *err,
 	return st;
 }
 
+int
+retention_on(const struct cfg *cfg)
+{
+	size_t i;
+	int which;
+
+	for (which = 0; which < 2; which++) {
+		if (cfg->run.keep[which] > 0)
+			return 1;
+		for (i = 0; i < cfg->ntypes; i++)
+			if (cfg->types[i].keep_set[which] &&
+			    cfg->types[i].keep[which] > 0)
+				return 1;
+	}
+	return 0;
+}
+
+/* Whether this run takes retention's turn (*mine): always without the
+ * pace's table or its grant, or with keep_every 0. */
+static enum db_status
+take_turn(struct cycle *cy, int *mine, char *err, size_t errlen)
+{
+	unsigned long every = cy->cfg->run.keep_every;
+	struct db_arg args[4] = { DB_STR(queue_name(cy->q)), DB_NUM(every),
+	    DB_NUM(every), DB_NUM(every) };
+	struct queue_stmts *set;
+	enum db_status st;
+
+	*mine = 1;
+	if (every == 0)
+		return DB_OK;
+	set = pace_open(cy->q);
+	st = queue_stmts_run(set, P_TURN, args, 4, err, errlen);
+	if (st == DB_OK)
+		*mine = queue_stmts_changed(set, P_TURN) > 0;
+	else if (queue_unseen(cy->q, st))
+		st = DB_OK;
+	queue_stmts_close(set);
+	return st;
+}
+
 void
 run_retention(struct cycle *cy)
 {
 	uint64_t n[2] = { 0, 0 };
-	enum db_status st = DB_OK;
+	enum db_status st;
 	char err[1024];
-	int which;
+	int which, mine;
 
+	if (!retention_on(cy->cfg))
+		return;
+	st = take_turn(cy, &mine, err, sizeof err);
+	if (st == DB_OK && !mine) {
+		log_msg(cy->lg, LV_DEBUG, "retention: another run took the "
+		    "turn within keep_every (%lus)", cy->cfg->run.keep_every);
+		return;
+	}
 	for (which = 0; which < 2 && st == DB_OK; which++)
 		st = keep_one_status(cy, which, &n[which], err, sizeof err);
 	cy->stats->deleted += n[0] + n[1];

@@ -14,6 +14,22 @@
 
 /* Rows a run removes at most per status and rule (retention.c). */
 #define RETENTION_BATCH 1000
+/* The table of retention's turns (sql/014_retention_pace.sql). */
+#define RETENTION_PACE_TABLE "jobrun_retention"
+#define RETENTION_PACE_MIGRATION "sql/014_retention_pace.sql"
+#define RETENTION_PACE_PRIVILEGES "SELECT, INSERT, UPDATE"
+
+/* Whether the configuration deletes anything: a keep of the run's or a
+ * type's that is not for ever (retention.c). */
+int retention_on(const struct cfg *cfg);
+
+/* For check: how the table of retention's turns stands for the account,
+ * and, when there, *next_in the seconds to the next turn (< 0: due; 0
+ * when no run took one yet) (retention.c). */
+enum db_status retention_pace_access(struct queue *q, struct queue_access *a,
+                                     double *next_in, char *err,
+                                     size_t errlen);
+
 /* Rows past a rule counted at most; more shows as "1000+". */
 #define RETENTION_VIEW_CAP 1000
 

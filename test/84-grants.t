@@ -31,15 +31,16 @@ load() {	# load DB FILE...: sql/FILE into DB
 }
 migrations=(001_type_pick.sql 002_checkpoint.sql 003_flow.sql
     004_schedules.sql 005_finished.sql 006_fan_in.sql 007_flow_type.sql
-    008_start_latency.sql 010_attempts.sql 011_audit.sql 013_priority.sql)
+    008_start_latency.sql 010_attempts.sql 011_audit.sql 013_priority.sql
+    014_retention_pace.sql)
 
 # The README's block, and its lines for database $1 instead of app.
 readme=$(awk '/^<!-- test\/84-grants.t runs the block below/ { on = 1; next }
     on && /^```sql$/ { inside = 1; next }
     inside && /^```$/ { exit }
     inside { print }' "$TOP/README.md")
-[ "$(grep -c '^GRANT ' <<<"$readme")" = 8 ] ||
-    bail_out "README.md: no block of 8 GRANTs after the test's marker"
+[ "$(grep -c '^GRANT ' <<<"$readme")" = 9 ] ||
+    bail_out "README.md: no block of 9 GRANTs after the test's marker"
 for_db() {
 	sed "s/ ON app\\./ ON \`$1\`./" <<<"$readme"
 }

@@ -150,7 +150,7 @@ is "$(jpy 'json.dumps(d["retention"], sort_keys=True)' <<<"$out")" \
     '{"archive_table": "polling_jobs_archive", "past_cap": 1000, "rules": [{"keep_seconds": 3600, "past": 0, "past_capped": false, "status": "success", "type": "short"}, {"keep_seconds": 604800, "past": 1000, "past_capped": true, "status": "success", "type": null}, {"keep_seconds": 2592000, "past": 5, "past_capped": false, "status": "failed", "type": null}]}' \
     "status --json gives the same, the capped count flagged"
 run jobrun check
-is "$(grep retention <<<"$out")" "ok       retention: [type.short] keep_success 1h, [run] keep_success 7d, [run] keep_failed 30d; past it, jobs are moved to archive_table polling_jobs_archive" \
+is "$(grep "retention: \[" <<<"$out")" "ok       retention: [type.short] keep_success 1h, [run] keep_success 7d, [run] keep_failed 30d; past it, jobs are moved to archive_table polling_jobs_archive" \
     "check says what retention is configured"
 run jobrun report --json
 is "$(jpy 'json.dumps(d["retention"], sort_keys=True)' <<<"$out")" \
