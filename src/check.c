@@ -623,7 +623,7 @@ check_retention_pace(struct ctx *c, struct report *r)
 static void
 check_retention(struct ctx *c, struct report *r)
 {
-	struct retention_view v = { NULL, 0, NULL };
+	struct retention_view v = { NULL, 0, NULL, 0, 0 };
 	char err[1024], line[1024];
 
 	retention_view_read(&c->cfg, c->q, 0, &v, err, sizeof err);

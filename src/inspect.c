@@ -344,7 +344,7 @@ cmd_status(struct ctx *c)
 	struct fanin_view *fv = NULL;
 	size_t nfv = 0;
 	struct latency_view lv = { 0 };
-	struct retention_view rv = { NULL, 0, NULL };
+	struct retention_view rv = { NULL, 0, NULL, 0, 0 };
 	struct priority_view levels;
 	struct fanin fi;
 	struct flow *f = NULL;

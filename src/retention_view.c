@@ -9,6 +9,7 @@
  * rule, not a scan.  "1000+" says retention is behind; a count that goes
  * down run after run says it is catching up.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -85,6 +86,21 @@ read_status(const struct cfg *cfg, struct queue *q, int which, int count,
 	return count ? count_rule(q, r, own, nown, err, errlen) : DB_OK;
 }
 
+/* Whether the runs take turns, and when the next is (an account that
+ * cannot see the table: no turns, as its runs delete). */
+static enum db_status
+read_turns(const struct cfg *cfg, struct queue *q, struct retention_view *v,
+    char *err, size_t errlen)
+{
+	struct queue_access a;
+	enum db_status st;
+
+	st = retention_pace_access(q, &a, &v->next_turn_in, err, errlen);
+	if (st == DB_OK && a.reach == QUEUE_REACHED)
+		v->turn_every = cfg->run.keep_every;
+	return st;
+}
+
 enum db_status
 retention_view_read(const struct cfg *cfg, struct queue *q, int count,
     struct retention_view *v, char *err, size_t errlen)
@@ -96,9 +112,14 @@ retention_view_read(const struct cfg *cfg, struct queue *q, int count,
 	v->rules = xcalloc(2 * (cfg->ntypes + 1), sizeof *v->rules);
 	v->n = 0;
 	v->archive = cfg->run.archive_table;
+	v->turn_every = 0;
+	v->next_turn_in = 0;
 	for (which = 0; st == DB_OK && which < 2; which++)
 		st = read_status(cfg, q, which, count, v, own, err, errlen);
 	free(own);
+	if (st == DB_OK && count && retention_on(cfg) &&
+	    cfg->run.keep_every > 0)
+		st = read_turns(cfg, q, v, err, errlen);
 	return st;
 }
 
@@ -145,9 +166,18 @@ retention_view_print(const struct retention_view *v)
 
 	if (v->n == 0)
 		return;
-	printf("\nRetention: finished jobs past their keep are %s%s, %d a "
-	    "run per rule:\n", v->archive != NULL ? "moved to " : "deleted",
-	    v->archive != NULL ? v->archive : "", RETENTION_BATCH);
+	if (v->turn_every > 0)
+		printf("\nRetention: finished jobs past their keep are %s%s, "
+		    "%d per rule a turn, one turn in %lus for all runs (the "
+		    "next in %.0fs):\n", v->archive != NULL ? "moved to " :
+		    "deleted", v->archive != NULL ? v->archive : "",
+		    RETENTION_BATCH, v->turn_every, v->next_turn_in > 0 ?
+		    ceil(v->next_turn_in) : 0.0);
+	else
+		printf("\nRetention: finished jobs past their keep are %s%s, "
+		    "%d a run per rule:\n", v->archive != NULL ? "moved to " :
+		    "deleted", v->archive != NULL ? v->archive : "",
+		    RETENTION_BATCH);
 	printf("%-32s %-8s %8s %8s\n", "RULE", "STATUS", "KEEP", "PAST");
 	for (i = 0; i < v->n; i++) {
 		const struct retention_rule *r = &v->rules[i];
@@ -161,7 +191,7 @@ retention_view_print(const struct retention_view *v)
 json_t *
 retention_view_json(const struct retention_view *v)
 {
-	json_t *rules;
+	json_t *rules, *out;
 	size_t i;
 
 	if (v->n == 0 && v->archive == NULL)
@@ -177,8 +207,15 @@ retention_view_json(const struct retention_view *v)
 		    json_integer((json_int_t)r->past), "past_capped",
 		    r->capped));
 	}
-	return json_pack("{s:s?,s:i,s:o}", "archive_table", v->archive,
+	out = json_pack("{s:s?,s:i,s:o}", "archive_table", v->archive,
 	    "past_cap", RETENTION_VIEW_CAP, "rules", rules);
+	/* Only with turns: without them the object is as it was. */
+	if (v->turn_every > 0)
+		json_object_set_new(out, "turns", json_pack("{s:I,s:f}",
+		    "keep_every_seconds", (json_int_t)v->turn_every,
+		    "next_in_seconds", v->next_turn_in > 0 ?
+		    v->next_turn_in : 0.0));
+	return out;
 }
 
 void

@@ -48,6 +48,11 @@ struct retention_view {
 	struct retention_rule *rules;	/* none when nothing is kept */
 	size_t n;
 	const char *archive;		/* [run] archive_table, or NULL */
+	/* with the rows counted, rules and the table of turns
+	 * (sql/014_retention_pace.sql): keep_every, else 0; the seconds to
+	 * the next turn (<= 0: due) */
+	unsigned long turn_every;
+	double next_turn_in;
 };
 
 /* The rules of cfg and, unless count is 0, the rows past each. */

@@ -10,7 +10,7 @@
 # its batch, as before.  check says which.
 . "${0%/*}/lib.sh"
 
-plan 20
+plan 22
 use_own_server
 setup_db
 mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" \
@@ -131,6 +131,12 @@ run jobrun check
 like "$(grep "retention's pace" <<<"$out")" \
     "^ok +retention's pace: one turn in 5s for all runs on this table \\(table jobrun_retention\\), the next in [0-9]+s$" \
     "check says retention goes in turns, and when the next is"
+run jobrun status
+like "$out" "Retention: finished jobs past their keep are deleted, 1000 per rule a turn, one turn in 5s for all runs \\(the next in (9[0-9]|100)s\\):" \
+    "status says so too"
+run jobrun status --json
+is "$(jpy '"%d %s" % (d["retention"]["turns"]["keep_every_seconds"], 90 <= d["retention"]["turns"]["next_in_seconds"] <= 100)' <<<"$out")" \
+    "5 True" "and status --json gives keep_every and the seconds to the next turn"
 
 # --- an account without the table's grant: every run deletes, no warning ----------
 
