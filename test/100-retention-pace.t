@@ -4,13 +4,13 @@
 # took retention's turn within [run] keep_every, by the server's clock, so
 # runs started back to back, or many at once, delete one batch per rule
 # and keep_every, not one per run.  The turn moves keep_every on from the
-# moment it is taken; a turn further off than one keep_every (the server's
+# moment it is taken; a turn further off than two keep_every (the server's
 # clock went back, keep_every was shortened) is taken at once.  Without
 # the table, without its grant, or with keep_every = 0, every run deletes
 # its batch, as before.  check says which.
 . "${0%/*}/lib.sh"
 
-plan 22
+plan 25
 use_own_server
 setup_db
 mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" \
@@ -78,11 +78,42 @@ for i in 1 2 3 4 5 6 7 8; do
 done
 is "$total/$(left)" "1000/3000" "eight runs started at once delete one batch between them"
 
-# A turn further off than keep_every: the clock went back, or keep_every
-# was shortened since.  Taken at once, not waited for.
-sql "UPDATE jobrun_retention SET next_at = $NOW_EPOCH + 86400"
+# A run whose statement waited for the row while another run took the
+# turn: its "now" is its statement's start, before the other's, so the
+# turn it finds is more than keep_every off.  It must not take it too (it
+# did, when only one keep_every was allowed for a clock gone back: two
+# turns in one, seen under stress-ng).  The other run here is a session
+# holding the row's lock until the run's statement waits for it, then
+# moving the turn to 62 s after its own now.
+sql "UPDATE jobrun_retention SET next_at = $NOW_EPOCH - 1"
+# turn_started: the run's statement that takes the turn has started (its
+# "now" is fixed) and waits for the row, which the other session holds
+turn_started() {
+	[ "$(sql "SELECT COUNT(*) FROM information_schema.PROCESSLIST
+	    WHERE INFO LIKE 'INSERT INTO%jobrun_retention%'")" -gt 0 ]
+}
+other_start
+other_send "BEGIN; SELECT 'held' FROM jobrun_retention WHERE job_table = 'polling_jobs' FOR UPDATE;"
+wait_for 10 file_has "$T/other.out" '^held$'
+jobrun --json >"$T/late.out" 2>"$T/late.err" &
+late=$!
+wait_for 20 turn_started
+other_send "UPDATE jobrun_retention SET next_at = $NOW_EPOCH + 62 WHERE job_table = 'polling_jobs'; COMMIT;"
+wait "$late"
+other_end
+is "$(jget deleted <"$T/late.out")/$(left)" "0/3000" \
+    "a run that waited for the row while another took the turn does not take it too"
+is "$(cat "$T/late.err")" "" "and had nothing to warn of (its statement got the row, not a lock wait timeout)"
+
+# A turn further off than twice keep_every: the clock went back, or
+# keep_every was shortened since.  Taken at once, not waited for; one
+# inside twice keep_every is waited for.
+sql "UPDATE jobrun_retention SET next_at = $NOW_EPOCH + 115"
 run jobrun --json
-is "$(jget deleted <<<"$out")" 1000 "a turn a day off (longer than keep_every) is taken at once"
+is "$(jget deleted <<<"$out")" 0 "a turn 115 s off (inside twice keep_every, 120 s) is waited for"
+sql "UPDATE jobrun_retention SET next_at = $NOW_EPOCH + 130 + ${JOBRUN_TEST_SLACK:-0}"
+run jobrun --json
+is "$(jget deleted <<<"$out")" 1000 "a turn 130 s off (past twice keep_every) is taken at once"
 left_between "$(( $(ms_left) / 1000 ))" 50 60 "and moved keep_every on from now"
 
 # --- the interval itself: keep_every = 5 -------------------------------------
