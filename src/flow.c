@@ -13,9 +13,9 @@
  *
  * A claim of a capped or rated type runs in one transaction: lock the
  * type's control row and count its processing rows (one SELECT ... FOR
- * UPDATE), refill and read its bucket (by the server's clock, NOW_EPOCH below),
- * claim only among the types that have room, and write the claimed type's
- * row (tokens, claims + the jobs) before COMMIT.  The row lock serialises
+ * UPDATE), refill and read its bucket (by the server's clock,
+ * QUEUE_NOW_EPOCH), claim only among the types that have room, and write
+ * the claimed type's row (tokens, claims + the jobs) before COMMIT.  The row lock serialises
  * the claimers of that type on one server, and under READ COMMITTED (db.c)
  * each count is a new read made after the lock was granted, so it sees
  * every claim committed before.  On Galera a row lock is local to its
@@ -78,13 +78,6 @@ enum flow_stmt {
 	F_N
 };
 
-/* The server's clock in Unix seconds and microseconds, whatever the
- * session's time zone: UNIX_TIMESTAMP(NOW(6)) would go through the zone
- * (and be an hour off when a local time is ambiguous), and
- * UNIX_TIMESTAMP(6) reads 6 as a date (NULL).  Both parts are of the
- * statement's one start time, and no zone moves the microseconds. */
-#define NOW_EPOCH "UNIX_TIMESTAMP() + MICROSECOND(NOW(6)) / 1000000"
-
 /* %1$s the job table, %2$s the control table, both quoted
  * (QUEUE_JOBS_TABLE, QUEUE_OTHER_TABLE). */
 static const char *const templates[F_N] = {
@@ -101,12 +94,12 @@ static const char *const templates[F_N] = {
 	 * the row is sent, after the lock was granted, and locks nothing:
 	 * under READ COMMITTED it sees every claim committed before.
 	 * (name, name, name) */
-	[F_LOCK] = "SELECT paused, tokens, refilled_at, " NOW_EPOCH ", "
+	[F_LOCK] = "SELECT paused, tokens, refilled_at, " QUEUE_NOW_EPOCH ", "
 	    QUEUE_RUNNING_SQL " FROM %2$s WHERE type = ? FOR UPDATE",
 	/* The same for a type without a cap, which needs no count (a
 	 * keyed type's choice reads its processing rows itself). (name) */
 	[F_LOCK_UNCOUNTED] = "SELECT paused, tokens, refilled_at, "
-	    NOW_EPOCH ", 0 FROM %2$s WHERE type = ? FOR UPDATE",
+	    QUEUE_NOW_EPOCH ", 0 FROM %2$s WHERE type = ? FOR UPDATE",
 	/* (tokens, refilled_at, jobs, type): the write is what makes two
 	 * claimers on two Galera nodes conflict. */
 	[F_TAKE] = "UPDATE %2$s SET tokens = ?, refilled_at = ?,"
@@ -115,7 +108,7 @@ static const char *const templates[F_N] = {
 	    " claims, updated_at) VALUES (?, ?, 0, 0, 0, NOW())"
 	    " ON DUPLICATE KEY UPDATE paused = VALUES(paused),"
 	    " updated_at = NOW()",
-	[F_ROWS] = "SELECT type, paused, tokens, refilled_at, " NOW_EPOCH
+	[F_ROWS] = "SELECT type, paused, tokens, refilled_at, " QUEUE_NOW_EPOCH
 	    " FROM %2$s ORDER BY type",
 	/* (name, name): the primary key's columns, the type column's. */
 	[F_SHAPE] = "SELECT (SELECT GROUP_CONCAT(COLUMN_NAME ORDER BY"

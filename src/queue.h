@@ -66,6 +66,13 @@ struct queue_witness {
 /* The module's own table (queue_stmts_open's other) in its text. */
 #define QUEUE_OTHER_TABLE "%2$s"
 
+/* The server's clock in Unix seconds and microseconds, whatever the
+ * session's time zone: UNIX_TIMESTAMP(NOW(6)) would go through the zone
+ * (and be an hour off when a local time is ambiguous), and
+ * UNIX_TIMESTAMP(6) reads 6 as a date (NULL).  Both parts are of the
+ * statement's one start time, and no zone moves the microseconds. */
+#define QUEUE_NOW_EPOCH "(UNIX_TIMESTAMP() + MICROSECOND(NOW(6)) / 1000000)"
+
 /* The job table in a statement of fan-in's that joins it to its members
  * (alias the job table's, id_expr the member's job id): the job table's
  * columns are named here, by the queue, not in the module. */

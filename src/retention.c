@@ -30,23 +30,24 @@
  * or one whose turn is due (or further off than two keep_every, after
  * the server's clock went back or keep_every was shortened), takes the
  * turn and moves it keep_every on: 1 or 2 rows changed; 0, another run's
- * turn.  Unix time (the flow table's NOW_EPOCH), so that neither the
- * session's time zone nor a DST change moves it.  Twice keep_every, not
+ * turn.  Unix time (QUEUE_NOW_EPOCH), so that neither the session's
+ * time zone nor a DST change moves it.  Twice keep_every, not
  * once: "now" is the statement's start, and a statement that waited for
  * the row's lock while another took the turn started before it, so the
  * turn it finds is up to that wait more than keep_every off. */
-#define PACE_NOW "(UNIX_TIMESTAMP() + MICROSECOND(NOW(6)) / 1000000)"
 enum pace_stmt { P_LOOK, P_TURN, P_COUNT_STMTS };
+#define NOW QUEUE_NOW_EPOCH
 static const char *const pace_texts[P_COUNT_STMTS] = {
 	/* (job table): seconds to the next turn, < 0 when due */
-	[P_LOOK] = "SELECT next_at - " PACE_NOW " FROM " QUEUE_OTHER_TABLE
+	[P_LOOK] = "SELECT next_at - " NOW " FROM " QUEUE_OTHER_TABLE
 	    " WHERE job_table = ?",
 	/* (job table, seconds, seconds, seconds) */
 	[P_TURN] = "INSERT INTO " QUEUE_OTHER_TABLE " (job_table, next_at)"
-	    " VALUES (?, " PACE_NOW " + ?) ON DUPLICATE KEY UPDATE next_at ="
-	    " IF(next_at <= " PACE_NOW " OR next_at > " PACE_NOW " + 2 * ?, "
-	    PACE_NOW " + ?, next_at)",
+	    " VALUES (?, " NOW " + ?) ON DUPLICATE KEY UPDATE next_at ="
+	    " IF(next_at <= " NOW " OR next_at > " NOW " + 2 * ?, " NOW " + ?,"
+	    " next_at)",
 };
+#undef NOW
 static const char *const pace_purposes[P_COUNT_STMTS] = {
 	[P_LOOK] = "read retention's next turn",
 	[P_TURN] = "take retention's turn",

@@ -166,18 +166,15 @@ retention_view_print(const struct retention_view *v)
 
 	if (v->n == 0)
 		return;
+	printf("\nRetention: finished jobs past their keep are %s%s, %d ",
+	    v->archive != NULL ? "moved to " : "deleted",
+	    v->archive != NULL ? v->archive : "", RETENTION_BATCH);
 	if (v->turn_every > 0)
-		printf("\nRetention: finished jobs past their keep are %s%s, "
-		    "%d per rule a turn, one turn in %lus for all runs (the "
-		    "next in %.0fs):\n", v->archive != NULL ? "moved to " :
-		    "deleted", v->archive != NULL ? v->archive : "",
-		    RETENTION_BATCH, v->turn_every, v->next_turn_in > 0 ?
+		printf("per rule a turn, one turn in %lus for all runs (the "
+		    "next in %.0fs):\n", v->turn_every, v->next_turn_in > 0 ?
 		    ceil(v->next_turn_in) : 0.0);
 	else
-		printf("\nRetention: finished jobs past their keep are %s%s, "
-		    "%d a run per rule:\n", v->archive != NULL ? "moved to " :
-		    "deleted", v->archive != NULL ? v->archive : "",
-		    RETENTION_BATCH);
+		printf("a run per rule:\n");
 	printf("%-32s %-8s %8s %8s\n", "RULE", "STATUS", "KEEP", "PAST");
 	for (i = 0; i < v->n; i++) {
 		const struct retention_rule *r = &v->rules[i];

@@ -10,7 +10,7 @@
 # its batch, as before.  check says which.
 . "${0%/*}/lib.sh"
 
-plan 25
+plan 27
 use_own_server
 setup_db
 mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" \
@@ -115,6 +115,21 @@ sql "UPDATE jobrun_retention SET next_at = $NOW_EPOCH + 130 + ${JOBRUN_TEST_SLAC
 run jobrun --json
 is "$(jget deleted <<<"$out")" 1000 "a turn 130 s off (past twice keep_every) is taken at once"
 left_between "$(( $(ms_left) / 1000 ))" 50 60 "and moved keep_every on from now"
+
+# The session's time zone moves no turn: Unix time, by the server's clock.
+# A run 13 hours east takes a due turn; one 12 hours west right after it
+# finds it taken (a turn read in local time would be 25 hours off to it,
+# past twice keep_every, and taken again).
+in_zone() {	# in_zone ZONE: the configuration with [database] time_zone
+	sed -i '/^time_zone = /d; s/^\(database = .*\)$/\1\ntime_zone = '"$1"'/' "$CONF"
+}
+sql "UPDATE jobrun_retention SET next_at = $NOW_EPOCH - 1"
+in_zone +13:00
+run jobrun --json
+is "$(jget deleted <<<"$out")" 1000 "a run at time_zone +13:00 takes the due turn"
+in_zone -12:00
+run jobrun --json
+is "$rc/$(jget deleted <<<"$out")" "0/0" "a run at -12:00 right after it finds the turn taken"
 
 # --- the interval itself: keep_every = 5 -------------------------------------
 
