@@ -966,9 +966,12 @@ def keys_round(h, side, r):
     """One drain of section 14 (drain_round's, with the time to the last
     outcome, the keys and the most jobs of one key at once)."""
     k = f"keys.{h}.{side}.r{r}"
-    d = drain_round(k, (("reads", ".reads"),))
+    d = drain_round(k, (("reads", ".reads"), ("lock_waits", ".lock_waits")))
     if d is None:
         return None
+    # InnoDB's row lock time over the wall time: how many of the runners'
+    # connections waited for a row lock at an average moment
+    d["lock_waiting"] = f(k + ".lock_ms", 0) * 1000 / f(k + ".wall_us")
     busy = f(k + ".busy_us")
     d["busy_jps"] = f(k + ".n") / (busy / 1e6) if busy else None
     d["overlap"] = f(k + ".overlap")
@@ -1111,7 +1114,12 @@ def keys_section(level="##"):
       "their exit).  *Statements/job* is the server's `Questions` (what "
       "the clients sent; a bulk execution counts once) over the jobs, "
       "*server statements/job* Com_stmt_execute + Com_begin + Com_commit "
-      "+ Com_rollback.  *Most of one key at once* is the largest number "
+      "+ Com_rollback.  *Row lock waits* are InnoDB's "
+      "(`Innodb_row_lock_waits`) over the jobs; *runners waiting for a "
+      "row lock* is InnoDB's time spent waiting for row locks "
+      "(`Innodb_row_lock_time`, every connection's) over the wall time: "
+      "how many of the 8 runners waited at an average moment.  "
+      "*Most of one key at once* is the largest number "
       "of one key's jobs between their claim and their outcome at any "
       "moment, over the rounds, from two columns a trigger stamps with "
       "the server's clock (`NOW(6)` when a row turns processing and when "
@@ -1133,11 +1141,14 @@ def keys_section(level="##"):
                 "1" if side == "nokey" else fmt(s["busy_ratio"], 2),
                 fmt(s["reqs"], 2), fmt(s["stmts"], 2),
                 fmt(s["fsyncs"], 2), fmt(s["reads"], 1), fmt(s["scpu"]),
+                fmt(s["lock_waits"], 2), fmt(s["lock_waiting"], 1),
                 fmt(s["overlap"])])
     table(["handler", "side", "jobs", "keys", "jobs/s", "× no key cap",
            "jobs/s to the last outcome", "×", "statements/job",
            "server statements/job", "durable commits/job", "rows read/job",
-           "server CPU µs/job", "most of one key at once"], rows)
+           "server CPU µs/job", "row lock waits/job",
+           "runners waiting for a row lock", "most of one key at once"],
+          rows)
     p("Per round, jobs/s and (keyed sides) the ratio to the same round's "
       "no key cap:", "")
     for h, title, _ in KEYS_HANDLERS:
@@ -1194,12 +1205,25 @@ def keys_section(level="##"):
               f"{fmt(cap['jps'])} jobs/s), and without a key cap the "
               f"same jobs reach {fmt(b['jps'])}: the machine's "
               f"{g('env.nproc')} cores run the server, the runners and up "
-              f"to {KEYS_SLOTS} handlers starting at once, so probably a "
-              "runner holding the control row's lock waits for a core "
-              "more often, and every claim behind it waits too; the keyed "
+              f"to {KEYS_SLOTS} handlers starting at once, so a runner "
+              "holding the control row's lock waits for a core more "
+              "often, and every claim behind it waits too; the keyed "
               f"claim also costs the server more ({fmt(s['scpu'])} µs of "
-              f"CPU a job against {fmt(b['scpu'])}).  Not measured "
-              "apart here.")
+              f"CPU a job against {fmt(b['scpu'])}).")
+        w, wb = sides[("noop", "path")], sides[("noop", "nokey")]
+        if w and wb:
+            p("", "Waiting for row locks (a keyed claim for the type's "
+              "control row, an unkeyed one for the rows at the head of the "
+              "queue that another claim holds), at an average moment: in "
+              f"the noop drains {fmt(w['lock_waiting'], 1)} of the 8 "
+              f"runners with `$.customer`, {fmt(wb['lock_waiting'], 1)} "
+              f"without a key cap ({fmt(w['lock_waits'], 2)} and "
+              f"{fmt(wb['lock_waits'], 2)} waits a job)"
+              + (f"; with `/bin/sleep 0.05` {fmt(s['lock_waiting'], 1)} "
+                 f"against {fmt(b['lock_waiting'], 1)}" if s and b else "")
+              + ".  The control row's holder runs the choice, the claim by "
+              "id, the read, the control row's write and the COMMIT before "
+              "the next keyed claim may choose.")
         p("", "Statements per job: no key cap "
           f"{fmt(sides[('noop', 'nokey')]['reqs'], 2) if sides[('noop', 'nokey')] else '–'}"
           f", `$.customer` {fmt(cap['reqs'], 2)} (noop): a keyed claim "
