@@ -15,20 +15,21 @@
  * type's control row and count its processing rows (one SELECT ... FOR
  * UPDATE), refill and read its bucket (by the server's clock,
  * QUEUE_NOW_EPOCH), claim only among the types that have room, and write
- * the claimed type's row (tokens, claims + the jobs) before COMMIT.  The row lock serialises
- * the claimers of that type on one server, and under READ COMMITTED (db.c)
- * each count is a new read made after the lock was granted, so it sees
- * every claim committed before.  On Galera a row lock is local to its
- * node, but the write of the row is certified: of two claimers on two
- * nodes that both counted room for the same type, one loses certification
- * (1213) and its whole transaction is run again.  A deadlock or conflict
- * anywhere rolls the whole transaction back (the claim with it, so no
- * attempt is spent), and flow_claim starts it again.  Galera may also roll
- * the transaction back between two statements, after which a prepared
- * statement runs on its own in autocommit: a claim whose reply says no
- * transaction is open is given back before any handler sees it.  A type's
- * row is made by its first claim, inside the transaction.  Statements run
- * in the queue's transaction helper (queue_trx).
+ * the claimed type's row (tokens, claims + the jobs) before COMMIT.  The
+ * row lock serialises the claimers of that type on one server, and under
+ * READ COMMITTED (db.c) each count is a new read made after the lock was
+ * granted, so it sees every claim committed before.  On Galera a row lock
+ * is local to its node, but the write of the row is certified: of two
+ * claimers on two nodes that both counted room for the same type, one
+ * loses certification (1213) and its whole transaction is run again.  A
+ * deadlock or conflict anywhere rolls the whole transaction back (the
+ * claim with it, so no attempt is spent), and flow_claim starts it
+ * again.  Galera may also roll the transaction back between two statements,
+ * after which a prepared statement runs on its own in autocommit: a claim
+ * whose reply says no transaction is open is given back before any handler
+ * sees it.  A type's row is made by its first claim, inside the
+ * transaction.  Statements run in the queue's transaction helper
+ * (queue_trx).
  *
  * Waiting for a full type costs the server little, however many slots
  * and runners wait.  A type found full at its last claim is looked at

@@ -36,18 +36,16 @@
  * the row's lock while another took the turn started before it, so the
  * turn it finds is up to that wait more than keep_every off. */
 enum pace_stmt { P_LOOK, P_TURN, P_COUNT_STMTS };
-#define NOW QUEUE_NOW_EPOCH
 static const char *const pace_texts[P_COUNT_STMTS] = {
 	/* (job table): seconds to the next turn, < 0 when due */
-	[P_LOOK] = "SELECT next_at - " NOW " FROM " QUEUE_OTHER_TABLE
-	    " WHERE job_table = ?",
+	[P_LOOK] = "SELECT next_at - " QUEUE_NOW_EPOCH " FROM "
+	    QUEUE_OTHER_TABLE " WHERE job_table = ?",
 	/* (job table, seconds, seconds, seconds) */
 	[P_TURN] = "INSERT INTO " QUEUE_OTHER_TABLE " (job_table, next_at)"
-	    " VALUES (?, " NOW " + ?) ON DUPLICATE KEY UPDATE next_at ="
-	    " IF(next_at <= " NOW " OR next_at > " NOW " + 2 * ?, " NOW " + ?,"
-	    " next_at)",
+	    " VALUES (?, " QUEUE_NOW_EPOCH " + ?) ON DUPLICATE KEY UPDATE"
+	    " next_at = IF(next_at <= " QUEUE_NOW_EPOCH " OR next_at > "
+	    QUEUE_NOW_EPOCH " + 2 * ?, " QUEUE_NOW_EPOCH " + ?, next_at)",
 };
-#undef NOW
 static const char *const pace_purposes[P_COUNT_STMTS] = {
 	[P_LOOK] = "read retention's next turn",
 	[P_TURN] = "take retention's turn",
