@@ -290,7 +290,11 @@ sql "INSERT INTO polling_jobs (business_key, type, next_run_at, created_at,
 put_behind insert early:4
 put_behind insert early:5
 put_behind insert early:6
-stopped_run "--type" early:4 early:5 early:6
+cursor_shown more-type
+stopped_run "--type" early:4 early:5 early:6 ${more[@]+"${more[@]}"}
+most=$(most_passed)
+between "$most" 3 $backlog \
+    "--type: claims went on past a job behind the cursor: the cursor is in use ($most)"
 in_order b "--type: the backlog ran in (next_run_at, id) order, the rest untouched"
 is "$(sort "$T/ids" | uniq -d | wc -l)/$(wc -l <"$T/ids")" "0/$ran" \
     "--type: the handler ran each job once"
