@@ -1205,11 +1205,12 @@ def keys_section(level="##"):
               f"{fmt(cap['jps'])} jobs/s), and without a key cap the "
               f"same jobs reach {fmt(b['jps'])}: the machine's "
               f"{g('env.nproc')} cores run the server, the runners and up "
-              f"to {KEYS_SLOTS} handlers starting at once, so a runner "
-              "holding the control row's lock waits for a core more "
-              "often, and every claim behind it waits too; the keyed "
-              f"claim also costs the server more ({fmt(s['scpu'])} µs of "
-              f"CPU a job against {fmt(b['scpu'])}).")
+              f"to {KEYS_SLOTS} handlers starting at once, so probably a "
+              "runner holding the control row's lock waits for a core "
+              "more often (not measured), and every claim behind it waits "
+              f"too (measured below); the keyed claim also costs the "
+              f"server more ({fmt(s['scpu'])} µs of CPU a job against "
+              f"{fmt(b['scpu'])}).")
         w, wb = sides[("noop", "path")], sides[("noop", "nokey")]
         if w and wb:
             p("", "Waiting for row locks (a keyed claim for the type's "
