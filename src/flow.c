@@ -28,8 +28,11 @@
  * after which a prepared statement runs on its own in autocommit: a claim
  * whose reply says no transaction is open is given back before any handler
  * sees it.  A type's row is made by its first claim, inside the
- * transaction.  Statements run in the queue's transaction helper
- * (queue_trx).
+ * transaction.  A keyed type with no cap or rate of its own, off Galera,
+ * reads its row under a shared lock and does not write it: its claimers
+ * take turns by its keys' buckets instead (flow_key.c), and let go of the
+ * bucket after the transaction.  Statements run in the queue's
+ * transaction helper (queue_trx).
  *
  * Waiting for a full type costs the server little, however many slots
  * and runners wait.  A type found full at its last claim is looked at
@@ -74,7 +77,8 @@
 #define FLOW_RECOVER_MS 1000	/* a full type's recovery, at most */
 
 enum flow_stmt {
-	F_PROBE, F_PAUSED, F_ENSURE, F_LOCK, F_LOCK_UNCOUNTED, F_TAKE,
+	F_PROBE, F_PAUSED, F_ENSURE, F_LOCK, F_LOCK_UNCOUNTED, F_LOCK_SHARED,
+	F_TAKE,
 	F_SET_PAUSE, F_ROWS, F_SHAPE,
 	F_N
 };
@@ -101,6 +105,11 @@ static const char *const templates[F_N] = {
 	 * keyed type's choice reads its processing rows itself). (name) */
 	[F_LOCK_UNCOUNTED] = "SELECT paused, tokens, refilled_at, "
 	    QUEUE_NOW_EPOCH ", 0 FROM %2$s WHERE type = ? FOR UPDATE",
+	/* The same, shared, for a keyed type claimed under its keys'
+	 * bucket locks (flow_key.c): its claimers do not wait for each other
+	 * here, and a pause's write waits for the claims in flight. (name) */
+	[F_LOCK_SHARED] = "SELECT paused, tokens, refilled_at, "
+	    QUEUE_NOW_EPOCH ", 0 FROM %2$s WHERE type = ? LOCK IN SHARE MODE",
 	/* (tokens, refilled_at, jobs, type): the write is what makes two
 	 * claimers on two Galera nodes conflict. */
 	[F_TAKE] = "UPDATE %2$s SET tokens = ?, refilled_at = ?,"
@@ -126,6 +135,7 @@ static const char *const purposes[F_N] = {
 	[F_ENSURE] = "add a type's control row",
 	[F_LOCK] = "lock a type's control row",
 	[F_LOCK_UNCOUNTED] = "lock a type's control row",
+	[F_LOCK_SHARED] = "lock a type's control row",
 	[F_TAKE] = "count a start",
 	[F_SET_PAUSE] = "set a type's pause flag",
 	[F_ROWS] = "read the control table",
@@ -424,7 +434,9 @@ judge(struct flow *f, struct flow_type *t, int *room, char *err,
 	struct db_arg args[] = { DB_STR(t->name), DB_STR(t->name),
 	    DB_STR(t->name) };
 	const struct cfg_flow *l = t->limits;
-	enum flow_stmt lock = l->concurrency ? F_LOCK : F_LOCK_UNCOUNTED;
+	enum flow_stmt lock = l->concurrency ? F_LOCK :
+	    flow_keys_bucketed(f->keys, t->name) ? F_LOCK_SHARED :
+	    F_LOCK_UNCOUNTED;
 	unsigned nargs = l->concurrency ? 3 : 1;
 	char *cols[5] = { NULL };
 	enum db_status st;
@@ -637,7 +649,10 @@ claim_limited_body(void *arg, struct queue_witness *w, char *err,
 		    errlen);
 	if (st == DB_OK && *c->claimed) {
 		t = find(f, c->job->type);
-		if (t != NULL && t->limits != NULL)
+		/* A bucketed type's claims are not counted in its row: the
+		 * write would have them wait for each other again. */
+		if (t != NULL && t->limits != NULL &&
+		    !flow_keys_bucketed(f->keys, t->name))
 			st = take(f, t, 1 + (c->extra != NULL ?
 			    c->extra->got : 0), err, errlen);
 		/* Its last place taken: the next claim looks first. */
@@ -689,7 +704,12 @@ claim_limited(struct flow *f, unsigned long lock_seconds, const char *token,
 	struct queue_trx t = { claim_limited_body, claim_limited_undo, NULL,
 	    &c, QUEUE_CLAIM_RETRIES + 1, 0, 1 };
 	enum db_status st = queue_trx(f->q, &t, err, errlen);
+	char cause[512];
 
+	/* Committed or not, the bucket of keys is free again; one that
+	 * could not be unlocked is unlocked before the next claim takes
+	 * one (a lost connection has none). */
+	(void)flow_keys_release(f->keys, cause, sizeof cause);
 	if (st == DB_OK && rider != NULL && !rider->out)
 		rider->done = 1;
 	return st;

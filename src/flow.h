@@ -179,4 +179,11 @@ enum db_status flow_access(struct queue *q, struct queue_access *a,
 /* The control table's name (unquoted). */
 const char *flow_table(const struct flow *f);
 
+/* Free the jobs extra took (a claim rolled back), or give them back
+ * first (release: committed, but not to be run), their attempts not
+ * spent. */
+void flow_extra_drop(struct flow_extra *extra);
+enum db_status flow_extra_release(struct queue *q, struct flow_extra *extra,
+                                  char *err, size_t errlen);
+
 #endif

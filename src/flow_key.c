@@ -13,9 +13,20 @@
  * wherever the server's GROUP BY and IN say so.
  *
  * A keyed type is a limited type: its claim runs in flow control's
- * transaction, after its control row was locked, so every claimer of the
- * type on one server waits for the one before (and on Galera the write
- * of the row makes two claimers on two nodes conflict, one runs again).
+ * transaction, after its control row was read under a lock.  A keyed type
+ * with a cap or a rate of its own, and every keyed type on Galera, locks
+ * that row for itself, so its claimers on one server take turns (and on
+ * Galera the write of the row makes two claimers on two nodes conflict,
+ * one runs again).  Any other keyed type shares the row's lock (a pause
+ * waits for the claims in flight) and takes one of KEY_BUCKETS named
+ * locks instead, its keys' bucket: a hash of the key's weight under its
+ * collation, so keys the server calls equal share one.  A claimer holds
+ * it to after its COMMIT, so the claims of one key are made one after
+ * another, each seeing the one before, while claims of keys in other
+ * buckets are made at once.  The bucket is the first due job's (past the
+ * type's cursor), or the first free after it: claims go by (next_run_at,
+ * id) as far as the buckets are free, and a claim of many takes its
+ * others from its first job's bucket.
  * Under that lock one statement chooses the first due job, in the
  * claim's order, whose key has fewer than N jobs in processing: the keys
  * at N are read once (a derived table over the type's processing rows,
@@ -64,6 +75,22 @@
 	KEY_CHARS ")"
 #define KEY_OF_COLUMN "LEFT(%s, " KEY_CHARS ")"
 
+/* A keyed type with no cap or rate of its own, off Galera, is claimed
+ * under one of KEY_BUCKETS named locks, its key's bucket, not under its
+ * control row's lock: claimers of keys in different buckets choose and
+ * claim at once.  Keys the key's collation calls equal have equal weights
+ * (WEIGHT_STRING), so one bucket; RTRIM because both servers keep a PAD
+ * SPACE collation's trailing blanks in the weight, where 'abc' = 'abc '.
+ * A job without a key is in bucket 0.  Every runner must use the same
+ * KEY_BUCKETS. */
+#define KEY_BUCKETS 8
+#define KEY_BUCKETS_TEXT "8"
+#define BUCKET_OF "IFNULL(CRC32(WEIGHT_STRING(RTRIM(", KEY, "))) % " \
+	KEY_BUCKETS_TEXT ", 0)"
+/* ... the choice's rows in one bucket, or in any (args: bucket, [path],
+ * bucket; the bucket NULL for any) */
+#define IN_BUCKET " AND (? IS NULL OR ", BUCKET_OF, " = ?)"
+
 /* Places in a statement's parts that text_for fills: the key's
  * expression, the index to read, and the cursor's condition (or
  * nothing). */
@@ -71,10 +98,11 @@ static const char KEY[] = "key", INDEX[] = "index", CURSOR[] = "cursor";
 
 /* The type's due jobs, in the claim's order (args: type, type, [time,
  * time, id]) */
-#define DUE_FROM " FROM " QUEUE_JOBS_TABLE " FORCE INDEX (", INDEX, \
-	") WHERE status = 'pending' AND type = ?" \
+#define DUE_FROM_AT(past) " FROM " QUEUE_JOBS_TABLE " FORCE INDEX (", \
+	INDEX, ") WHERE status = 'pending' AND type = ?" \
 	" AND CAST(type AS BINARY) = CAST(? AS BINARY)" \
-	" AND next_run_at <= NOW()", CURSOR
+	" AND next_run_at <= NOW()", past
+#define DUE_FROM DUE_FROM_AT(CURSOR)
 /* The type's jobs in processing, by key (args: type, type) */
 #define RUNNING_FROM " FROM " QUEUE_JOBS_TABLE " FORCE INDEX (idx_type_status)" \
 	" WHERE type = ? AND CAST(type AS BINARY) = CAST(? AS BINARY)" \
@@ -85,38 +113,74 @@ static const char KEY[] = "key", INDEX[] = "index", CURSOR[] = "cursor";
 	" AND k IS NOT NULL) AS busy), TRUE)"
 
 /* The first due job of the type whose key has room, in the claim's order,
- * and its next_run_at (args: type, type, [time, time, id,] [path,]
- * [path,] type, type, N).  A job without a key (NULL) has no key cap. */
+ * and its next_run_at (args: type, type, [time, time, id,] bucket,
+ * [path,] bucket, [path,] [path,] type, type, N).  A job without a key
+ * (NULL) has no key cap. */
 static const char *const pick_parts[] = {
-	"SELECT id, next_run_at" DUE_FROM, KEY_HAS_ROOM,
+	"SELECT id, next_run_at" DUE_FROM, IN_BUCKET, KEY_HAS_ROOM,
 	" ORDER BY next_run_at, id LIMIT 1"
 };
 #define NPARTS (sizeof pick_parts / sizeof pick_parts[0])
 
 /* A look while every due job's key was busy (flow.c's look_keys), in
  * one statement: the first due job whose key has room now, read from the
- * head, and a row (0, NULL) when the type has any due job at all, which
- * tells a wait from a type with nothing left due (args: type, type,
- * [path,] [path,] type, type, N, type, type). */
+ * head, and its key's bucket, and a row (0, NULL, 0) when the type has any
+ * due job at all, which tells a wait from a type with nothing left due
+ * (args: [path,] type, type, [path,] [path,] type, type, N, type, type). */
 static const char *const look_parts[] = {
-	"(SELECT id, next_run_at" DUE_FROM, KEY_HAS_ROOM,
-	" ORDER BY next_run_at, id LIMIT 1) UNION ALL (SELECT 0, NULL"
+	"(SELECT id, next_run_at, ", BUCKET_OF, DUE_FROM, KEY_HAS_ROOM,
+	" ORDER BY next_run_at, id LIMIT 1) UNION ALL (SELECT 0, NULL, 0"
 	DUE_FROM, " LIMIT 1)"
 };
 #define NLOOK (sizeof look_parts / sizeof look_parts[0])
+
+/* A bucketed type's claim takes a bucket's lock first: the bucket of its
+ * first due job (read without a lock), else the first free after it,
+ * else (after waiting for it at most KEY_BUCKET_WAIT seconds) that one.
+ * COALESCE stops at the first that is not NULL, so one lock at most is
+ * taken.  The first job is read past the type's cursor, and from the
+ * head when none is there (TAKE_AFTER), or from the head (TAKE_HEAD).
+ * Its key's room is not judged here (that costs the processing rows'
+ * read twice a claim): a busy key's bucket has other keys, which the
+ * choice in it finds.  The statement gives the first job's bucket, NULL
+ * when none is due (then no lock is taken), and the bucket locked, NULL
+ * when none (args: the lock name, 9 times, [path,] type, type, [time,
+ * time, id,] and for TAKE_AFTER [path,] type, type again). */
+#define KEY_BUCKET_WAIT "1"
+#define TRY_BUCKET(j) "IF(GET_LOCK(CONCAT(?, '.', (h.b + " #j ") % " \
+	KEY_BUCKETS_TEXT "), 0), (h.b + " #j ") % " KEY_BUCKETS_TEXT ", NULL), "
+#define TAKE_LOCK "SELECT h.b, IF(h.b IS NULL, NULL, COALESCE(" \
+	TRY_BUCKET(0) TRY_BUCKET(1) TRY_BUCKET(2) TRY_BUCKET(3) TRY_BUCKET(4) \
+	TRY_BUCKET(5) TRY_BUCKET(6) TRY_BUCKET(7) "IF(GET_LOCK(CONCAT(?, '.'," \
+	" h.b), " KEY_BUCKET_WAIT "), h.b, NULL))) FROM (SELECT "
+#define FIRST_BUCKET(past) "(SELECT ", BUCKET_OF, DUE_FROM_AT(past), \
+	" ORDER BY next_run_at, id LIMIT 1)"
+static const char *const take_head_parts[] = {
+	TAKE_LOCK, FIRST_BUCKET(""), " AS b LIMIT 1) AS h"
+};
+#define NTAKE_HEAD (sizeof take_head_parts / sizeof take_head_parts[0])
+/* ... and the bucket given first (args: the lock name, 9 times, the
+ * bucket) */
+static const char take_at_text[] = TAKE_LOCK "CAST(? AS UNSIGNED) AS b"
+    " LIMIT 1) AS h";
+static const char *const take_after_parts[] = {
+	TAKE_LOCK "IFNULL(", FIRST_BUCKET(PAST_CURSOR), ", ",
+	FIRST_BUCKET(""), ") AS b LIMIT 1) AS h"
+};
+#define NTAKE_AFTER (sizeof take_after_parts / sizeof take_after_parts[0])
 
 /* The first M due jobs, in the claim's order, that their keys have room
  * for, counting each key's jobs in processing and those before it among
  * the chosen: of the first L due jobs whose keys are not at their cap,
  * a key's first N less its running ones (args: [path,] type, type,
- * [time, time, id,] [path,] [path,] type, type, N, L, [path,] type, type,
- * N, M).  The server partitions and joins by key under the key's
- * collation, as it groups. */
+ * [time, time, id,] bucket, [path,] bucket, [path,] [path,] type, type,
+ * N, L, [path,] type, type, N, M).  The server partitions and joins by
+ * key under the key's collation, as it groups. */
 static const char *const many_parts[] = {
 	"SELECT c.id, c.next_run_at FROM (SELECT d.id, d.next_run_at, d.k,"
 	" ROW_NUMBER() OVER (PARTITION BY d.k ORDER BY d.next_run_at, d.id)"
 	" AS rn FROM (SELECT id, next_run_at, ", KEY, " AS k" DUE_FROM,
-	KEY_HAS_ROOM, " ORDER BY next_run_at, id LIMIT ?) AS d) AS c"
+	IN_BUCKET, KEY_HAS_ROOM, " ORDER BY next_run_at, id LIMIT ?) AS d) AS c"
 	" LEFT JOIN (SELECT ", KEY, " AS k, COUNT(*) AS n" RUNNING_FROM
 	") AS running ON running.k = c.k"
 	" WHERE c.k IS NULL OR c.rn + IFNULL(running.n, 0) <= ?"
@@ -127,12 +191,13 @@ static const char *const many_parts[] = {
 /* The same with key_concurrency = 1, the default: a key that has room has
  * no job in processing, so the chosen are each key's first, and the
  * type's processing rows are read once, not twice (args: [path,] type,
- * type, [time, time, id,] [path,] [path,] type, type, 1, L, M). */
+ * type, [time, time, id,] bucket, [path,] bucket, [path,] [path,] type,
+ * type, 1, L, M). */
 static const char *const many_one_parts[] = {
 	"SELECT c.id, c.next_run_at FROM (SELECT d.id, d.next_run_at, d.k,"
 	" ROW_NUMBER() OVER (PARTITION BY d.k ORDER BY d.next_run_at, d.id)"
 	" AS rn FROM (SELECT id, next_run_at, ", KEY, " AS k" DUE_FROM,
-	KEY_HAS_ROOM, " ORDER BY next_run_at, id LIMIT ?) AS d) AS c"
+	IN_BUCKET, KEY_HAS_ROOM, " ORDER BY next_run_at, id LIMIT ?) AS d) AS c"
 	" WHERE c.k IS NULL OR c.rn = 1"
 	" ORDER BY c.next_run_at, c.id LIMIT ?"
 };
@@ -164,24 +229,44 @@ static const char *const load_parts[] = {
  * (MySQL) for one it does not. */
 static const char path_text[] = "SELECT JSON_CONTAINS_PATH('{}', 'one', ?)";
 
+/* A bucket's lock name: the database, the job table (in lower case
+ * where the server folds table names) and the type, hashed (a lock's name
+ * is server-wide, and at most 64 characters on MySQL); the bucket is
+ * added in C (args: table, table, type). */
+static const char name_text[] = "SELECT CONCAT('jobrun.', LEFT(SHA2("
+    "CONCAT_WS('/', DATABASE(), IF(@@lower_case_table_names = 0, ?,"
+    " LOWER(?)), ?), 256), 40))";
+
+static const char release_text[] = "DO RELEASE_LOCK(?)";
+
 /* A keyed type's statements in the set, KEY_STMTS of them: a choice of
  * one and of many, each from the head and past the cursor, status's
  * count, and the look. */
-enum { PICK_HEAD, PICK_AFTER, MANY_HEAD, MANY_AFTER, LOAD, LOOK,
-	KEY_STMTS };
+enum { PICK_HEAD, PICK_AFTER, MANY_HEAD, MANY_AFTER, LOAD, LOOK, TAKE_HEAD,
+	TAKE_AFTER, KEY_STMTS };
+/* ... and after every type's, the set's own: */
+enum { CHECK_PATH, LOCK_NAME, TAKE_AT, RELEASE_BUCKET, SET_STMTS };
+
+/* Where a choice goes on from: the last job chosen and claimed
+ * (next_run_at as the server wrote it, id), and when the choice last
+ * started from the head.  A bucketed type has one for each bucket. */
+struct cursor {
+	char at[32];
+	uint64_t id;
+	int64_t head_ms;
+};
 
 struct keyed {
 	const struct cfg_type *type;
 	char *texts[KEY_STMTS];
-	/* the last job chosen and claimed: next_run_at as the server wrote
-	 * it, id; when the choice last started from the head */
-	char at[32];
-	uint64_t id;
-	int64_t head_ms;
+	char lock[64];		/* its buckets' lock name, less the bucket */
+	struct cursor cursors[KEY_BUCKETS];
+	struct cursor first;	/* a bucketed type's, for its take */
 	/* where the jobs it claimed last stood, for flow_keys_freed */
 	struct claimed_at {
 		uint64_t id;
 		char at[32];
+		unsigned bucket;
 	} claims[KEY_CLAIMS_KEPT];
 	size_t next_claim;
 };
@@ -195,6 +280,17 @@ struct flow_keys {
 	const char **texts, **purposes, **tables;
 	struct queue_stmts *set;
 	int one_at_a_time;	/* the server refused the choice of many */
+	/* the bucket lock this connection holds (holding), its name */
+	int holding;
+	char held[80];
+};
+
+/* What a claim is made with (queue_claim_job's). */
+struct claim_of {
+	unsigned long lock_seconds;
+	const char *token;
+	struct job *job;
+	int *claimed;
 };
 
 /* The text of parts for keyed type t, its places filled (KEY, INDEX,
@@ -205,7 +301,7 @@ text_for(struct queue *q, const struct cfg_type *t,
 {
 	char column[2 * CFG_KEY_COLUMN_MAX + 3], key[sizeof column + 32];
 	const char *index = queue_type_index(q) ? "idx_type_pick" : "idx_pick";
-	const char *part[16];
+	const char **part = xcalloc(nparts, sizeof *part);
 	size_t i, len = 1;
 	char *text;
 
@@ -215,14 +311,15 @@ text_for(struct queue *q, const struct cfg_type *t,
 		db_quote_ident(t->flow.key, column, sizeof column);
 		snprintf(key, sizeof key, KEY_OF_COLUMN, column);
 	}
-	for (i = 0; i < nparts && i < 16; i++) {
+	for (i = 0; i < nparts; i++) {
 		part[i] = parts[i] == KEY ? key : parts[i] == INDEX ? index :
 		    parts[i] == CURSOR ? (cursor ? PAST_CURSOR : "") : parts[i];
 		len += strlen(part[i]);
 	}
 	text = xcalloc(1, len);
-	for (i = 0; i < nparts && i < 16; i++)
+	for (i = 0; i < nparts; i++)
 		strcat(text, part[i]);
+	free(part);
 	return text;
 }
 
@@ -237,6 +334,8 @@ add_type(struct flow_keys *k, const struct cfg_type *t)
 		[MANY_AFTER] = "choose jobs whose keys have room",
 		[LOAD] = "count the jobs waiting for a key",
 		[LOOK] = "look for a job whose key has room",
+		[TAKE_HEAD] = "lock a bucket of keys",
+		[TAKE_AFTER] = "lock a bucket of keys",
 	};
 	struct keyed *kt = &k->types[k->n];
 	size_t at = KEY_STMTS * k->n, i;
@@ -257,12 +356,39 @@ add_type(struct flow_keys *k, const struct cfg_type *t)
 	}
 	kt->texts[LOAD] = text_for(k->q, t, load_parts, NLOAD, 0);
 	kt->texts[LOOK] = text_for(k->q, t, look_parts, NLOOK, 0);
+	kt->texts[TAKE_HEAD] = text_for(k->q, t, take_head_parts,
+	    NTAKE_HEAD, 0);
+	kt->texts[TAKE_AFTER] = text_for(k->q, t, take_after_parts,
+	    NTAKE_AFTER, 0);
 	for (i = 0; i < KEY_STMTS; i++) {
 		k->texts[at + i] = kt->texts[i];
 		k->purposes[at + i] = purpose[i];
 		k->tables[at + i] = queue_name(k->q);
 	}
 	k->n++;
+}
+
+/* The set's own statements, at at. */
+static void
+add_own(struct flow_keys *k, size_t at)
+{
+	static const char *const text[SET_STMTS] = {
+		[CHECK_PATH] = path_text, [LOCK_NAME] = name_text,
+		[TAKE_AT] = take_at_text, [RELEASE_BUCKET] = release_text,
+	};
+	static const char *const purpose[SET_STMTS] = {
+		[CHECK_PATH] = "check a concurrency_key",
+		[LOCK_NAME] = "name a keyed type's locks",
+		[TAKE_AT] = "lock a bucket of keys",
+		[RELEASE_BUCKET] = "unlock a bucket of keys",
+	};
+	size_t i;
+
+	for (i = 0; i < SET_STMTS; i++) {
+		k->texts[at + i] = text[i];
+		k->purposes[at + i] = purpose[i];
+		k->tables[at + i] = NULL;
+	}
 }
 
 struct flow_keys *
@@ -278,17 +404,15 @@ flow_keys_open(struct queue *q, const struct cfg *cfg)
 	k = xcalloc(1, sizeof *k);
 	k->q = q;
 	k->types = xcalloc(n, sizeof *k->types);
-	k->texts = xcalloc(KEY_STMTS * n + 1, sizeof *k->texts);
-	k->purposes = xcalloc(KEY_STMTS * n + 1, sizeof *k->purposes);
-	k->tables = xcalloc(KEY_STMTS * n + 1, sizeof *k->tables);
+	k->texts = xcalloc(KEY_STMTS * n + SET_STMTS, sizeof *k->texts);
+	k->purposes = xcalloc(KEY_STMTS * n + SET_STMTS, sizeof *k->purposes);
+	k->tables = xcalloc(KEY_STMTS * n + SET_STMTS, sizeof *k->tables);
 	for (i = 0; i < cfg->ntypes; i++)
 		if (cfg->types[i].flow.key != NULL)
 			add_type(k, &cfg->types[i]);
-	k->texts[KEY_STMTS * n] = path_text;
-	k->purposes[KEY_STMTS * n] = "check a concurrency_key";
-	k->tables[KEY_STMTS * n] = NULL;
+	add_own(k, KEY_STMTS * n);
 	k->set = queue_stmts_open(q, k->texts, k->purposes, k->tables,
-	    KEY_STMTS * n + 1, NULL);
+	    KEY_STMTS * n + SET_STMTS, NULL);
 	return k;
 }
 
@@ -320,13 +444,43 @@ check_path(struct flow_keys *k, const struct cfg_type *t, char *err,
 	enum db_status st;
 	int found;
 
-	st = queue_stmts_one(k->set, KEY_STMTS * k->n, args, 1, &col, 1,
-	    &found, err,
-	    errlen);
+	st = queue_stmts_one(k->set, KEY_STMTS * k->n + CHECK_PATH, args, 1,
+	    &col, 1, &found, err, errlen);
 	if (st == DB_OK && (!found || col == NULL)) {
 		errf(err, errlen, "the server takes it for no JSON path");
 		st = DB_SCHEMA;
 	}
+	free(col);
+	return st;
+}
+
+/* Whether keyed type t is claimed under its keys' bucket locks: not
+ * beside a cap or a rate of its own, which count under the control row's
+ * lock, nor on Galera, whose nodes do not share named locks. */
+static int
+bucketed(struct flow_keys *k, const struct cfg_type *t)
+{
+	return !t->flow.concurrency && !t->flow.rate && !queue_galera(k->q);
+}
+
+/* Name keyed type i's bucket locks, when it is claimed under them. */
+static enum db_status
+name_locks(struct flow_keys *k, size_t i, char *err, size_t errlen)
+{
+	struct keyed *kt = &k->types[i];
+	struct db_arg args[] = { DB_STR(queue_name(k->q)),
+	    DB_STR(queue_name(k->q)), DB_STR(kt->type->name) };
+	char *col = NULL;
+	enum db_status st;
+	int found;
+
+	kt->lock[0] = '\0';
+	if (!bucketed(k, kt->type))
+		return DB_OK;
+	st = queue_stmts_one(k->set, KEY_STMTS * k->n + LOCK_NAME, args, 3,
+	    &col, 1, &found, err, errlen);
+	if (st == DB_OK && found && col != NULL)
+		snprintf(kt->lock, sizeof kt->lock, "%s", col);
 	free(col);
 	return st;
 }
@@ -346,6 +500,8 @@ flow_keys_check(struct flow_keys *k, char *err, size_t errlen)
 		if (st == DB_OK)
 			st = queue_stmts_prepare(k->set, KEY_STMTS * i,
 			    cause, sizeof cause);
+		if (st == DB_OK)
+			st = name_locks(k, i, cause, sizeof cause);
 		/* A server without window functions chooses one at a time. */
 		if (st == DB_OK && queue_stmts_prepare(k->set, KEY_STMTS * i +
 		    MANY_HEAD, cause, sizeof cause) != DB_OK)
@@ -381,6 +537,14 @@ flow_keys_has(const struct flow_keys *k, const char *type)
 	return k != NULL && index_of(k, type) < k->n;
 }
 
+int
+flow_keys_bucketed(const struct flow_keys *k, const char *type)
+{
+	size_t i = index_of(k, type);
+
+	return k != NULL && i < k->n && k->types[i].lock[0] != '\0';
+}
+
 /* The key's path (when it is one), then the type twice, into args. */
 static unsigned
 key_args(const struct cfg_type *t, struct db_arg *args)
@@ -398,35 +562,52 @@ key_args(const struct cfg_type *t, struct db_arg *args)
 struct chosen {
 	uint64_t id;
 	char at[32];	/* next_run_at, as the server wrote it */
+	unsigned bucket;	/* its key's (LOOK) */
 };
 
-/* Run choice which of keyed type i (PICK_* and LOOK for one, MANY_* for
- * up to want): the jobs chosen into out, *n of them, of *rows read
- * (rows may be NULL). */
-static enum db_status
-choose_run(struct flow_keys *k, size_t i, unsigned which,
-    struct chosen *out, size_t want, size_t *n, size_t *rows, char *err,
-    size_t errlen)
+/* The choice's bucket, as an argument: "0" to "7", or NULL for any. */
+static const char *
+bucket_arg(int bucket, char *buf, size_t len)
 {
-	const struct keyed *kt = &k->types[i];
-	const struct cfg_type *t = kt->type;
+	if (bucket < 0)
+		return NULL;
+	snprintf(buf, len, "%d", bucket);
+	return buf;
+}
+
+/* Run choice which of keyed type i (PICK_* and LOOK for one, MANY_* for
+ * up to want) in bucket (-1: any), from cursor cur: the jobs chosen into
+ * out, *n of them, of *rows read (rows may be NULL). */
+static enum db_status
+choose_run(struct flow_keys *k, size_t i, unsigned which, int bucket,
+    const struct cursor *cur, struct chosen *out, size_t want, size_t *n,
+    size_t *rows, char *err, size_t errlen)
+{
+	const struct cfg_type *t = k->types[i].type;
 	int many = which == MANY_HEAD || which == MANY_AFTER;
-	char *cols[2] = { NULL, NULL };
-	struct db_arg args[20];
+	int path = CFG_KEY_IS_PATH(t->flow.key);
+	char *cols[3] = { NULL, NULL, NULL }, b[16];
+	unsigned nargs = 0, ncols = which == LOOK ? 3 : 2;
+	struct db_arg args[24];
 	enum db_status st;
-	unsigned nargs = 0;
 	int rc;
 
-	if (many && CFG_KEY_IS_PATH(t->flow.key))
+	if ((many || which == LOOK) && path)
 		args[nargs++] = DB_STR(t->flow.key);
 	args[nargs++] = DB_STR(t->name);
 	args[nargs++] = DB_STR(t->name);
 	if (which == PICK_AFTER || which == MANY_AFTER) {
-		args[nargs++] = DB_STR(kt->at);
-		args[nargs++] = DB_STR(kt->at);
-		args[nargs++] = DB_NUM(kt->id);
+		args[nargs++] = DB_STR(cur->at);
+		args[nargs++] = DB_STR(cur->at);
+		args[nargs++] = DB_NUM(cur->id);
 	}
-	if (CFG_KEY_IS_PATH(t->flow.key))
+	if (which != LOOK) {
+		args[nargs++] = DB_STR(bucket_arg(bucket, b, sizeof b));
+		if (path)
+			args[nargs++] = DB_STR(t->flow.key);
+		args[nargs++] = DB_STR(bucket_arg(bucket, b, sizeof b));
+	}
+	if (path)
 		args[nargs++] = DB_STR(t->flow.key);
 	nargs += key_args(t, args + nargs);
 	args[nargs++] = DB_NUM(t->flow.key_concurrency);
@@ -448,7 +629,7 @@ choose_run(struct flow_keys *k, size_t i, unsigned which,
 	st = queue_stmts_run(k->set, KEY_STMTS * i + which, args, nargs, err,
 	    errlen);
 	while (st == DB_OK && (rc = queue_stmts_fetch(k->set,
-	    KEY_STMTS * i + which, cols, 2, err, errlen)) != 0) {
+	    KEY_STMTS * i + which, cols, ncols, err, errlen)) != 0) {
 		if (rc < 0)
 			st = DB_ERROR;
 		else if (rows != NULL)
@@ -456,35 +637,40 @@ choose_run(struct flow_keys *k, size_t i, unsigned which,
 		if (rc > 0 && *n < want && cols[1] != NULL) {
 			out[*n].id = queue_number(cols[0]);
 			snprintf(out[*n].at, sizeof out[*n].at, "%s", cols[1]);
+			out[*n].bucket = ncols > 2 ? (unsigned)(queue_number(
+			    cols[2]) % KEY_BUCKETS) : 0;
 			(*n)++;
 		}
-		db_free_cols(cols, 2);
+		db_free_cols(cols, ncols);
 	}
 	return st;
 }
 
-/* The choice for keyed type i, of one (want 1) or of many: past the
- * cursor while it is young, and from the head when that finds none. */
+/* The choice for keyed type i in bucket (-1: any, cursor 0), of one (want
+ * 1) or of many: past the bucket's cursor while it is young, and from the
+ * head when that finds none. */
 static enum db_status
-choose(struct flow_keys *k, size_t i, struct chosen *out, size_t want,
-    size_t *n, char *err, size_t errlen)
+choose(struct flow_keys *k, size_t i, int bucket, struct chosen *out,
+    size_t want, size_t *n, char *err, size_t errlen)
 {
 	struct keyed *kt = &k->types[i];
+	struct cursor *cur = &kt->cursors[bucket < 0 ? 0 : bucket];
 	unsigned head = want > 1 ? MANY_HEAD : PICK_HEAD;
 	enum db_status st;
 
 	/* order = key: from the head every time, so that a job of a key
 	 * due before the cursor (enqueued since, or its key freed) comes
 	 * first. */
-	if (kt->id != 0 && !kt->type->flow.key_order &&
-	    now_ms() - kt->head_ms < KEY_HEAD_MS) {
-		st = choose_run(k, i, head + 1, out, want, n, NULL, err,
-		    errlen);
+	if (cur->id != 0 && !kt->type->flow.key_order &&
+	    now_ms() - cur->head_ms < KEY_HEAD_MS) {
+		st = choose_run(k, i, head + 1, bucket, cur, out, want, n,
+		    NULL, err, errlen);
 		if (st != DB_OK || *n != 0)
 			return st;
 	}
-	kt->head_ms = now_ms();
-	return choose_run(k, i, head, out, want, n, NULL, err, errlen);
+	cur->head_ms = now_ms();
+	return choose_run(k, i, head, bucket, cur, out, want, n, NULL, err,
+	    errlen);
 }
 
 enum db_status
@@ -492,50 +678,63 @@ flow_keys_pick(struct flow_keys *k, const char *type, uint64_t *id,
     int *due, char *err, size_t errlen)
 {
 	size_t i = index_of(k, type), n = 0, rows = 0;
-	struct chosen c = { 0, "" };
+	struct chosen c = { 0, "", 0 };
 	enum db_status st;
 
 	*id = 0;
 	*due = 0;
 	if (k == NULL || i >= k->n)
 		return DB_OK;
-	st = choose_run(k, i, LOOK, &c, 1, &n, &rows, err, errlen);
+	st = choose_run(k, i, LOOK, -1, &k->types[i].cursors[0], &c, 1, &n,
+	    &rows, err, errlen);
 	*id = n > 0 ? c.id : 0;
 	*due = rows > 0;
 	return st;
 }
 
-/* Whether (at, id) comes before kt's cursor in the claim's order (the
+/* Whether (at, id) comes before cursor cur in the claim's order (the
  * server's DATETIME text sorts as its time). */
 static int
-before_cursor(const struct keyed *kt, const char *at, uint64_t id)
+before_cursor(const struct cursor *cur, const char *at, uint64_t id)
 {
-	int c = strcmp(at, kt->at);
+	int c = strcmp(at, cur->at);
 
-	return c < 0 || (c == 0 && id < kt->id);
+	return c < 0 || (c == 0 && id < cur->id);
+}
+
+/* Cursor cur goes back to (at, id) if it is past it. */
+static void
+move_back(struct cursor *cur, const char *at, uint64_t id)
+{
+	if (cur->id != 0 && before_cursor(cur, at, id)) {
+		snprintf(cur->at, sizeof cur->at, "%s", at);
+		cur->id = id;
+	}
 }
 
 /* The key of the job that ended may have room now: its key's next job
- * comes after it, so the cursor moves back to it, not to the head (whose
- * rows may be another busy key's, many of them). */
+ * comes after it, so its bucket's cursor moves back to it, not to the
+ * head (whose rows may be another busy key's, many of them). */
 void
 flow_keys_freed(struct flow_keys *k, const char *type, uint64_t id)
 {
 	size_t i = index_of(k, type), j;
 	struct keyed *kt;
 
-	if (k == NULL || i >= k->n || k->types[i].id == 0)
+	if (k == NULL || i >= k->n)
 		return;
 	kt = &k->types[i];
 	for (j = 0; j < KEY_CLAIMS_KEPT; j++)
 		if (kt->claims[j].id == id && kt->claims[j].id != 0)
 			break;
-	if (j == KEY_CLAIMS_KEPT)
-		kt->id = 0;
-	else if (before_cursor(kt, kt->claims[j].at, id)) {
-		memcpy(kt->at, kt->claims[j].at, sizeof kt->at);
-		kt->id = id;
+	if (j == KEY_CLAIMS_KEPT) {
+		for (j = 0; j < KEY_BUCKETS; j++)
+			kt->cursors[j].id = 0;
+		kt->first.id = 0;
+		return;
 	}
+	move_back(&kt->cursors[kt->claims[j].bucket], kt->claims[j].at, id);
+	move_back(&kt->first, kt->claims[j].at, id);
 }
 
 enum db_status
@@ -566,25 +765,29 @@ flow_keys_load(struct flow_keys *k, const char *type, uint64_t *full,
 	return st;
 }
 
-/* kt claimed job c: the cursor moves to it. */
+/* kt claimed job c in bucket (-1: any): its cursor moves to it. */
 static void
-moved(struct keyed *kt, const struct chosen *c)
+moved(struct keyed *kt, int bucket, const struct chosen *c)
 {
 	struct claimed_at *to = &kt->claims[kt->next_claim];
+	struct cursor *cur = &kt->cursors[bucket < 0 ? 0 : bucket];
 
 	kt->next_claim = (kt->next_claim + 1) % KEY_CLAIMS_KEPT;
 	to->id = c->id;
 	snprintf(to->at, sizeof to->at, "%s", c->at);
-	snprintf(kt->at, sizeof kt->at, "%s", c->at);
-	kt->id = c->id;
+	to->bucket = bucket < 0 ? 0 : (unsigned)bucket;
+	snprintf(cur->at, sizeof cur->at, "%s", c->at);
+	cur->id = c->id;
+	kt->first.id = c->id;
+	snprintf(kt->first.at, sizeof kt->first.at, "%s", c->at);
 }
 
-/* Claim up to 1 + extra->want jobs of keyed type i: one choice, then
- * one claim of them all (queue_claim_jobs). */
+/* Claim up to 1 + extra->want jobs of keyed type i in bucket: one
+ * choice, then one claim of them all (queue_claim_jobs). */
 static enum db_status
-claim_many(struct flow_keys *k, size_t i, unsigned long lock_seconds,
-    const char *token, struct job *job, int *claimed,
-    struct flow_extra *extra, char *err, size_t errlen)
+claim_many(struct flow_keys *k, size_t i, int bucket,
+    const struct claim_of *by, struct flow_extra *extra, char *err,
+    size_t errlen)
 {
 	struct chosen c[1 + FLOW_EXTRA_MAX];
 	const char *tokens[1 + FLOW_EXTRA_MAX];
@@ -593,27 +796,27 @@ claim_many(struct flow_keys *k, size_t i, unsigned long lock_seconds,
 	enum db_status st;
 	size_t n = 0, j;
 
-	st = choose(k, i, c, 1 + extra->want, &n, err, errlen);
+	st = choose(k, i, bucket, c, 1 + extra->want, &n, err, errlen);
 	if (st != DB_OK || n == 0)
 		return st;
 	for (j = 0; j < n; j++) {
 		ids[j] = c[j].id;
-		tokens[j] = j == 0 ? token : extra->tokens[j - 1];
-		jobs[j] = j == 0 ? job : &extra->jobs[j - 1];
+		tokens[j] = j == 0 ? by->token : extra->tokens[j - 1];
+		jobs[j] = j == 0 ? by->job : &extra->jobs[j - 1];
 		memset(jobs[j], 0, sizeof *jobs[j]);
 	}
-	st = queue_claim_jobs(k->q, ids, n, lock_seconds, tokens, jobs, err,
-	    errlen);
+	st = queue_claim_jobs(k->q, ids, n, by->lock_seconds, tokens, jobs,
+	    err, errlen);
 	if (st != DB_OK) {
 		/* What was read is freed with the rest (flow_extra_drop). */
 		extra->got = n - 1;
-		*claimed = jobs[0]->type != NULL;
+		*by->claimed = jobs[0]->type != NULL;
 		return st;
 	}
-	*claimed = 1;
+	*by->claimed = 1;
 	extra->got = n - 1;
 	for (j = 0; j < n; j++)
-		moved(&k->types[i], &c[j]);
+		moved(&k->types[i], bucket, &c[j]);
 	return st;
 }
 
@@ -627,59 +830,188 @@ claims_many(struct flow_keys *k, const struct cfg_type *t,
 	    !t->flow.concurrency && !t->flow.rate && queue_many_claims(k->q);
 }
 
+/* Claim a due job of keyed type i in bucket (-1: any), with extras
+ * when it may: none claimed, *found says whether the choice had one. */
+static enum db_status
+claim_in(struct flow_keys *k, size_t i, int bucket, const struct claim_of *by,
+    struct flow_extra *extra, int *found, char *err, size_t errlen)
+{
+	enum db_status st = DB_OK;
+	struct chosen c;
+	size_t n = 0;
+	int tries = 0;
+
+	*found = 0;
+	if (claims_many(k, k->types[i].type, extra)) {
+		st = claim_many(k, i, bucket, by, extra, err, errlen);
+		*found = *by->claimed;
+		return st;
+	}
+	do {	/* taken by someone else between choice and claim */
+		st = choose(k, i, bucket, &c, 1, &n, err, errlen);
+		*found |= n != 0;
+		if (st == DB_OK && n != 0)
+			st = queue_claim_job(k->q, c.id, by->lock_seconds,
+			    by->token, by->job, by->claimed, err, errlen);
+		if (st == DB_OK && *by->claimed)
+			moved(&k->types[i], bucket, &c);
+	} while (st == DB_OK && n != 0 && !*by->claimed && ++tries < 3);
+	return st;
+}
+
+/* The arguments of a FIRST_BUCKET, past cursor cur or (NULL) from the
+ * head, into args: how many. */
+static unsigned
+first_args(const struct cfg_type *t, const struct cursor *cur,
+    struct db_arg *args)
+{
+	unsigned n = 0;
+
+	if (CFG_KEY_IS_PATH(t->flow.key))
+		args[n++] = DB_STR(t->flow.key);
+	args[n++] = DB_STR(t->name);
+	args[n++] = DB_STR(t->name);
+	if (cur != NULL) {
+		args[n++] = DB_STR(cur->at);
+		args[n++] = DB_STR(cur->at);
+		args[n++] = DB_NUM(cur->id);
+	}
+	return n;
+}
+
+/* Take the lock of a bucket of keyed type i's: the first due job's
+ * bucket first (at -1; TAKE_HEAD, TAKE_AFTER), or bucket at (TAKE_AT).
+ * *bucket, -1 when none is free; *head 0 when no job is due (then no
+ * lock is taken). */
+static enum db_status
+take_bucket(struct flow_keys *k, size_t i, int at, int *bucket, int *head,
+    char *err, size_t errlen)
+{
+	struct keyed *kt = &k->types[i];
+	struct db_arg args[KEY_BUCKETS + 1 + 2 * 8 + 3];
+	char *cols[2] = { NULL, NULL }, first[16];
+	size_t which = KEY_STMTS * i + TAKE_HEAD;
+	enum db_status st;
+	unsigned n = 0;
+	int found;
+
+	while (n < KEY_BUCKETS + 1)
+		args[n++] = DB_STR(kt->lock);
+	if (at >= 0) {
+		which = KEY_STMTS * k->n + TAKE_AT;
+		args[n++] = DB_STR(bucket_arg(at, first, sizeof first));
+	} else if (kt->first.id != 0 && !kt->type->flow.key_order &&
+	    now_ms() - kt->first.head_ms < KEY_HEAD_MS) {
+		/* Past the cursor while it is young (choose's rule). */
+		which = KEY_STMTS * i + TAKE_AFTER;
+		n += first_args(kt->type, &kt->first, args + n);
+		n += first_args(kt->type, NULL, args + n);
+	} else {
+		kt->first.head_ms = now_ms();
+		n += first_args(kt->type, NULL, args + n);
+	}
+	st = queue_stmts_one(k->set, which, args, n, cols, 2, &found, err,
+	    errlen);
+	*head = st == DB_OK && found && cols[0] != NULL;
+	*bucket = -1;
+	if (*head && cols[1] != NULL) {
+		*bucket = (int)(queue_number(cols[1]) % KEY_BUCKETS);
+		snprintf(k->held, sizeof k->held, "%s.%d", kt->lock, *bucket);
+		k->holding = 1;
+	}
+	db_free_cols(cols, 2);
+	return st;
+}
+
+enum db_status
+flow_keys_release(struct flow_keys *k, char *err, size_t errlen)
+{
+	struct db_arg args[1];
+	enum db_status st;
+
+	if (k == NULL || !k->holding)
+		return DB_OK;
+	args[0] = DB_STR(k->held);
+	st = queue_stmts_run(k->set, KEY_STMTS * k->n + RELEASE_BUCKET, args,
+	    1, err, errlen);
+	/* A connection lost holds no lock; one that failed to say is
+	 * released again before the next claim takes one. */
+	if (st == DB_OK || st == DB_UNREACHABLE)
+		k->holding = 0;
+	return st == DB_UNREACHABLE ? DB_OK : st;
+}
+
+/* Claim in keyed type i's bucket at (-1: the first due job's), its lock
+ * held when it claimed: *due, whether a job was due; *full, whether every
+ * bucket was taken. */
+static enum db_status
+claim_at(struct flow_keys *k, size_t i, int at, const struct claim_of *by,
+    int *due, int *full, struct flow_extra *extra, char *err,
+    size_t errlen)
+{
+	enum db_status st;
+	int bucket, found;
+
+	st = take_bucket(k, i, at, &bucket, due, err, errlen);
+	*full = *due && bucket < 0;
+	if (st != DB_OK || bucket < 0)
+		return st;
+	st = claim_in(k, i, bucket, by, extra, &found, err, errlen);
+	if (st == DB_OK && !*by->claimed)
+		st = flow_keys_release(k, err, errlen);
+	return st;
+}
+
+/* The claim of bucketed type i: the lock of the first due job's bucket
+ * (or the first free after it) and the claim among its keys' jobs; when
+ * that has none whose key has room, the look at every bucket (LOOK)
+ * finds the first job that has, and the claim is made in its bucket.
+ * The lock is held to after the transaction (flow_keys_release): every
+ * claim of a key, in its key's bucket, is chosen after the one before it
+ * committed. */
+static enum db_status
+claim_bucketed(struct flow_keys *k, size_t i, const struct claim_of *by,
+    int *due, struct flow_extra *extra, char *err, size_t errlen)
+{
+	struct chosen c = { 0, "", 0 };
+	size_t n = 0, rows = 0;
+	enum db_status st;
+	int full = 0;
+
+	/* The transaction run again: the lock of its first run goes. */
+	st = flow_keys_release(k, err, errlen);
+	if (st == DB_OK)
+		st = claim_at(k, i, -1, by, due, &full, extra, err, errlen);
+	/* Claimed, none due, or every bucket taken (after a wait): done. */
+	if (st != DB_OK || *by->claimed || !*due || full)
+		return st;
+	st = choose_run(k, i, LOOK, -1, &k->types[i].first, &c, 1, &n, &rows,
+	    err, errlen);
+	if (st == DB_OK && n > 0)
+		st = claim_at(k, i, (int)c.bucket, by, due, &full, extra, err,
+		    errlen);
+	*due = rows > 0;
+	return st;
+}
+
 enum db_status
 flow_keys_claim(struct flow_keys *k, const char *type,
     unsigned long lock_seconds, const char *token, struct job *job,
     int *claimed, int *due, struct flow_extra *extra, char *err,
     size_t errlen)
 {
-	size_t i = index_of(k, type), n = 0;
-	enum db_status st = DB_OK;
-	struct chosen c;
-	int tries = 0;
+	size_t i = index_of(k, type);
+	struct claim_of by = { lock_seconds, token, job, claimed };
+	enum db_status st;
+	int found;
 
 	*claimed = *due = 0;
 	if (k == NULL || i >= k->n)
 		return DB_OK;
-	if (claims_many(k, k->types[i].type, extra))
-		st = claim_many(k, i, lock_seconds, token, job, claimed, extra,
-		    err, errlen);
-	else
-		do {	/* taken by someone else between choice and claim */
-			st = choose(k, i, &c, 1, &n, err, errlen);
-			if (st == DB_OK && n != 0)
-				st = queue_claim_job(k->q, c.id, lock_seconds,
-				    token, job, claimed, err, errlen);
-			if (st == DB_OK && *claimed)
-				moved(&k->types[i], &c);
-		} while (st == DB_OK && n != 0 && !*claimed && ++tries < 3);
+	if (k->types[i].lock[0] != '\0')
+		return claim_bucketed(k, i, &by, due, extra, err, errlen);
+	st = claim_in(k, i, -1, &by, extra, &found, err, errlen);
 	if (st == DB_OK && !*claimed)
 		st = queue_type_due(k->q, type, due, err, errlen);
-	return st;
-}
-
-void
-flow_extra_drop(struct flow_extra *extra)
-{
-	size_t j;
-
-	for (j = 0; extra != NULL && j < extra->got; j++)
-		queue_job_free(&extra->jobs[j]);
-	if (extra != NULL)
-		extra->got = 0;
-}
-
-enum db_status
-flow_extra_release(struct queue *q, struct flow_extra *extra, char *err,
-    size_t errlen)
-{
-	enum db_status st = DB_OK;
-	size_t j;
-	int owned;
-
-	for (j = 0; extra != NULL && st == DB_OK && j < extra->got; j++)
-		st = queue_release(q, &extra->jobs[j], extra->tokens[j],
-		    &owned, err, errlen);
-	flow_extra_drop(extra);
 	return st;
 }

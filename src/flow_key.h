@@ -27,6 +27,12 @@ enum db_status flow_keys_check(struct flow_keys *k, char *err,
 /* Whether type is keyed. */
 int flow_keys_has(const struct flow_keys *k, const char *type);
 
+/* Whether keyed type is claimed under its keys' bucket locks (no cap or
+ * rate of its own, not on Galera), known after flow_keys_check: its
+ * control row is then read under a shared lock (flow.c), and claims of
+ * keys in different buckets are made at once. */
+int flow_keys_bucketed(const struct flow_keys *k, const char *type);
+
 /* The first due job of type, in the claim's order from its head, whose
  * key has fewer than key_concurrency jobs in processing: *id, 0 for
  * none; *due, whether type has due jobs at all.  One statement, without
@@ -50,12 +56,11 @@ enum db_status flow_keys_claim(struct flow_keys *k, const char *type,
                                struct flow_extra *extra, char *err,
                                size_t errlen);
 
-/* Free the jobs extra took (a claim rolled back), or give them back
- * first (release: committed, but not to be run), their attempts not
- * spent. */
-void flow_extra_drop(struct flow_extra *extra);
-enum db_status flow_extra_release(struct queue *q, struct flow_extra *extra,
-                                  char *err, size_t errlen);
+/* Unlock the bucket a claim locked (flow_keys_claim holds it to after
+ * the claim's transaction); nothing when none is held. */
+enum db_status flow_keys_release(struct flow_keys *k, char *err,
+                                 size_t errlen);
+
 
 /* For status: type's keys at their key_concurrency (*full), and its due
  * jobs whose key is one of them (*waiting); 0 and 0 for a type not
