@@ -13,21 +13,17 @@
  * wherever the server's GROUP BY and IN say so.
  *
  * A keyed type is a limited type: its claim runs in flow control's
- * transaction, after its control row was read under a lock.  A keyed type
- * with a cap or a rate of its own, and every keyed type on Galera, locks
- * that row for itself, so its claimers on one server take turns (and on
- * Galera the write of the row makes two claimers on two nodes conflict,
- * one runs again).  Any other keyed type shares the row's lock (a pause
- * waits for the claims in flight) and takes one of KEY_BUCKETS named
- * locks instead, its keys' bucket: a hash of the key's weight under its
- * collation, so keys the server calls equal share one.  A claimer holds
- * it to after its COMMIT, so the claims of one key are made one after
- * another, each seeing the one before, while claims of keys in other
- * buckets are made at once.  The bucket is the first due job's (past the
- * type's cursor), or the first free after it: claims go by (next_run_at,
- * id) as far as the buckets are free, and a claim of many takes its
- * others from its first job's bucket.
- * Under that lock one statement chooses the first due job, in the
+ * transaction, after its control row was read under a lock.  With a cap
+ * or a rate of its own, or on Galera, it locks that row, so its claimers
+ * on one server take turns (on Galera the row's write makes claimers on
+ * two nodes conflict).  Else it shares the row's lock (a pause waits for
+ * the claims in flight) and takes the named lock of one of KEY_BUCKETS
+ * buckets of keys, by a hash of the key's weight under its collation, to
+ * after its COMMIT: a key's claims take turns, each seeing the one
+ * before, while other buckets' claims run at once.  The bucket is the
+ * first due job's, or the first free after it; a claim of many takes
+ * its others from its bucket.
+ * Under the lock one statement chooses the first due job, in the
  * claim's order, whose key has fewer than N jobs in processing: the keys
  * at N are read once (a derived table over the type's processing rows,
  * idx_type_status, as many rows as the type has running), and the due
@@ -75,14 +71,10 @@
 	KEY_CHARS ")"
 #define KEY_OF_COLUMN "LEFT(%s, " KEY_CHARS ")"
 
-/* A keyed type with no cap or rate of its own, off Galera, is claimed
- * under one of KEY_BUCKETS named locks, its key's bucket, not under its
- * control row's lock: claimers of keys in different buckets choose and
- * claim at once.  Keys the key's collation calls equal have equal weights
- * (WEIGHT_STRING), so one bucket; RTRIM because both servers keep a PAD
- * SPACE collation's trailing blanks in the weight, where 'abc' = 'abc '.
- * A job without a key is in bucket 0.  Every runner must use the same
- * KEY_BUCKETS. */
+/* A key's bucket of KEY_BUCKETS (see the head): keys the collation calls
+ * equal weigh the same (WEIGHT_STRING), and RTRIM because both servers
+ * keep a PAD SPACE collation's trailing blanks in the weight, where 'abc'
+ * = 'abc '.  No key: bucket 0.  Every runner must use the same count. */
 #define KEY_BUCKETS 8
 #define KEY_BUCKETS_TEXT "8"
 #define BUCKET_OF "IFNULL(CRC32(WEIGHT_STRING(RTRIM(", KEY, "))) % " \
@@ -134,18 +126,15 @@ static const char *const look_parts[] = {
 };
 #define NLOOK (sizeof look_parts / sizeof look_parts[0])
 
-/* A bucketed type's claim takes a bucket's lock first: the bucket of its
- * first due job (read without a lock), else the first free after it,
- * else (after waiting for it at most KEY_BUCKET_WAIT seconds) that one.
- * COALESCE stops at the first that is not NULL, so one lock at most is
- * taken.  The first job is read past the type's cursor, and from the
- * head when none is there (TAKE_AFTER), or from the head (TAKE_HEAD).
- * Its key's room is not judged here (that costs the processing rows'
- * read twice a claim): a busy key's bucket has other keys, which the
- * choice in it finds.  The statement gives the first job's bucket, NULL
- * when none is due (then no lock is taken), and the bucket locked, NULL
- * when none (args: the lock name, 9 times, [path,] type, type, [time,
- * time, id,] and for TAKE_AFTER [path,] type, type again). */
+/* A bucketed type's claim first locks the bucket of its first due job
+ * (read without a lock, past the type's cursor and else from the head:
+ * TAKE_AFTER; or from the head: TAKE_HEAD), else the first free after
+ * it, else that one after waiting at most KEY_BUCKET_WAIT s (COALESCE
+ * stops at the first not NULL: one lock at most).  Its key's room is not
+ * judged (claim_bucketed looks further).  It gives the job's bucket, NULL
+ * when none is due (no lock taken), and the bucket locked, NULL for none
+ * (args: the lock name 9 times, [path,] type, type, [time, time, id,]
+ * and for TAKE_AFTER [path,] type, type again). */
 #define KEY_BUCKET_WAIT "1"
 #define TRY_BUCKET(j) "IF(GET_LOCK(CONCAT(?, '.', (h.b + " #j ") % " \
 	KEY_BUCKETS_TEXT "), 0), (h.b + " #j ") % " KEY_BUCKETS_TEXT ", NULL), "
@@ -229,10 +218,10 @@ static const char *const load_parts[] = {
  * (MySQL) for one it does not. */
 static const char path_text[] = "SELECT JSON_CONTAINS_PATH('{}', 'one', ?)";
 
-/* A bucket's lock name: the database, the job table (in lower case
- * where the server folds table names) and the type, hashed (a lock's name
- * is server-wide, and at most 64 characters on MySQL); the bucket is
- * added in C (args: table, table, type). */
+/* A bucket's lock name, less the bucket: the database, the job table (in
+ * lower case where the server folds table names) and the type, hashed
+ * (a name is server-wide, 64 characters at most on MySQL; args: table,
+ * table, type). */
 static const char name_text[] = "SELECT CONCAT('jobrun.', LEFT(SHA2("
     "CONCAT_WS('/', DATABASE(), IF(@@lower_case_table_names = 0, ?,"
     " LOWER(?)), ?), 256), 40))";
@@ -454,15 +443,6 @@ check_path(struct flow_keys *k, const struct cfg_type *t, char *err,
 	return st;
 }
 
-/* Whether keyed type t is claimed under its keys' bucket locks: not
- * beside a cap or a rate of its own, which count under the control row's
- * lock, nor on Galera, whose nodes do not share named locks. */
-static int
-bucketed(struct flow_keys *k, const struct cfg_type *t)
-{
-	return !t->flow.concurrency && !t->flow.rate && !queue_galera(k->q);
-}
-
 /* Name keyed type i's bucket locks, when it is claimed under them. */
 static enum db_status
 name_locks(struct flow_keys *k, size_t i, char *err, size_t errlen)
@@ -475,7 +455,10 @@ name_locks(struct flow_keys *k, size_t i, char *err, size_t errlen)
 	int found;
 
 	kt->lock[0] = '\0';
-	if (!bucketed(k, kt->type))
+	/* Not beside a cap or a rate of its own (counted under the control
+	 * row's lock), nor on Galera, whose nodes share no named lock. */
+	if (kt->type->flow.concurrency || kt->type->flow.rate ||
+	    queue_galera(k->q))
 		return DB_OK;
 	st = queue_stmts_one(k->set, KEY_STMTS * k->n + LOCK_NAME, args, 3,
 	    &col, 1, &found, err, errlen);
@@ -962,13 +945,10 @@ claim_at(struct flow_keys *k, size_t i, int at, const struct claim_of *by,
 	return st;
 }
 
-/* The claim of bucketed type i: the lock of the first due job's bucket
- * (or the first free after it) and the claim among its keys' jobs; when
- * that has none whose key has room, the look at every bucket (LOOK)
- * finds the first job that has, and the claim is made in its bucket.
- * The lock is held to after the transaction (flow_keys_release): every
- * claim of a key, in its key's bucket, is chosen after the one before it
- * committed. */
+/* The claim of bucketed type i in its first due job's bucket, else in
+ * that of the first whose key has room (LOOK).  The lock is held to after
+ * the transaction (flow_keys_release): a key's claims, in its bucket, are
+ * chosen each after the one before it committed. */
 static enum db_status
 claim_bucketed(struct flow_keys *k, size_t i, const struct claim_of *by,
     int *due, struct flow_extra *extra, char *err, size_t errlen)
