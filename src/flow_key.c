@@ -76,7 +76,9 @@
  * keep a PAD SPACE collation's trailing blanks in the weight, where 'abc'
  * = 'abc '.  No key: bucket 0.  Every runner must use the same count. */
 #define KEY_BUCKETS 8
-#define KEY_BUCKETS_TEXT "8"
+#define KEY_TEXT(n) #n	/* n's text, once n's macro is expanded: */
+#define KEY_TEXT_OF(n) KEY_TEXT(n)
+#define KEY_BUCKETS_TEXT KEY_TEXT_OF(KEY_BUCKETS)
 #define BUCKET_OF "IFNULL(CRC32(WEIGHT_STRING(RTRIM(", KEY, "))) % " \
 	KEY_BUCKETS_TEXT ", 0)"
 /* ... the choice's rows in one bucket, or in any (args: bucket, [path],
@@ -129,7 +131,7 @@ static const char *const look_parts[] = {
 /* A bucketed type's claim first locks the bucket of its first due job
  * (read without a lock, past the type's cursor and else from the head:
  * TAKE_AFTER; or from the head: TAKE_HEAD), else the first free after
- * it, else that one after waiting at most KEY_BUCKET_WAIT s (COALESCE
+ * it (a TRY_BUCKET each), else that one after KEY_BUCKET_WAIT s (COALESCE
  * stops at the first not NULL: one lock at most).  Its key's room is not
  * judged (claim_bucketed looks further).  It gives the job's bucket, NULL
  * when none is due (no lock taken), and the bucket locked, NULL for none
@@ -871,7 +873,7 @@ take_bucket(struct flow_keys *k, size_t i, int at, int *bucket, int *head,
     char *err, size_t errlen)
 {
 	struct keyed *kt = &k->types[i];
-	struct db_arg args[KEY_BUCKETS + 1 + 2 * 8 + 3];
+	struct db_arg args[KEY_BUCKETS + 1 + 6 + 3];	/* first_args: 6, 3 */
 	char *cols[2] = { NULL, NULL }, first[16];
 	size_t which = KEY_STMTS * i + TAKE_HEAD;
 	enum db_status st;

@@ -61,7 +61,6 @@ enum db_status flow_keys_claim(struct flow_keys *k, const char *type,
 enum db_status flow_keys_release(struct flow_keys *k, char *err,
                                  size_t errlen);
 
-
 /* For status: type's keys at their key_concurrency (*full), and its due
  * jobs whose key is one of them (*waiting); 0 and 0 for a type not
  * keyed. */
