@@ -13,22 +13,21 @@
  * wherever the server's GROUP BY and IN say so.
  *
  * A keyed type is a limited type: its claim runs in flow control's
- * transaction, after its control row was read under a lock.  With a cap
- * or a rate of its own, or on Galera, it locks that row, so its claimers
- * on one server take turns (on Galera the row's write makes claimers on
- * two nodes conflict).  Else it shares the row's lock (a pause waits for
- * the claims in flight) and takes the named lock of one of KEY_BUCKETS
- * buckets of keys, by a hash of the key's weight under its collation, to
- * after its COMMIT: a key's claims take turns, each seeing the one
- * before, while other buckets' claims run at once.  The bucket is the
- * first due job's, or the first free after it; a claim of many takes
- * its others from its bucket.
+ * transaction, after its control row was read under a lock.  With a cap or
+ * a rate of its own, or on Galera, it locks that row, so its claimers on
+ * one server take turns (on Galera the row's write makes claimers on two
+ * nodes conflict).  Else it shares the row's lock (a pause waits for the
+ * claims in flight) and takes the named lock of one of KEY_BUCKETS buckets
+ * of keys, by a hash of the key's weight under its collation, to after its
+ * COMMIT: a key's claims take turns, each seeing the one before, while
+ * other buckets' claims run at once.  The bucket is the first due job's,
+ * or the first free after it; a claim of many takes its others from its
+ * bucket.
  * Under the lock one statement chooses the first due job, in the
- * claim's order, whose key has fewer than N jobs in processing: the keys
- * at N are read once (a derived table over the type's processing rows,
- * idx_type_status, as many rows as the type has running), and the due
- * jobs of busy keys are passed over, not claimed and given back: a job
- * waiting for its key spends no attempt, and holds back no other key.
+ * claim's order, whose key has fewer than N jobs in processing (the keys
+ * at N read once, from the type's processing rows by idx_type_status);
+ * the due jobs of busy keys are passed over, not claimed and given back:
+ * a job waiting for its key spends no attempt, and holds back no other key.
  * The job chosen is claimed by its id (queue_claim_job), an UPDATE that
  * checks again that it is pending and due.
  *
@@ -86,9 +85,10 @@
 #define IN_BUCKET " AND (? IS NULL OR ", BUCKET_OF, " = ?)"
 
 /* Places in a statement's parts that text_for fills: the key's
- * expression, the index to read, and the cursor's condition (or
- * nothing). */
-static const char KEY[] = "key", INDEX[] = "index", CURSOR[] = "cursor";
+ * expression, the index to read, the cursor's condition (or nothing),
+ * and the key's room (room_parts or room_one_parts). */
+static const char KEY[] = "key", INDEX[] = "index", CURSOR[] = "cursor",
+    ROOM[] = "room";
 
 /* The type's due jobs, in the claim's order (args: type, type, [time,
  * time, id]) */
@@ -97,36 +97,45 @@ static const char KEY[] = "key", INDEX[] = "index", CURSOR[] = "cursor";
 	" AND CAST(type AS BINARY) = CAST(? AS BINARY)" \
 	" AND next_run_at <= NOW()", past
 #define DUE_FROM DUE_FROM_AT(CURSOR)
-/* The type's jobs in processing, by key (args: type, type) */
-#define RUNNING_FROM " FROM " QUEUE_JOBS_TABLE " FORCE INDEX (idx_type_status)" \
-	" WHERE type = ? AND CAST(type AS BINARY) = CAST(? AS BINARY)" \
-	" AND status = 'processing' GROUP BY k"
-/* ... whose key is not at its cap (args: [path,] [path,] type, type, N) */
-#define KEY_HAS_ROOM " AND IFNULL(", KEY, " NOT IN (SELECT busy.k FROM" \
-	" (SELECT ", KEY, " AS k" RUNNING_FROM " HAVING COUNT(*) >= ?" \
-	" AND k IS NOT NULL) AS busy), TRUE)"
+/* The type's jobs in processing (args: type, type), and by key */
+#define RUNNING_WHERE " FROM " QUEUE_JOBS_TABLE \
+	" FORCE INDEX (idx_type_status) WHERE type = ?" \
+	" AND CAST(type AS BINARY) = CAST(? AS BINARY)" \
+	" AND status = 'processing'"
+#define RUNNING_FROM RUNNING_WHERE " GROUP BY k"
+/* ... whose key is not at its cap (ROOM, filled with this when N > 1;
+ * args: [path,] [path,] type, type, N) */
+static const char *const room_parts[] = {
+	" AND IFNULL(", KEY, " NOT IN (SELECT busy.k FROM (SELECT ", KEY,
+	" AS k" RUNNING_FROM " HAVING COUNT(*) >= ? AND k IS NOT NULL) AS busy),"
+	" TRUE)"
+};
+/* ... with N = 1 every key in processing is at its cap: their keys go to
+ * the server's set as read, with no GROUP BY's temporary table and sort (a
+ * third less work a choice, MariaDB 10.11).  A NULL among them makes NOT
+ * IN NULL, which IFNULL takes for room (args: [path,] [path,] type, type). */
+static const char *const room_one_parts[] = {
+	" AND IFNULL(", KEY, " NOT IN (SELECT ", KEY, RUNNING_WHERE "), TRUE)"
+};
 
 /* The first due job of the type whose key has room, in the claim's order,
- * and its next_run_at (args: type, type, [time, time, id,] bucket,
- * [path,] bucket, [path,] [path,] type, type, N).  A job without a key
- * (NULL) has no key cap. */
+ * and its next_run_at (args: type, type, [time, time, id,] bucket, [path,]
+ * bucket, ROOM's).  A job without a key (NULL) has no key cap. */
 static const char *const pick_parts[] = {
-	"SELECT id, next_run_at" DUE_FROM, IN_BUCKET, KEY_HAS_ROOM,
+	"SELECT id, next_run_at" DUE_FROM, IN_BUCKET, ROOM,
 	" ORDER BY next_run_at, id LIMIT 1"
 };
-#define NPARTS (sizeof pick_parts / sizeof pick_parts[0])
 
 /* A look while every due job's key was busy (flow.c's look_keys), in
  * one statement: the first due job whose key has room now, read from the
  * head, and its key's bucket, and a row (0, NULL, 0) when the type has any
  * due job at all, which tells a wait from a type with nothing left due
- * (args: [path,] type, type, [path,] [path,] type, type, N, type, type). */
+ * (args: [path,] type, type, ROOM's, type, type). */
 static const char *const look_parts[] = {
-	"(SELECT id, next_run_at, ", BUCKET_OF, DUE_FROM, KEY_HAS_ROOM,
+	"(SELECT id, next_run_at, ", BUCKET_OF, DUE_FROM, ROOM,
 	" ORDER BY next_run_at, id LIMIT 1) UNION ALL (SELECT 0, NULL, 0"
 	DUE_FROM, " LIMIT 1)"
 };
-#define NLOOK (sizeof look_parts / sizeof look_parts[0])
 
 /* A bucketed type's claim first locks the bucket of its first due job
  * (read without a lock, past the type's cursor and else from the head:
@@ -149,7 +158,6 @@ static const char *const look_parts[] = {
 static const char *const take_head_parts[] = {
 	TAKE_LOCK, FIRST_BUCKET(""), " AS b LIMIT 1) AS h"
 };
-#define NTAKE_HEAD (sizeof take_head_parts / sizeof take_head_parts[0])
 /* ... and the bucket given first (args: the lock name, 9 times, the
  * bucket) */
 static const char take_at_text[] = TAKE_LOCK "CAST(? AS UNSIGNED) AS b"
@@ -158,41 +166,37 @@ static const char *const take_after_parts[] = {
 	TAKE_LOCK "IFNULL(", FIRST_BUCKET(PAST_CURSOR), ", ",
 	FIRST_BUCKET(""), ") AS b LIMIT 1) AS h"
 };
-#define NTAKE_AFTER (sizeof take_after_parts / sizeof take_after_parts[0])
 
 /* The first M due jobs, in the claim's order, that their keys have room
  * for, counting each key's jobs in processing and those before it among
  * the chosen: of the first L due jobs whose keys are not at their cap,
  * a key's first N less its running ones (args: [path,] type, type,
- * [time, time, id,] bucket, [path,] bucket, [path,] [path,] type, type,
- * N, L, [path,] type, type, N, M).  The server partitions and joins by
+ * [time, time, id,] bucket, [path,] bucket, ROOM's, L, [path,] type, type,
+ * N, M).  The server partitions and joins by
  * key under the key's collation, as it groups. */
 static const char *const many_parts[] = {
 	"SELECT c.id, c.next_run_at FROM (SELECT d.id, d.next_run_at, d.k,"
 	" ROW_NUMBER() OVER (PARTITION BY d.k ORDER BY d.next_run_at, d.id)"
 	" AS rn FROM (SELECT id, next_run_at, ", KEY, " AS k" DUE_FROM,
-	IN_BUCKET, KEY_HAS_ROOM, " ORDER BY next_run_at, id LIMIT ?) AS d) AS c"
+	IN_BUCKET, ROOM, " ORDER BY next_run_at, id LIMIT ?) AS d) AS c"
 	" LEFT JOIN (SELECT ", KEY, " AS k, COUNT(*) AS n" RUNNING_FROM
 	") AS running ON running.k = c.k"
 	" WHERE c.k IS NULL OR c.rn + IFNULL(running.n, 0) <= ?"
 	" ORDER BY c.next_run_at, c.id LIMIT ?"
 };
-#define NMANY (sizeof many_parts / sizeof many_parts[0])
 
-/* The same with key_concurrency = 1, the default: a key that has room has
- * no job in processing, so the chosen are each key's first, and the
- * type's processing rows are read once, not twice (args: [path,] type,
- * type, [time, time, id,] bucket, [path,] bucket, [path,] [path,] type,
- * type, 1, L, M). */
+/* The same with key_concurrency = 1: a key with room has no job in
+ * processing, so the chosen are each key's first, and the processing rows
+ * are read once (args: [path,] type, type, [time, time, id,] bucket,
+ * [path,] bucket, ROOM's, L, M). */
 static const char *const many_one_parts[] = {
 	"SELECT c.id, c.next_run_at FROM (SELECT d.id, d.next_run_at, d.k,"
 	" ROW_NUMBER() OVER (PARTITION BY d.k ORDER BY d.next_run_at, d.id)"
 	" AS rn FROM (SELECT id, next_run_at, ", KEY, " AS k" DUE_FROM,
-	IN_BUCKET, KEY_HAS_ROOM, " ORDER BY next_run_at, id LIMIT ?) AS d) AS c"
+	IN_BUCKET, ROOM, " ORDER BY next_run_at, id LIMIT ?) AS d) AS c"
 	" WHERE c.k IS NULL OR c.rn = 1"
 	" ORDER BY c.next_run_at, c.id LIMIT ?"
 };
-#define NMANY_ONE (sizeof many_one_parts / sizeof many_one_parts[0])
 
 /* The type's keys at their cap, and its due jobs that wait for one of
  * them (args: [path,] type, type, N, [path,] type, type): what status
@@ -206,7 +210,6 @@ static const char *const load_parts[] = {
 	" AND next_run_at <= NOW() GROUP BY k) AS waiting"
 	" ON waiting.k = busy.k"
 };
-#define NLOAD (sizeof load_parts / sizeof load_parts[0])
 
 /* Due jobs a choice of M reads at most past those of busy keys: M times
  * this (a key's further jobs among them are passed over). */
@@ -285,7 +288,9 @@ struct claim_of {
 };
 
 /* The text of parts for keyed type t, its places filled (KEY, INDEX,
- * CURSOR: PAST_CURSOR when cursor, else nothing). */
+ * CURSOR: PAST_CURSOR when cursor, else nothing; ROOM). */
+#define TEXT_FOR(q, t, parts, cursor) \
+	text_for(q, t, parts, sizeof parts / sizeof parts[0], cursor)
 static char *
 text_for(struct queue *q, const struct cfg_type *t,
     const char *const *parts, size_t nparts, int cursor)
@@ -294,7 +299,7 @@ text_for(struct queue *q, const struct cfg_type *t,
 	const char *index = queue_type_index(q) ? "idx_type_pick" : "idx_pick";
 	const char **part = xcalloc(nparts, sizeof *part);
 	size_t i, len = 1;
-	char *text;
+	char *text, *room = NULL;
 
 	if (CFG_KEY_IS_PATH(t->flow.key))
 		snprintf(key, sizeof key, "%s", KEY_OF_PATH);
@@ -303,14 +308,20 @@ text_for(struct queue *q, const struct cfg_type *t,
 		snprintf(key, sizeof key, KEY_OF_COLUMN, column);
 	}
 	for (i = 0; i < nparts; i++) {
+		if (parts[i] == ROOM && room == NULL)
+			room = t->flow.key_concurrency == 1 ?
+			    TEXT_FOR(q, t, room_one_parts, 0) :
+			    TEXT_FOR(q, t, room_parts, 0);
 		part[i] = parts[i] == KEY ? key : parts[i] == INDEX ? index :
-		    parts[i] == CURSOR ? (cursor ? PAST_CURSOR : "") : parts[i];
+		    parts[i] == CURSOR ? (cursor ? PAST_CURSOR : "") :
+		    parts[i] == ROOM ? room : parts[i];
 		len += strlen(part[i]);
 	}
 	text = xcalloc(1, len);
 	for (i = 0; i < nparts; i++)
 		strcat(text, part[i]);
 	free(part);
+	free(room);
 	return text;
 }
 
@@ -330,27 +341,19 @@ add_type(struct flow_keys *k, const struct cfg_type *t)
 	};
 	struct keyed *kt = &k->types[k->n];
 	size_t at = KEY_STMTS * k->n, i;
+	int one = t->flow.key_concurrency == 1;
 
 	kt->type = t;
-	kt->texts[PICK_HEAD] = text_for(k->q, t, pick_parts, NPARTS, 0);
-	kt->texts[PICK_AFTER] = text_for(k->q, t, pick_parts, NPARTS, 1);
-	if (t->flow.key_concurrency == 1) {
-		kt->texts[MANY_HEAD] = text_for(k->q, t, many_one_parts,
-		    NMANY_ONE, 0);
-		kt->texts[MANY_AFTER] = text_for(k->q, t, many_one_parts,
-		    NMANY_ONE, 1);
-	} else {
-		kt->texts[MANY_HEAD] = text_for(k->q, t, many_parts, NMANY,
-		    0);
-		kt->texts[MANY_AFTER] = text_for(k->q, t, many_parts, NMANY,
-		    1);
-	}
-	kt->texts[LOAD] = text_for(k->q, t, load_parts, NLOAD, 0);
-	kt->texts[LOOK] = text_for(k->q, t, look_parts, NLOOK, 0);
-	kt->texts[TAKE_HEAD] = text_for(k->q, t, take_head_parts,
-	    NTAKE_HEAD, 0);
-	kt->texts[TAKE_AFTER] = text_for(k->q, t, take_after_parts,
-	    NTAKE_AFTER, 0);
+	kt->texts[PICK_HEAD] = TEXT_FOR(k->q, t, pick_parts, 0);
+	kt->texts[PICK_AFTER] = TEXT_FOR(k->q, t, pick_parts, 1);
+	kt->texts[MANY_HEAD] = one ? TEXT_FOR(k->q, t, many_one_parts, 0) :
+	    TEXT_FOR(k->q, t, many_parts, 0);
+	kt->texts[MANY_AFTER] = one ? TEXT_FOR(k->q, t, many_one_parts, 1) :
+	    TEXT_FOR(k->q, t, many_parts, 1);
+	kt->texts[LOAD] = TEXT_FOR(k->q, t, load_parts, 0);
+	kt->texts[LOOK] = TEXT_FOR(k->q, t, look_parts, 0);
+	kt->texts[TAKE_HEAD] = TEXT_FOR(k->q, t, take_head_parts, 0);
+	kt->texts[TAKE_AFTER] = TEXT_FOR(k->q, t, take_after_parts, 0);
 	for (i = 0; i < KEY_STMTS; i++) {
 		k->texts[at + i] = kt->texts[i];
 		k->purposes[at + i] = purpose[i];
@@ -595,7 +598,8 @@ choose_run(struct flow_keys *k, size_t i, unsigned which, int bucket,
 	if (path)
 		args[nargs++] = DB_STR(t->flow.key);
 	nargs += key_args(t, args + nargs);
-	args[nargs++] = DB_NUM(t->flow.key_concurrency);
+	if (t->flow.key_concurrency != 1)	/* room_parts's cap */
+		args[nargs++] = DB_NUM(t->flow.key_concurrency);
 	if (many)
 		args[nargs++] = DB_NUM(want * MANY_READ);
 	if (many && t->flow.key_concurrency != 1) {	/* many_parts */
@@ -643,9 +647,8 @@ choose(struct flow_keys *k, size_t i, int bucket, struct chosen *out,
 	unsigned head = want > 1 ? MANY_HEAD : PICK_HEAD;
 	enum db_status st;
 
-	/* order = key: from the head every time, so that a job of a key
-	 * due before the cursor (enqueued since, or its key freed) comes
-	 * first. */
+	/* order = key: from the head every time, so that a key's job due
+	 * before the cursor (enqueued since, or its key freed) comes first. */
 	if (cur->id != 0 && !kt->type->flow.key_order &&
 	    now_ms() - cur->head_ms < KEY_HEAD_MS) {
 		st = choose_run(k, i, head + 1, bucket, cur, out, want, n,
@@ -664,14 +667,11 @@ flow_keys_pick(struct flow_keys *k, const char *type, uint64_t *id,
 {
 	size_t i = index_of(k, type), n = 0, rows = 0;
 	struct chosen c = { 0, "", 0 };
-	enum db_status st;
+	enum db_status st = DB_OK;
 
-	*id = 0;
-	*due = 0;
-	if (k == NULL || i >= k->n)
-		return DB_OK;
-	st = choose_run(k, i, LOOK, -1, &k->types[i].cursors[0], &c, 1, &n,
-	    &rows, err, errlen);
+	if (k != NULL && i < k->n)
+		st = choose_run(k, i, LOOK, -1, &k->types[i].cursors[0], &c, 1,
+		    &n, &rows, err, errlen);
 	*id = n > 0 ? c.id : 0;
 	*due = rows > 0;
 	return st;
@@ -742,8 +742,7 @@ flow_keys_load(struct flow_keys *k, const char *type, uint64_t *full,
 	args[n++] = DB_NUM(t->flow.key_concurrency);
 	n += key_args(t, args + n);
 	st = queue_stmts_one(k->set, KEY_STMTS * i + LOAD, args, n, cols, 2,
-	    &found, err,
-	    errlen);
+	    &found, err, errlen);
 	*full = queue_number(cols[0]);
 	*waiting = queue_number(cols[1]);
 	db_free_cols(cols, 2);
