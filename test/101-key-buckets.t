@@ -9,10 +9,11 @@
 # one key in processing at once, by the server's clock and grouped by the
 # server's comparison, is never above key_concurrency.  The variants are
 # first checked against the server itself.  Also: the control row is not
-# written by such claims, and a pause still stops them.
+# written by such claims, and a pause still stops them, also one written
+# while they are in flight.
 . "${0%/*}/lib.sh"
 
-plan 10
+plan 14
 
 setup_db
 mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" \
@@ -116,6 +117,68 @@ run jobrun --type=col --jobs=4
 is "$rc/$(sql "SELECT COUNT(*) FROM polling_jobs WHERE type = 'col'
      AND status = 'pending'")" "0/5" "a paused keyed type's jobs are not claimed"
 
+# ... and a pause written while claims are in flight: no claim starts a
+# job of the type after the pause's write took the control row (the
+# claim's UPDATE by the server's clock, NOW(6); the pause's row change,
+# SYSDATE(6) in a trigger, after its lock wait): the claims in flight read
+# the row under a shared lock and the pause waits for them.  Each round
+# drains all of col's jobs again with six runners and pauses once a dozen
+# have been claimed; the runs then end (their only due jobs paused).  Under
+# valgrind, where a run takes a second or more to start, col's jobs last
+# longer, so that the pause still comes mid-drain.
+pause_sleep=0.02
+under_valgrind && pause_sleep=0.5
+write_config <<EOF2
+[run]
+batch_size = 100000
+max_seconds = 120
+
+[type.col]
+handler = exec
+command = /bin/sleep $pause_sleep
+concurrency_key = customer
+
+[type.js]
+handler = exec
+command = /bin/sleep 0.02
+concurrency_key = \$.c
+EOF2
+sql "ALTER TABLE polling_jobs_flow ADD paused6 DATETIME(6) NULL;
+     CREATE TRIGGER polling_jobs_flow_paused BEFORE UPDATE
+       ON polling_jobs_flow FOR EACH ROW SET NEW.paused6 =
+       IF(NEW.paused <> 0 AND OLD.paused = 0, SYSDATE(6), NEW.paused6)" ||
+    bail_out "cannot stamp the pause"
+run jobrun resume col
+rounds=$(valgrind_rounds 6) late= midway=
+col_claims() {
+	[ "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE type = 'col'
+	     AND claimed6 IS NOT NULL")" -ge 12 ]
+}
+for r in $(seq "$rounds"); do
+	sql "UPDATE polling_jobs SET status = 'pending', attempts = 0,
+	       next_run_at = NOW(), claimed6 = NULL, done6 = NULL
+	     WHERE type = 'col'"
+	pids=()
+	for i in 1 2 3 4 5 6; do
+		jobrun_bg --type=col --jobs=4 --quiet 2>"$T/p$i.err"
+		pids+=("$bg")
+	done
+	wait_for 60 col_claims || diag "round $r: the claims did not begin"
+	run jobrun pause col
+	at=$(sql "SELECT paused6 FROM polling_jobs_flow WHERE type = 'col'")
+	rcs=0
+	for p in "${pids[@]}"; do wait "$p" || rcs=$?; done
+	late+="$(sql "SELECT COUNT(*) FROM polling_jobs WHERE type = 'col'
+	     AND claimed6 > '$at'") "
+	midway+="$rc/$rcs/$(sql "SELECT COUNT(*) > 0 FROM polling_jobs
+	     WHERE type = 'col' AND status = 'pending'") "
+	run jobrun resume col
+done
+is "$midway" "$(printf '0/0/1 %.0s' $(seq "$rounds"))" \
+    "each pause, written mid-drain, and the runs exit 0, col's jobs left pending"
+is "$late" "$(printf '0 %.0s' $(seq "$rounds"))" \
+    "no job of col claimed after its pause took the control row (the claims in flight hold it)"
+
 # A busy key holds back no other key, whichever bucket theirs fall in:
 # key A's job in processing under another runner's live lock and five
 # more of A's due at the head; behind them one job of another key, a run
@@ -149,3 +212,54 @@ is "$claimed" "$(printf '0/1/success %.0s' 1 2 3 4 5 6 7 8)" \
 is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE business_key LIKE 'a_'
      AND status = 'pending' AND attempts = 0")" 5 \
     "A's waiting jobs are pending, no attempt spent"
+
+# Keys at the edges of what is compared: a NUL byte inside (nul<NUL>0 to
+# nul<NUL>3, four keys, each as is and with one and two trailing blanks),
+# and keys longer than the 255 characters compared, whose jobs differ only
+# after them (255 of é, or 254 of e and a letter A to C, then the job's
+# number): eight keys, checked against the server, drained by six runners
+# of --jobs=4 (each key's next jobs sought by many at once): never two
+# jobs of one key at once.
+write_config <<EOF2
+[run]
+batch_size = 100000
+max_seconds = 120
+
+[type.odd]
+handler = exec
+command = /bin/sleep 0.02
+concurrency_key = \$.c
+EOF2
+odd=$((8 * 24))
+under_valgrind && odd=$((8 * 6))
+sql "DELETE FROM polling_jobs;
+     INSERT INTO polling_jobs (business_key, type, payload, next_run_at,
+        created_at, updated_at)
+     WITH RECURSIVE s (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s
+        WHERE n < $odd)
+     SELECT CONCAT('odd', n), 'odd', JSON_OBJECT('c', IF(n % 8 < 4,
+        CONCAT('nul', CONVERT(CHAR(0) USING utf8mb4), n % 8,
+            REPEAT(' ', n DIV 8 % 3)),
+        CONCAT(ELT(n % 8 - 3, REPEAT(_utf8mb4 X'C3A9', 255),
+            CONCAT(REPEAT('e', 254), 'A'), CONCAT(REPEAT('e', 254), 'B'),
+            CONCAT(REPEAT('e', 254), 'C')), n))), NOW(), NOW(), NOW()
+     FROM s" ||
+    bail_out "cannot add the odd keys' jobs"
+is "$(sql "SELECT COUNT(DISTINCT $JSON_KEY),
+     COUNT(DISTINCT CAST(JSON_UNQUOTE(JSON_EXTRACT(payload, '\$.c')) AS BINARY)),
+     SUM(LOCATE(CHAR(0), CAST($JSON_KEY AS BINARY)) > 0)
+     FROM polling_jobs WHERE type = 'odd'")" "8	$((12 + odd / 2))	$((odd / 2))" \
+    "the server calls the odd spellings 8 keys, half of them holding a NUL"
+pids=()
+for i in 1 2 3 4 5 6; do
+	jobrun_bg --jobs=4 --quiet 2>"$T/o$i.err"
+	pids+=("$bg")
+done
+rcs=
+for p in "${pids[@]}"; do
+	wait "$p"
+	rcs+="${rcs:+ }$?"
+done
+is "$rcs/$(sql "SELECT COUNT(*) FROM polling_jobs WHERE type = 'odd'
+     AND status = 'success'")/$(overlap odd "$JSON_KEY")" "0 0 0 0 0 0/$odd/1" \
+    "odd keys: six runners exit 0, all jobs succeed, never two of one key at once"
