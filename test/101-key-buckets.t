@@ -44,6 +44,46 @@ overlap() {
 	       WHERE type = '$1') e) x"
 }
 
+# keyed_config SECONDS: types col (the column key, its jobs lasting
+# SECONDS) and js (the JSON key, 0.02 s)
+keyed_config() {
+	write_config <<EOF2
+[run]
+batch_size = 100000
+max_seconds = 120
+
+[type.col]
+handler = exec
+command = /bin/sleep $1
+concurrency_key = customer
+
+[type.js]
+handler = exec
+command = /bin/sleep 0.02
+concurrency_key = \$.c
+EOF2
+}
+# start_runners N NAME ARGS...: N runs of jobrun ARGS at once, in the
+# background (stderr to $T/NAME1.err ...), their pids in pids
+start_runners() {
+	local n=$1 name=$2 i
+	shift 2
+	pids=()
+	for i in $(seq "$n"); do
+		jobrun_bg "$@" 2>"$T/$name$i.err"
+		pids+=("$bg")
+	done
+}
+# runners_exit: wait for the runs in pids; their exit statuses in rcs
+runners_exit() {
+	local p
+	rcs=
+	for p in "${pids[@]}"; do
+		wait "$p"
+		rcs+="${rcs:+ }$?"
+	done
+}
+
 # Each key (e0, e1, ...) spelled five ways: as is, upper case, with an
 # accent (é0), one and two trailing blanks.  The server must call each
 # key's five one (checked).
@@ -71,31 +111,9 @@ is "$(sql "SELECT COUNT(DISTINCT $JSON_KEY), COUNT(DISTINCT CAST($JSON_KEY AS BI
      FROM polling_jobs WHERE type = 'js'")" "$keys	$((keys * 3))" \
     "and the JSON key's $((keys * 3)) spellings $keys keys (trailing blanks)"
 
-write_config <<EOF2
-[run]
-batch_size = 100000
-max_seconds = 120
-
-[type.col]
-handler = exec
-command = /bin/sleep 0.02
-concurrency_key = customer
-
-[type.js]
-handler = exec
-command = /bin/sleep 0.02
-concurrency_key = \$.c
-EOF2
-pids=()
-for i in 1 2 3 4 5 6; do
-	jobrun_bg --jobs=4 --quiet 2>"$T/r$i.err"
-	pids+=("$bg")
-done
-rcs=
-for p in "${pids[@]}"; do
-	wait "$p"
-	rcs+="${rcs:+ }$?"
-done
+keyed_config 0.02
+start_runners 6 r --jobs=4 --quiet
+runners_exit
 is "$rcs/$(sql "SELECT COUNT(*) FROM polling_jobs WHERE status = 'success'
      AND attempts = 1")" "0 0 0 0 0 0/$((keys * per * 2))" \
     "six runners of --jobs=4 exit 0; every job succeeded at its first attempt"
@@ -128,21 +146,7 @@ is "$rc/$(sql "SELECT COUNT(*) FROM polling_jobs WHERE type = 'col'
 # longer, so that the pause still comes mid-drain.
 pause_sleep=0.02
 under_valgrind && pause_sleep=0.5
-write_config <<EOF2
-[run]
-batch_size = 100000
-max_seconds = 120
-
-[type.col]
-handler = exec
-command = /bin/sleep $pause_sleep
-concurrency_key = customer
-
-[type.js]
-handler = exec
-command = /bin/sleep 0.02
-concurrency_key = \$.c
-EOF2
+keyed_config "$pause_sleep"
 sql "ALTER TABLE polling_jobs_flow ADD paused6 DATETIME(6) NULL;
      CREATE TRIGGER polling_jobs_flow_paused BEFORE UPDATE
        ON polling_jobs_flow FOR EACH ROW SET NEW.paused6 =
@@ -158,23 +162,18 @@ for r in $(seq "$rounds"); do
 	sql "UPDATE polling_jobs SET status = 'pending', attempts = 0,
 	       next_run_at = NOW(), claimed6 = NULL, done6 = NULL
 	     WHERE type = 'col'"
-	pids=()
-	for i in 1 2 3 4 5 6; do
-		jobrun_bg --type=col --jobs=4 --quiet 2>"$T/p$i.err"
-		pids+=("$bg")
-	done
+	start_runners 6 p --type=col --jobs=4 --quiet
 	wait_for 60 col_claims || diag "round $r: the claims did not begin"
 	run jobrun pause col
 	at=$(sql "SELECT paused6 FROM polling_jobs_flow WHERE type = 'col'")
-	rcs=0
-	for p in "${pids[@]}"; do wait "$p" || rcs=$?; done
+	runners_exit
 	late+="$(sql "SELECT COUNT(*) FROM polling_jobs WHERE type = 'col'
 	     AND claimed6 > '$at'") "
 	midway+="$rc/$rcs/$(sql "SELECT COUNT(*) > 0 FROM polling_jobs
-	     WHERE type = 'col' AND status = 'pending'") "
+	     WHERE type = 'col' AND status = 'pending'"); "
 	run jobrun resume col
 done
-is "$midway" "$(printf '0/0/1 %.0s' $(seq "$rounds"))" \
+is "$midway" "$(printf '0/0 0 0 0 0 0/1; %.0s' $(seq "$rounds"))" \
     "each pause, written mid-drain, and the runs exit 0, col's jobs left pending"
 is "$late" "$(printf '0 %.0s' $(seq "$rounds"))" \
     "no job of col claimed after its pause took the control row (the claims in flight hold it)"
@@ -250,16 +249,8 @@ is "$(sql "SELECT COUNT(DISTINCT $JSON_KEY),
      SUM(LOCATE(CHAR(0), CAST($JSON_KEY AS BINARY)) > 0)
      FROM polling_jobs WHERE type = 'odd'")" "8	$((12 + odd / 2))	$((odd / 2))" \
     "the server calls the odd spellings 8 keys, half of them holding a NUL"
-pids=()
-for i in 1 2 3 4 5 6; do
-	jobrun_bg --jobs=4 --quiet 2>"$T/o$i.err"
-	pids+=("$bg")
-done
-rcs=
-for p in "${pids[@]}"; do
-	wait "$p"
-	rcs+="${rcs:+ }$?"
-done
+start_runners 6 o --jobs=4 --quiet
+runners_exit
 is "$rcs/$(sql "SELECT COUNT(*) FROM polling_jobs WHERE type = 'odd'
      AND status = 'success'")/$(overlap odd "$JSON_KEY")" "0 0 0 0 0 0/$odd/1" \
     "odd keys: six runners exit 0, all jobs succeed, never two of one key at once"
