@@ -84,6 +84,9 @@
  * bucket; the bucket NULL for any) */
 #define IN_BUCKET " AND (? IS NULL OR ", BUCKET_OF, " = ?)"
 
+/* Whether t's keys take a job at a time: room_one_parts, many_one_parts */
+#define ONE_AT_A_KEY(t) ((t)->flow.key_concurrency == 1)
+
 /* Places in a statement's parts that text_for fills: the key's
  * expression, the index to read, the cursor's condition (or nothing),
  * and the key's room (room_parts or room_one_parts). */
@@ -103,17 +106,16 @@ static const char KEY[] = "key", INDEX[] = "index", CURSOR[] = "cursor",
 	" AND CAST(type AS BINARY) = CAST(? AS BINARY)" \
 	" AND status = 'processing'"
 #define RUNNING_FROM RUNNING_WHERE " GROUP BY k"
-/* ... whose key is not at its cap (ROOM, filled with this when N > 1;
- * args: [path,] [path,] type, type, N) */
+/* ... whose key is not at its cap (ROOM, this when N > 1; args: [path,]
+ * [path,] type, type, N): a NULL among the busy keys, or a job's, makes NOT
+ * IN NULL, which IFNULL takes for room (no key, no cap). */
 static const char *const room_parts[] = {
 	" AND IFNULL(", KEY, " NOT IN (SELECT busy.k FROM (SELECT ", KEY,
-	" AS k" RUNNING_FROM " HAVING COUNT(*) >= ? AND k IS NOT NULL) AS busy),"
-	" TRUE)"
+	" AS k" RUNNING_FROM " HAVING COUNT(*) >= ?) AS busy), TRUE)"
 };
-/* ... with N = 1 every key in processing is at its cap: their keys go to
- * the server's set as read, with no GROUP BY's temporary table and sort (a
- * third less work a choice, MariaDB 10.11).  A NULL among them makes NOT
- * IN NULL, which IFNULL takes for room (args: [path,] [path,] type, type). */
+/* ... with N = 1 every key in processing is at its cap: their keys go to the
+ * set as read, no GROUP BY's temporary table (args: [path,] [path,] type,
+ * type). */
 static const char *const room_one_parts[] = {
 	" AND IFNULL(", KEY, " NOT IN (SELECT ", KEY, RUNNING_WHERE "), TRUE)"
 };
@@ -309,7 +311,7 @@ text_for(struct queue *q, const struct cfg_type *t,
 	}
 	for (i = 0; i < nparts; i++) {
 		if (parts[i] == ROOM && room == NULL)
-			room = t->flow.key_concurrency == 1 ?
+			room = ONE_AT_A_KEY(t) ?
 			    TEXT_FOR(q, t, room_one_parts, 0) :
 			    TEXT_FOR(q, t, room_parts, 0);
 		part[i] = parts[i] == KEY ? key : parts[i] == INDEX ? index :
@@ -341,7 +343,7 @@ add_type(struct flow_keys *k, const struct cfg_type *t)
 	};
 	struct keyed *kt = &k->types[k->n];
 	size_t at = KEY_STMTS * k->n, i;
-	int one = t->flow.key_concurrency == 1;
+	int one = ONE_AT_A_KEY(t);
 
 	kt->type = t;
 	kt->texts[PICK_HEAD] = TEXT_FOR(k->q, t, pick_parts, 0);
@@ -598,11 +600,11 @@ choose_run(struct flow_keys *k, size_t i, unsigned which, int bucket,
 	if (path)
 		args[nargs++] = DB_STR(t->flow.key);
 	nargs += key_args(t, args + nargs);
-	if (t->flow.key_concurrency != 1)	/* room_parts's cap */
+	if (!ONE_AT_A_KEY(t))	/* room_parts's cap */
 		args[nargs++] = DB_NUM(t->flow.key_concurrency);
 	if (many)
 		args[nargs++] = DB_NUM(want * MANY_READ);
-	if (many && t->flow.key_concurrency != 1) {	/* many_parts */
+	if (many && !ONE_AT_A_KEY(t)) {	/* many_parts */
 		nargs += key_args(t, args + nargs);
 		args[nargs++] = DB_NUM(t->flow.key_concurrency);
 	}
