@@ -60,8 +60,9 @@ static const char *const texts[FI_COUNT_STMTS] = {
 	 * by the server.  (payload, total, succeeded, failed) */
 	[FI_PAYLOAD] = "SELECT JSON_SET(IFNULL(?, '{}'), '$.total', ?,"
 	    " '$.succeeded', ?, '$.failed', ?)",
-	/* (table, most members left) */
-	[FI_OPEN] = "SELECT id FROM " FANIN_TABLE " WHERE job_table = ?"
+	/* (table, table, most members left) */
+	[FI_OPEN] = "SELECT id FROM " FANIN_TABLE " WHERE job_table = "
+	    QUEUE_TABLE_ID
 	    " AND fired_at IS NULL AND total <= succeeded + failed + ?",
 	/* Members whose job finished without the hook counting it, each
 	 * outcome apart so that the counts go up by the rows changed. */
@@ -73,14 +74,16 @@ static const char *const texts[FI_COUNT_STMTS] = {
 	    QUEUE_JOIN_JOBS("j", "m.job_id") " SET m.outcome = '" QUEUE_FAILED
 	    "' WHERE m.fan_in_id = ? AND m.outcome IS NULL AND"
 	    QUEUE_STATUS_IS("j", QUEUE_FAILED),
-	/* (table, type, key, payload, total) */
+	/* (table, table, type, key, payload, total) */
 	[FI_CREATE] = "INSERT INTO " FANIN_TABLE " (job_table, then_type,"
 	    " then_key, then_payload, total, created_at)"
-	    " VALUES (?, ?, ?, ?, ?, NOW())"
+	    " VALUES (" QUEUE_TABLE_ID ", ?, ?, ?, ?, NOW())"
 	    " ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)",
 	[FI_OPEN_LIST] = "SELECT then_key, succeeded + failed, total FROM "
-	    FANIN_TABLE " WHERE job_table = ? AND fired_at IS NULL ORDER BY id",
-	[FI_ANY_OPEN] = "SELECT 1 FROM " FANIN_TABLE " WHERE job_table = ?"
+	    FANIN_TABLE " WHERE job_table = " QUEUE_TABLE_ID
+	    " AND fired_at IS NULL ORDER BY id",
+	[FI_ANY_OPEN] = "SELECT 1 FROM " FANIN_TABLE " WHERE job_table = "
+	    QUEUE_TABLE_ID
 	    " AND fired_at IS NULL LIMIT 1",
 	/* (fan-in, fan-in) */
 	[FI_STATE] = "SELECT then_type, fired_at IS NOT NULL, total,"
@@ -472,8 +475,8 @@ fanin_access(struct queue *q, struct queue_access *a, char *err,
 enum db_status
 fanin_sweep(struct fanin *fi, char *err, size_t errlen)
 {
-	struct db_arg args[2] = { DB_STR(queue_name(fi->q)),
-	    DB_NUM(FANIN_SWEEP_LEFT) };
+	struct db_arg args[3] = { DB_STR(queue_name(fi->q)),
+	    DB_STR(queue_name(fi->q)), DB_NUM(FANIN_SWEEP_LEFT) };
 	uint64_t *ids = NULL;
 	size_t n = 0, i;
 	char *col = NULL, cause[768];
@@ -482,7 +485,7 @@ fanin_sweep(struct fanin *fi, char *err, size_t errlen)
 
 	if ((st = probe(fi, err, errlen)) != DB_OK || !fi->active)
 		return st;
-	st = run(fi, FI_OPEN, args, 2, NULL, 0, NULL, cause, sizeof cause);
+	st = run(fi, FI_OPEN, args, 3, NULL, 0, NULL, cause, sizeof cause);
 	while (st == DB_OK && (rc = queue_stmts_fetch(fi->set, FI_OPEN, &col,
 	    1, cause, sizeof cause)) != 0) {
 		if (rc < 0) {
@@ -524,7 +527,8 @@ fanin_sweep(struct fanin *fi, char *err, size_t errlen)
 static int
 any_open(struct fanin *fi)
 {
-	struct db_arg args[1] = { DB_STR(queue_name(fi->q)) };
+	struct db_arg args[2] = { DB_STR(queue_name(fi->q)),
+	    DB_STR(queue_name(fi->q)) };
 	int64_t now = now_ms();
 	char err[512], *col = NULL;
 	int found = 0;
@@ -532,7 +536,7 @@ any_open(struct fanin *fi)
 	if (fi->open_checked != 0 && now - fi->open_checked < 1000)
 		return fi->open;
 	fi->open_checked = now;
-	if (run(fi, FI_ANY_OPEN, args, 1, &col, 1, &found, err, sizeof err) !=
+	if (run(fi, FI_ANY_OPEN, args, 2, &col, 1, &found, err, sizeof err) !=
 	    DB_OK)
 		found = 1;	/* the hook's own statements will say */
 	free(col);
@@ -610,9 +614,9 @@ fanin_create(struct fanin *fi, const char *then_type, const char *then_key,
     const char *payload, uint64_t total, uint64_t *id,
     struct fanin_state *state, char *err, size_t errlen)
 {
-	struct db_arg args[5] = { DB_STR(queue_name(fi->q)),
-	    DB_STR(then_type), DB_STR(then_key), DB_STR(payload),
-	    DB_NUM(total) };
+	struct db_arg args[6] = { DB_STR(queue_name(fi->q)),
+	    DB_STR(queue_name(fi->q)), DB_STR(then_type), DB_STR(then_key),
+	    DB_STR(payload), DB_NUM(total) };
 	struct queue_access a;
 	enum db_status st;
 	char *known = NULL;
@@ -629,9 +633,9 @@ fanin_create(struct fanin *fi, const char *then_type, const char *then_key,
 	memset(state, 0, sizeof *state);
 	if ((st = known_spelling(fi, then_key, &known, err, errlen)) != DB_OK)
 		return st;
-	if (known != NULL)
-		args[2] = DB_STR(known);
-	st = run(fi, FI_CREATE, args, 5, NULL, 0, NULL, err, errlen);
+	if (known != NULL)	/* the key, after the table and the type */
+		args[3] = DB_STR(known);
+	st = run(fi, FI_CREATE, args, 6, NULL, 0, NULL, err, errlen);
 	free(known);
 	if (st != DB_OK)
 		return st;
@@ -708,7 +712,8 @@ enum db_status
 fanin_list(struct fanin *fi, struct fanin_view **out, size_t *n, char *err,
     size_t errlen)
 {
-	struct db_arg args[1] = { DB_STR(queue_name(fi->q)) };
+	struct db_arg args[2] = { DB_STR(queue_name(fi->q)),
+	    DB_STR(queue_name(fi->q)) };
 	char *cols[3] = { NULL, NULL, NULL };
 	enum db_status st;
 	int rc;
@@ -717,7 +722,7 @@ fanin_list(struct fanin *fi, struct fanin_view **out, size_t *n, char *err,
 	*n = 0;
 	if ((st = probe(fi, err, errlen)) != DB_OK || !fi->active)
 		return st;
-	st = run(fi, FI_OPEN_LIST, args, 1, NULL, 0, NULL, err, errlen);
+	st = run(fi, FI_OPEN_LIST, args, 2, NULL, 0, NULL, err, errlen);
 	while (st == DB_OK && (rc = queue_stmts_fetch(fi->set, FI_OPEN_LIST,
 	    cols, 3, err, errlen)) != 0) {
 		if (rc < 0) {

@@ -31,9 +31,10 @@
 enum latency_stmt { L_ADD, L_FORGET, L_READ, L_COUNT_STMTS };
 
 static const char *const texts[L_COUNT_STMTS] = {
-	/* (table, type, 12 counts, sum) */
+	/* (table, table, type, 12 counts, sum) */
 	[L_ADD] = "INSERT INTO " QUEUE_OTHER_TABLE " (job_table, type, minute,"
-	    " " LE_COLUMNS ", sum_ms) VALUES (?, ?, UNIX_TIMESTAMP() DIV 60,"
+	    " " LE_COLUMNS ", sum_ms) VALUES (" QUEUE_TABLE_ID ", ?,"
+	    " UNIX_TIMESTAMP() DIV 60,"
 	    " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 	    " ON DUPLICATE KEY UPDATE le_5 = le_5 + VALUES(le_5),"
 	    " le_10 = le_10 + VALUES(le_10), le_25 = le_25 + VALUES(le_25),"
@@ -45,14 +46,15 @@ static const char *const texts[L_COUNT_STMTS] = {
 	    " le_30000 = le_30000 + VALUES(le_30000),"
 	    " le_300000 = le_300000 + VALUES(le_300000),"
 	    " jobs = jobs + VALUES(jobs), sum_ms = sum_ms + VALUES(sum_ms)",
-	/* (table, minutes kept) */
-	[L_FORGET] = "DELETE FROM " QUEUE_OTHER_TABLE " WHERE job_table = ?"
+	/* (table, table, minutes kept) */
+	[L_FORGET] = "DELETE FROM " QUEUE_OTHER_TABLE " WHERE job_table = "
+	    QUEUE_TABLE_ID
 	    " AND minute < UNIX_TIMESTAMP() DIV 60 - ?",
-	/* (table, minutes) */
+	/* (table, table, minutes) */
 	[L_READ] = "SELECT type, SUM(le_5), SUM(le_10), SUM(le_25), SUM(le_50),"
 	    " SUM(le_100), SUM(le_250), SUM(le_500), SUM(le_1000),"
 	    " SUM(le_5000), SUM(le_30000), SUM(le_300000), SUM(jobs)"
-	    " FROM " QUEUE_OTHER_TABLE " WHERE job_table = ?"
+	    " FROM " QUEUE_OTHER_TABLE " WHERE job_table = " QUEUE_TABLE_ID
 	    " AND minute >= UNIX_TIMESTAMP() DIV 60 - ? GROUP BY type"
 	    " ORDER BY type",
 };
@@ -93,16 +95,17 @@ static enum db_status
 add_type(struct queue_stmts *set, struct queue *q, const struct type_count *t,
     char *err, size_t errlen)
 {
-	struct db_arg args[2 + RUN_LATENCY_BUCKETS + 1];
+	struct db_arg args[3 + RUN_LATENCY_BUCKETS + 1];
 	unsigned i;
 
 	args[0] = DB_STR(queue_name(q));
-	args[1] = DB_STR(t->type);
+	args[1] = DB_STR(queue_name(q));
+	args[2] = DB_STR(t->type);
 	for (i = 0; i < RUN_LATENCY_BUCKETS; i++)
-		args[2 + i] = DB_NUM(t->latency_le[i]);
-	args[2 + RUN_LATENCY_BUCKETS] = DB_NUM(t->latency_sum_ms > 0 ?
+		args[3 + i] = DB_NUM(t->latency_le[i]);
+	args[3 + RUN_LATENCY_BUCKETS] = DB_NUM(t->latency_sum_ms > 0 ?
 	    t->latency_sum_ms : 0);
-	return queue_stmts_run(set, L_ADD, args, 2 + RUN_LATENCY_BUCKETS + 1,
+	return queue_stmts_run(set, L_ADD, args, 3 + RUN_LATENCY_BUCKETS + 1,
 	    err, errlen);
 }
 
@@ -110,8 +113,8 @@ enum db_status
 latency_record(struct queue *q, const struct run_stats *stats, char *err,
     size_t errlen)
 {
-	struct db_arg forget[2] = { DB_STR(queue_name(q)),
-	    DB_NUM(LATENCY_KEEP_MINUTES) };
+	struct db_arg forget[3] = { DB_STR(queue_name(q)),
+	    DB_STR(queue_name(q)), DB_NUM(LATENCY_KEEP_MINUTES) };
 	struct queue_stmts *set;
 	enum db_status st = DB_OK;
 	size_t i;
@@ -126,7 +129,7 @@ latency_record(struct queue *q, const struct run_stats *stats, char *err,
 		added = st == DB_OK;
 	}
 	if (added)
-		st = queue_stmts_run(set, L_FORGET, forget, 2, err, errlen);
+		st = queue_stmts_run(set, L_FORGET, forget, 3, err, errlen);
 	if (st != DB_OK && queue_unseen(q, st))
 		st = DB_OK;
 	queue_stmts_close(set);
@@ -160,8 +163,8 @@ enum db_status
 latency_read(struct queue *q, const char *type, struct latency_view *v,
     char *err, size_t errlen)
 {
-	struct db_arg args[2] = { DB_STR(queue_name(q)),
-	    DB_NUM(LATENCY_MINUTES - 1) };
+	struct db_arg args[3] = { DB_STR(queue_name(q)),
+	    DB_STR(queue_name(q)), DB_NUM(LATENCY_MINUTES - 1) };
 	char *cols[1 + RUN_LATENCY_BUCKETS] = { NULL };
 	struct queue_stmts *set;
 	struct latency_row r;
@@ -172,7 +175,7 @@ latency_read(struct queue *q, const char *type, struct latency_view *v,
 	memset(v, 0, sizeof *v);
 	set = queue_stmts_open(q, texts, purposes, NULL, L_COUNT_STMTS,
 	    LATENCY_TABLE);
-	st = queue_stmts_run(set, L_READ, args, 2, err, errlen);
+	st = queue_stmts_run(set, L_READ, args, 3, err, errlen);
 	v->present = st == DB_OK;
 	while (st == DB_OK && (rc = queue_stmts_fetch(set, L_READ, cols,
 	    1 + RUN_LATENCY_BUCKETS, err, errlen)) != 0) {

@@ -121,6 +121,12 @@ const struct queue_sql queue_base_sql[Q_COUNT] = {
 	    " LIMIT ?"), 0, NULL, 0 },
 	[Q_GET_LOCK] = { "take the --single lock",
 	    Q_TEXT("SELECT GET_LOCK(?, 0)"), 0, NULL, 0 },
+	/* Its name, "jobrun:DATABASE.TABLE" and the scope's ":TYPE", in
+	 * the 64 characters a lock's name may have (MySQL): cut, two scopes
+	 * could only share one lock.  (table, table, scope) */
+	[Q_SINGLE_NAME] = { "name the --single lock", Q_TEXT(
+	    "SELECT LEFT(CONCAT('jobrun:', " QUEUE_DB_TABLE_ID ", ?), 64)"),
+	    0, NULL, 0 },
 	/* Changed rows: 1 inserted; with Q_F_AGAIN 2 re-armed, 0 left as it
 	 * was; without, a duplicate changes nothing, so affected rows is 0
 	 * and LAST_INSERT_ID is the existing job's id.  Q_F_RESUMABLE (with
@@ -391,14 +397,32 @@ queue_db(const struct queue *q)
 }
 
 enum db_status
-queue_take_single(struct queue *q, const char *name, int *held, char *err,
-    size_t errlen)
+queue_take_single(struct queue *q, const char *type, char *name,
+    size_t namelen, int *held, char *err, size_t errlen)
 {
-	struct db_arg args[] = { DB_STR(name) };
+	char scope[CFG_TYPE_MAX * 4 + 2];
+	struct db_arg args[] = { DB_STR(q->name), DB_STR(q->name),
+	    DB_STR(scope) };
 	enum db_status st;
 	char *col = NULL;
 	int found;
 
+	*held = 0;
+	snprintf(scope, sizeof scope, "%s%s", type != NULL ? ":" : "",
+	    type != NULL ? type : "");
+	st = queue_stmt_one(q, Q_SINGLE_NAME, args, 3, &col, 1, &found, err,
+	    errlen);
+	snprintf(name, namelen, "%s", st == DB_OK && found && col != NULL ?
+	    col : "");
+	free(col);
+	col = NULL;
+	if (st == DB_OK && name[0] == '\0') {	/* no database (NULL) */
+		errf(err, errlen, "name the --single lock: the server gave none");
+		st = DB_ERROR;
+	}
+	if (st != DB_OK)
+		return st;
+	args[0] = DB_STR(name);
 	st = queue_stmt_one(q, Q_GET_LOCK, args, 1, &col, 1, &found, err, errlen);
 	*held = st == DB_OK && found && col != NULL && strcmp(col, "1") == 0;
 	if (*held)

@@ -73,6 +73,18 @@ struct queue_witness {
  * statement's one start time, and no zone moves the microseconds. */
 #define QUEUE_NOW_EPOCH "(UNIX_TIMESTAMP() + MICROSECOND(NOW(6)) / 1000000)"
 
+/* The job table as the server tells tables apart: in lower case where it
+ * folds table names (lower_case_table_names 1 or 2), else as configured.
+ * What the tables that name a job table (schedules, fan-ins, start
+ * latency, retention's turns) store and look up, so that two
+ * configurations spelling one table in two cases share their rows (args:
+ * table, table). */
+#define QUEUE_TABLE_ID "IF(@@lower_case_table_names = 0, ?, LOWER(?))"
+/* ... with its database, "DATABASE.TABLE", for the server's named locks
+ * (args: table, table) */
+#define QUEUE_DB_TABLE_ID "IF(@@lower_case_table_names = 0," \
+	" CONCAT(DATABASE(), '.', ?), LOWER(CONCAT(DATABASE(), '.', ?)))"
+
 /* The job table in a statement of fan-in's that joins it to its members
  * (alias the job table's, id_expr the member's job id): the job table's
  * columns are named here, by the queue, not in the module. */
@@ -356,11 +368,14 @@ enum db_status queue_read_reply(struct queue *q, const char *text,
                                 size_t len, struct reply *reply,
                                 char *err, size_t errlen);
 
-/* --single: take the server's named lock without waiting; *held says
- * whether we got it.  It dies with the connection; queue_single_lost says
- * when a reconnect could not take it back (another runner has it). */
-enum db_status queue_take_single(struct queue *q, const char *name,
-                                 int *held, char *err, size_t errlen);
+/* --single: take the server's named lock for the table, or (type not
+ * NULL) for its type, without waiting: its name into name, as the server
+ * made it (QUEUE_DB_TABLE_ID); *held says whether we got it.  It dies
+ * with the connection; queue_single_lost says when a reconnect could not
+ * take it back (another runner has it). */
+enum db_status queue_take_single(struct queue *q, const char *type,
+                                 char *name, size_t namelen, int *held,
+                                 char *err, size_t errlen);
 int queue_single_lost(const struct queue *q);
 
 /* The connection's server, as db_server_name and db_tzinfo_command say. */

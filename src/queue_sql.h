@@ -22,7 +22,7 @@ enum queue_stmt {
 	/* a waiting run's look (queue_probe.c) */
 	Q_PROBE,
 	/* the queue's life and adding jobs (queue.c) */
-	Q_RECOVER, Q_GET_LOCK, Q_READ_REPLY, Q_ENQUEUE, Q_VALID_AT,
+	Q_RECOVER, Q_GET_LOCK, Q_SINGLE_NAME, Q_READ_REPLY, Q_ENQUEUE, Q_VALID_AT,
 	Q_VALID_JSON, Q_JSON_OBJECT,
 	/* the runner's own question (queue_run.c) */
 	Q_MAX_PACKET,
@@ -271,7 +271,7 @@ struct queue {
 	size_t batch_rows;
 	int batch_priority;	/* and whether it writes a priority */
 	struct queue_counters counters;
-	char lock_name[65];	/* the --single lock we hold, or "" */
+	char lock_name[257];	/* the --single lock we hold, or "" */
 	int lock_lost;		/* a reconnect could not take it back */
 	uint64_t random;	/* state of the pauses' and spread's generator */
 	int no_retry;		/* a statement meets a conflict once */

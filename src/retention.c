@@ -37,12 +37,13 @@
  * turn it finds is up to that wait more than keep_every off. */
 enum pace_stmt { P_LOOK, P_TURN, P_COUNT_STMTS };
 static const char *const pace_texts[P_COUNT_STMTS] = {
-	/* (job table): seconds to the next turn, < 0 when due */
+	/* (job table, job table): seconds to the next turn, < 0 when due */
 	[P_LOOK] = "SELECT next_at - " QUEUE_NOW_EPOCH " FROM "
-	    QUEUE_OTHER_TABLE " WHERE job_table = ?",
-	/* (job table, seconds, seconds, seconds) */
+	    QUEUE_OTHER_TABLE " WHERE job_table = " QUEUE_TABLE_ID,
+	/* (job table, job table, seconds, seconds, seconds) */
 	[P_TURN] = "INSERT INTO " QUEUE_OTHER_TABLE " (job_table, next_at)"
-	    " VALUES (?, " QUEUE_NOW_EPOCH " + ?) ON DUPLICATE KEY UPDATE"
+	    " VALUES (" QUEUE_TABLE_ID ", " QUEUE_NOW_EPOCH " + ?)"
+	    " ON DUPLICATE KEY UPDATE"
 	    " next_at = IF(next_at <= " QUEUE_NOW_EPOCH " OR next_at > "
 	    QUEUE_NOW_EPOCH " + 2 * ?, " QUEUE_NOW_EPOCH " + ?, next_at)",
 };
@@ -70,7 +71,8 @@ enum db_status
 retention_pace_access(struct queue *q, struct queue_access *a,
     double *next_in, char *err, size_t errlen)
 {
-	struct db_arg args[1] = { DB_STR(queue_name(q)) };
+	struct db_arg args[2] = { DB_STR(queue_name(q)),
+	    DB_STR(queue_name(q)) };
 	struct queue_stmts *set = pace_open(q);
 	char *col = NULL;
 	enum db_status st;
@@ -82,7 +84,7 @@ retention_pace_access(struct queue *q, struct queue_access *a,
 	if (st == DB_OK && a->reach != QUEUE_REACHED)
 		queue_access_say(q, a->reach, &pace_feature, a);
 	if (st == DB_OK && a->reach == QUEUE_REACHED)
-		st = queue_stmts_one(set, P_LOOK, args, 1, &col, 1, &found,
+		st = queue_stmts_one(set, P_LOOK, args, 2, &col, 1, &found,
 		    err, errlen);
 	if (st == DB_OK && found && col != NULL)
 		*next_in = strtod(col, NULL);
@@ -172,8 +174,9 @@ static enum db_status
 take_turn(struct cycle *cy, int *mine, char *err, size_t errlen)
 {
 	unsigned long every = cy->cfg->run.keep_every;
-	struct db_arg args[4] = { DB_STR(queue_name(cy->q)), DB_NUM(every),
-	    DB_NUM(every), DB_NUM(every) };
+	struct db_arg args[5] = { DB_STR(queue_name(cy->q)),
+	    DB_STR(queue_name(cy->q)), DB_NUM(every), DB_NUM(every),
+	    DB_NUM(every) };
 	struct queue_stmts *set;
 	enum db_status st;
 
@@ -181,7 +184,7 @@ take_turn(struct cycle *cy, int *mine, char *err, size_t errlen)
 	if (every == 0)
 		return DB_OK;
 	set = pace_open(cy->q);
-	st = queue_stmts_run(set, P_TURN, args, 4, err, errlen);
+	st = queue_stmts_run(set, P_TURN, args, 5, err, errlen);
 	if (st == DB_OK)
 		*mine = queue_stmts_changed(set, P_TURN) > 0;
 	else if (queue_unseen(cy->q, st))

@@ -87,14 +87,8 @@ take_single_lock(struct ctx *c, const char *type, char *name, size_t namelen)
 	enum db_status st;
 	int held = 0;
 
-	/* GET_LOCK names are at most 64 characters; a longer one is cut,
-	 * which can only make two scopes share one lock. */
-	snprintf(name, namelen, "jobrun:%s.%s%s%s", c->cfg.db.database,
-	    queue_name(c->q), type != NULL ? ":" : "", type != NULL ? type :
-	    "");
-	if (namelen > CFG_NAME_MAX)
-		name[CFG_NAME_MAX] = '\0';
-	st = queue_take_single(c->q, name, &held, err, sizeof err);
+	st = queue_take_single(c->q, type, name, namelen, &held, err,
+	    sizeof err);
 	if (st != DB_OK) {
 		cmd_db_error(c, st, err);
 		return cmd_exit_for(st);
@@ -255,7 +249,7 @@ cmd_run(struct ctx *c)
 		.jobs = c->set.jobs,
 		.wait = c->set.wait,
 	};
-	char single[256];
+	char single[257];
 	struct queue_counters counters;
 	struct run_stats stats;
 	char err[1024];

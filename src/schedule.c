@@ -68,13 +68,14 @@ enum sched_stmt {
 static const char *const texts[S_COUNT] = {
 	[S_NOW] = "SELECT UNIX_TIMESTAMP()",
 	/* Makes sure the row exists, and locks it either way: (table,
-	 * name, where a new schedule starts). */
+	 * table, name, where a new schedule starts). */
 	[S_LOCK] = "INSERT INTO " SCHED_TABLE " (job_table, name,"
 	    " last_slot_utc, last_slot, updated_at)"
-	    " VALUES (?, ?, ?, NULL, NOW())"
+	    " VALUES (" QUEUE_TABLE_ID ", ?, ?, NULL, NOW())"
 	    " ON DUPLICATE KEY UPDATE name = name",
+	/* (table, table, name) */
 	[S_LAST] = "SELECT last_slot_utc, last_slot FROM " SCHED_TABLE
-	    " WHERE job_table = ? AND name = ?",
+	    " WHERE job_table = " QUEUE_TABLE_ID " AND name = ?",
 	/* Where the walk back starts: the wall-clock time now, or, in an
 	 * hour lived twice, the latest wall-clock time already lived (three
 	 * hours ago plus three hours, at the old offset).  (utc, zone, utc
@@ -91,10 +92,10 @@ static const char *const texts[S_COUNT] = {
 	 * server, the rest as written.  (payload, payload, slot) */
 	[S_PAYLOAD] = "SELECT IF(JSON_TYPE(IFNULL(?, '{}')) = 'OBJECT',"
 	    " JSON_SET(IFNULL(?, '{}'), '$.slot', ?), NULL)",
-	/* (slot utc, slot wall, table, name) */
+	/* (slot utc, slot wall, table, table, name) */
 	[S_SAVE] = "UPDATE " SCHED_TABLE " SET last_slot_utc ="
 	    " GREATEST(last_slot_utc, ?), last_slot = ?, updated_at = NOW()"
-	    " WHERE job_table = ? AND name = ?",
+	    " WHERE job_table = " QUEUE_TABLE_ID " AND name = ?",
 };
 
 static const char *const purposes[S_COUNT] = {
@@ -323,9 +324,9 @@ schedule_body(void *arg, struct queue_witness *w, char *err, size_t errlen)
 	struct sched_db *sd = t->sd;
 	struct queue *q = sd->q;
 	const struct cfg_schedule *s = t->s;
-	struct db_arg lock[3] = { DB_STR(queue_name(q)), DB_STR(s->name),
-	    DB_NUM(sd->now - (int64_t)s->catch_up - 1) };
-	struct db_arg save[4];
+	struct db_arg lock[4] = { DB_STR(queue_name(q)), DB_STR(queue_name(q)),
+	    DB_STR(s->name), DB_NUM(sd->now - (int64_t)s->catch_up - 1) };
+	struct db_arg save[5];
 	struct slot *slots = xcalloc(SCHED_MAX_SLOTS, sizeof *slots);
 	char *cols[2] = { NULL, NULL }, wall[32];
 	int64_t last = 0;
@@ -334,9 +335,9 @@ schedule_body(void *arg, struct queue_witness *w, char *err, size_t errlen)
 	int found = 0;
 
 	(void)w;	/* idempotent: a slot after the last one saved, once */
-	st = run(sd, S_LOCK, lock, 3, NULL, 0, NULL, err, errlen);
+	st = run(sd, S_LOCK, lock, 4, NULL, 0, NULL, err, errlen);
 	if (st == DB_OK)
-		st = run(sd, S_LAST, lock, 2, cols, 2, &found, err, errlen);
+		st = run(sd, S_LAST, lock, 3, cols, 2, &found, err, errlen);
 	if (st == DB_OK && (!found || queue_int64(cols[0], &last) != 0)) {
 		errf(err, errlen, "its row vanished");
 		st = DB_ERROR;
@@ -352,8 +353,9 @@ schedule_body(void *arg, struct queue_witness *w, char *err, size_t errlen)
 		save[0] = DB_NUM(slots[0].utc);
 		save[1] = DB_STR(wall);
 		save[2] = DB_STR(queue_name(q));
-		save[3] = DB_STR(s->name);
-		st = run(sd, S_SAVE, save, 4, NULL, 0, NULL, err, errlen);
+		save[3] = DB_STR(queue_name(q));
+		save[4] = DB_STR(s->name);
+		st = run(sd, S_SAVE, save, 5, NULL, 0, NULL, err, errlen);
 	}
 	free(cols[0]);
 	free(cols[1]);
@@ -527,14 +529,15 @@ static enum db_status
 view_one(struct sched_db *sd, const char *table, struct sched_view *v,
     char *err, size_t errlen)
 {
-	struct db_arg args[2] = { DB_STR(table), DB_STR(v->s->name) };
+	struct db_arg args[3] = { DB_STR(table), DB_STR(table),
+	    DB_STR(v->s->name) };
 	char *cols[2] = { NULL, NULL };
 	struct slot due, next;
 	int64_t last = INT64_MIN, wall;
 	enum db_status st;
 	int found = 0;
 
-	st = run(sd, S_LAST, args, 2, cols, 2, &found, err, errlen);
+	st = run(sd, S_LAST, args, 3, cols, 2, &found, err, errlen);
 	if (st == DB_OK && found) {
 		queue_int64(cols[0], &last);
 		if (cols[1] != NULL)
