@@ -226,11 +226,12 @@ static const char *const load_parts[] = {
 static const char path_text[] = "SELECT JSON_CONTAINS_PATH('{}', 'one', ?)";
 
 /* A bucket's lock name, less the bucket: the database and job table as
- * the server tells them apart (QUEUE_DB_TABLE_ID) and the type, hashed
- * (a name is server-wide, 64 characters at most on MySQL; args: table,
- * table, type). */
+ * the server tells them apart and the type, hashed as by earlier runs (a
+ * name is server-wide, 64 characters at most on MySQL; args: table, table,
+ * type). */
 static const char name_text[] = "SELECT CONCAT('jobrun.', LEFT(SHA2("
-    "CONCAT_WS('/', " QUEUE_DB_TABLE_ID ", ?), 256), 40))";
+    "CONCAT_WS('/', IF(@@lower_case_table_names = 0, DATABASE(),"
+    " LOWER(DATABASE())), " QUEUE_TABLE_ID ", ?), 256), 40))";
 
 static const char release_text[] = "DO RELEASE_LOCK(?)";
 
