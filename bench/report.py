@@ -1776,6 +1776,16 @@ def main():
       "`make bench` "
       "(`BENCH_QUICK=1 make bench` for the short run CI does, whose "
       "figures are too small to judge by).", "")
+    # The sections this run measured (BENCH_ONLY); none said: all.
+    ran = set(g("env.sections", "").split())
+
+    def not_run(name, mark):
+        """Drop what section name wrote from mark on (its text and its
+        targets) when this run did not measure it."""
+        if ran and name not in ran:
+            del out[mark[0]:]
+            del targets[mark[1]:]
+
     if quick:
         p("**Quick mode**: small sizes, 100 k rows at most instead of 10 M; "
           "the figures only show that the suite works.", "")
@@ -1827,6 +1837,7 @@ def main():
     ])
 
     # --- 1. throughput ---------------------------------------------------
+    mark = (len(out), len(targets))
     fl, jr, pl, rr, rp, bs = (drain_totals(s) for s in
                               ("floor", "jobrun", "plain", "rr", "rrplain",
                                "base"))
@@ -2039,7 +2050,10 @@ def main():
              ratio(rr["jps"], fl["jps"]) <= ratio(rp["jps"], pl["jps"]) - 0.05
              else "") + ".", "")
 
+    not_run("throughput", mark)
+
     # --- 2. scaling -------------------------------------------------------
+    mark = (len(out), len(targets))
     sizes = [int(s) for s in (g("sc.sizes") or "").split()]
     nblocks = i("sc.blocks", 0)
     C = {}
@@ -2178,7 +2192,10 @@ def main():
               "idx_pick starts in the pending range and stops at its first "
               "row, whatever the statistics.", "")
 
+    not_run("scaling", mark)
+
     # --- 3. concurrency ----------------------------------------------------
+    mark = (len(out), len(targets))
     n = f("cc.n")
     runners = [int(x) for x in (g("cc.runners") or "").split()]
     p("## 3. Concurrency: several runners on one queue", "",
@@ -2359,7 +2376,10 @@ def main():
           f"{verdict(ok)}.**  Each job of the run ran once: "
           f"{fmt(f('cc.behind.once'))} of {fmt(f('cc.behind.jobs'))}.", "")
 
+    not_run("concurrency", mark)
+
     # --- 4. start-up -------------------------------------------------------
+    mark = (len(out), len(targets))
     reps = g("su.reps")
     base = g("build.base")
     p("## 4. Start-up: one invocation on an empty queue", "",
@@ -2499,7 +2519,10 @@ def main():
           f"{ms(sum(f(f'{pr}.{x}_us', 0) for x in ('connect', 'recover', 'typed_prepare', 'claim')))}"
           f"; the exit {ms(f(f'{pr}.exit_us'))}.", "")
 
+    not_run("startup", mark)
+
     # --- 5. memory ---------------------------------------------------------
+    mark = (len(out), len(targets))
     p("## 5. Memory", "",
       f"One jobrun run (`-q`, noop) over {fmt(f('mem.jobs'))} due jobs; "
       "bench/memwatch.py samples VmRSS and VmHWM every 0.5 s with the "
@@ -2560,6 +2583,8 @@ def main():
           + (f"; libcurl and the libraries it brings add "
              f"{fmt(curl_rss)} kB to a program that does nothing"
              if curl_linked else "") + ".", "")
+
+    not_run("memory", mark)
 
     # --- 6. handlers at once --------------------------------------------------
     def slot(label):
@@ -2744,7 +2769,8 @@ def main():
     # --- 14. per-key concurrency ----------------------------------------------
     keys_section()
 
-    # --- suggestions ------------------------------------------------------------
+    # --- suggestions (from sections 1, 3 and 4) --------------------------------
+    mark = (len(out), len(targets))
     p("## Suggested changes to src/ (measured above)", "")
     sug = []
     sug.append("*(Done: a cursor for the claim (src/queue.c), measured in "
@@ -2765,6 +2791,7 @@ def main():
         p(f"{k}. {s_}", "")
     if not sug:
         p("None: the prototypes were not built in this run.", "")
+    not_run("startup", mark)
 
     sys.stdout.write("\n".join(out) + "\n")
 
