@@ -14,7 +14,7 @@
 # type and the concurrency_key the server refuses.
 . "${0%/*}/lib.sh"
 
-plan 66
+plan 68
 # A server of its own: the shared commits' case counts the write
 # transactions the server commits (INNODB_METRICS, global), which the
 # tests beside it on a shared server would add to (under valgrind in CI's
@@ -722,3 +722,49 @@ wait "$w"
 is "$r/$?/$(states v1 v2 w1 w2)" \
     "0/0/v1 success 1, v2 success 1, w1 success 1, w2 success 1" \
     "and succeed, the runs exiting 0"
+
+# key_concurrency = 2 with two jobs without a key running: the running
+# rows' NULL keys, a group of two, are no key at the cap (no key, no cap):
+# while A's two run, A's third waits and B's job and a third keyless one
+# are claimed.  (Keys of their own: the gate's files of the scenes above
+# are still there.)
+sql "DELETE FROM polling_jobs WHERE status <> 'processing'"
+write_config <<EOF2
+[run]
+lock_seconds = 30
+max_seconds = 60
+
+[type.two]
+handler = exec
+command = $T/gate $G
+concurrency_key = customer_id
+key_concurrency = 2
+EOF2
+add_jobs <<EOF2
+two mn1 100 NULL NULL
+two mn2 99 NULL NULL
+two ma1 98 A NULL
+two ma2 97 A NULL
+two ma3 50 A NULL
+two mb1 40 B NULL
+two mn3 30 NULL NULL
+EOF2
+# One run a job, as above (a run of several slots takes its others from
+# its first job's bucket of keys).
+two=()
+for k in mn1 mn2 ma1 ma2; do
+	: >"$G/hold.$k"
+	jobrun_bg --type=two --max=1 >/dev/null 2>"$T/two.$k.err"
+	two+=("$bg")
+	wait_for 30 test -e "$G/started.$k" || bail_out "$k did not start"
+done
+run jobrun --type=two --max=2
+is "$rc/$(states ma3 mb1 mn3)" "0/ma3 pending 0, mb1 success 1, mn3 success 1" \
+    "key_concurrency 2, two keyless jobs and A's two running: B's job and a third keyless one run, A's third waits"
+for k in mn1 mn2 ma1 ma2; do rm "$G/hold.$k"; done
+rs=
+for p in "${two[@]}"; do
+	wait "$p"
+	rs+="${rs:+/}$?"
+done
+is "$rs" 0/0/0/0 "the runs holding mn1, mn2, ma1 and ma2 exit 0"
