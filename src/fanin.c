@@ -60,9 +60,10 @@ static const char *const texts[FI_COUNT_STMTS] = {
 	 * by the server.  (payload, total, succeeded, failed) */
 	[FI_PAYLOAD] = "SELECT JSON_SET(IFNULL(?, '{}'), '$.total', ?,"
 	    " '$.succeeded', ?, '$.failed', ?)",
-	/* (table, table, most members left) */
-	[FI_OPEN] = "SELECT id FROM " FANIN_TABLE " WHERE job_table = "
-	    QUEUE_TABLE_ID
+	/* (table, table, table, most members left): also the fan-ins an
+	 * earlier jobrun made under the table's name as configured */
+	[FI_OPEN] = "SELECT id FROM " FANIN_TABLE " WHERE job_table "
+	    QUEUE_TABLE_IDS
 	    " AND fired_at IS NULL AND total <= succeeded + failed + ?",
 	/* Members whose job finished without the hook counting it, each
 	 * outcome apart so that the counts go up by the rows changed. */
@@ -80,10 +81,10 @@ static const char *const texts[FI_COUNT_STMTS] = {
 	    " VALUES (" QUEUE_TABLE_ID ", ?, ?, ?, ?, NOW())"
 	    " ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)",
 	[FI_OPEN_LIST] = "SELECT then_key, succeeded + failed, total FROM "
-	    FANIN_TABLE " WHERE job_table = " QUEUE_TABLE_ID
+	    FANIN_TABLE " WHERE job_table " QUEUE_TABLE_IDS
 	    " AND fired_at IS NULL ORDER BY id",
-	[FI_ANY_OPEN] = "SELECT 1 FROM " FANIN_TABLE " WHERE job_table = "
-	    QUEUE_TABLE_ID
+	[FI_ANY_OPEN] = "SELECT 1 FROM " FANIN_TABLE " WHERE job_table "
+	    QUEUE_TABLE_IDS
 	    " AND fired_at IS NULL LIMIT 1",
 	/* (fan-in, fan-in) */
 	[FI_STATE] = "SELECT then_type, fired_at IS NOT NULL, total,"
@@ -475,8 +476,9 @@ fanin_access(struct queue *q, struct queue_access *a, char *err,
 enum db_status
 fanin_sweep(struct fanin *fi, char *err, size_t errlen)
 {
-	struct db_arg args[3] = { DB_STR(queue_name(fi->q)),
-	    DB_STR(queue_name(fi->q)), DB_NUM(FANIN_SWEEP_LEFT) };
+	struct db_arg args[4] = { DB_STR(queue_name(fi->q)),
+	    DB_STR(queue_name(fi->q)), DB_STR(queue_name(fi->q)),
+	    DB_NUM(FANIN_SWEEP_LEFT) };
 	uint64_t *ids = NULL;
 	size_t n = 0, i;
 	char *col = NULL, cause[768];
@@ -485,7 +487,7 @@ fanin_sweep(struct fanin *fi, char *err, size_t errlen)
 
 	if ((st = probe(fi, err, errlen)) != DB_OK || !fi->active)
 		return st;
-	st = run(fi, FI_OPEN, args, 3, NULL, 0, NULL, cause, sizeof cause);
+	st = run(fi, FI_OPEN, args, 4, NULL, 0, NULL, cause, sizeof cause);
 	while (st == DB_OK && (rc = queue_stmts_fetch(fi->set, FI_OPEN, &col,
 	    1, cause, sizeof cause)) != 0) {
 		if (rc < 0) {
@@ -527,8 +529,8 @@ fanin_sweep(struct fanin *fi, char *err, size_t errlen)
 static int
 any_open(struct fanin *fi)
 {
-	struct db_arg args[2] = { DB_STR(queue_name(fi->q)),
-	    DB_STR(queue_name(fi->q)) };
+	struct db_arg args[3] = { DB_STR(queue_name(fi->q)),
+	    DB_STR(queue_name(fi->q)), DB_STR(queue_name(fi->q)) };
 	int64_t now = now_ms();
 	char err[512], *col = NULL;
 	int found = 0;
@@ -536,7 +538,7 @@ any_open(struct fanin *fi)
 	if (fi->open_checked != 0 && now - fi->open_checked < 1000)
 		return fi->open;
 	fi->open_checked = now;
-	if (run(fi, FI_ANY_OPEN, args, 2, &col, 1, &found, err, sizeof err) !=
+	if (run(fi, FI_ANY_OPEN, args, 3, &col, 1, &found, err, sizeof err) !=
 	    DB_OK)
 		found = 1;	/* the hook's own statements will say */
 	free(col);
@@ -712,8 +714,8 @@ enum db_status
 fanin_list(struct fanin *fi, struct fanin_view **out, size_t *n, char *err,
     size_t errlen)
 {
-	struct db_arg args[2] = { DB_STR(queue_name(fi->q)),
-	    DB_STR(queue_name(fi->q)) };
+	struct db_arg args[3] = { DB_STR(queue_name(fi->q)),
+	    DB_STR(queue_name(fi->q)), DB_STR(queue_name(fi->q)) };
 	char *cols[3] = { NULL, NULL, NULL };
 	enum db_status st;
 	int rc;
@@ -722,7 +724,7 @@ fanin_list(struct fanin *fi, struct fanin_view **out, size_t *n, char *err,
 	*n = 0;
 	if ((st = probe(fi, err, errlen)) != DB_OK || !fi->active)
 		return st;
-	st = run(fi, FI_OPEN_LIST, args, 2, NULL, 0, NULL, err, errlen);
+	st = run(fi, FI_OPEN_LIST, args, 3, NULL, 0, NULL, err, errlen);
 	while (st == DB_OK && (rc = queue_stmts_fetch(fi->set, FI_OPEN_LIST,
 	    cols, 3, err, errlen)) != 0) {
 		if (rc < 0) {

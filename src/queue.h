@@ -80,6 +80,9 @@ struct queue_witness {
  * configurations spelling one table in two cases share their rows (args:
  * table, table). */
 #define QUEUE_TABLE_ID "IF(@@lower_case_table_names = 0, ?, LOWER(?))"
+/* ... among the names a row may have: that, and the name as configured,
+ * as earlier versions of jobrun kept it (args: table, table, table) */
+#define QUEUE_TABLE_IDS "IN (" QUEUE_TABLE_ID ", ?)"
 /* ... with its database, "DATABASE.TABLE", for the server's named locks
  * (args: table, table) */
 #define QUEUE_DB_TABLE_ID "IF(@@lower_case_table_names = 0," \

@@ -7,12 +7,13 @@
 # the other runs its jobs; --single keeps the other's runs out; a schedule's
 # slot enqueued by one is not enqueued again by the other once its job was
 # purged; retention's turn taken by one is the other's too; status by one
-# counts the other's start latency.  Each case fails with the names
+# counts the other's start latency; a fan-in an earlier jobrun kept under
+# the name as configured still fires.  Each case fails with the names
 # compared as configured (seen with the table's name bound as written).
 # On a server of its own, made and started with lower_case_table_names = 1.
 . "${0%/*}/lib.sh"
 
-plan 15
+plan 16
 lctn=--lower-case-table-names=1
 MARIADB_EXTRA_ARGS=$lctn MYSQL_INIT_ARGS=$lctn MYSQL_EXTRA_ARGS=$lctn \
     use_own_server
@@ -75,6 +76,21 @@ is "$rc/$(jget succeeded <<<"$out")" 0/4 \
 is "$(sql "SELECT CONCAT_WS(' ', job_table, succeeded, fired_at IS NOT NULL)
     FROM jobrun_fan_ins")/$(count "business_key = 'g:then' AND status = 'success'")" \
     "polling_jobs 3 1/1" "the fan-in counted its jobs and fired: its callback ran"
+# A fan-in an earlier jobrun made for `table = Polling_Jobs`, under the
+# name as configured, its two jobs due: a run of that configuration, now
+# keeping the name folded, still counts them and fires it.
+insert_job old:a t
+insert_job old:b t
+sql "INSERT INTO jobrun_fan_ins (job_table, then_type, then_key, then_payload,
+        total, created_at)
+     VALUES ('Polling_Jobs', 'sum', 'old:then', '{\"key_prefix\":\"old\"}',
+        2, NOW());
+     INSERT INTO jobrun_fan_in_jobs (job_id, fan_in_id)
+     SELECT j.id, f.id FROM polling_jobs j, jobrun_fan_ins f
+      WHERE j.business_key LIKE 'old:%' AND f.then_key = 'old:then'"
+with upper run jobrun --json
+is "$rc/$(jget succeeded <<<"$out")/$(count "business_key = 'old:then' AND status = 'success'")" \
+    0/3/1 "a fan-in an earlier jobrun kept under Polling_Jobs: counted, fired, its callback run"
 insert_job u1 t
 insert_job u2 t
 with upper run jobrun --json
