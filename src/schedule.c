@@ -73,9 +73,11 @@ static const char *const texts[S_COUNT] = {
 	    " last_slot_utc, last_slot, updated_at)"
 	    " VALUES (" QUEUE_TABLE_ID ", ?, ?, NULL, NOW())"
 	    " ON DUPLICATE KEY UPDATE name = name",
-	/* (table, table, name) */
+	/* (table, table, table, name): the latest, also of the row an
+	 * earlier jobrun kept under the table's name as configured */
 	[S_LAST] = "SELECT last_slot_utc, last_slot FROM " SCHED_TABLE
-	    " WHERE job_table = " QUEUE_TABLE_ID " AND name = ?",
+	    " WHERE job_table " QUEUE_TABLE_IDS " AND name = ?"
+	    " ORDER BY last_slot_utc DESC LIMIT 1",
 	/* Where the walk back starts: the wall-clock time now, or, in an
 	 * hour lived twice, the latest wall-clock time already lived (three
 	 * hours ago plus three hours, at the old offset).  (utc, zone, utc
@@ -326,6 +328,8 @@ schedule_body(void *arg, struct queue_witness *w, char *err, size_t errlen)
 	const struct cfg_schedule *s = t->s;
 	struct db_arg lock[4] = { DB_STR(queue_name(q)), DB_STR(queue_name(q)),
 	    DB_STR(s->name), DB_NUM(sd->now - (int64_t)s->catch_up - 1) };
+	struct db_arg latest[4] = { DB_STR(queue_name(q)), DB_STR(queue_name(q)),
+	    DB_STR(queue_name(q)), DB_STR(s->name) };
 	struct db_arg save[5];
 	struct slot *slots = xcalloc(SCHED_MAX_SLOTS, sizeof *slots);
 	char *cols[2] = { NULL, NULL }, wall[32];
@@ -337,7 +341,7 @@ schedule_body(void *arg, struct queue_witness *w, char *err, size_t errlen)
 	(void)w;	/* idempotent: a slot after the last one saved, once */
 	st = run(sd, S_LOCK, lock, 4, NULL, 0, NULL, err, errlen);
 	if (st == DB_OK)
-		st = run(sd, S_LAST, lock, 3, cols, 2, &found, err, errlen);
+		st = run(sd, S_LAST, latest, 4, cols, 2, &found, err, errlen);
 	if (st == DB_OK && (!found || queue_int64(cols[0], &last) != 0)) {
 		errf(err, errlen, "its row vanished");
 		st = DB_ERROR;
@@ -529,7 +533,7 @@ static enum db_status
 view_one(struct sched_db *sd, const char *table, struct sched_view *v,
     char *err, size_t errlen)
 {
-	struct db_arg args[3] = { DB_STR(table), DB_STR(table),
+	struct db_arg args[4] = { DB_STR(table), DB_STR(table), DB_STR(table),
 	    DB_STR(v->s->name) };
 	char *cols[2] = { NULL, NULL };
 	struct slot due, next;
@@ -537,7 +541,7 @@ view_one(struct sched_db *sd, const char *table, struct sched_view *v,
 	enum db_status st;
 	int found = 0;
 
-	st = run(sd, S_LAST, args, 3, cols, 2, &found, err, errlen);
+	st = run(sd, S_LAST, args, 4, cols, 2, &found, err, errlen);
 	if (st == DB_OK && found) {
 		queue_int64(cols[0], &last);
 		if (cols[1] != NULL)

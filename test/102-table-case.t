@@ -7,13 +7,13 @@
 # the other runs its jobs; --single keeps the other's runs out; a schedule's
 # slot enqueued by one is not enqueued again by the other once its job was
 # purged; retention's turn taken by one is the other's too; status by one
-# counts the other's start latency; a fan-in an earlier jobrun kept under
-# the name as configured still fires.  Each case fails with the names
+# counts the other's start latency; a fan-in or a schedule's slot that an
+# earlier jobrun kept under the name as configured still counts.  Each case fails with the names
 # compared as configured (seen with the table's name bound as written).
 # On a server of its own, made and started with lower_case_table_names = 1.
 . "${0%/*}/lib.sh"
 
-plan 16
+plan 17
 lctn=--lower-case-table-names=1
 MARIADB_EXTRA_ARGS=$lctn MYSQL_INIT_ARGS=$lctn MYSQL_EXTRA_ARGS=$lctn \
     use_own_server
@@ -130,6 +130,14 @@ is "$rc/$(count "business_key LIKE 'tick@%'")" 0/0 \
     "Polling_Jobs, later in the slot, after the jobs were purged: no slot enqueued again"
 is "$(sql "SELECT GROUP_CONCAT(job_table) FROM jobrun_schedules")" polling_jobs \
     "one row for the schedule, under the table's name as the server folds it"
+# The row an earlier jobrun kept for `table = Polling_Jobs`, under the name
+# as configured, one slot further on (its job purged since): not enqueued
+# again by that configuration now.
+sql "INSERT INTO jobrun_schedules (job_table, name, last_slot_utc, last_slot,
+        updated_at) VALUES ('Polling_Jobs', 'tick', $((b + 60)), NULL, NOW())"
+JOBRUN_TEST_NOW=$((b + 90)) with upper run jobrun --json
+is "$rc/$(count "business_key LIKE 'tick@%'")" 0/0 \
+    "a slot an earlier jobrun enqueued under Polling_Jobs is not enqueued again"
 configs "$body"
 
 # --- retention's turn, and the start latency ------------------------------
