@@ -476,8 +476,7 @@ fanin_access(struct queue *q, struct queue_access *a, char *err,
 enum db_status
 fanin_sweep(struct fanin *fi, char *err, size_t errlen)
 {
-	struct db_arg args[4] = { DB_STR(queue_name(fi->q)),
-	    DB_STR(queue_name(fi->q)), DB_STR(queue_name(fi->q)),
+	struct db_arg args[4] = { QUEUE_TABLE_IDS_ARGS(fi->q),
 	    DB_NUM(FANIN_SWEEP_LEFT) };
 	uint64_t *ids = NULL;
 	size_t n = 0, i;
@@ -529,8 +528,7 @@ fanin_sweep(struct fanin *fi, char *err, size_t errlen)
 static int
 any_open(struct fanin *fi)
 {
-	struct db_arg args[3] = { DB_STR(queue_name(fi->q)),
-	    DB_STR(queue_name(fi->q)), DB_STR(queue_name(fi->q)) };
+	struct db_arg args[3] = { QUEUE_TABLE_IDS_ARGS(fi->q) };
 	int64_t now = now_ms();
 	char err[512], *col = NULL;
 	int found = 0;
@@ -616,9 +614,9 @@ fanin_create(struct fanin *fi, const char *then_type, const char *then_key,
     const char *payload, uint64_t total, uint64_t *id,
     struct fanin_state *state, char *err, size_t errlen)
 {
-	struct db_arg args[6] = { DB_STR(queue_name(fi->q)),
-	    DB_STR(queue_name(fi->q)), DB_STR(then_type), DB_STR(then_key),
-	    DB_STR(payload), DB_NUM(total) };
+	struct db_arg args[6] = { QUEUE_TABLE_ID_ARGS(fi->q),
+	    DB_STR(then_type), DB_STR(then_key), DB_STR(payload),
+	    DB_NUM(total) };
 	struct queue_access a;
 	enum db_status st;
 	char *known = NULL;
@@ -714,8 +712,7 @@ enum db_status
 fanin_list(struct fanin *fi, struct fanin_view **out, size_t *n, char *err,
     size_t errlen)
 {
-	struct db_arg args[3] = { DB_STR(queue_name(fi->q)),
-	    DB_STR(queue_name(fi->q)), DB_STR(queue_name(fi->q)) };
+	struct db_arg args[3] = { QUEUE_TABLE_IDS_ARGS(fi->q) };
 	char *cols[3] = { NULL, NULL, NULL };
 	enum db_status st;
 	int rc;

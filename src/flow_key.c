@@ -455,8 +455,8 @@ static enum db_status
 name_locks(struct flow_keys *k, size_t i, char *err, size_t errlen)
 {
 	struct keyed *kt = &k->types[i];
-	struct db_arg args[] = { DB_STR(queue_name(k->q)),
-	    DB_STR(queue_name(k->q)), DB_STR(kt->type->name) };
+	struct db_arg args[] = { QUEUE_TABLE_ID_ARGS(k->q),
+	    DB_STR(kt->type->name) };
 	char *col = NULL;
 	enum db_status st;
 	int found;

@@ -113,8 +113,8 @@ enum db_status
 latency_record(struct queue *q, const struct run_stats *stats, char *err,
     size_t errlen)
 {
-	struct db_arg forget[3] = { DB_STR(queue_name(q)),
-	    DB_STR(queue_name(q)), DB_NUM(LATENCY_KEEP_MINUTES) };
+	struct db_arg forget[3] = { QUEUE_TABLE_ID_ARGS(q),
+	    DB_NUM(LATENCY_KEEP_MINUTES) };
 	struct queue_stmts *set;
 	enum db_status st = DB_OK;
 	size_t i;
@@ -163,8 +163,8 @@ enum db_status
 latency_read(struct queue *q, const char *type, struct latency_view *v,
     char *err, size_t errlen)
 {
-	struct db_arg args[3] = { DB_STR(queue_name(q)),
-	    DB_STR(queue_name(q)), DB_NUM(LATENCY_MINUTES - 1) };
+	struct db_arg args[3] = { QUEUE_TABLE_ID_ARGS(q),
+	    DB_NUM(LATENCY_MINUTES - 1) };
 	char *cols[1 + RUN_LATENCY_BUCKETS] = { NULL };
 	struct queue_stmts *set;
 	struct latency_row r;

@@ -401,8 +401,7 @@ queue_take_single(struct queue *q, const char *type, char *name,
     size_t namelen, int *held, char *err, size_t errlen)
 {
 	char scope[CFG_TYPE_MAX * 4 + 2];
-	struct db_arg args[] = { DB_STR(q->name), DB_STR(q->name),
-	    DB_STR(scope) };
+	struct db_arg args[] = { QUEUE_TABLE_ID_ARGS(q), DB_STR(scope) };
 	enum db_status st;
 	char *col = NULL;
 	int found;

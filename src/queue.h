@@ -80,9 +80,12 @@ struct queue_witness {
  * configurations spelling one table in two cases share their rows (args:
  * table, table). */
 #define QUEUE_TABLE_ID "IF(@@lower_case_table_names = 0, ?, LOWER(?))"
+/* Its arguments, for q (the same two for QUEUE_DB_TABLE_ID) */
+#define QUEUE_TABLE_ID_ARGS(q) DB_STR(queue_name(q)), DB_STR(queue_name(q))
 /* ... among the names a row may have: that, and the name as configured,
  * as earlier versions of jobrun kept it (args: table, table, table) */
 #define QUEUE_TABLE_IDS "IN (" QUEUE_TABLE_ID ", ?)"
+#define QUEUE_TABLE_IDS_ARGS(q) QUEUE_TABLE_ID_ARGS(q), DB_STR(queue_name(q))
 /* ... with its database, "DATABASE.TABLE", for the server's named locks
  * (args: table, table) */
 #define QUEUE_DB_TABLE_ID "IF(@@lower_case_table_names = 0," \

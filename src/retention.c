@@ -71,8 +71,7 @@ enum db_status
 retention_pace_access(struct queue *q, struct queue_access *a,
     double *next_in, char *err, size_t errlen)
 {
-	struct db_arg args[2] = { DB_STR(queue_name(q)),
-	    DB_STR(queue_name(q)) };
+	struct db_arg args[2] = { QUEUE_TABLE_ID_ARGS(q) };
 	struct queue_stmts *set = pace_open(q);
 	char *col = NULL;
 	enum db_status st;
@@ -174,9 +173,8 @@ static enum db_status
 take_turn(struct cycle *cy, int *mine, char *err, size_t errlen)
 {
 	unsigned long every = cy->cfg->run.keep_every;
-	struct db_arg args[5] = { DB_STR(queue_name(cy->q)),
-	    DB_STR(queue_name(cy->q)), DB_NUM(every), DB_NUM(every),
-	    DB_NUM(every) };
+	struct db_arg args[5] = { QUEUE_TABLE_ID_ARGS(cy->q), DB_NUM(every),
+	    DB_NUM(every), DB_NUM(every) };
 	struct queue_stmts *set;
 	enum db_status st;
 

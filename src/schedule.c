@@ -326,10 +326,9 @@ schedule_body(void *arg, struct queue_witness *w, char *err, size_t errlen)
 	struct sched_db *sd = t->sd;
 	struct queue *q = sd->q;
 	const struct cfg_schedule *s = t->s;
-	struct db_arg lock[4] = { DB_STR(queue_name(q)), DB_STR(queue_name(q)),
+	struct db_arg lock[4] = { QUEUE_TABLE_ID_ARGS(q),
 	    DB_STR(s->name), DB_NUM(sd->now - (int64_t)s->catch_up - 1) };
-	struct db_arg latest[4] = { DB_STR(queue_name(q)), DB_STR(queue_name(q)),
-	    DB_STR(queue_name(q)), DB_STR(s->name) };
+	struct db_arg latest[4] = { QUEUE_TABLE_IDS_ARGS(q), DB_STR(s->name) };
 	struct db_arg save[5];
 	struct slot *slots = xcalloc(SCHED_MAX_SLOTS, sizeof *slots);
 	char *cols[2] = { NULL, NULL }, wall[32];
