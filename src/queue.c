@@ -119,14 +119,17 @@ const struct queue_sql queue_base_sql[Q_COUNT] = {
 	    "UPDATE %1$s SET" RECOVER_SET
 	    " WHERE status = 'processing' AND " LOCK_EXPIRED
 	    " LIMIT ?"), 0, NULL, 0 },
-	[Q_GET_LOCK] = { "take the --single lock",
+	/* The --single lock taken again after a lost connection (name) */
+	[Q_GET_LOCK] = { "take the --single lock again",
 	    Q_TEXT("SELECT GET_LOCK(?, 0)"), 0, NULL, 0 },
-	/* Its name, "jobrun:DATABASE.TABLE" and the scope's ":TYPE", in
-	 * the 64 characters a lock's name may have (MySQL): cut, two scopes
-	 * could only share one lock.  (table, table, scope) */
-	[Q_SINGLE_NAME] = { "name the --single lock", Q_TEXT(
-	    "SELECT LEFT(CONCAT('jobrun:', " QUEUE_DB_TABLE_ID ", ?), 64)"),
-	    0, NULL, 0 },
+	/* ... and first, named and taken in one: "jobrun:DATABASE.TABLE" and the
+	 * scope's ":TYPE", in the 64 characters a lock's name may have
+	 * (MySQL): cut, two scopes could only share one lock.  No database:
+	 * no name, no lock.  (table, table, scope) */
+	[Q_TAKE_SINGLE] = { "take the --single lock", Q_TEXT(
+	    "SELECT n.name, IF(n.name IS NULL, NULL, GET_LOCK(n.name, 0))"
+	    " FROM (SELECT LEFT(CONCAT('jobrun:', " QUEUE_DB_TABLE_ID ", ?),"
+	    " 64) AS name) AS n"), 0, NULL, 0 },
 	/* Changed rows: 1 inserted; with Q_F_AGAIN 2 re-armed, 0 left as it
 	 * was; without, a duplicate changes nothing, so affected rows is 0
 	 * and LAST_INSERT_ID is the existing job's id.  Q_F_RESUMABLE (with
@@ -403,30 +406,24 @@ queue_take_single(struct queue *q, const char *type, char *name,
 	char scope[CFG_TYPE_MAX * 4 + 2];
 	struct db_arg args[] = { QUEUE_TABLE_ID_ARGS(q), DB_STR(scope) };
 	enum db_status st;
-	char *col = NULL;
+	char *cols[2] = { NULL, NULL };
 	int found;
 
 	*held = 0;
 	snprintf(scope, sizeof scope, "%s%s", type != NULL ? ":" : "",
 	    type != NULL ? type : "");
-	st = queue_stmt_one(q, Q_SINGLE_NAME, args, 3, &col, 1, &found, err,
+	st = queue_stmt_one(q, Q_TAKE_SINGLE, args, 3, cols, 2, &found, err,
 	    errlen);
-	snprintf(name, namelen, "%s", st == DB_OK && found && col != NULL ?
-	    col : "");
-	free(col);
-	col = NULL;
+	snprintf(name, namelen, "%s", st == DB_OK && found && cols[0] != NULL ?
+	    cols[0] : "");
 	if (st == DB_OK && name[0] == '\0') {	/* no database (NULL) */
 		errf(err, errlen, "name the --single lock: the server gave none");
 		st = DB_ERROR;
 	}
-	if (st != DB_OK)
-		return st;
-	args[0] = DB_STR(name);
-	st = queue_stmt_one(q, Q_GET_LOCK, args, 1, &col, 1, &found, err, errlen);
-	*held = st == DB_OK && found && col != NULL && strcmp(col, "1") == 0;
+	*held = st == DB_OK && cols[1] != NULL && strcmp(cols[1], "1") == 0;
 	if (*held)
 		snprintf(q->lock_name, sizeof q->lock_name, "%s", name);
-	free(col);
+	db_free_cols(cols, 2);
 	return st;
 }
 

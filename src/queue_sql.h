@@ -22,7 +22,7 @@ enum queue_stmt {
 	/* a waiting run's look (queue_probe.c) */
 	Q_PROBE,
 	/* the queue's life and adding jobs (queue.c) */
-	Q_RECOVER, Q_GET_LOCK, Q_SINGLE_NAME, Q_READ_REPLY, Q_ENQUEUE, Q_VALID_AT,
+	Q_RECOVER, Q_GET_LOCK, Q_TAKE_SINGLE, Q_READ_REPLY, Q_ENQUEUE, Q_VALID_AT,
 	Q_VALID_JSON, Q_JSON_OBJECT,
 	/* the runner's own question (queue_run.c) */
 	Q_MAX_PACKET,
