@@ -42,16 +42,8 @@
 #include <string.h>
 
 #include "flow_key.h"
+#include "flow_key_sql.h"
 #include "util.h"
-
-/* A key is its first KEY_CHARS characters: GROUP BY compares a long text
- * by its first max_sort_length bytes (1024 by default), and 255
- * characters of four bytes fit. */
-#define KEY_CHARS "255"
-
-/* Past the cursor (time, time, id): the rows after the last job claimed,
- * in the claim's order. */
-#define PAST_CURSOR " AND (next_run_at > ? OR (next_run_at = ? AND id > ?))"
 
 /* The choice starts from the head of the type's due jobs at least this
  * often (ms), else past the job it chose last: the due jobs of a busy key
@@ -65,154 +57,6 @@
  * sends the next choice to the head. */
 #define KEY_CLAIMS_KEPT 256
 
-/* The key of a row: (path) for a JSON path; %s the column, quoted. */
-#define KEY_OF_PATH "LEFT(JSON_UNQUOTE(JSON_EXTRACT(payload, ?)), " \
-	KEY_CHARS ")"
-#define KEY_OF_COLUMN "LEFT(%s, " KEY_CHARS ")"
-
-/* A key's bucket of KEY_BUCKETS (see the head): keys the collation calls
- * equal weigh the same (WEIGHT_STRING), and RTRIM because both servers
- * keep a PAD SPACE collation's trailing blanks in the weight, where 'abc'
- * = 'abc '.  No key: bucket 0.  Every runner must use the same count. */
-#define KEY_BUCKETS 8
-#define KEY_TEXT(n) #n	/* n's text, once n's macro is expanded: */
-#define KEY_TEXT_OF(n) KEY_TEXT(n)
-#define KEY_BUCKETS_TEXT KEY_TEXT_OF(KEY_BUCKETS)
-#define BUCKET_OF "IFNULL(CRC32(WEIGHT_STRING(RTRIM(", KEY, "))) % " \
-	KEY_BUCKETS_TEXT ", 0)"
-/* ... the choice's rows in one bucket, or in any (args: bucket, [path],
- * bucket; the bucket NULL for any) */
-#define IN_BUCKET " AND (? IS NULL OR ", BUCKET_OF, " = ?)"
-
-/* Whether t's keys take a job at a time: room_one_parts, many_one_parts */
-#define ONE_AT_A_KEY(t) ((t)->flow.key_concurrency == 1)
-
-/* Places in a statement's parts that text_for fills: the key's
- * expression, the index to read, the cursor's condition (or nothing),
- * and the key's room (room_parts or room_one_parts). */
-static const char KEY[] = "key", INDEX[] = "index", CURSOR[] = "cursor",
-    ROOM[] = "room";
-
-/* The type's due jobs, in the claim's order (args: type, type, [time,
- * time, id]) */
-#define DUE_FROM_AT(past) " FROM " QUEUE_JOBS_TABLE " FORCE INDEX (", \
-	INDEX, ") WHERE status = 'pending' AND type = ?" \
-	" AND CAST(type AS BINARY) = CAST(? AS BINARY)" \
-	" AND next_run_at <= NOW()", past
-#define DUE_FROM DUE_FROM_AT(CURSOR)
-/* The type's jobs in processing (args: type, type), and by key */
-#define RUNNING_WHERE " FROM " QUEUE_JOBS_TABLE \
-	" FORCE INDEX (idx_type_status) WHERE type = ?" \
-	" AND CAST(type AS BINARY) = CAST(? AS BINARY)" \
-	" AND status = 'processing'"
-#define RUNNING_FROM RUNNING_WHERE " GROUP BY k"
-/* ... whose key is not at its cap (ROOM, this when N > 1; args: [path,]
- * [path,] type, type, N): a NULL among the busy keys, or a job's, makes NOT
- * IN NULL, which IFNULL takes for room (no key, no cap). */
-static const char *const room_parts[] = {
-	" AND IFNULL(", KEY, " NOT IN (SELECT busy.k FROM (SELECT ", KEY,
-	" AS k" RUNNING_FROM " HAVING COUNT(*) >= ?) AS busy), TRUE)"
-};
-/* ... with N = 1 every key in processing is at its cap: their keys go to the
- * set as read, no GROUP BY's temporary table (args: [path,] [path,] type,
- * type). */
-static const char *const room_one_parts[] = {
-	" AND IFNULL(", KEY, " NOT IN (SELECT ", KEY, RUNNING_WHERE "), TRUE)"
-};
-
-/* The first due job of the type whose key has room, in the claim's order,
- * and its next_run_at (args: type, type, [time, time, id,] bucket, [path,]
- * bucket, ROOM's).  A job without a key (NULL) has no key cap. */
-static const char *const pick_parts[] = {
-	"SELECT id, next_run_at" DUE_FROM, IN_BUCKET, ROOM,
-	" ORDER BY next_run_at, id LIMIT 1"
-};
-
-/* A look while every due job's key was busy (flow.c's look_keys), in
- * one statement: the first due job whose key has room now, read from the
- * head, and its key's bucket, and a row (0, NULL, 0) when the type has any
- * due job at all, which tells a wait from a type with nothing left due
- * (args: [path,] type, type, ROOM's, type, type). */
-static const char *const look_parts[] = {
-	"(SELECT id, next_run_at, ", BUCKET_OF, DUE_FROM, ROOM,
-	" ORDER BY next_run_at, id LIMIT 1) UNION ALL (SELECT 0, NULL, 0"
-	DUE_FROM, " LIMIT 1)"
-};
-
-/* A bucketed type's claim first locks the bucket of its first due job
- * (read without a lock, past the type's cursor and else from the head:
- * TAKE_AFTER; or from the head: TAKE_HEAD), else the first free after
- * it (a TRY_BUCKET each), else that one after KEY_BUCKET_WAIT s (COALESCE
- * stops at the first not NULL: one lock at most).  Its key's room is not
- * judged (claim_bucketed looks further).  It gives the job's bucket, NULL
- * when none is due (no lock taken), and the bucket locked, NULL for none
- * (args: the lock name 9 times, [path,] type, type, [time, time, id,]
- * and for TAKE_AFTER [path,] type, type again). */
-#define KEY_BUCKET_WAIT "1"
-#define TRY_BUCKET(j) "IF(GET_LOCK(CONCAT(?, '.', (h.b + " #j ") % " \
-	KEY_BUCKETS_TEXT "), 0), (h.b + " #j ") % " KEY_BUCKETS_TEXT ", NULL), "
-#define TAKE_LOCK "SELECT h.b, IF(h.b IS NULL, NULL, COALESCE(" \
-	TRY_BUCKET(0) TRY_BUCKET(1) TRY_BUCKET(2) TRY_BUCKET(3) TRY_BUCKET(4) \
-	TRY_BUCKET(5) TRY_BUCKET(6) TRY_BUCKET(7) "IF(GET_LOCK(CONCAT(?, '.'," \
-	" h.b), " KEY_BUCKET_WAIT "), h.b, NULL))) FROM (SELECT "
-#define FIRST_BUCKET(past) "(SELECT ", BUCKET_OF, DUE_FROM_AT(past), \
-	" ORDER BY next_run_at, id LIMIT 1)"
-static const char *const take_head_parts[] = {
-	TAKE_LOCK, FIRST_BUCKET(""), " AS b LIMIT 1) AS h"
-};
-/* ... and the bucket given first (args: the lock name, 9 times, the
- * bucket) */
-static const char take_at_text[] = TAKE_LOCK "CAST(? AS UNSIGNED) AS b"
-    " LIMIT 1) AS h";
-static const char *const take_after_parts[] = {
-	TAKE_LOCK "IFNULL(", FIRST_BUCKET(PAST_CURSOR), ", ",
-	FIRST_BUCKET(""), ") AS b LIMIT 1) AS h"
-};
-
-/* The first M due jobs, in the claim's order, that their keys have room
- * for, counting each key's jobs in processing and those before it among
- * the chosen: of the first L due jobs whose keys are not at their cap,
- * a key's first N less its running ones (args: [path,] type, type,
- * [time, time, id,] bucket, [path,] bucket, ROOM's, L, [path,] type, type,
- * N, M).  The server partitions and joins by
- * key under the key's collation, as it groups. */
-static const char *const many_parts[] = {
-	"SELECT c.id, c.next_run_at FROM (SELECT d.id, d.next_run_at, d.k,"
-	" ROW_NUMBER() OVER (PARTITION BY d.k ORDER BY d.next_run_at, d.id)"
-	" AS rn FROM (SELECT id, next_run_at, ", KEY, " AS k" DUE_FROM,
-	IN_BUCKET, ROOM, " ORDER BY next_run_at, id LIMIT ?) AS d) AS c"
-	" LEFT JOIN (SELECT ", KEY, " AS k, COUNT(*) AS n" RUNNING_FROM
-	") AS running ON running.k = c.k"
-	" WHERE c.k IS NULL OR c.rn + IFNULL(running.n, 0) <= ?"
-	" ORDER BY c.next_run_at, c.id LIMIT ?"
-};
-
-/* The same with key_concurrency = 1: a key with room has no job in
- * processing, so the chosen are each key's first, and the processing rows
- * are read once (args: [path,] type, type, [time, time, id,] bucket,
- * [path,] bucket, ROOM's, L, M). */
-static const char *const many_one_parts[] = {
-	"SELECT c.id, c.next_run_at FROM (SELECT d.id, d.next_run_at, d.k,"
-	" ROW_NUMBER() OVER (PARTITION BY d.k ORDER BY d.next_run_at, d.id)"
-	" AS rn FROM (SELECT id, next_run_at, ", KEY, " AS k" DUE_FROM,
-	IN_BUCKET, ROOM, " ORDER BY next_run_at, id LIMIT ?) AS d) AS c"
-	" WHERE c.k IS NULL OR c.rn = 1"
-	" ORDER BY c.next_run_at, c.id LIMIT ?"
-};
-
-/* The type's keys at their cap, and its due jobs that wait for one of
- * them (args: [path,] type, type, N, [path,] type, type): what status
- * shows. */
-static const char *const load_parts[] = {
-	"SELECT COUNT(*), IFNULL(SUM(waiting.n), 0) FROM (SELECT ", KEY,
-	" AS k" RUNNING_FROM " HAVING COUNT(*) >= ? AND k IS NOT NULL) AS busy"
-	" LEFT JOIN (SELECT ", KEY, " AS k, COUNT(*) AS n FROM "
-	QUEUE_JOBS_TABLE " WHERE status = 'pending' AND type = ?"
-	" AND CAST(type AS BINARY) = CAST(? AS BINARY)"
-	" AND next_run_at <= NOW() GROUP BY k) AS waiting"
-	" ON waiting.k = busy.k"
-};
-
 /* Due jobs a choice of M reads at most past those of busy keys: M times
  * this (a key's further jobs among them are passed over). */
 #define MANY_READ 4
@@ -220,26 +64,11 @@ static const char *const load_parts[] = {
 /* MySQL's ER_INVALID_JSON_PATH, which MariaDB's headers lack. */
 #define MYSQL_INVALID_JSON_PATH 3143
 
-/* Whether the server takes a JSON path: 0 or 1 (whether "{}" has it: "$"
- * it has) for one it takes, NULL (with a warning, MariaDB) or an error
- * (MySQL) for one it does not. */
-static const char path_text[] = "SELECT JSON_CONTAINS_PATH('{}', 'one', ?)";
-
-/* A bucket's lock name, less the bucket: the database and job table as
- * the server tells them apart and the type, hashed as by earlier runs (a
- * name is server-wide, 64 characters at most on MySQL; args: table, table,
- * type). */
-static const char name_text[] = "SELECT CONCAT('jobrun.', LEFT(SHA2("
-    "CONCAT_WS('/', IF(@@lower_case_table_names = 0, DATABASE(),"
-    " LOWER(DATABASE())), " QUEUE_TABLE_ID ", ?), 256), 40))";
-
-static const char release_text[] = "DO RELEASE_LOCK(?)";
-
 /* A keyed type's statements in the set, KEY_STMTS of them: a choice of
  * one and of many, each from the head and past the cursor, status's
- * count, and the look. */
+ * count, the look, the takes of a bucket, and a blank's weight. */
 enum { PICK_HEAD, PICK_AFTER, MANY_HEAD, MANY_AFTER, LOAD, LOOK, TAKE_HEAD,
-	TAKE_AFTER, KEY_STMTS };
+	TAKE_AFTER, SPACE, KEY_STMTS };
 /* ... and after every type's, the set's own: */
 enum { CHECK_PATH, LOCK_NAME, TAKE_AT, RELEASE_BUCKET, SET_STMTS };
 
@@ -256,6 +85,7 @@ struct keyed {
 	const struct cfg_type *type;
 	char *texts[KEY_STMTS];
 	char lock[64];		/* its buckets' lock name, less the bucket */
+	char blank[64];		/* the hex of a blank's weight (space_parts) */
 	struct cursor cursors[KEY_BUCKETS];
 	struct cursor first;	/* a bucketed type's, for its take */
 	/* where the jobs it claimed last stood, for flow_keys_freed */
@@ -340,6 +170,7 @@ add_type(struct flow_keys *k, const struct cfg_type *t)
 		[LOOK] = "look for a job whose key has room",
 		[TAKE_HEAD] = "lock a bucket of keys",
 		[TAKE_AFTER] = "lock a bucket of keys",
+		[SPACE] = "weigh a blank under a key's collation",
 	};
 	struct keyed *kt = &k->types[k->n];
 	size_t at = KEY_STMTS * k->n, i;
@@ -356,6 +187,7 @@ add_type(struct flow_keys *k, const struct cfg_type *t)
 	kt->texts[LOOK] = TEXT_FOR(k->q, t, look_parts, 0);
 	kt->texts[TAKE_HEAD] = TEXT_FOR(k->q, t, take_head_parts, 0);
 	kt->texts[TAKE_AFTER] = TEXT_FOR(k->q, t, take_after_parts, 0);
+	kt->texts[SPACE] = TEXT_FOR(k->q, t, space_parts, 0);
 	for (i = 0; i < KEY_STMTS; i++) {
 		k->texts[at + i] = kt->texts[i];
 		k->purposes[at + i] = purpose[i];
@@ -472,6 +304,17 @@ name_locks(struct flow_keys *k, size_t i, char *err, size_t errlen)
 	if (st == DB_OK && found && col != NULL)
 		snprintf(kt->lock, sizeof kt->lock, "%s", col);
 	free(col);
+	col = NULL;
+	args[0] = DB_STR(kt->type->flow.key);
+	if (st == DB_OK)
+		st = queue_stmts_one(k->set, KEY_STMTS * i + SPACE, args,
+		    CFG_KEY_IS_PATH(kt->type->flow.key) ? 1 : 0, &col, 1,
+		    &found, err, errlen);
+	/* Longer than kept (none known): blanks trimmed as RTRIM does. */
+	if (st == DB_OK && found && col != NULL &&
+	    strlen(col) < sizeof kt->blank)
+		snprintf(kt->blank, sizeof kt->blank, "%s", col);
+	free(col);
 	return st;
 }
 
@@ -582,6 +425,8 @@ choose_run(struct flow_keys *k, size_t i, unsigned which, int bucket,
 	enum db_status st;
 	int rc;
 
+	if (which == LOOK)	/* its BUCKET_OF */
+		args[nargs++] = DB_STR(k->types[i].blank);
 	if ((many || which == LOOK) && path)
 		args[nargs++] = DB_STR(t->flow.key);
 	args[nargs++] = DB_STR(t->name);
@@ -593,6 +438,7 @@ choose_run(struct flow_keys *k, size_t i, unsigned which, int bucket,
 	}
 	if (which != LOOK) {
 		args[nargs++] = DB_STR(bucket_arg(bucket, b, sizeof b));
+		args[nargs++] = DB_STR(k->types[i].blank);
 		if (path)
 			args[nargs++] = DB_STR(t->flow.key);
 		args[nargs++] = DB_STR(bucket_arg(bucket, b, sizeof b));
@@ -845,14 +691,16 @@ claim_in(struct flow_keys *k, size_t i, int bucket, const struct claim_of *by,
 	return st;
 }
 
-/* The arguments of a FIRST_BUCKET, past cursor cur or (NULL) from the
- * head, into args: how many. */
+/* The arguments of keyed type kt's FIRST_BUCKET, past cursor cur or
+ * (NULL) from the head, into args: how many. */
 static unsigned
-first_args(const struct cfg_type *t, const struct cursor *cur,
+first_args(const struct keyed *kt, const struct cursor *cur,
     struct db_arg *args)
 {
+	const struct cfg_type *t = kt->type;
 	unsigned n = 0;
 
+	args[n++] = DB_STR(kt->blank);
 	if (CFG_KEY_IS_PATH(t->flow.key))
 		args[n++] = DB_STR(t->flow.key);
 	args[n++] = DB_STR(t->name);
@@ -874,7 +722,7 @@ take_bucket(struct flow_keys *k, size_t i, int at, int *bucket, int *head,
     char *err, size_t errlen)
 {
 	struct keyed *kt = &k->types[i];
-	struct db_arg args[KEY_BUCKETS + 1 + 6 + 3];	/* first_args: 6, 3 */
+	struct db_arg args[KEY_BUCKETS + 1 + 7 + 4];	/* first_args: 7, 4 */
 	char *cols[2] = { NULL, NULL }, first[16];
 	size_t which = KEY_STMTS * i + TAKE_HEAD;
 	enum db_status st;
@@ -890,11 +738,11 @@ take_bucket(struct flow_keys *k, size_t i, int at, int *bucket, int *head,
 	    now_ms() - kt->first.head_ms < KEY_HEAD_MS) {
 		/* Past the cursor while it is young (choose's rule). */
 		which = KEY_STMTS * i + TAKE_AFTER;
-		n += first_args(kt->type, &kt->first, args + n);
-		n += first_args(kt->type, NULL, args + n);
+		n += first_args(kt, &kt->first, args + n);
+		n += first_args(kt, NULL, args + n);
 	} else {
 		kt->first.head_ms = now_ms();
-		n += first_args(kt->type, NULL, args + n);
+		n += first_args(kt, NULL, args + n);
 	}
 	st = queue_stmts_one(k->set, which, args, n, cols, 2, &found, err,
 	    errlen);
