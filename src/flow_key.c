@@ -146,7 +146,8 @@ text_for(struct queue *q, const struct cfg_type *t,
 			    TEXT_FOR(q, t, room_parts, 0);
 		part[i] = parts[i] == KEY ? key : parts[i] == INDEX ? index :
 		    parts[i] == CURSOR ? (cursor ? PAST_CURSOR : "") :
-		    parts[i] == ROOM ? room : parts[i];
+		    parts[i] == ROOM ? room : parts[i] == LEVEL ?
+		    (db_is_mysql(queue_db(q)) ? "" : " LEVEL 1") : parts[i];
 		len += strlen(part[i]);
 	}
 	text = xcalloc(1, len);

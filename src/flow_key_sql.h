@@ -28,14 +28,18 @@
  * 'abc' = 'abc ', and a UCA collation weighs a no-break space as a blank,
  * and a blank followed by a zero-width character as one.  So RTRIM, then
  * TRIM of the trailing weights of a blank under the key's collation (its
- * hex the argument, read once: space_parts).  No key: bucket 0.  Every
- * runner must use the same count. */
+ * hex the argument, read once: space_parts), of the primary weights alone
+ * on MariaDB (LEVEL: a multi-level collation such as uca1400_as_cs puts
+ * a blank's weight of each level apart; the same bytes for one of a
+ * level, as most are; MySQL has no LEVEL, and its multi-level collations
+ * pad nothing).  No key: bucket 0.  Every runner must use the same
+ * count. */
 #define KEY_BUCKETS 8
 #define KEY_TEXT(n) #n	/* n's text, once n's macro is expanded: */
 #define KEY_TEXT_OF(n) KEY_TEXT(n)
 #define KEY_BUCKETS_TEXT KEY_TEXT_OF(KEY_BUCKETS)
 #define BUCKET_OF "IFNULL(CRC32(TRIM(TRAILING UNHEX(?) FROM WEIGHT_STRING(" \
-	"RTRIM(", KEY, ")))) % " KEY_BUCKETS_TEXT ", 0)"
+	"RTRIM(", KEY, ")", LEVEL, "))) % " KEY_BUCKETS_TEXT ", 0)"
 /* ... the choice's rows in one bucket, or in any (args: bucket, blank,
  * [path], bucket; the bucket NULL for any) */
 #define IN_BUCKET " AND (? IS NULL OR ", BUCKET_OF, " = ?)"
@@ -45,9 +49,10 @@
 
 /* Places in a statement's parts that text_for fills: the key's
  * expression, the index to read, the cursor's condition (or nothing),
- * and the key's room (room_parts or room_one_parts). */
+ * the key's room (room_parts or room_one_parts), and WEIGHT_STRING's
+ * level (MariaDB's primary, or nothing). */
 static const char KEY[] = "key", INDEX[] = "index", CURSOR[] = "cursor",
-    ROOM[] = "room";
+    ROOM[] = "room", LEVEL[] = "level";
 
 /* The type's due jobs, in the claim's order (args: type, type, [time,
  * time, id]) */
@@ -174,7 +179,8 @@ static const char *const load_parts[] = {
 /* The hex of a blank's weight under the key's collation, the collation
  * of the key's expression over a NULL row of the table (args: [path]) */
 static const char *const space_parts[] = {
-	"SELECT HEX(WEIGHT_STRING(CONCAT(IFNULL(LEFT(", KEY, ", 0), ''), ' ')))"
+	"SELECT HEX(WEIGHT_STRING(CONCAT(IFNULL(LEFT(", KEY, ", 0), ''), ' ')",
+	LEVEL, "))"
 	" FROM (SELECT 1) AS one LEFT JOIN " QUEUE_JOBS_TABLE " ON FALSE"
 };
 

@@ -12,6 +12,8 @@
 # session), read from the server's list of user locks: the same lock for
 # every spelling.  (Before, only U+0020 was trimmed: the spellings fell in
 # other buckets, and two runs could start two jobs of one key at once.)
+# The same on MariaDB under a collation of several levels
+# (utf8mb4_uca1400_as_cs), which weighs each level apart.
 #
 # The key column named k: with key_concurrency = 2 the busy keys were
 # grouped "GROUP BY k", which the server takes for the table's column k,
@@ -19,7 +21,7 @@
 # after character 255 were two keys, each under the cap, and a third ran.
 . "${0%/*}/lib.sh"
 
-plan 10
+plan 12
 
 setup_db
 mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" \
@@ -28,6 +30,9 @@ sql "ALTER TABLE polling_jobs
        ADD cu VARCHAR(300) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci
          NULL,
        ADD k VARCHAR(400) NULL" || bail_out "cannot add the key columns"
+on_mysql || sql "ALTER TABLE polling_jobs ADD ca VARCHAR(300)
+       CHARACTER SET utf8mb4 COLLATE utf8mb4_uca1400_as_cs NULL" ||
+    bail_out "cannot add the uca1400 column"
 
 # The spellings: as is, a no-break space after, a blank and a zero-width
 # space after (hex of their UTF-8).
@@ -45,10 +50,15 @@ is "$(sql "SELECT COUNT(DISTINCT cu), COUNT(DISTINCT CAST(cu AS BINARY))
     "the server calls the three spellings one key (utf8mb4_unicode_ci)"
 sql "DELETE FROM polling_jobs"
 
+on_mysql || CA_KEY=ca
 write_config <<EOF2
 [type.u]
 handler = noop
 concurrency_key = cu
+
+[type.a]
+handler = noop
+concurrency_key = ${CA_KEY:-cu}
 
 [type.kk]
 handler = noop
@@ -76,18 +86,20 @@ bucket_held() {
 	[ -n "$(held_bucket)" ]
 }
 
-# bucket_of HEX: the bucket lock a run of type u holds while it claims the
-# one due job, whose key is HEX, its row held by another session
+# bucket_of HEX [TYPE COLUMN]: the bucket lock a run of type TYPE (u)
+# holds while it claims the one due job, whose key (COLUMN, cu) is HEX,
+# its row held by another session
 bucket_of() {
+	local type=${2:-u} column=${3:-cu}
 	sql "DELETE FROM polling_jobs;
-	     INSERT INTO polling_jobs (business_key, type, cu, payload,
+	     INSERT INTO polling_jobs (business_key, type, $column, payload,
 	        next_run_at, created_at, updated_at)
-	     VALUES ('one', 'u', _utf8mb4 X'$1', '{}', NOW(), NOW(), NOW())"
+	     VALUES ('one', '$type', _utf8mb4 X'$1', '{}', NOW(), NOW(), NOW())"
 	other_start
 	other_send "BEGIN; SELECT 'locked', id FROM polling_jobs WHERE business_key = 'one' FOR UPDATE;"
 	wait_for 30 file_has "$T/other.out" '^locked' ||
 	    diag "the other session did not lock the row"
-	jobrun_bg --type=u --max=1 2>"$T/u.err"
+	jobrun_bg --type="$type" --max=1 2>"$T/u.err"
 	wait_for 60 bucket_held || diag "no bucket lock taken"
 	bucket=$(held_bucket)
 	other_send "ROLLBACK;"
@@ -109,6 +121,24 @@ is "$claimed" "0/success 0/success 0/success " \
 is "$2" "$1" "'acme' and 'acme' + no-break space: one bucket"
 is "$3" "$1" "'acme' and 'acme' + blank + zero-width space: one bucket"
 is "$(held_bucket)" "" "no bucket lock left held"
+
+if on_mysql; then
+	skip 2 "MySQL has no utf8mb4_uca1400_as_cs"
+else
+	sql "INSERT INTO polling_jobs (business_key, type, ca, payload,
+	        next_run_at, created_at, updated_at)
+	     VALUES ('p1', 'premise', _utf8mb4 X'61636D6532', '{}', NOW(), NOW(),
+	        NOW()),
+	       ('p2', 'premise', _utf8mb4 X'61636D653220E2808B', '{}', NOW(),
+	        NOW(), NOW())"
+	is "$(sql "SELECT COUNT(DISTINCT ca) FROM polling_jobs
+	     WHERE type = 'premise'")" 1 \
+	    "the server calls 'acme2' and 'acme2' + blank + zero-width space one key (uca1400_as_cs)"
+	bucket_of 61636D6532 a ca
+	first=$bucket
+	bucket_of 61636D653220E2808B a ca
+	is "$bucket" "$first" "... and they share one bucket"
+fi
 
 # The column k: two of its jobs running under another runner's live lock,
 # three more due, all one key by their first 255 characters.
