@@ -288,10 +288,12 @@ queue_purge_flags(struct queue *q, const struct queue_scope *scope)
 unsigned
 queue_purge_args(struct db_arg *args, const struct queue_scope *scope)
 {
+	unsigned i;
+
 	args[0] = DB_STR(scope->status);
-	args[1] = DB_NUM(scope->older_than);
-	args[2] = DB_NUM(scope->older_than);
-	return add_type(args, 3, scope);
+	for (i = 1; i <= 4; i++)	/* PURGE_CUTOFF, twice */
+		args[i] = DB_NUM(scope->older_than);
+	return add_type(args, 5, scope);
 }
 
 enum db_status
@@ -299,7 +301,7 @@ queue_purge(struct queue *q, const struct queue_scope *scope,
     unsigned long limit, uint64_t *deleted, char *err, size_t errlen)
 {
 	unsigned w = Q_PURGE | queue_purge_flags(q, scope);
-	struct db_arg args[6];
+	struct db_arg args[QUEUE_PURGE_ARGS + 1];
 	unsigned n = queue_purge_args(args, scope);
 	enum db_status st;
 
@@ -313,7 +315,7 @@ enum db_status
 queue_count_purgeable(struct queue *q, const struct queue_scope *scope,
     uint64_t *count, char *err, size_t errlen)
 {
-	struct db_arg args[5];
+	struct db_arg args[QUEUE_PURGE_ARGS];
 
 	return numbers(q, Q_PURGE_COUNT | queue_purge_flags(q, scope),
 	    args, queue_purge_args(args, scope), count, 1, err, errlen);
@@ -344,7 +346,7 @@ queue_purge_except(struct queue *q, const struct queue_scope *scope,
 	    " AND CAST(type AS BINARY) NOT IN (",
 	    tail[] = ") ORDER BY next_run_at, id LIMIT ?) AS d USING (id)";
 	struct queue_stmts *once;
-	struct db_arg *args = xcalloc(n + 4, sizeof *args);
+	struct db_arg *args = xcalloc(n + QUEUE_PURGE_ARGS + 1, sizeof *args);
 	char *sql = queue_list_text(head, n, tail);
 	size_t i;
 	unsigned k = queue_purge_args(args, &(struct queue_scope){ NULL,

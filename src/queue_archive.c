@@ -155,7 +155,7 @@ static struct db_arg *
 range_args(const struct queue_scope *scope, const char *const *except,
     size_t n, unsigned long limit, unsigned *nargs)
 {
-	struct db_arg *args = xcalloc(n + 6, sizeof *args);
+	struct db_arg *args = xcalloc(n + QUEUE_PURGE_ARGS + 1, sizeof *args);
 	size_t i;
 
 	*nargs = queue_purge_args(args, scope);

@@ -149,15 +149,28 @@ _Static_assert(QUEUE_GROUP_MAX == 16, "GROUP_LIST has 16 places");
 	"  'failed', 'pending')," \
 	" locked_by = NULL, locked_until = NULL, updated_at = NOW()"
 
-/* Finished rows older than the cutoff: (status, age, age).  next_run_at is
+/* The local time before which a finished row is older than ? seconds of
+ * real time: (age, age).  The columns are local DATETIMEs, so neither
+ * reading of "? seconds ago" is right across a DST change on its own:
+ * NOW() - INTERVAL counts wall-clock time, which runs an hour ahead of
+ * real time across a spring-forward (a row 20 minutes old looks 80), and
+ * FROM_UNIXTIME(UNIX_TIMESTAMP() - ?) is the real instant's local time,
+ * which after a fall-back lies in the repeated hour's first pass, later
+ * than rows of its second pass that are younger.  Each errs only the
+ * other way, so the earlier of the two never deletes a row younger than
+ * its age; a constant for the statement, it keeps the index range. */
+#define PURGE_CUTOFF "LEAST(NOW() - INTERVAL ? SECOND," \
+	" FROM_UNIXTIME(UNIX_TIMESTAMP() - ?))"
+
+/* Finished rows older than the cutoff: (status, age x 4).  next_run_at is
  * never later than finished_at for a row jobrun finished (a job runs after
  * it is due; cancel moves next_run_at to now at the latest), so the extra
  * condition on it lets purge and retention walk idx_pick's (status,
  * next_run_at) range and stop at the cutoff instead of reading every
  * finished row. */
 #define PURGE_WHERE " WHERE status = ?" \
-	" AND next_run_at < NOW() - INTERVAL ? SECOND" \
-	" AND finished_at < NOW() - INTERVAL ? SECOND"
+	" AND next_run_at < " PURGE_CUTOFF \
+	" AND finished_at < " PURGE_CUTOFF
 
 /* The last_error Q_CANCEL writes, compared byte for byte: a failed job
  * with it was cancelled. */
@@ -375,8 +388,9 @@ enum db_status queue_claim_priority_bulk(struct queue *q,
 /* A purge's variant (queue_admin.c): Q_F_TYPE for one type, on
  * idx_type_pick when the table has it (else Q_F_PICK too, idx_pick). */
 unsigned queue_purge_flags(struct queue *q, const struct queue_scope *scope);
-/* A purge's arguments into args: (status, age, age, [type, type]); how
- * many. */
+/* A purge's arguments into args: (status, age x 4, [type, type]); how
+ * many, at most QUEUE_PURGE_ARGS. */
+#define QUEUE_PURGE_ARGS 7
 unsigned queue_purge_args(struct db_arg *args,
                           const struct queue_scope *scope);
 /* The job claimed with token: its id, 0 for none. */
