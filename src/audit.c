@@ -416,8 +416,6 @@ on_row(void *arg, const struct audit_row *r)
 int
 cmd_audit_check(const struct cli *cli, char *err, size_t errlen)
 {
-	if (cli->has_since && cli->since == 0)
-		return errf(err, errlen, "--since: a DURATION of 1s or more");
 	if (cli->nargs > 0)
 		return errf(err, errlen, "unexpected argument \"%s\"",
 		    cli->args[0]);

@@ -31,7 +31,7 @@ enum cli_kind {
 	CK_TEXT,	/* the value itself, as a const char * */
 	CK_NUMBER,	/* an unsigned long in min..max */
 	CK_DURATION,	/* seconds, from 90s, 90m, 12h, ... (cli_duration),
-			 * the unit required */
+			 * the unit required, at least min */
 	CK_OWN,		/* a rule of its own, in apply_own() */
 };
 
@@ -42,7 +42,7 @@ struct cli_row {
 	enum cli_kind kind;
 	size_t field;		/* offsetof the value in struct cli */
 	size_t has;		/* offsetof its has_X flag, or NO_HAS */
-	unsigned long min, max;	/* CK_NUMBER's bounds */
+	unsigned long min, max;	/* CK_NUMBER's bounds; CK_DURATION's min */
 	const char *value;	/* the value's name in the help, NULL: none */
 	const char *help;	/* '\n' continues on an indented line; NULL
 				 * hides the option from help and completion */
@@ -64,8 +64,8 @@ struct cli_row {
 	CK_NUMBER, FIELD(f, unsigned long), NO_HAS, lo, hi
 #define NUMBER_HAS(f, has, lo, hi) \
 	CK_NUMBER, FIELD(f, unsigned long), FIELD(has, int), lo, hi
-#define DURATION_HAS(f, has) \
-	CK_DURATION, FIELD(f, unsigned long), FIELD(has, int), 0, 0
+#define DURATION_HAS(f, has, lo) \
+	CK_DURATION, FIELD(f, unsigned long), FIELD(has, int), lo, 0
 #define OWN(has)	CK_OWN, 0, has, 0, 0
 
 /* In the order --help lists them.  The bounds are the ones the messages
@@ -157,10 +157,10 @@ static const struct cli_row rows[] = {
 	  "retry: pending jobs too, due now, attempts reset;\n"
 	  "pause, resume: a type not known here" },
 	{ CO_OLDER_THAN, "older-than", 0,
-	  DURATION_HAS(older_than, has_older_than), "DURATION",
+	  DURATION_HAS(older_than, has_older_than, 0), "DURATION",
 	  "finished more than DURATION ago (90s, 90m, 12h,\n"
 	  "30d, 2w)" },
-	{ CO_SINCE, "since", 0, DURATION_HAS(since, has_since), "DURATION",
+	{ CO_SINCE, "since", 0, DURATION_HAS(since, has_since, 1), "DURATION",
 	  "audit: only changes made less than DURATION ago" },
 	{ CO_DRY_RUN, "dry-run", 0, FLAG(dry_run), NULL,
 	  "count the jobs it would change, change nothing" },
@@ -375,6 +375,11 @@ apply(struct cli *cli, const struct cli_row *r, const char *arg, char *err,
 		if (cli_duration(arg, (unsigned long *)(base + r->field)) != 0)
 			return errf(err, errlen, "--%s: not a duration such as "
 			    "90s, 90m, 12h, 30d or 2w: \"%s\"", r->name, arg);
+		/* Before the advice on units, which would otherwise
+		 * suggest 0s to an option that refuses it. */
+		if (*(unsigned long *)(base + r->field) < r->min)
+			return errf(err, errlen, "--%s: a DURATION of %lus or "
+			    "more: \"%s\"", r->name, r->min, arg);
 		/* --older-than=30 meant days more often than seconds, and
 		 * purged what it should have kept. */
 		if (arg[strlen(arg) - 1] >= '0' && arg[strlen(arg) - 1] <= '9')

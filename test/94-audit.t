@@ -12,7 +12,7 @@
 # Own server: it makes database users.
 . "${0%/*}/lib.sh"
 
-plan 68
+plan 69
 use_own_server
 setup_db
 write_config <<EOF2
@@ -241,6 +241,10 @@ run jobrun audit --since=5s
 is "$rc/$out" "0/no changes" "--since=5s: none"
 run jobrun audit --since=0s
 is "$rc" 64 "--since=0s is a usage error"
+# Its advice agrees with that rule (it once said "write 0s").
+run jobrun audit --since=0
+is "$rc/$err" "64/jobrun: --since: a DURATION of 1s or more: \"0\"
+Try 'jobrun --help'." "--since=0: the usage error names the rule, not 0s"
 run jobrun audit --since=soon
 is "$rc" 64 "--since=soon is a usage error"
 run jobrun audit

@@ -724,6 +724,17 @@ test_duration_and_range(void **state)
 	    "30d or 30w", "purge", "--status=failed", "--older-than=30");
 	EXPECT_ERR("--older-than: \"0\" has no unit: write 0s, 0m, 0h, 0d or "
 	    "0w", "purge", "--status=failed", "--older-than=0");
+	/* --since refuses 0s: no advice to write it. */
+	EXPECT_ERR("--since: a DURATION of 1s or more: \"0\"", "audit",
+	    "--since=0");
+	EXPECT_ERR("--since: a DURATION of 1s or more: \"0s\"", "audit",
+	    "--since=0s");
+	EXPECT_ERR("--since: a DURATION of 1s or more: \"0\"", "purge",
+	    "--since=0");
+	EXPECT_ERR("--since: \"5\" has no unit: write 5s, 5m, 5h, 5d or 5w",
+	    "audit", "--since=5");
+	assert_int_equal(PARSE(&cli, err, "audit", "--since=1s"), 0);
+	assert_int_equal(cli.since, 1);
 	assert_int_equal(PARSE(&cli, err, "purge", "--status=failed",
 	    "--older-than=0s"), 0);
 	assert_int_equal(cli.older_than, 0);
