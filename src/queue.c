@@ -153,9 +153,12 @@ const struct queue_sql queue_base_sql[Q_COUNT] = {
 	    Q_F_AGAIN },
 	[Q_VALID_AT] = { "check --at",
 	    /* Cast to text first: MySQL types a bare ? as DATETIME and
-	     * takes '2031-02-30' there. */
-	    Q_TEXT("SELECT CAST(CAST(? AS CHAR) AS DATETIME) IS NOT NULL"),
-	    0, NULL, 0 },
+	     * takes '2031-02-30' there.  The cast itself passes a zero
+	     * date or a zero month or day ('0000-00-00'), which is no
+	     * time at all: a deadline of it never passed.  Date
+	     * arithmetic is NULL for those, the same on both servers. */
+	    Q_TEXT("SELECT CAST(CAST(? AS CHAR) AS DATETIME)"
+	    " + INTERVAL 0 SECOND IS NOT NULL"), 0, NULL, 0 },
 	/* Each takes the text once: a payload may be nearly
 	 * max_allowed_packet.  (Through a derived table the server would
 	 * no longer check that the text is utf8mb4.) */

@@ -7,7 +7,7 @@
 # Nothing is written on any failure.
 . "${0%/*}/lib.sh"
 
-plan 66
+plan 67
 setup_db
 write_config <<EOF2
 [type.report]
@@ -46,6 +46,9 @@ is "$out" "" "nothing on stdout"
 run jobrun enqueue --type=report --key=at:bad --at='2031-13-01 00:00:00' --json
 is "$rc" 65 "--at in month 13 exits 65"
 is "$out" "" "and prints no JSON"
+run jobrun enqueue --type=report --key=at:bad --at='0000-00-00 00:00'
+is "$rc/$err" '65/jobrun: --at: the server does not read "0000-00-00 00:00" as a date and time' \
+    "--at of the zero date (no time at all) exits 65"
 run jobrun enqueue --type=report --key=at:bad --at=tomorrow
 is "$rc" 64 "--at that is not YYYY-MM-DD HH:MM:SS exits 64"
 like "$err" 'YYYY-MM-DD' "the message shows the expected form"

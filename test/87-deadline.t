@@ -9,7 +9,7 @@
 # summary line, the metrics file).
 . "${0%/*}/lib.sh"
 
-plan 50
+plan 53
 setup_db
 for m in 003_flow 005_finished; do
 	mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" \
@@ -88,6 +88,15 @@ run jobrun enqueue --type=mark --key=bad --deadline="2026-02-30 00:00:00"
 is "$rc" 65 "a datetime the server does not read is refused (65)"
 is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE business_key = 'bad'")" 0 \
     "and nothing was written"
+# The zero date (and a zero month or day) casts to itself, but is no time:
+# stored, the job ran as if it had no deadline.
+for zero in "0000-00-00 00:00" "2027-00-10 00:00:00" "2027-01-00 00:00:00"; do
+	run jobrun enqueue --type=mark --key=bad --deadline="$zero"
+	is "$rc/$err/$(sql "SELECT COUNT(*) FROM polling_jobs
+	    WHERE business_key = 'bad'")" \
+	    "65/jobrun: --deadline: the server does not read \"$zero\" as a date and time/0" \
+	    "--deadline=\"$zero\" is refused (65), nothing written"
+done
 
 # --- a job's own deadline ---
 past=$(sql "SELECT NOW() - INTERVAL 5 SECOND")
