@@ -145,7 +145,15 @@ print_ids(const struct ctx *c, const char *verb, json_t *changed,
 		report_json(doc);
 		return;
 	}
-	printf("%s: %zu job(s)\n", verb, json_array_size(changed));
+	/* A cancel says both of what it did, as --json's count and
+	 * stop_requested do and the audit row's sum does: a running job
+	 * asked to stop is not (yet) a job cancelled. */
+	if (strcmp(verb, "cancel") == 0)
+		printf("cancel: %zu pending job(s) cancelled, %zu running "
+		    "job(s) asked to stop\n", json_array_size(changed),
+		    nasked);
+	else
+		printf("%s: %zu job(s)\n", verb, json_array_size(changed));
 	for (i = 0; i < nasked; i++)
 		printf("%s: job %lld is running: stop requested%s\n", verb,
 		    (long long)json_integer_value(json_array_get(asked, i)),

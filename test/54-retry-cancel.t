@@ -117,7 +117,8 @@ c2=$(add c2 pending)
 t0=$(db_now)
 run jobrun cancel "$c1"
 t1=$(db_now)
-is "$rc/$out" "0/cancel: 1 job(s)" "cancel of a pending job exits 0 and counts it"
+is "$rc/$out" "0/cancel: 1 pending job(s) cancelled, 0 running job(s) asked to stop" \
+    "cancel of a pending job exits 0 and counts it"
 is "$(field "$c1" "CONCAT_WS(' ', status, attempts, last_error)")" "failed 2 cancelled by operator" \
     "failed, attempts kept, last_error 'cancelled by operator'"
 is_within "$(field "$c1" finished_at)" "$t0" "$t1" "finished_at is the time of the cancel"

@@ -11,10 +11,12 @@
 # cancelled, and the run says what it did not record.
 . "${0%/*}/lib.sh"
 
-plan 34
+plan 37
 setup_db
-mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" \
-    <"$TOP/sql/002_checkpoint.sql" || bail_out "cannot load sql/002_checkpoint.sql"
+for f in 002_checkpoint.sql 011_audit.sql; do
+	mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" \
+	    <"$TOP/sql/$f" || bail_out "cannot load sql/$f"
+done
 cat >"$T/work" <<EOF2
 #!/bin/sh
 echo "\$JOB_ID" >>"$T/ran"
@@ -58,9 +60,13 @@ ok "the handler runs" wait_for 20 test -e "$T/started-$j1"
 sql "UPDATE polling_jobs SET checkpoint = '{\"page\": 7}' WHERE id = $j1"
 t0=$(db_now)
 run jobrun cancel "$j1"
-is "$rc/$out" "0/cancel: 0 job(s)
+# The count says what was done: no pending job cancelled, one running job
+# asked to stop; it once read "cancel: 0 job(s)" beside an audit row of 1.
+is "$rc/$out" "0/cancel: 0 pending job(s) cancelled, 1 running job(s) asked to stop
 cancel: job $j1 is running: stop requested; its runner stops it at its next lock extension" \
-    "cancel returns at once: stop requested"
+    "cancel returns at once: stop requested, and counted"
+is "$(sql "SELECT changed FROM jobrun_audit ORDER BY id DESC LIMIT 1")" 1 \
+    "the audit row counts the same one job"
 ok "the runner writes the cancel" wait_for 20 job_is one "status = 'failed'"
 wait "$bg"
 is "$(field "$j1" "CONCAT_WS(' / ', status, last_error, locked_by IS NULL)")" \
@@ -112,8 +118,13 @@ for k in 1 2 3 4 5 6 7 8; do ids+=("$(job many$k)"); done
 jobrun_bg --type=work --jobs=8 --json >"$T/run4.out" 2>/dev/null
 for id in "${ids[@]}"; do wait_for 20 test -e "$T/started-$id" || break; done
 ok "eight handlers run at once" test -e "$T/started-${ids[7]}"
-run jobrun cancel "${ids[1]}" "${ids[4]}" "${ids[6]}"
+run jobrun cancel "${ids[1]}" "${ids[4]}" "${ids[6]}" --json
 is "$rc" 0 "three of them asked to stop"
+is "$(jpy 'd["count"], d["stop_requested"]' <<<"$out")" \
+    "[0, [${ids[1]}, ${ids[4]}, ${ids[6]}]]" \
+    "--json: none cancelled while pending, the three asked to stop"
+is "$(sql "SELECT changed FROM jobrun_audit ORDER BY id DESC LIMIT 1")" 3 \
+    "and the audit row counts the three"
 # three_cancelled: the three asked are failed by now
 three_cancelled() {
 	[ "$(sql "SELECT COUNT(*) FROM polling_jobs
