@@ -17,10 +17,11 @@
  * or a second signal comes (once the server has begun its answer, only
  * if the rest has not come within HTTP_ANSWER_GRACE_MS).
  *
- * Status mapping: 2xx success; 408, 425, 429, 5xx and transport errors are
- * worth retrying (Retry-After honoured); anything else (other 4xx, and 1xx
- * or 3xx since redirects are not followed) will not get better by itself
- * and fails the job at once.
+ * Status mapping: 2xx success; 408, 425, 429, 5xx and transport errors
+ * (a reply that is not HTTP at all among them) are worth retrying
+ * (Retry-After honoured); anything else (other 4xx, and 1xx or 3xx since
+ * redirects are not followed) will not get better by itself and fails the
+ * job at once.
  */
 #include <ctype.h>
 #include <curl/curl.h>
@@ -254,6 +255,20 @@ remember(char ***list, size_t *n, const char *value)
 	(*list)[(*n)++] = xstrdup(value);
 }
 
+/* Whether this libcurl speaks scheme at all (one built without TLS has
+ * no "https"): a URL it cannot use is refused with the configuration. */
+static int
+curl_speaks(const struct libcurl *lc, const char *scheme)
+{
+	const curl_version_info_data *v = lc->version_info(CURLVERSION_NOW);
+	const char *const *p;
+
+	for (p = v != NULL ? v->protocols : NULL; p != NULL && *p != NULL; p++)
+		if (strcmp(*p, scheme) == 0)
+			return 1;
+	return 0;
+}
+
 static int
 valid_url(const struct libcurl *lc, const char *url)
 {
@@ -266,6 +281,8 @@ valid_url(const struct libcurl *lc, const char *url)
 	ok = lc->url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
 	    lc->url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
 	    (strcmp(scheme, "http") == 0 || strcmp(scheme, "https") == 0);
+	if (ok && !curl_speaks(lc, scheme))
+		ok = -1;
 	lc->free(scheme);
 	lc->url_cleanup(u);
 	return ok;
@@ -287,9 +304,15 @@ parse_url(void *state, const char *value, char *err, size_t errlen)
 
 	if (load_curl(st, err, errlen) != 0)
 		return -1;
-	if (!valid_url(&st->lc, value))
+	switch (valid_url(&st->lc, value)) {
+	case 0:
 		return errf(err, errlen, "not an http:// or https:// URL: "
 		    "\"%s\"", value);
+	case -1:
+		return errf(err, errlen, "this libcurl cannot fetch \"%s\" "
+		    "(its scheme is not among curl --version's Protocols)",
+		    value);
+	}
 	free(st->url);
 	st->url = xstrdup(value);
 	return 0;
@@ -725,8 +748,11 @@ http_run(void *state, const struct job *job, const struct handler_watch *w,
 	if (rc != CURLE_OK) {
 		snprintf(what, sizeof what, "curl error: %s", errbuf[0] ?
 		    errbuf : st->lc.easy_strerror(rc));
-		result_set(res, rc == CURLE_URL_MALFORMAT ||
-		    rc == CURLE_UNSUPPORTED_PROTOCOL ? OUTCOME_FAIL :
+		/* The URL was parsed, and its scheme found in this libcurl,
+		 * with the configuration: CURLE_UNSUPPORTED_PROTOCOL here is
+		 * a reply that is not HTTP ("Received HTTP/0.9 when not
+		 * allowed"), which the next attempt may not get. */
+		result_set(res, rc == CURLE_URL_MALFORMAT ? OUTCOME_FAIL :
 		    OUTCOME_RETRY, what, NULL, 0);
 		res->timed_out = rc == CURLE_OPERATION_TIMEDOUT;
 		goto out;

@@ -49,6 +49,7 @@ libcurl_open(struct libcurl *lc, char *err, size_t errlen)
 	name = "curl_url_get"; LOAD(url_get, name);
 	name = "curl_url_cleanup"; LOAD(url_cleanup, name);
 	name = "curl_free"; LOAD(free, name);
+	name = "curl_version_info"; LOAD(version_info, name);
 	return 0;
 missing:
 	errf(err, errlen, "load %s: no %s (libcurl older than 7.62?)",

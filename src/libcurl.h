@@ -35,6 +35,7 @@ struct libcurl {
 	                     unsigned int flags);
 	void (*url_cleanup)(CURLU *url);
 	void (*free)(void *p);
+	curl_version_info_data *(*version_info)(CURLversion age);
 };
 
 /* Open libcurl and fill lc; -1 with err when it cannot be loaded. */

@@ -8,7 +8,7 @@
 . "${0%/*}/lib.sh"
 . "${0%/*}/http-lib.sh"
 
-plan 31
+plan 37
 setup_db
 start_http_server
 closed=$(free_port)
@@ -23,6 +23,14 @@ timeout = 1
 [type.drop]
 handler = http
 url = $HTTP_URL/drop
+
+[type.garbage]
+handler = http
+url = $HTTP_URL/junk?hex=$(printf 'garbage\r\n\r\n' | od -An -tx1 | tr -d ' \n')
+
+[type.hello]
+handler = http
+url = $HTTP_URL/junk?hex=68656c6c6f
 
 [type.refused]
 handler = http
@@ -57,7 +65,7 @@ max_response = 9
 EOF2
 
 base=$(baseline_ms --type=small --json)	# nothing enqueued yet
-for t in slow drop refused nxdomain small big200 big500 cut10 cututf8; do
+for t in slow drop garbage hello refused nxdomain small big200 big500 cut10 cututf8; do
 	insert_job "$t" "$t"
 done
 col() {
@@ -94,6 +102,17 @@ is "$(jget retried <<<"$out")" 1 "a dropped connection: retried"
 is "$(col drop status)/$(col drop attempts)" pending/1 "drop: pending, attempts 1"
 like "$(col drop last_error)" '^curl error: ' "drop: last_error is curl's error"
 between "$(delay drop)" 109 120 "drop: with the normal backoff (less up to a tenth)"
+
+# A reply that is not HTTP (no status line) is no answer either: curl
+# calls it HTTP/0.9, which it does not take, and says so.
+for t in garbage hello; do
+	run jobrun --type=$t --json
+	is "$(jget retried <<<"$out")/$(jget failed <<<"$out")" 1/0 \
+	    "a reply that is not HTTP ($t): retried, not failed"
+	is "$(col $t status)/$(col $t attempts)" pending/1 "$t: pending, attempts 1"
+	is "$(col $t last_error)" "curl error: Received HTTP/0.9 when not allowed" \
+	    "$t: last_error is the error that decided"
+done
 
 run jobrun --type=refused --json
 is "$(jget retried <<<"$out")" 1 "a refused connection: retried"

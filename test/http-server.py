@@ -14,6 +14,8 @@ case of a test file:
                             and "held " at once, then makes PATH.sent;
                             the rest once PATH exists
   /drop                     closes the connection without an answer
+  /junk?hex=HEX             writes the bytes HEX (no status line: not
+                            HTTP at all) and closes the connection
   /interim?code=N           an interim 1xx answer N first, then 200 "ok"
   /big?bytes=N              200 (or &code=CODE) with N bytes of body that
                             start with "begin " (&fill=TEXT repeats TEXT)
@@ -134,6 +136,9 @@ class Handler(BaseHTTPRequestHandler):
             elif url.path == "/held":
                 self.send_held(q["file"])
             elif url.path == "/drop":
+                self.close_connection = True
+            elif url.path == "/junk":
+                self.wfile.write(bytes.fromhex(q.get("hex", "")))
                 self.close_connection = True
             elif url.path == "/interim":
                 code = int(q.get("code", "102"))
