@@ -63,10 +63,16 @@ http_reply_header(struct http_reply *r, const char *line, size_t n)
 		const char *sp = memchr(line, ' ', n);
 
 		r->retry_after[0] = r->date[0] = r->content_type[0] = '\0';
+		r->in_head = 1;
 		if (sp != NULL)
 			header_value(sp, n - (size_t)(sp - line), 0,
 			    r->status_line, sizeof r->status_line);
-	} else if (n > 12 && strncasecmp(line, "Retry-After:", 12) == 0)
+	} else if (!r->in_head)
+		return;	/* a trailer, after the body: anyone may add one */
+	else if ((n == 2 && line[0] == '\r' && line[1] == '\n') ||
+	    (n == 1 && line[0] == '\n'))
+		r->in_head = 0;	/* the blank line: the body comes next */
+	else if (n > 12 && strncasecmp(line, "Retry-After:", 12) == 0)
 		header_value(line, n, 12, r->retry_after,
 		    sizeof r->retry_after);
 	else if (n > 5 && strncasecmp(line, "Date:", 5) == 0)

@@ -19,6 +19,7 @@ struct http_reply {
 	char *body;
 	size_t len, cap;
 	int cut;		/* the body was longer than cap */
+	int in_head;		/* between a status line and its blank line */
 	char status_line[128];
 	char retry_after[128];
 	char date[128];
@@ -28,7 +29,10 @@ struct http_reply {
 /* An HTTP-date as seconds since the epoch, or -1 (curl_getdate). */
 typedef time_t (*http_getdate_fn)(const char *date, const time_t *unused);
 
-/* One header line as received, "\r\n" and all (n bytes, not NUL-ended). */
+/* One header line as received, "\r\n" and all (n bytes, not NUL-ended).
+ * Lines after the blank line that ends a response's headers (a chunked
+ * body's trailers, which libcurl passes here too) are not its headers:
+ * they are ignored. */
 void http_reply_header(struct http_reply *r, const char *line, size_t n);
 
 /* n more bytes of the body: the first cap are kept, the rest dropped. */

@@ -8,7 +8,7 @@
 . "${0%/*}/lib.sh"
 . "${0%/*}/http-lib.sh"
 
-plan 44
+plan 46
 setup_db
 start_http_server
 
@@ -41,11 +41,12 @@ rhuge /status/429?retry_after=2147483648
 rdigits /status/429?retry_after=99999999999999999999999999
 rcapdate /status/429?date=$old_date&retry_after=$old_plus_day
 rbad /status/429?retry_after=soon
+rtrail /trailer/503?body=down&retry_after=30
 EOF2
 }
 types | write_config
 
-for t in e500 e503 e502 r408 r425 r429 r503 rdate rnodate rcap rhuge rdigits rcapdate rbad; do
+for t in e500 e503 e502 r408 r425 r429 r503 rdate rnodate rcap rhuge rdigits rcapdate rbad rtrail; do
 	insert_job "$t" "$t"
 done
 insert_job last e503 NULL max_attempts 1
@@ -74,10 +75,10 @@ left_of() {
 run jobrun --json
 snapshot
 is "$rc" 1 "a run with retried jobs exits 1"
-is "$(jget claimed <<<"$out")" 15 "claimed 15"
-is "$(jget retried <<<"$out")/$(jget failed <<<"$out")" 14/1 \
-    "retried 14, failed 1 (the one with max_attempts 1)"
-is "$(http_count /status/)" 15 "one request per job"
+is "$(jget claimed <<<"$out")" 16 "claimed 16"
+is "$(jget retried <<<"$out")/$(jget failed <<<"$out")" 15/1 \
+    "retried 15, failed 1 (the one with max_attempts 1)"
+is "$(http_count /status/)/$(http_count /trailer/)" 15/1 "one request per job"
 
 is "$(col e500 status)/$(col e500 attempts)" pending/1 "500: pending, attempts 1"
 between "$(delay e500)" 109 120 "500: next_run_at is NOW() + 120 s less up to a tenth (the backoff)"
@@ -115,6 +116,10 @@ is "$(delay rhuge)" 3600 "Retry-After: 2^31 is capped too, not read as no Retry-
 is "$(delay rdigits)" 3600 "so is one with more digits than a number holds"
 is "$(delay rcapdate)" 3600 "an HTTP-date a day later is capped too"
 between "$(delay rbad)" 109 120 "an unreadable Retry-After: the normal backoff"
+# Headers after a chunked body (a trailer) are not the reply's headers.
+between "$(delay rtrail)" 109 120 "Retry-After: 30 in a trailer: ignored, the normal backoff"
+like "$(col rtrail last_error)" '^HTTP 503 Service Unavailable: down$' \
+    "trailer: last_error is the status line and the body"
 
 is "$(col last status)/$(col last attempts)" failed/1 "a retry at max_attempts is failed"
 like "$(col last last_error)" '^HTTP 503 Service Unavailable' "with the status line in last_error"

@@ -16,6 +16,9 @@ case of a test file:
   /drop                     closes the connection without an answer
   /junk?hex=HEX             writes the bytes HEX (no status line: not
                             HTTP at all) and closes the connection
+  /trailer/CODE             CODE with a chunked body ?body=TEXT and the
+                            trailer "Retry-After: ?retry_after=VALUE"
+                            after it
   /interim?code=N           an interim 1xx answer N first, then 200 "ok"
   /big?bytes=N              200 (or &code=CODE) with N bytes of body that
                             start with "begin " (&fill=TEXT repeats TEXT)
@@ -140,6 +143,9 @@ class Handler(BaseHTTPRequestHandler):
             elif url.path == "/junk":
                 self.wfile.write(bytes.fromhex(q.get("hex", "")))
                 self.close_connection = True
+            elif parts[0] == "trailer" and len(parts) == 2:
+                self.send_trailer(int(parts[1]), q.get("body", "").encode(),
+                                  q.get("retry_after", ""))
             elif url.path == "/interim":
                 code = int(q.get("code", "102"))
                 self.wfile.write(b"HTTP/1.1 %d %s\r\n\r\n" % (
@@ -194,6 +200,16 @@ class Handler(BaseHTTPRequestHandler):
         while not os.path.exists(path) and time.time() < deadline:
             time.sleep(0.01)
         self.wfile.write(body[5:])
+
+    def send_trailer(self, code, body, retry_after):
+        # Headers after the body: a chunked body, then a trailer.
+        self.send_response(code)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Trailer", "Retry-After")
+        self.end_headers()
+        if body:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(body), body))
+        self.wfile.write(b"0\r\nRetry-After: %s\r\n\r\n" % retry_after.encode())
 
     def send_big(self, code, size, fill):
         self.send_response(code)
