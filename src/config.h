@@ -262,6 +262,10 @@ int cfg_parse_rate(const char *value, unsigned long *rate,
 
 /* The [type.NAME] section for name, or NULL. */
 const struct cfg_type *cfg_find_type(const struct cfg *cfg, const char *name);
+/* The same for a type as the table holds it (len bytes, NUL ones too:
+ * "ab\0c" is not "ab"). */
+const struct cfg_type *cfg_find_type_n(const struct cfg *cfg,
+                                       const char *name, size_t len);
 
 /* --- names, and the words of the messages (config_name.c) ------------- */
 

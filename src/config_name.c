@@ -356,6 +356,13 @@ cfg_find_type(const struct cfg *cfg, const char *name)
 	return NULL;
 }
 
+const struct cfg_type *
+cfg_find_type_n(const struct cfg *cfg, const char *name, size_t len)
+{
+	return memchr(name, '\0', len) == NULL ? cfg_find_type(cfg, name) :
+	    NULL;
+}
+
 /* rate into a struct cfg_type: the count and the period's seconds. */
 int
 cfg_parse_type_rate(void *base, const char *value, char *msg, size_t msglen)

@@ -68,19 +68,26 @@ dash_free(struct dash *d)
 
 /* --- gathering ------------------------------------------------------- */
 
+/* The row of type (len bytes, byte for byte: "ab\0c" is not "ab"). */
 static struct dash_type *
-type_row(struct dash *d, const char *type)
+type_row(struct dash *d, const char *type, size_t len)
 {
+	struct dash_type *t;
 	size_t i;
 
 	for (i = 0; i < d->ntypes; i++)
-		if (strcmp(d->types[i].type, type) == 0)
+		if (d->types[i].type_len == len &&
+		    memcmp(d->types[i].type, type, len) == 0)
 			return &d->types[i];
 	d->types = xrealloc(d->types, (d->ntypes + 1) * sizeof *d->types);
-	memset(&d->types[d->ntypes], 0, sizeof d->types[d->ntypes]);
-	d->types[d->ntypes].type = xstrdup(type);
-	d->types[d->ntypes].lag = -1;
-	return &d->types[d->ntypes++];
+	t = memset(&d->types[d->ntypes], 0, sizeof d->types[d->ntypes]);
+	t->type = xmalloc(len + 1);	/* not xstrndup: it stops at a NUL */
+	memcpy(t->type, type, len);
+	t->type[len] = '\0';
+	t->type_len = len;
+	t->lag = -1;
+	d->ntypes++;
+	return t;
 }
 
 static void
@@ -92,7 +99,7 @@ add_backlog(struct dash *d, const struct queue_backlog *b)
 	for (i = 0; i < b->n; i++) {
 		const struct queue_backlog_row *r = &b->rows[i];
 
-		t = type_row(d, r->type);
+		t = type_row(d, r->type, r->type_len);
 		t->pending = r->pending;
 		t->due = r->due;
 		t->processing = r->processing;
@@ -114,14 +121,10 @@ on_hour(void *arg, const struct queue_hour_count *h)
 {
 	struct dash *d = arg;
 	struct dash_type *t;
-	char *type;
 
 	if (h->hour < 0 || h->hour >= DASH_HOURS)
 		return;
-	/* A type's name stops at a NUL byte, as status's does. */
-	type = xstrndup(h->type.s, h->type.len);
-	t = type_row(d, type);
-	free(type);
+	t = type_row(d, h->type.s, h->type.len);
 	if (h->failed) {
 		d->failures[h->hour] += h->count;
 		t->failed_day += h->count;
@@ -261,7 +264,8 @@ dash_gather(struct ctx *c, struct dash *d, char *err, size_t errlen)
 	/* Each type's handler kind, the types only the hours found too
 	 * (byte for byte, as a run picks its handler). */
 	for (i = 0; i < d->ntypes; i++)
-		if ((ct = cfg_find_type(&c->cfg, d->types[i].type)) != NULL)
+		if ((ct = cfg_find_type_n(&c->cfg, d->types[i].type,
+		    d->types[i].type_len)) != NULL)
 			d->types[i].handler = ct->kind->name;
 	if (st == DB_OK)
 		st = queue_last_failures(c->q, DASH_FAILURES, on_failure, d,
@@ -355,7 +359,7 @@ dash_json(const struct dash *d)
 	for (i = 0; i < d->ntypes; i++) {
 		t = counts_json(&d->types[i], d->has_hours);
 		json_object_set_new(t, "type", report_text(d->types[i].type,
-		    strlen(d->types[i].type)));
+		    d->types[i].type_len));
 		json_object_set_new(t, "handler", d->types[i].handler != NULL ?
 		    json_string(d->types[i].handler) : json_null());
 		json_array_append_new(types, t);

@@ -25,6 +25,7 @@
 /* One exact type, or the total of them all. */
 struct dash_type {
 	char *type;			/* NULL for the total */
+	size_t type_len;		/* its bytes, NUL ones too */
 	const char *handler;		/* "exec", "http", ...; NULL: none */
 	unsigned long pending, due, processing, expired, failed;
 	long lag;			/* seconds the oldest due job waited, -1 */

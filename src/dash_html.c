@@ -148,7 +148,7 @@ section_backlog(FILE *f, const struct dash *d)
 		const struct dash_type *t = &d->types[i];
 
 		fputs("<tr><td>", f);
-		dash_html_text(f, t->type, strlen(t->type), TEXT_MAX, 0);
+		dash_html_text(f, t->type, t->type_len, TEXT_MAX, 0);
 		fputs("</td><td>", f);
 		text_or(f, t->handler, t->handler != NULL ?
 		    strlen(t->handler) : 0, "none");

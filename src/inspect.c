@@ -70,12 +70,12 @@ string_json(const char *s)
 
 /* --- status ------------------------------------------------------------ */
 
-/* The handler of type, or NULL when the configuration has no section for
- * it (byte for byte). */
+/* The handler of type (len bytes), or NULL when the configuration has no
+ * section for it (byte for byte). */
 static const char *
-handler_of(const struct ctx *c, const char *type)
+handler_of(const struct ctx *c, const char *type, size_t len)
 {
-	const struct cfg_type *t = cfg_find_type(&c->cfg, type);
+	const struct cfg_type *t = cfg_find_type_n(&c->cfg, type, len);
 
 	return t != NULL ? t->kind->name : NULL;
 }
@@ -100,8 +100,8 @@ print_status_text(const struct ctx *c, const struct queue_backlog *b)
 			snprintf(lag, sizeof lag, "%lds", t->lag);
 		snprintf(success, sizeof success, "%s%lu",
 		    t->success_exact ? "" : "~", t->success);
-		handler = handler_of(c, t->type);
-		type = utf8_escape_dup(t->type, 0);
+		handler = handler_of(c, t->type, t->type_len);
+		type = escaped(t->type, t->type_len, 0);
 		printf("%-24s %8lu %6lu %8s %10lu %7lu %7lu %9lu %10s  %s\n",
 		    type, t->pending, t->due, lag, t->processing,
 		    t->expired, t->failed, t->cancelled, success,
@@ -114,9 +114,9 @@ print_status_text(const struct ctx *c, const struct queue_backlog *b)
 	printf("\nPending jobs of these types have no [type.NAME] section in "
 	    "%s:\n", c->cfg.path);
 	for (i = 0; i < b->n; i++)
-		if (handler_of(c, b->rows[i].type) == NULL &&
-		    b->rows[i].pending > 0) {
-			type = utf8_escape_dup(b->rows[i].type, 0);
+		if (handler_of(c, b->rows[i].type, b->rows[i].type_len) ==
+		    NULL && b->rows[i].pending > 0) {
+			type = escaped(b->rows[i].type, b->rows[i].type_len, 0);
 			printf("  %s\n", type);
 			free(type);
 		}
@@ -134,10 +134,11 @@ print_status_json(const struct ctx *c, const struct queue_backlog *b,
 	for (i = 0; i < b->n; i++) {
 		const struct queue_backlog_row *t = &b->rows[i];
 
-		handler = handler_of(c, t->type);
+		handler = handler_of(c, t->type, t->type_len);
 		json_array_append_new(types, json_pack(
-		    "{s:s,s:s?,s:I,s:I,s:o,s:I,s:I,s:I,s:I,s:I,s:b}",
-		    "type", t->type, "handler", handler,
+		    "{s:o,s:s?,s:I,s:I,s:o,s:I,s:I,s:I,s:I,s:I,s:b}",
+		    "type", report_text(t->type, t->type_len),
+		    "handler", handler,
 		    QUEUE_PENDING, (json_int_t)t->pending,
 		    "due", (json_int_t)t->due,
 		    "lag_seconds", t->lag < 0 ? json_null() :
@@ -150,7 +151,7 @@ print_status_json(const struct ctx *c, const struct queue_backlog *b,
 		    "success_exact", t->success_exact));
 		if (handler == NULL && t->pending > 0)
 			json_array_append_new(unhandled,
-			    json_string(t->type));
+			    report_text(t->type, t->type_len));
 	}
 	/* "flow" only with the control table: documents of tables without
 	 * it keep their keys. */

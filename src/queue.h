@@ -682,7 +682,8 @@ enum db_status queue_count_purgeable(struct queue *q,
 /* The backlog of one exact type.  Never counts finished rows: success is
  * the optimizer's estimate. */
 struct queue_backlog_row {
-	char *type;
+	char *type;		/* type_len bytes (NUL ones too), NUL-ended */
+	size_t type_len;
 	unsigned long pending, due, processing, expired;
 	unsigned long failed;	/* with estimate, cancelled ones apart */
 	unsigned long cancelled;	/* failed, "cancelled by operator" */

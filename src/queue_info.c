@@ -163,24 +163,34 @@ const char *const queue_column_names[QC_COUNT] = {
 
 /* --- the backlog -------------------------------------------------------- */
 
+/* The row of type (len bytes, compared byte for byte: "ab\0c" is not
+ * "ab"), made when there is none yet. */
 static struct queue_backlog_row *
-backlog_row(struct queue_backlog *b, const char *type)
+backlog_row(struct queue_backlog *b, const char *type, size_t len)
 {
+	struct queue_backlog_row *r;
 	size_t i;
 
 	for (i = 0; i < b->n; i++)
-		if (strcmp(b->rows[i].type, type) == 0)
+		if (b->rows[i].type_len == len &&
+		    memcmp(b->rows[i].type, type, len) == 0)
 			return &b->rows[i];
 	b->rows = xrealloc(b->rows, (b->n + 1) * sizeof *b->rows);
-	memset(&b->rows[b->n], 0, sizeof b->rows[b->n]);
-	b->rows[b->n].type = xstrdup(type);
-	b->rows[b->n].lag = -1;
-	return &b->rows[b->n++];
+	r = memset(&b->rows[b->n], 0, sizeof b->rows[b->n]);
+	r->type = xmalloc(len + 1);
+	memcpy(r->type, type, len);
+	r->type[len] = '\0';
+	r->type_len = len;
+	r->lag = -1;
+	b->n++;
+	return r;
 }
 
-/* One of the groups Q_TYPES gives (types the collation takes as equal). */
+/* One of the groups Q_TYPES gives (types the collation takes as equal),
+ * each the bytes of one of them. */
 struct groups {
 	char **names;
+	size_t *lens;
 	size_t n;
 };
 
@@ -189,11 +199,14 @@ on_group(void *arg, char **cols, const size_t *lens)
 {
 	struct groups *g = arg;
 
-	(void)lens;
 	if (cols[0] == NULL)
 		return 0;
 	g->names = xrealloc(g->names, (g->n + 1) * sizeof *g->names);
-	g->names[g->n++] = xstrdup(cols[0]);
+	g->lens = xrealloc(g->lens, (g->n + 1) * sizeof *g->lens);
+	g->names[g->n] = xmalloc(lens[0] + 1);
+	memcpy(g->names[g->n], cols[0], lens[0]);
+	g->names[g->n][lens[0]] = '\0';
+	g->lens[g->n++] = lens[0];
 	return 0;
 }
 
@@ -204,10 +217,9 @@ on_type_count(void *arg, char **cols, const size_t *lens)
 	struct queue_backlog_row *t;
 	unsigned long n = queue_number(cols[2]);
 
-	(void)lens;
 	if (cols[0] == NULL || cols[1] == NULL)
 		return 0;
-	t = backlog_row(arg, cols[0]);
+	t = backlog_row(arg, cols[0], lens[0]);
 	if (strcmp(cols[1], "pending") == 0)
 		t->pending = n;
 	else if (strcmp(cols[1], "processing") == 0)
@@ -222,10 +234,9 @@ on_lag(void *arg, char **cols, const size_t *lens)
 {
 	struct queue_backlog_row *t;
 
-	(void)lens;
 	if (cols[0] == NULL)
 		return 0;
-	t = backlog_row(arg, cols[0]);
+	t = backlog_row(arg, cols[0], lens[0]);
 	t->due = queue_number(cols[1]);
 	t->lag = (long)queue_number(cols[2]);
 	return 0;
@@ -234,9 +245,9 @@ on_lag(void *arg, char **cols, const size_t *lens)
 static int
 on_expired(void *arg, char **cols, const size_t *lens)
 {
-	(void)lens;
 	if (cols[0] != NULL)
-		backlog_row(arg, cols[0])->expired = queue_number(cols[1]);
+		backlog_row(arg, cols[0], lens[0])->expired =
+		    queue_number(cols[1]);
 	return 0;
 }
 
@@ -263,10 +274,10 @@ column_named(MYSQL_STMT *stmt, const char *name)
 /* The optimizer's estimate of type's success rows: EXPLAIN's "rows",
  * found by name (MySQL's EXPLAIN has more columns than MariaDB's). */
 static enum db_status
-success_estimate(struct queue *q, const char *type, unsigned long *rows,
-    char *err, size_t errlen)
+success_estimate(struct queue *q, const struct queue_backlog_row *t,
+    unsigned long *rows, char *err, size_t errlen)
 {
-	struct db_arg args[] = { DB_STR(type) };
+	struct db_arg args[] = { DB_STRN(t->type, t->type_len) };
 	MYSQL_STMT *stmt;
 	char *cols[32];
 	unsigned ncols;
@@ -318,7 +329,8 @@ static enum db_status
 finished_counts(struct queue *q, struct queue_backlog_row *t, int estimate,
     char *err, size_t errlen)
 {
-	struct db_arg args[] = { DB_STR(t->type), DB_NUM(QUEUE_SUCCESS_EXACT) };
+	struct db_arg args[] = { DB_STRN(t->type, t->type_len),
+	    DB_NUM(QUEUE_SUCCESS_EXACT) };
 	enum db_status st = DB_OK;
 	unsigned long upto;
 
@@ -337,7 +349,7 @@ finished_counts(struct queue *q, struct queue_backlog_row *t, int estimate,
 		t->success = upto;
 		return st;
 	}
-	st = success_estimate(q, t->type, &t->success, err, errlen);
+	st = success_estimate(q, t, &t->success, err, errlen);
 	if (t->success < upto)
 		t->success = upto;
 	return st;
@@ -348,7 +360,7 @@ queue_backlog(struct queue *q, const char *const *known, size_t nknown,
     const char *only, int estimate, struct queue_backlog *b, char *err,
     size_t errlen)
 {
-	struct groups g = { NULL, 0 };
+	struct groups g = { NULL, NULL, 0 };
 	struct db_arg arg;
 	enum db_status st = DB_OK;
 	size_t i;
@@ -356,25 +368,28 @@ queue_backlog(struct queue *q, const char *const *known, size_t nknown,
 	memset(b, 0, sizeof *b);
 	/* Rows for the types asked for first, so they lead the table. */
 	if (only != NULL) {
-		backlog_row(b, only);
+		backlog_row(b, only, strlen(only));
 		g.names = xcalloc(1, sizeof *g.names);
+		g.lens = xcalloc(1, sizeof *g.lens);
+		g.lens[g.n] = strlen(only);
 		g.names[g.n++] = xstrdup(only);
 	} else {
 		for (i = 0; i < nknown; i++)
-			backlog_row(b, known[i]);
+			backlog_row(b, known[i], strlen(known[i]));
 		st = queue_stmt_walk(q, Q_TYPES, NULL, 0, 1, on_group, &g,
 		    err, errlen);
 	}
 	for (i = 0; st == DB_OK && i < g.n; i++) {
 		if (only == NULL)
-			backlog_row(b, g.names[i]);
-		arg = DB_STR(g.names[i]);
+			backlog_row(b, g.names[i], g.lens[i]);
+		arg = DB_STRN(g.names[i], g.lens[i]);
 		st = queue_stmt_walk(q, Q_TYPE_COUNTS, &arg, 1, 3,
 		    on_type_count, b, err, errlen);
 	}
 	for (i = 0; i < g.n; i++)
 		free(g.names[i]);
 	free(g.names);
+	free(g.lens);
 	if (st == DB_OK)
 		st = queue_stmt_walk(q, Q_LAG, NULL, 0, 3, on_lag, b, err,
 		    errlen);
