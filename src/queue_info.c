@@ -48,21 +48,21 @@ const struct queue_sql queue_info_sql[Q_COUNT] = {
 	 * this reads the type's failed rows, not its others. */
 	[Q_CANCELLED_COUNT] = { "count cancelled jobs", Q_TEXT(
 	    "SELECT COUNT(*) FROM %1$s FORCE INDEX (idx_type_status)"
-	    " WHERE type = ? AND status = 'failed' AND last_error <=> "
+	    " WHERE" TYPE_IS " AND status = 'failed' AND last_error <=> "
 	    CANCELLED), 0, NULL, 0 },
-	/* Success rows counted exactly up to ? index entries: beyond, the
-	 * optimizer's estimate. */
+	/* Success rows of the exact type (type, type) counted up to ? index
+	 * entries: beyond, the optimizer's estimate. */
 	[Q_SUCCESS_UPTO] = { "count finished jobs", Q_TEXT(
 	    "SELECT COUNT(*) FROM (SELECT 1 FROM %1$s"
 	    " FORCE INDEX (idx_type_status)"
-	    " WHERE type = ? AND status = 'success' LIMIT ?) AS s"),
+	    " WHERE" TYPE_IS " AND status = 'success' LIMIT ?) AS s"),
 	    0, NULL, 0 },
 	/* Counting success rows exactly reads every one; the optimizer's
 	 * estimate from the index is close enough to see growth. */
 	[Q_SUCCESS_ESTIMATE] = { "estimate finished jobs", Q_TEXT(
 	    EXPLAIN_TABLE " SELECT id FROM %1$s"
 	    " FORCE INDEX (idx_type_status)"
-	    " WHERE type = ? AND status = 'success'"), 0, NULL, 0 },
+	    " WHERE" TYPE_IS " AND status = 'success'"), 0, NULL, 0 },
 	[Q_LAG] = { "measure lag", Q_TEXT(
 	    "SELECT CAST(type AS BINARY), COUNT(*),"
 	    " TIMESTAMPDIFF(SECOND, MIN(next_run_at), NOW())"
@@ -277,7 +277,8 @@ static enum db_status
 success_estimate(struct queue *q, const struct queue_backlog_row *t,
     unsigned long *rows, char *err, size_t errlen)
 {
-	struct db_arg args[] = { DB_STRN(t->type, t->type_len) };
+	struct db_arg args[] = { DB_STRN(t->type, t->type_len),
+	    DB_STRN(t->type, t->type_len) };
 	MYSQL_STMT *stmt;
 	char *cols[32];
 	unsigned ncols;
@@ -285,7 +286,7 @@ success_estimate(struct queue *q, const struct queue_backlog_row *t,
 	int at, rc;
 
 	*rows = 0;
-	st = queue_stmt_run(q, Q_SUCCESS_ESTIMATE, args, 1, err, errlen);
+	st = queue_stmt_run(q, Q_SUCCESS_ESTIMATE, args, 2, err, errlen);
 	if (st != DB_OK)
 		return st;
 	stmt = queue_handle(q, Q_SUCCESS_ESTIMATE);
@@ -330,20 +331,20 @@ finished_counts(struct queue *q, struct queue_backlog_row *t, int estimate,
     char *err, size_t errlen)
 {
 	struct db_arg args[] = { DB_STRN(t->type, t->type_len),
-	    DB_NUM(QUEUE_SUCCESS_EXACT) };
+	    DB_STRN(t->type, t->type_len), DB_NUM(QUEUE_SUCCESS_EXACT) };
 	enum db_status st = DB_OK;
 	unsigned long upto;
 
 	if (!estimate)
 		return DB_OK;
 	if (t->failed > 0)
-		st = one_number(q, Q_CANCELLED_COUNT, args, 1, &t->cancelled,
+		st = one_number(q, Q_CANCELLED_COUNT, args, 2, &t->cancelled,
 		    err, errlen);
 	if (st != DB_OK)
 		return st;
 	if (t->cancelled <= t->failed)
 		t->failed -= t->cancelled;
-	st = one_number(q, Q_SUCCESS_UPTO, args, 2, &upto, err, errlen);
+	st = one_number(q, Q_SUCCESS_UPTO, args, 3, &upto, err, errlen);
 	t->success_exact = st == DB_OK && upto < QUEUE_SUCCESS_EXACT;
 	if (st != DB_OK || t->success_exact) {
 		t->success = upto;

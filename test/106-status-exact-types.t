@@ -1,10 +1,12 @@
 #!/bin/bash
-# status and report tell types apart byte for byte, as list does: a type
-# with a NUL byte ('ab\0c') is not 'ab' (its own line, \x00 in the text,
-# the exact string in --json).
+# status and report tell types apart byte for byte, as list does:
+# a type with a NUL byte ('ab\0c') is not 'ab' (its own line, \x00 in the
+# text, the exact string in --json), and the counts of finished jobs
+# (SUCCESS, CANCELLED) of one type leave out the types the collation calls
+# equal to it ('done', 'DONE', 'done ', 'dóne').
 . "${0%/*}/lib.sh"
 
-plan 6
+plan 12
 setup_db
 write_config <<EOF2
 [type.work]
@@ -39,3 +41,32 @@ is "$(jpy 'sorted([t["type"], t["pending"]] for t in d["types"])' <<<"$out")" \
     '[["ab", 1], ["ab\u0000c", 2], ["work", 0]]' \
     "report --json: the two types exact, apart"
 
+# Types the collation calls equal: their finished jobs are not DONE's.
+sql "DELETE FROM polling_jobs"
+add "'DONE'" d1 pending
+add "'done '" d2 pending
+add "'dóne'" d3 pending
+add "'done'" d4 success
+add "'done'" d5 failed "'cancelled by operator'"
+add "'DONE'" d6 success
+run jobrun status -t DONE --json
+is "$(jpy '[[t["type"], t["pending"], t["success_estimate"], t["success_exact"], t["cancelled"]] for t in d["types"]]' <<<"$out")" \
+    '[["DONE", 1, 1, true, 0]]' \
+    "status -t DONE: its own success job alone, exact; no cancelled"
+run jobrun status -t done --json
+is "$(jpy '[[t["type"], t["pending"], t["success_estimate"], t["cancelled"], t["failed"]] for t in d["types"]]' <<<"$out")" \
+    '[["done", 0, 1, 1, 0]]' \
+    "status -t done: its success and cancelled jobs"
+run jobrun status --json
+is "$(jpy 'sorted([t["type"], t["pending"], t["success_estimate"], t["cancelled"]] for t in d["types"])' <<<"$out")" \
+    '[["DONE", 1, 1, 0], ["done", 0, 1, 1], ["done ", 1, 0, 0], ["d\u00f3ne", 1, 0, 0], ["work", 0, 0, 0]]' \
+    "status: each type's finished jobs its own"
+run jobrun status
+like "$(grep '^DONE ' <<<"$out")" '^DONE +1 .* 0 +1  -$' \
+    "status text: DONE's SUCCESS is 1, exact"
+like "$(grep '^done  ' <<<"$out" | head -1)" '^done +0 .* 1 +1  -$' \
+    "status text: done's CANCELLED 1, SUCCESS 1"
+run jobrun report --json
+is "$(jpy 'sorted([t["type"], t["pending"]] for t in d["types"])' <<<"$out")" \
+    '[["DONE", 1], ["done", 0], ["done ", 1], ["d\u00f3ne", 1], ["work", 0]]' \
+    "report --json: every type apart"
