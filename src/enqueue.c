@@ -429,9 +429,13 @@ print_then(const struct ctx *c, const struct fanout *f, int fired,
     const char *what)
 {
 	const struct cli *o = &c->cli;
+	/* A type may hold any bytes (--key-prefix refuses controls). */
+	char *type = utf8_escape_dup(o->then_type, 0);
+	char *prefix = utf8_escape_dup(o->key_prefix, 0);
 
-	printf("then: a job of type %s, key %s:then, ", o->then_type,
-	    o->key_prefix);
+	printf("then: a job of type %s, key %s:then, ", type, prefix);
+	free(type);
+	free(prefix);
 	if (fired)
 		printf("enqueued now: every %s has finished", what);
 	else if (f->state.fired)

@@ -10,7 +10,7 @@
 . "${0%/*}/lib.sh"
 . "${0%/*}/http-lib.sh"
 
-plan 36
+plan 39
 setup_db
 start_http_server
 
@@ -152,6 +152,17 @@ run jobrun enqueue --type=web --key-prefix=$'p\xc2\x9b' --keys-from="$T/keys"
 is "$rc/$err" "64/jobrun: --key-prefix: control character \\u009b at byte 2
 Try 'jobrun --help'." \
     "a C1 control in --key-prefix (--keys-from) is refused too"
+# --then's type is not checked for control characters (a type may hold
+# any), so it is escaped where enqueue's text names it.
+jobrun enqueue --type=web --key-prefix=esc --range=1-1 --chunk=1 \
+    --then="$(printf 'x\033[2Jy')" >"$T/then" 2>&1
+is "$(raw "$T/then")" 0 "enqueue --then: no raw control bytes"
+ok "the then: line shows the type escaped" grep -qxF -- \
+    'then: a job of type x\x1b[2Jy, key esc:then, once every chunk has finished' "$T/then"
+jobrun enqueue --type=web --key-prefix=nl --range=1-1 --chunk=1 --then=$'a\nb' \
+    >"$T/then2" 2>&1
+is "$(grep -c '^then: ' "$T/then2")/$(grep -cF 'type a\nb, key nl:then,' "$T/then2")" 1/1 \
+    "a line feed in --then's type: one then: line, with \\n"
 
 # Column and index names from the table.
 sql "ALTER TABLE polling_jobs ADD \`col$(printf '\033')[2J\` INT NOT NULL,
