@@ -82,6 +82,26 @@ read_value(const struct field *f, const char **p, int *out)
 	return 0;
 }
 
+/* The step after the "/" at *p (advanced past both) into *out: 1 to 3
+ * digits, leading zeros too, as read_value takes a value; -1 without. */
+static int
+read_step(const char **p, int *out)
+{
+	const char *s = *p + 1;
+	int n = 0, digits = 0;
+
+	while (*s >= '0' && *s <= '9') {
+		if (++digits > 3)
+			return -1;
+		n = n * 10 + (*s++ - '0');
+	}
+	if (digits == 0)
+		return -1;
+	*out = n;
+	*p = s;
+	return 0;
+}
+
 /* One field's text (NUL-ended) into bits; -1 with err. */
 static int
 parse_field(const struct field *f, const char *text, uint64_t *bits,
@@ -108,17 +128,12 @@ parse_field(const struct field *f, const char *text, uint64_t *bits,
 			} else if (*p == '/')
 				hi = f->max;
 		}
-		if (*p == '/') {
-			p++;
-			if (*p < '1' || *p > '9')
-				goto bad;
-			/* Up to the field's whole span: a step of 60 in
-			 * minutes is minute 0 alone, as other crons take it. */
-			for (step = 0; *p >= '0' && *p <= '9'; p++)
-				if ((step = step * 10 + (*p - '0')) >
-				    f->max - f->min + 1)
-					goto bad;
-		}
+		/* Up to the field's whole span: a step of 60 in minutes is
+		 * minute 0 alone, as other crons take it.  Its digits are read
+		 * as a value's are (a step of 05 is 5). */
+		if (*p == '/' && (read_step(&p, &step) != 0 || step < 1 ||
+		    step > f->max - f->min + 1))
+			goto bad;
 		for (v = lo; v <= hi; v += step)
 			*bits |= 1ULL << v;
 		if (*p == '\0')

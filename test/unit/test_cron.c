@@ -96,6 +96,13 @@ test_fields(void **state)
 	c = ok("0 0 */2 * 1-5/2");
 	assert_true(c.days_star);
 	assert_false(c.weekdays_star);
+	/* A step takes leading zeros as a value does (Vixie cron too). */
+	c = ok("*/05 05 * * *");
+	assert_true(c.minutes == ok("*/5 5 * * *").minutes);
+	assert_int_equal(c.hours, 1 << 5);
+	c = ok("0-59/010 */012 * * *");
+	assert_true(c.minutes == ok("*/10 * * * *").minutes);
+	assert_int_equal(c.hours, 1 << 0 | 1 << 12);
 }
 
 static void
@@ -144,6 +151,12 @@ test_hostile(void **state)
 	    "of 1 to 60: \"*/0\"");
 	refused("*/61 * * * *", "minute: not 0..59, a list, a range or a step "
 	    "of 1 to 60: \"*/61\"");
+	refused("*/00 * * * *", "minute: not 0..59, a list, a range or a step "
+	    "of 1 to 60: \"*/00\"");
+	refused("*/061 * * * *", "minute: not 0..59, a list, a range or a "
+	    "step of 1 to 60: \"*/061\"");
+	refused("*/0005 * * * *", "minute: not 0..59, a list, a range or a "
+	    "step of 1 to 60: \"*/0005\"");
 	refused("99999999999999999999 * * * *", "minute: not 0..59, a list, a "
 	    "range or a step of 1 to 60: \"99999999999999999999\"");
 	refused("*/99999999999999999999 * * * *", "minute: not 0..59, a list, "
