@@ -100,6 +100,11 @@ static const char *const texts[FI_COUNT_STMTS] = {
 	 * makes it for a list of keys, needs this privilege. */
 	[FI_ADD_ONE] = "INSERT INTO " FANIN_JOBS_TABLE " (job_id, fan_in_id)"
 	    " VALUES (?, ?) ON DUPLICATE KEY UPDATE job_id = job_id",
+	/* The fan-in, open or fired, whose callback key the job table
+	 * takes for this one (table, table, table, key) */
+	[FI_KNOWN] = "SELECT f.then_key FROM " FANIN_TABLE " AS f WHERE"
+	    " f.job_table " QUEUE_TABLE_IDS " AND" QUEUE_KEY_IS("f.then_key")
+	    " ORDER BY f.id LIMIT 1",
 };
 
 static const char *const purposes[FI_COUNT_STMTS] = {
@@ -119,6 +124,7 @@ static const char *const purposes[FI_COUNT_STMTS] = {
 	[FI_STATE] = "read a fan-in",
 	[FI_RECOUNT] = "count a fan-in's members",
 	[FI_ADD_ONE] = "add a fan-in's member",
+	[FI_KNOWN] = "look up a fan-in's key",
 };
 
 /* The table each statement works on (NULL: none). */
@@ -138,6 +144,7 @@ static const char *const tables[FI_COUNT_STMTS] = {
 	[FI_STATE] = FANIN_TABLE,
 	[FI_RECOUNT] = FANIN_TABLE,
 	[FI_ADD_ONE] = FANIN_JOBS_TABLE,
+	[FI_KNOWN] = FANIN_TABLE,
 };
 
 /* The statements whose privileges jobrun uses on the tables (SELECT,
@@ -577,36 +584,27 @@ fanin_after_finish(struct fanin *fi, uint64_t job_id)
 		    "run counts it)", (unsigned long long)job_id, err);
 }
 
-/* The spelling under which the job table knows then_key (*out,
- * malloc'ed): a callback job already there (its fan-in fired), or an
- * open fan-in's callback key that the table's collation takes for equal;
- * else NULL.  jobrun_fan_ins compares its keys byte for byte
- * (utf8mb4_bin), so two prefixes the job table takes for one ("Fan",
- * "fan") would otherwise make two fan-ins over the same jobs, with one
- * callback. */
+/* The spelling under which then_key is known (*out, malloc'ed): a
+ * fan-in's callback key, open or fired, that the job table's collation
+ * takes for equal (the server compares), else a job's (its callback,
+ * say, enqueued by hand); else NULL.  jobrun_fan_ins compares its keys
+ * byte for byte (utf8mb4_bin), so two prefixes the job table takes for
+ * one ("Fan", "fan") would otherwise make two fan-ins over the same jobs,
+ * and two callbacks once the first was purged. */
 static enum db_status
 known_spelling(struct fanin *fi, const char *then_key, char **out,
     char *err, size_t errlen)
 {
-	struct fanin_view *open;
-	const char **keys;
+	struct db_arg args[4] = { QUEUE_TABLE_IDS_ARGS(fi->q),
+	    DB_STR(then_key) };
 	enum db_status st;
-	size_t n, i, at = 0;
+	int found = 0;
 
-	st = queue_key_spelling(fi->q, then_key, out, err, errlen);
+	*out = NULL;
+	st = run(fi, FI_KNOWN, args, 4, out, 1, &found, err, errlen);
 	if (st != DB_OK || *out != NULL)
 		return st;
-	if ((st = fanin_list(fi, &open, &n, err, errlen)) != DB_OK)
-		return st;
-	keys = xcalloc(n + 1, sizeof *keys);
-	for (i = 0; i < n; i++)
-		keys[i] = open[i].key;
-	st = queue_key_among(fi->q, then_key, keys, n, &at, err, errlen);
-	if (st == DB_OK && at > 0)
-		*out = xstrdup(keys[at - 1]);
-	free(keys);
-	fanin_list_free(open, n);
-	return st;
+	return queue_key_spelling(fi->q, then_key, out, err, errlen);
 }
 
 enum db_status

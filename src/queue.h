@@ -103,6 +103,17 @@ struct queue_witness {
 #define QUEUE_JOBS_KEYED_IN(alias) " " QUEUE_JOBS_TABLE " AS " alias \
 	" WHERE " alias ".business_key IN ("
 
+/* ... whether expr, a key kept in another table (a fan-in's callback
+ * key), is one the job table takes for the parameter that follows, the
+ * server comparing under business_key's own collation: the parameter
+ * takes the column's type in a derived table (as in queue_key_among),
+ * and expr goes through JSON_QUOTE and back, a value then as a parameter
+ * is (coercible), so the column's collation decides over that of expr's
+ * table (utf8mb4_bin would win over a column of utf8mb4_general_ci). */
+#define QUEUE_KEY_IS(expr) " EXISTS (SELECT 1 FROM (SELECT business_key" \
+	" AS k FROM " QUEUE_JOBS_TABLE " WHERE FALSE UNION ALL SELECT ?)" \
+	" AS x WHERE x.k = JSON_UNQUOTE(JSON_QUOTE(" expr ")))"
+
 /* A type's jobs in processing, as a subquery of the job table with two
  * parameters (name, name): idx_type_status (type, status) covers the
  * count, so no row is read, and the binary comparison keeps a type that

@@ -12,7 +12,7 @@
 # right counts.
 . "${0%/*}/lib.sh"
 
-plan 46
+plan 53
 
 chunks=2000
 chaos=300
@@ -370,3 +370,45 @@ is "$(fan_in_counts)" "2 1 1 1" "the other chunk's success fires it: 1 succeeded
 is "$(payload rt:then)" \
     "$(as_stored '{"key_prefix": "rt", "total": 2, "succeeded": 1, "failed": 1}')" \
     "the callback says how each chunk first finished"
+
+# --- the callback purged, the prefix in another case --------------------------------
+# The callback exists once, even after a purge: a fan-out run again with a
+# prefix the job table takes for the same (pp, PP: utf8mb4_general_ci) is
+# the fired fan-in, though jobrun_fan_ins compares bytes and no job has the
+# key any more; a prefix the table tells apart makes its own.
+write_config <<EOF2
+[type.slice]
+handler = noop
+[type.report]
+handler = noop
+EOF2
+fan_ins_pp() {
+	sql "SELECT COUNT(*) FROM jobrun_fan_ins WHERE LOWER(then_key) = 'pp:then'"
+}
+jobrun enqueue --type=slice --key-prefix=pp --range=1-2 --chunk=1 \
+    --then=report >/dev/null
+run jobrun -q
+run jobrun -q
+is "$(count "business_key = 'pp:then' AND status = 'success'")" 1 \
+    "pp's callback ran"
+# a day old, then purged
+sql "UPDATE polling_jobs SET next_run_at = next_run_at - INTERVAL 1 DAY,
+     finished_at = finished_at - INTERVAL 1 DAY WHERE business_key = 'pp:then'"
+run jobrun purge --status=success --older-than=1s -t report
+is "$rc:$(count "business_key = 'pp:then'")" "0:0" "and was purged"
+run jobrun enqueue --type=slice --key-prefix=PP --range=1-2 --chunk=1 \
+    --then=report
+is "$rc:$(fan_ins_pp)" "0:1" "--key-prefix=PP after the purge: still pp's one fan-in"
+like "$out" "key PP:then, enqueued already: every chunk had finished" \
+    "which fired already"
+run jobrun -q
+is "$(count "type = 'report' AND business_key LIKE 'pp:then'")" 0 \
+    "no second callback"
+run jobrun enqueue --type=slice --key-prefix=pq --range=1-2 --chunk=1 \
+    --then=report
+like "$out" "key pq:then, once every chunk has finished" \
+    "another prefix, pq: a fan-in of its own"
+run jobrun -q
+run jobrun -q
+is "$(count "business_key = 'pq:then' AND status = 'success'")" 1 \
+    "and its callback"
