@@ -60,20 +60,30 @@ static const char *const texts[FI_COUNT_STMTS] = {
 	 * by the server.  (payload, total, succeeded, failed) */
 	[FI_PAYLOAD] = "SELECT JSON_SET(IFNULL(?, '{}'), '$.total', ?,"
 	    " '$.succeeded', ?, '$.failed', ?)",
-	/* (table, table, table, most members left): also the fan-ins an
-	 * earlier jobrun made under the table's name as configured */
+	/* (table, table, table): also the fan-ins an earlier jobrun made
+	 * under the table's name as configured */
 	[FI_OPEN] = "SELECT id FROM " FANIN_TABLE " WHERE job_table "
-	    QUEUE_TABLE_IDS
-	    " AND fired_at IS NULL AND total <= succeeded + failed + ?",
+	    QUEUE_TABLE_IDS " AND fired_at IS NULL",
+	/* The sweep's next window: how many members not yet counted come
+	 * after a job id, at most a batch of them, and the last one's
+	 * (idx_fan_in, whose rows end with the job id, read in order).
+	 * (fan-in, after, batch) */
+	[FI_WINDOW] = "SELECT COUNT(*), IFNULL(MAX(w.job_id), 0) FROM"
+	    " (SELECT job_id FROM " FANIN_JOBS_TABLE " WHERE fan_in_id = ?"
+	    " AND outcome IS NULL AND job_id > ? ORDER BY job_id LIMIT ?)"
+	    " AS w",
 	/* Members whose job finished without the hook counting it, each
-	 * outcome apart so that the counts go up by the rows changed. */
+	 * outcome apart so that the counts go up by the rows changed.
+	 * (fan-in, after, up to) */
 	[FI_SETTLE_SUCCESS] = "UPDATE " FANIN_JOBS_TABLE " AS m"
 	    QUEUE_JOIN_JOBS("j", "m.job_id") " SET m.outcome = '" QUEUE_SUCCESS
-	    "' WHERE m.fan_in_id = ? AND m.outcome IS NULL AND"
+	    "' WHERE m.fan_in_id = ? AND m.outcome IS NULL"
+	    " AND m.job_id > ? AND m.job_id <= ? AND"
 	    QUEUE_STATUS_IS("j", QUEUE_SUCCESS),
 	[FI_SETTLE_FAILED] = "UPDATE " FANIN_JOBS_TABLE " AS m"
 	    QUEUE_JOIN_JOBS("j", "m.job_id") " SET m.outcome = '" QUEUE_FAILED
-	    "' WHERE m.fan_in_id = ? AND m.outcome IS NULL AND"
+	    "' WHERE m.fan_in_id = ? AND m.outcome IS NULL"
+	    " AND m.job_id > ? AND m.job_id <= ? AND"
 	    QUEUE_STATUS_IS("j", QUEUE_FAILED),
 	/* (table, table, type, key, payload, total) */
 	[FI_CREATE] = "INSERT INTO " FANIN_TABLE " (job_table, then_type,"
@@ -125,6 +135,7 @@ static const char *const purposes[FI_COUNT_STMTS] = {
 	[FI_RECOUNT] = "count a fan-in's members",
 	[FI_ADD_ONE] = "add a fan-in's member",
 	[FI_KNOWN] = "look up a fan-in's key",
+	[FI_WINDOW] = "read a fan-in's members not yet counted",
 };
 
 /* The table each statement works on (NULL: none). */
@@ -145,6 +156,7 @@ static const char *const tables[FI_COUNT_STMTS] = {
 	[FI_RECOUNT] = FANIN_TABLE,
 	[FI_ADD_ONE] = FANIN_JOBS_TABLE,
 	[FI_KNOWN] = FANIN_TABLE,
+	[FI_WINDOW] = FANIN_JOBS_TABLE,
 };
 
 /* The statements whose privileges jobrun uses on the tables (SELECT,
@@ -254,12 +266,24 @@ complete(char **cols)
 	    number(cols[L_TOTAL]);
 }
 
-/* A transaction of this file: body(fi, a, b, fired). */
+/* The members a settle counts: those not counted yet whose job ids are
+ * in (after, upto].  enqueue's take every one (batch 0); the sweep's end
+ * at the batch'th such member, read in the transaction (members: how
+ * many there were; counted: how many of them had finished). */
+struct window {
+	uint64_t after, upto, batch;
+	uint64_t members, counted;
+};
+
+/* The body of a transaction of this file: (fi, a, b, win, fired). */
+typedef enum db_status fanin_body(struct fanin *, uint64_t, uint64_t,
+    struct window *, int *, char *, size_t);
+
 struct fanin_trx {
 	struct fanin *fi;
-	enum db_status (*body)(struct fanin *, uint64_t, uint64_t, int *,
-	    char *, size_t);
+	fanin_body *body;
 	uint64_t a, b;
+	struct window *win;
 	int *fired;
 };
 
@@ -270,7 +294,7 @@ fanin_trx_body(void *arg, struct queue_witness *w, char *err, size_t errlen)
 
 	(void)w;	/* idempotent: each write is conditional */
 	*t->fired = 0;
-	return t->body(t->fi, t->a, t->b, t->fired, err, errlen);
+	return t->body(t->fi, t->a, t->b, t->win, t->fired, err, errlen);
 }
 
 /* One transaction, in the queue's helper: run again whole after a
@@ -278,11 +302,10 @@ fanin_trx_body(void *arg, struct queue_witness *w, char *err, size_t errlen)
  * what is still to change, so twice is once); a lock wait that timed
  * out is another runner holding the fan-in for as long: not again. */
 static enum db_status
-in_transaction(struct fanin *fi, enum db_status (*body)(struct fanin *,
-    uint64_t, uint64_t, int *, char *, size_t), uint64_t a, uint64_t b,
-    int *fired, char *err, size_t errlen)
+in_transaction(struct fanin *fi, fanin_body *body, uint64_t a, uint64_t b,
+    struct window *win, int *fired, char *err, size_t errlen)
 {
-	struct fanin_trx arg = { fi, body, a, b, fired };
+	struct fanin_trx arg = { fi, body, a, b, win, fired };
 	struct queue_trx t = { fanin_trx_body, NULL, NULL, &arg,
 	    FANIN_RETRIES, 1, 0 };
 
@@ -291,8 +314,8 @@ in_transaction(struct fanin *fi, enum db_status (*body)(struct fanin *,
 
 /* The hook's transaction for job in fan-in id. */
 static enum db_status
-count_job(struct fanin *fi, uint64_t id, uint64_t job, int *fired,
-    char *err, size_t errlen)
+count_job(struct fanin *fi, uint64_t id, uint64_t job, struct window *win,
+    int *fired, char *err, size_t errlen)
 {
 	struct db_arg lock[1] = { DB_NUM(id) };
 	struct db_arg set[3], count[3];
@@ -300,6 +323,7 @@ count_job(struct fanin *fi, uint64_t id, uint64_t job, int *fired,
 	enum db_status st;
 	int found = 0, ok;
 
+	(void)win;
 	st = run(fi, FI_LOCK, lock, 1, cols, L_COLS, &found, err, errlen);
 	if (st != DB_OK || !found)
 		goto out;
@@ -336,11 +360,51 @@ out:
 	return st;
 }
 
-/* settle's transaction for fan-in id; with recount, its total becomes
- * its number of members first (fanin_finish). */
+/* In settle's transaction: the sweep's window of fan-in id read (its
+ * end and members), then its members whose job has finished counted:
+ * *ok succeeded, *failed failed. */
 static enum db_status
-settle(struct fanin *fi, uint64_t id, uint64_t recount, int *fired,
-    char *err, size_t errlen)
+count_window(struct fanin *fi, uint64_t id, struct window *w,
+    uint64_t *ok, uint64_t *failed, char *err, size_t errlen)
+{
+	struct db_arg read[3] = { DB_NUM(id), DB_NUM(w->after),
+	    DB_NUM(w->batch) }, range[3];
+	char *cols[2] = { NULL, NULL };
+	enum db_status st = DB_OK;
+	int found = 0;
+
+	*ok = *failed = 0;
+	w->members = w->counted = 0;
+	if (w->batch > 0) {
+		st = run(fi, FI_WINDOW, read, 3, cols, 2, &found, err,
+		    errlen);
+		w->members = number(cols[0]);
+		w->upto = number(cols[1]);
+		db_free_cols(cols, 2);
+		if (st != DB_OK || w->members == 0)
+			return st;
+	}
+	range[0] = DB_NUM(id);
+	range[1] = DB_NUM(w->after);
+	range[2] = DB_NUM(w->upto);
+	st = run(fi, FI_SETTLE_SUCCESS, range, 3, NULL, 0, NULL, err, errlen);
+	if (st == DB_OK) {
+		*ok = changed(fi, FI_SETTLE_SUCCESS);
+		st = run(fi, FI_SETTLE_FAILED, range, 3, NULL, 0, NULL, err,
+		    errlen);
+	}
+	if (st == DB_OK)
+		*failed = changed(fi, FI_SETTLE_FAILED);
+	w->counted = *ok + *failed;
+	return st;
+}
+
+/* settle's transaction for fan-in id, over the members of window w;
+ * with recount, its total becomes its number of members first
+ * (fanin_finish). */
+static enum db_status
+settle(struct fanin *fi, uint64_t id, uint64_t recount, struct window *w,
+    int *fired, char *err, size_t errlen)
 {
 	struct db_arg one[1] = { DB_NUM(id) }, two[2] = { DB_NUM(id),
 	    DB_NUM(id) }, count[3];
@@ -349,6 +413,7 @@ settle(struct fanin *fi, uint64_t id, uint64_t recount, int *fired,
 	enum db_status st;
 	int found = 0;
 
+	w->members = w->counted = 0;
 	st = run(fi, FI_LOCK, one, 1, cols, L_COLS, &found, err, errlen);
 	if (st != DB_OK || !found)
 		goto out;
@@ -361,14 +426,7 @@ settle(struct fanin *fi, uint64_t id, uint64_t recount, int *fired,
 		if (st != DB_OK || !found)
 			goto out;
 	}
-	st = run(fi, FI_SETTLE_SUCCESS, one, 1, NULL, 0, NULL, err, errlen);
-	if (st == DB_OK) {
-		ok = changed(fi, FI_SETTLE_SUCCESS);
-		st = run(fi, FI_SETTLE_FAILED, one, 1, NULL, 0, NULL, err,
-		    errlen);
-	}
-	if (st == DB_OK)
-		failed = changed(fi, FI_SETTLE_FAILED);
+	st = count_window(fi, id, w, &ok, &failed, err, errlen);
 	if (st == DB_OK && ok + failed > 0) {
 		count[0] = DB_NUM(ok);
 		count[1] = DB_NUM(failed);
@@ -386,11 +444,16 @@ out:
 	return st;
 }
 
+/* Every member not yet counted (enqueue's settles). */
+#define WHOLE { 0, UINT64_MAX, 0, 0, 0 }
+
 enum db_status
 fanin_settle(struct fanin *fi, uint64_t id, int *fired, char *err,
     size_t errlen)
 {
-	return in_transaction(fi, settle, id, 0, fired, err, errlen);
+	struct window w = WHOLE;
+
+	return in_transaction(fi, settle, id, 0, &w, fired, err, errlen);
 }
 
 /* The fan-in's row: cols[0..3] as FI_STATE. */
@@ -430,10 +493,11 @@ fanin_finish(struct fanin *fi, uint64_t id, int *fired, uint64_t *total,
     char *err, size_t errlen)
 {
 	struct fanin_state state = { 0 };
+	struct window w = WHOLE;
 	enum db_status st;
 
 	*total = 0;
-	st = in_transaction(fi, settle, id, 1, fired, err, errlen);
+	st = in_transaction(fi, settle, id, 1, &w, fired, err, errlen);
 	if (st == DB_OK)
 		st = read_state(fi, id, &state, err, errlen);
 	if (st == DB_OK)
@@ -480,20 +544,41 @@ fanin_access(struct queue *q, struct queue_access *a, char *err,
 	return st;
 }
 
+/* The sweep's settles of fan-in id, a window of at most
+ * FANIN_SWEEP_BATCH members not yet counted at a time, the lowest job ids
+ * first: on to the next while every member of one had finished (each
+ * read counted a member, which happens once), until it fires or a window
+ * holds a job still to finish; such a window's reads are what an open
+ * fan-in costs a sweep. */
+static enum db_status
+sweep_one(struct fanin *fi, uint64_t id, char *err, size_t errlen)
+{
+	struct window w = { 0, 0, FANIN_SWEEP_BATCH, 0, 0 };
+	enum db_status st;
+	int fired = 0;
+
+	do {
+		w.after = w.upto;
+		st = in_transaction(fi, settle, id, 0, &w, &fired, err,
+		    errlen);
+	} while (st == DB_OK && !fired && w.members == FANIN_SWEEP_BATCH &&
+	    w.counted == w.members);
+	return st;
+}
+
 enum db_status
 fanin_sweep(struct fanin *fi, char *err, size_t errlen)
 {
-	struct db_arg args[4] = { QUEUE_TABLE_IDS_ARGS(fi->q),
-	    DB_NUM(FANIN_SWEEP_LEFT) };
+	struct db_arg args[3] = { QUEUE_TABLE_IDS_ARGS(fi->q) };
 	uint64_t *ids = NULL;
 	size_t n = 0, i;
 	char *col = NULL, cause[768];
 	enum db_status st;
-	int rc, fired;
+	int rc;
 
 	if ((st = probe(fi, err, errlen)) != DB_OK || !fi->active)
 		return st;
-	st = run(fi, FI_OPEN, args, 4, NULL, 0, NULL, cause, sizeof cause);
+	st = run(fi, FI_OPEN, args, 3, NULL, 0, NULL, cause, sizeof cause);
 	while (st == DB_OK && (rc = queue_stmts_fetch(fi->set, FI_OPEN, &col,
 	    1, cause, sizeof cause)) != 0) {
 		if (rc < 0) {
@@ -512,7 +597,7 @@ fanin_sweep(struct fanin *fi, char *err, size_t errlen)
 		st = queue_lock_wait(fi->q, FANIN_LOCK_WAIT, cause,
 		    sizeof cause);
 	for (i = 0; st == DB_OK && i < n; i++) {
-		st = fanin_settle(fi, ids[i], &fired, cause, sizeof cause);
+		st = sweep_one(fi, ids[i], cause, sizeof cause);
 		if (st == DB_CONFLICT) {
 			log_msg(fi->lg, LV_WARN, "fan-in %llu: skipped in this "
 			    "run: %s", (unsigned long long)ids[i], cause);
@@ -577,8 +662,8 @@ fanin_after_finish(struct fanin *fi, uint64_t job_id)
 		col = NULL;
 	}
 	for (i = 0; st == DB_OK && i < n; i++)
-		st = in_transaction(fi, count_job, ids[i], job_id, &fired, err,
-		    sizeof err);
+		st = in_transaction(fi, count_job, ids[i], job_id, NULL,
+		    &fired, err, sizeof err);
 	if (st != DB_OK)
 		log_msg(fi->lg, LV_WARN, "fan-in of job %llu: %s (the next "
 		    "run counts it)", (unsigned long long)job_id, err);

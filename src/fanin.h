@@ -22,7 +22,7 @@ enum fanin_stmt {
 	FI_PROBE, FI_MEMBER_OF, FI_LOCK, FI_SET_OUTCOME,
 	FI_COUNT, FI_FIRE, FI_PAYLOAD, FI_OPEN, FI_SETTLE_SUCCESS,
 	FI_SETTLE_FAILED, FI_CREATE, FI_OPEN_LIST, FI_ANY_OPEN, FI_STATE,
-	FI_RECOUNT, FI_ADD_ONE, FI_KNOWN,
+	FI_RECOUNT, FI_ADD_ONE, FI_KNOWN, FI_WINDOW,
 	FI_COUNT_STMTS
 };
 
@@ -41,16 +41,20 @@ struct fanin {
 void fanin_open(struct fanin *fi, struct queue *q, const struct log *lg);
 void fanin_close(struct fanin *fi);
 
-/* The sweep settles only fan-ins with at most this many members left:
- * settling reads each member not yet counted. */
-#define FANIN_SWEEP_LEFT 1000
+/* The sweep settles a fan-in a window of at most this many members not
+ * yet counted at a time (settling reads each): a window that holds a
+ * job still to finish ends the fan-in's turn, so an open fan-in costs a
+ * sweep that many reads at most, whatever its size; a window whose
+ * members had all finished counts them and goes on. */
+#define FANIN_SWEEP_BATCH 1000
 
 /* A run's start: whether the tables are there for the account
  * (fi->active; absent or not granted, fan-in is off), and every open
- * fan-in with at most FANIN_SWEEP_LEFT members left is settled (the
- * sweep: a runner killed between a job's mark and its fan-in
- * bookkeeping, or before the callback, leaves a member uncounted or its
- * fan-in complete but unfired). */
+ * fan-in is settled by windows of FANIN_SWEEP_BATCH (the sweep: a runner
+ * killed between a job's mark and its fan-in bookkeeping, or before the
+ * callback, leaves a member uncounted or its fan-in complete but
+ * unfired; recovery, an operator's cancel or SQL finish members no
+ * runner counts). */
 enum db_status fanin_sweep(struct fanin *fi, char *err, size_t errlen);
 
 /* After the outcome of job_id is committed: count it in its fan-ins

@@ -12,7 +12,7 @@
 # right counts.
 . "${0%/*}/lib.sh"
 
-plan 53
+plan 55
 
 chunks=2000
 chaos=300
@@ -412,3 +412,23 @@ run jobrun -q
 run jobrun -q
 is "$(count "business_key = 'pq:then' AND status = 'success'")" 1 \
     "and its callback"
+
+# --- more than FANIN_SWEEP_BATCH members finished outside a runner -----------------
+# 1100 of 1200 chunks failed without a runner counting them (as recovery
+# or SQL fails them): the run's sweep counts them a window of 1000 at a
+# time, and the run's last chunk fires the fan-in.
+jobrun enqueue --type=slice --key-prefix=wide --range=1-1200 --chunk=1 \
+    --then=report >/dev/null
+sql "UPDATE polling_jobs SET status = 'failed', finished_at = NOW()
+     WHERE business_key LIKE 'wide:%' AND business_key <> 'wide:then'
+     ORDER BY id LIMIT 1100"
+wide_counts() {
+	sql "SELECT CONCAT(total, ' ', succeeded, ' ', failed, ' ', fired_at IS NOT NULL)
+	     FROM jobrun_fan_ins WHERE then_key = 'wide:then'"
+}
+run jobrun -q --max=1000
+is "$rc:$(wide_counts)" "0:1200 100 1100 1" \
+    "1100 failed outside a runner, 100 run: all counted, fired"
+is "$(payload wide:then)" \
+    "$(as_stored '{"key_prefix": "wide", "total": 1200, "succeeded": 100, "failed": 1100}')" \
+    "one callback with their counts"
