@@ -27,6 +27,7 @@
 
 #include "audit.h"
 #include "command.h"
+#include "fanin.h"
 #include "queue_schema.h"
 #include "report.h"
 #include "runner.h"
@@ -218,6 +219,22 @@ undo_ids(void *arg)
 	json_array_clear(x->asked);
 }
 
+/* Jobs cancelled are finished members of their fan-ins: settled now, as
+ * a runner settles its jobs', so that a fan-in whose last members were
+ * cancelled fires without waiting for a run (which would count them). */
+static void
+settle_fan_ins(struct ctx *c)
+{
+	struct fanin fi;
+	char err[768];
+
+	fanin_open(&fi, c->q, &c->lg);
+	if (fanin_sweep(&fi, err, sizeof err) != DB_OK)
+		log_msg(&c->lg, LV_WARN, "fan-ins of the jobs cancelled: %s "
+		    "(the next run counts them)", err);
+	fanin_close(&fi);
+}
+
 /* Retry (cancel false) or cancel every id operand; report changed and
  * skipped ones, and the running ones asked to stop. */
 static int
@@ -236,6 +253,8 @@ each_id(struct ctx *c, const char *verb, int cancel, const char *wanted)
 		st = audit_change(&a, change_ids, undo_ids, &x, err,
 		    sizeof err);
 	audit_close(&a);
+	if (st == DB_OK && cancel && json_array_size(x.changed) > 0)
+		settle_fan_ins(c);
 	if (st == DB_OK && c->cli.wait)
 		st = wait_stopped(c, x.asked, &late, err, sizeof err);
 	if (st != DB_OK)

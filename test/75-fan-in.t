@@ -12,7 +12,7 @@
 # right counts.
 . "${0%/*}/lib.sh"
 
-plan 55
+plan 58
 
 chunks=2000
 chaos=300
@@ -432,3 +432,23 @@ is "$rc:$(wide_counts)" "0:1200 100 1100 1" \
 is "$(payload wide:then)" \
     "$(as_stored '{"key_prefix": "wide", "total": 1200, "succeeded": 100, "failed": 1100}')" \
     "one callback with their counts"
+
+# --- members cancelled ------------------------------------------------------
+# cancel settles the fan-ins of the jobs it cancelled, as a runner does
+# its jobs': counted at once, and a fan-in whose last members it cancelled
+# fires before any run.
+jobrun enqueue --type=slice --key-prefix=cx --range=1-3 --chunk=1 \
+    --then=report >/dev/null
+cx_counts() {
+	sql "SELECT CONCAT(total, ' ', succeeded, ' ', failed, ' ', fired_at IS NOT NULL)
+	     FROM jobrun_fan_ins WHERE then_key = 'cx:then'"
+}
+cx_ids=$(sql "SELECT GROUP_CONCAT(id ORDER BY id SEPARATOR ' ') FROM polling_jobs
+     WHERE business_key LIKE 'cx:%' AND business_key <> 'cx:then'")
+set -- $cx_ids
+run jobrun cancel "$1" "$2"
+is "$rc:$(cx_counts)" "0:3 0 2 0" "two of three members cancelled: counted failed at once"
+run jobrun cancel "$3"
+is "$rc:$(cx_counts)" "0:3 0 3 1" "the last cancelled: the fan-in fired, before any run"
+is "$(count "business_key = 'cx:then' AND status = 'pending'")" 1 \
+    "its callback waits to run"
