@@ -283,7 +283,9 @@ int queue_trx_open(struct queue *q);
 int queue_in_trx(const struct queue *q);
 
 /* The session's lock wait (innodb_lock_wait_timeout) for a while: seconds
- * long, or, with 0, as it was before. */
+ * long, or, with 0, as it was before.  While a wait of its own is set, a
+ * statement whose lock wait times out is not run again on its own: it
+ * fails (DB_CONFLICT), and its caller gives up. */
 enum db_status queue_lock_wait(struct queue *q, unsigned seconds, char *err,
                                size_t errlen);
 

@@ -264,6 +264,17 @@ queue_conflict_pause(struct queue *q, unsigned attempt)
 		;
 }
 
+/* Whether the last statement's lock wait timed out under a wait that
+ * queue_lock_wait set: its caller chose to give up after that long, and
+ * running the statement again would wait as long again (a row held for
+ * minutes would hold the run for QUEUE_CONFLICT_RETRIES of them). */
+static int
+gives_up(const struct queue *q)
+{
+	return q->db->last_errno == ER_LOCK_WAIT_TIMEOUT &&
+	    q->lock_wait_short && q->lock_wait_at == q->counters.reconnects;
+}
+
 /* Prepare (if need be) and execute once, running it again after a
  * deadlock. */
 static enum db_status
@@ -283,7 +294,7 @@ attempt_rows(struct queue *q, struct queue_stmts *s, size_t which,
 		if (st == DB_CONFLICT && q->in_trx && !q->no_retry)
 			q->counters.conflicts++;	/* run again whole */
 		if (st != DB_CONFLICT || tries >= QUEUE_CONFLICT_RETRIES ||
-		    q->no_retry || q->in_trx)
+		    q->no_retry || q->in_trx || gives_up(q))
 			break;
 		/* Each statement is its own transaction and a deadlock rolled
 		 * it back whole, so running it again is safe; the random
@@ -807,8 +818,10 @@ queue_lock_wait(struct queue *q, unsigned seconds, char *err, size_t errlen)
 
 	/* A connection made again meanwhile has the session's own wait:
 	 * nothing to put back. */
-	if (seconds == 0 && q->lock_wait_at != q->counters.reconnects)
+	if (seconds == 0 && q->lock_wait_at != q->counters.reconnects) {
+		q->lock_wait_short = 0;
 		return DB_OK;
+	}
 	if (seconds > 0)
 		snprintf(sql, sizeof sql, "SET @jobrun_lock_wait ="
 		    " @@innodb_lock_wait_timeout, innodb_lock_wait_timeout"
@@ -824,6 +837,7 @@ queue_lock_wait(struct queue *q, unsigned seconds, char *err, size_t errlen)
 		errf(err, errlen, "%s the session's lock wait: %s", seconds > 0 ?
 		    "set" : "put back", cause);
 	q->lock_wait_at = q->counters.reconnects;
+	q->lock_wait_short = seconds > 0 && st == DB_OK;
 	return st;
 }
 

@@ -311,6 +311,7 @@ struct queue {
 	int in_trx, trx_lost;
 	int commit_lost;	/* the COMMIT's answer was lost; reconnected */
 	uint64_t lock_wait_at;	/* reconnects when queue_lock_wait set it */
+	int lock_wait_short;	/* and whether it set a wait of its own */
 	struct queue_cursor trx_cursor;
 };
 

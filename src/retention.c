@@ -17,6 +17,13 @@
  * Failing to delete (say, no DELETE grant) is a warning, never the run's
  * end: the jobs still run, and the log says every time why the table is
  * not kept small.
+ *
+ * Retention comes before the claims, so it must not hold them up: its
+ * statements wait at most RETENTION_LOCK_WAIT seconds for a row another
+ * session holds (a stalled runner, an application's long transaction),
+ * and never more than half of the run's time budget left; a lock wait
+ * that times out ends retention for this run (the next run tries again),
+ * and no batch starts once the budget is spent.
  */
 #include <stdlib.h>
 
@@ -92,6 +99,10 @@ retention_pace_access(struct queue *q, struct queue_access *a,
 	return st;
 }
 
+/* The longest wait (s) of retention's statements for a row lock, the
+ * session's own put back after (as the fan-in sweep's, fanin.c). */
+#define RETENTION_LOCK_WAIT 5
+
 static const char *const statuses[2] = {
 	[CFG_KEEP_SUCCESS] = QUEUE_SUCCESS, [CFG_KEEP_FAILED] = QUEUE_FAILED,
 };
@@ -104,6 +115,9 @@ remove_batch(struct cycle *cy, const struct queue_scope *scope,
 {
 	const char *archive = cy->cfg->run.archive_table;
 
+	*n = 0;
+	if (now_ms() >= cy->deadline)
+		return DB_OK;	/* no batch past the run's time budget */
 	if (archive != NULL)
 		return queue_archive(cy->q, archive, scope, own, nown,
 		    RETENTION_BATCH, n, err, errlen);
@@ -191,24 +205,60 @@ take_turn(struct cycle *cy, int *mine, char *err, size_t errlen)
 	return st;
 }
 
+/* The turn taken, each status's batches: *n removed. */
+static enum db_status
+keep_all(struct cycle *cy, uint64_t n[2], char *err, size_t errlen)
+{
+	enum db_status st;
+	int which, mine;
+
+	st = take_turn(cy, &mine, err, errlen);
+	if (st == DB_OK && !mine) {
+		log_msg(cy->lg, LV_DEBUG, "retention: another run took the "
+		    "turn within keep_every (%lus)", cy->cfg->run.keep_every);
+		return DB_OK;
+	}
+	for (which = 0; which < 2 && st == DB_OK; which++)
+		st = keep_one_status(cy, which, &n[which], err, errlen);
+	return st;
+}
+
+/* Retention's lock wait: RETENTION_LOCK_WAIT, or half the run's time
+ * budget left when that is shorter (0: too little left to wait at all,
+ * the server's shortest wait being 1 s). */
+static unsigned
+lock_wait_of(const struct cycle *cy)
+{
+	int64_t half_s = (cy->deadline - now_ms()) / 2000;
+
+	return half_s < RETENTION_LOCK_WAIT ? (half_s > 0 ?
+	    (unsigned)half_s : 0) : RETENTION_LOCK_WAIT;
+}
+
 void
 run_retention(struct cycle *cy)
 {
 	uint64_t n[2] = { 0, 0 };
-	enum db_status st;
-	char err[1024];
-	int which, mine;
+	unsigned wait = lock_wait_of(cy);
+	enum db_status st, put;
+	char err[1024], cause[512];
 
 	if (!retention_on(cy->cfg))
 		return;
-	st = take_turn(cy, &mine, err, sizeof err);
-	if (st == DB_OK && !mine) {
-		log_msg(cy->lg, LV_DEBUG, "retention: another run took the "
-		    "turn within keep_every (%lus)", cy->cfg->run.keep_every);
+	if (wait == 0) {
+		log_msg(cy->lg, LV_INFO, "retention: skipped, the run's time "
+		    "budget is nearly spent");
 		return;
 	}
-	for (which = 0; which < 2 && st == DB_OK; which++)
-		st = keep_one_status(cy, which, &n[which], err, sizeof err);
+	st = queue_lock_wait(cy->q, wait, err, sizeof err);
+	if (st == DB_OK) {
+		st = keep_all(cy, n, err, sizeof err);
+		/* Put back whatever retention met: the claims wait as the
+		 * session would. */
+		put = queue_lock_wait(cy->q, 0, cause, sizeof cause);
+		if (put != DB_OK)
+			log_msg(cy->lg, LV_WARN, "retention: %s", cause);
+	}
 	cy->stats->deleted += n[0] + n[1];
 	if (st != DB_OK)
 		log_msg(cy->lg, LV_WARN, "retention: %s; finished jobs are "
