@@ -632,7 +632,8 @@ check_retention(struct ctx *c, struct report *r)
 	if (v.archive != NULL &&
 	    queue_archive_probe(c->q, v.archive, err, sizeof err) != DB_OK)
 		note(r, PROBLEM, "apply sql/012_archive.sql (the table under "
-		    "the configured name) and GRANT INSERT on it to jobrun's "
+		    "the configured name, with every column of the job table "
+		    "jobrun copies) and GRANT INSERT on it to jobrun's "
 		    "account", "retention moves nothing to archive_table %s: "
 		    "%s", v.archive, err);
 	retention_view_free(&v);

@@ -675,7 +675,8 @@ enum db_status queue_archive(struct queue *q, const char *archive,
                              const char *const *except, size_t n,
                              unsigned long limit, uint64_t *moved,
                              char *err, size_t errlen);
-/* Whether the archive takes the job table's rows: its insert prepared. */
+/* Whether the archive takes the job table's rows: not the job table
+ * itself, and its insert of no row executed (it inserts nothing). */
 enum db_status queue_archive_probe(struct queue *q, const char *archive,
                                    char *err, size_t errlen);
 /* The rows of scope (as queue_archive's) past their keep, counted up to

@@ -203,6 +203,30 @@ queue_archive(struct queue *q, const char *archive,
 	return st;
 }
 
+/* Whether archive is the job table itself (*same), as the server tells
+ * tables apart: its insert would run, and every move fail on the ids. */
+static enum db_status
+is_job_table(struct queue *q, const char *archive, int *same, char *err,
+    size_t errlen)
+{
+	struct db_arg args[4] = { DB_STR(archive), DB_STR(archive),
+	    QUEUE_TABLE_ID_ARGS(q) };
+	struct queue_stmts *s = queue_stmts_once(q, "SELECT "
+	    QUEUE_TABLE_ID " = " QUEUE_TABLE_ID, "compare archive_table",
+	    QUEUE_JOBS_TABLE);
+	char *col = NULL;
+	enum db_status st;
+	int found = 0;
+
+	st = queue_stmts_one(s, 0, args, 4, &col, 1, &found, err, errlen);
+	*same = st == DB_OK && found && col != NULL && strcmp(col, "1") == 0;
+	free(col);
+	queue_stmts_close(s);
+	return st;
+}
+
+/* The move's insert of no row, executed: the server resolves the
+ * columns, and finds one it cannot fill, at EXECUTE, not at PREPARE. */
 enum db_status
 queue_archive_probe(struct queue *q, const char *archive, char *err,
     size_t errlen)
@@ -214,12 +238,20 @@ queue_archive_probe(struct queue *q, const char *archive, char *err,
 	const char *columns = archive_columns(q);
 	struct queue_stmts *s;
 	enum db_status st;
+	int same = 0;
 
+	st = is_job_table(q, archive, &same, err, errlen);
+	if (st == DB_OK && same) {
+		errf(err, errlen, "it is the job table itself");
+		return DB_SCHEMA;
+	}
+	if (st != DB_OK)
+		return st;
 	db_quote_ident(archive, quoted, sizeof quoted);
 	snprintf(text, sizeof text, "INSERT INTO %%2$s (%s) SELECT %s FROM"
 	    " %%1$s WHERE FALSE", columns, columns);
 	s = queue_stmts_open(q, texts, purposes, tables, 1, quoted);
-	st = queue_stmts_prepare(s, 0, err, errlen);
+	st = queue_stmts_run(s, 0, NULL, 0, err, errlen);
 	queue_stmts_close(s);
 	return st;
 }

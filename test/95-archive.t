@@ -8,7 +8,7 @@
 # the run warns, naming the migration when the table is missing.
 . "${0%/*}/lib.sh"
 
-plan 25
+plan 29
 setup_db
 for m in 002_checkpoint 009_deadline 012_archive; do
 	sql "$(grep -v '^--' "$TOP/sql/$m.sql")" ||
@@ -172,3 +172,33 @@ run jobrun check --json
 is "$rc/$(jpy '[c["level"] + ": " + c["message"] for c in d["checks"] if "archive_table no_archive:" in c["message"]][0]' <<<"$out")" \
     "78/problem: retention moves nothing to archive_table no_archive: archive jobs in \`no_archive\`: prepare: Table '$DB.no_archive' doesn't exist" \
     "and that an archive_table it cannot fill is a problem"
+
+# --- an archive the move cannot fill is a problem too: the server finds
+# it when the insert is executed, not when it is prepared ---
+sql "$(grep -v '^--' "$TOP/sql/010_attempts.sql")" ||
+    bail_out "cannot load sql/010_attempts.sql"
+sql "CREATE TABLE no_deadline LIKE polling_jobs_archive;
+     ALTER TABLE no_deadline DROP COLUMN deadline;
+     CREATE TABLE one_more LIKE polling_jobs_archive;
+     ALTER TABLE one_more ADD COLUMN shelf INT NOT NULL" ||
+    bail_out "cannot make the archives that lack a column"
+# check_says ARCHIVE: check's exit status and its archive_table problem
+# (the server names where the unknown column is: MariaDB 10.11 the
+# statement, MySQL the field list)
+check_says() {
+	sed -i "s/^archive_table = .*/archive_table = $1/" "$CONF"
+	run jobrun check --json
+	echo "$rc/$(jpy '[c["level"] + ": " + c["message"] for c in d["checks"] if "archive_table '"$1"':" in c["message"]][0]' <<<"$out")"
+}
+like "$(check_says no_deadline)" \
+    "^78/problem: retention moves nothing to archive_table no_deadline: archive jobs in \`no_deadline\`: execute: Unknown column 'deadline' in '(INSERT INTO|field list)'\$" \
+    "an archive without the job table's deadline column is a problem"
+is "$(check_says one_more)" \
+    "78/problem: retention moves nothing to archive_table one_more: archive jobs in \`one_more\`: execute: Field 'shelf' doesn't have a default value" \
+    "an archive with a NOT NULL column the move does not fill is a problem"
+is "$(check_says polling_jobs)" \
+    "78/problem: retention moves nothing to archive_table polling_jobs: it is the job table itself" \
+    "the job table itself as the archive is a problem"
+like "$(check_says polling_jobs_attempts)" \
+    "^78/problem: retention moves nothing to archive_table polling_jobs_attempts: archive jobs in \`polling_jobs_attempts\`: execute: Unknown column 'business_key' in '(INSERT INTO|field list)'\$" \
+    "the attempts table as the archive is a problem"
