@@ -10,9 +10,14 @@
 -- rows stay in the job table and the run says why in a warning.
 --
 -- The columns are the job table's: every column of schema.sql, and
--- checkpoint and snoozes (002) and deadline (009), which jobrun copies
--- when the job table has them (it stops with "Unknown column" when this
--- table lacks one the job table has: add it with the same ALTER TABLE).
+-- checkpoint and snoozes (002), deadline (009) and priority (013), which
+-- jobrun copies when the job table has them (it stops with "Unknown
+-- column", and "jobrun check" reports it, when this table lacks one the
+-- job table has: add it with the same ALTER TABLE).  An archive made by
+-- an earlier version of this file lacks priority; on a job table with
+-- 013 applied, add it:
+--   ALTER TABLE polling_jobs_archive
+--     ADD COLUMN priority SMALLINT NOT NULL DEFAULT 0;
 -- The ids are the job table's, so an archived job is still found by id.
 --
 -- Partitioned by month on finished_at: dropping a month that is no longer
@@ -47,6 +52,7 @@ CREATE TABLE polling_jobs_archive (
   checkpoint JSON NULL,
   snoozes INT UNSIGNED NOT NULL DEFAULT 0,
   deadline DATETIME NULL DEFAULT NULL,
+  priority SMALLINT NOT NULL DEFAULT 0,
   PRIMARY KEY (id, finished_at),
   KEY idx_archive_key (business_key),
   KEY idx_archive_type (type, finished_at)

@@ -16,10 +16,11 @@
  * row is deleted without being archived.
  *
  * The columns are named, not "*": the archive may order them otherwise
- * (the job table's migrations add theirs at its end).  sql/002's and
- * sql/009's are copied when the job table has them, and then the archive
- * must have them too: an archive that lacks one stops retention with
- * "Unknown column" rather than losing a checkpoint or a deadline.
+ * (the job table's migrations add theirs at its end).  sql/002's,
+ * sql/009's and sql/013's are copied when the job table has them, and
+ * then the archive must have them too: an archive that lacks one stops
+ * retention with "Unknown column" (and "jobrun check" says so) rather
+ * than losing a checkpoint, a deadline or a priority.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,13 +35,15 @@
 #define BASE_COLUMNS "id, business_key, type, payload, status, attempts," \
 	" max_attempts, next_run_at, locked_by, locked_until, last_error," \
 	" created_at, updated_at, finished_at"
+/* ... and the migrations' that jobrun copies */
+#define COLUMNS_MAX (sizeof BASE_COLUMNS + 64)
 
 /* One rule's moves: what the body of a transaction needs. */
 struct move {
 	struct queue *q;
 	const char *name;	/* the archive, as configured */
 	char quoted[2 * CFG_NAME_MAX + 8];
-	const char *columns;
+	char columns[COLUMNS_MAX];
 	char *pick;		/* the batch's locking read */
 	struct db_arg *args;	/* and its arguments */
 	unsigned nargs;
@@ -165,16 +168,34 @@ range_args(const struct queue_scope *scope, const char *const *except,
 	return args;
 }
 
-/* The archive's columns: the job table's that jobrun knows. */
-static const char *
-archive_columns(struct queue *q)
+/* Whether the job table has sql/013's priority column (probed once):
+ * the column alone, not the claim's indexes, which an application's
+ * own priorities need no less. */
+static int
+has_priority_column(struct queue *q)
 {
-	if (queue_resumable(q))
-		return queue_has_deadline(q) ?
-		    BASE_COLUMNS ", checkpoint, snoozes, deadline" :
-		    BASE_COLUMNS ", checkpoint, snoozes";
-	return queue_has_deadline(q) ? BASE_COLUMNS ", deadline" :
-	    BASE_COLUMNS;
+	struct queue_stmts *s;
+	char cause[512];
+
+	if (!q->caps.priority_column_probed) {
+		s = queue_stmts_once(q, "SELECT priority FROM %1$s WHERE FALSE",
+		    "read the job table's priority", QUEUE_JOBS_TABLE);
+		q->caps.priority_column = queue_stmts_prepare(s, 0, cause,
+		    sizeof cause) == DB_OK;
+		q->caps.priority_column_probed = 1;
+		queue_stmts_close(s);
+	}
+	return q->caps.priority_column;
+}
+
+/* The archive's columns into buf: the job table's that jobrun knows. */
+static void
+archive_columns(struct queue *q, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s%s%s", BASE_COLUMNS,
+	    queue_resumable(q) ? ", checkpoint, snoozes" : "",
+	    queue_has_deadline(q) ? ", deadline" : "",
+	    has_priority_column(q) ? ", priority" : "");
 }
 
 enum db_status
@@ -189,7 +210,7 @@ queue_archive(struct queue *q, const char *archive,
 
 	*moved = 0;
 	db_quote_ident(archive, m.quoted, sizeof m.quoted);
-	m.columns = archive_columns(q);
+	archive_columns(q, m.columns, sizeof m.columns);
 	m.pick = pick_text(q, scope, scope->type != NULL ? 0 : n, "SELECT id",
 	    " ORDER BY next_run_at, id LIMIT ? FOR UPDATE");
 	m.args = range_args(scope, except, n, limit, &m.nargs);
@@ -235,7 +256,7 @@ queue_archive_probe(struct queue *q, const char *archive, char *err,
 	static const char *const tables[1] = { QUEUE_OTHER_TABLE };
 	char quoted[2 * CFG_NAME_MAX + 8], text[1024];
 	const char *texts[1] = { text };
-	const char *columns = archive_columns(q);
+	char columns[COLUMNS_MAX];
 	struct queue_stmts *s;
 	enum db_status st;
 	int same = 0;
@@ -247,6 +268,7 @@ queue_archive_probe(struct queue *q, const char *archive, char *err,
 	}
 	if (st != DB_OK)
 		return st;
+	archive_columns(q, columns, sizeof columns);
 	db_quote_ident(archive, quoted, sizeof quoted);
 	snprintf(text, sizeof text, "INSERT INTO %%2$s (%s) SELECT %s FROM"
 	    " %%1$s WHERE FALSE", columns, columns);

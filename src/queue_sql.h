@@ -216,6 +216,7 @@ struct queue_caps {
 	uint64_t lock_wait_conn;
 	unsigned long lock_wait;
 	int priority_probed, priority;		/* sql/013_priority.sql */
+	int priority_column_probed, priority_column;	/* its column */
 };
 
 /* Priorities (queue_priority.c): a claim names at most PRIORITY_LEVELS

@@ -8,7 +8,7 @@
 # the run warns, naming the migration when the table is missing.
 . "${0%/*}/lib.sh"
 
-plan 29
+plan 32
 setup_db
 for m in 002_checkpoint 009_deadline 012_archive; do
 	sql "$(grep -v '^--' "$TOP/sql/$m.sql")" ||
@@ -202,3 +202,28 @@ is "$(check_says polling_jobs)" \
 like "$(check_says polling_jobs_attempts)" \
     "^78/problem: retention moves nothing to archive_table polling_jobs_attempts: archive jobs in \`polling_jobs_attempts\`: execute: Unknown column 'business_key' in '(INSERT INTO|field list)'\$" \
     "the attempts table as the archive is a problem"
+
+# --- sql/013's priority is moved with the job ---
+sql "$(grep -v '^--' "$TOP/sql/013_priority.sql")" ||
+    bail_out "cannot load sql/013_priority.sql"
+sed -i "s/^archive_table = .*/archive_table = polling_jobs_archive/" "$CONF"
+done_jobs 1 a success "INTERVAL 8 DAY"
+sql "UPDATE polling_jobs SET priority = 7 WHERE business_key = 'a-success-$n_key-1'"
+# (the rows the earlier runs left past their keep, older, go first)
+run jobrun --json
+run jobrun --json
+is "$rc/$(sql "SELECT priority FROM polling_jobs_archive
+    WHERE business_key = 'a-success-$n_key-1'")" "0/7" \
+    "a job of priority 7 is archived with its priority 7"
+# an archive of the earlier sql/012, without the column: check says so,
+# and a run moves nothing rather than lose the priority
+sql "CREATE TABLE no_priority LIKE polling_jobs_archive;
+     ALTER TABLE no_priority DROP COLUMN priority" ||
+    bail_out "cannot make the archive without priority"
+like "$(check_says no_priority)" \
+    "^78/problem: retention moves nothing to archive_table no_priority: archive jobs in \`no_priority\`: execute: Unknown column 'priority' in '(INSERT INTO|field list)'\$" \
+    "an archive without priority, on a job table with it, is a problem"
+done_jobs 1 a success "INTERVAL 8 DAY"
+run jobrun --json
+is "$rc/$(jget deleted <<<"$out")/$(count no_priority)" "0/0/0" \
+    "and a run moves nothing into it"
