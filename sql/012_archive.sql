@@ -6,8 +6,10 @@
 -- FOR UPDATE, oldest first), inserts exactly those rows here and deletes
 -- them from the job table, so a row is moved once, whole, or not at all,
 -- however many runners keep the table at once.  When the insert fails (no
--- such table, no INSERT grant, a column missing, a trigger's error) the
--- rows stay in the job table and the run says why in a warning.
+-- such table, no INSERT grant, a column missing, a trigger's error) or
+-- makes the server warn (a value cut to fit a narrower column, under a
+-- non-strict sql_mode) the rows stay in the job table and the run says
+-- why in a warning.
 --
 -- The columns are the job table's: every column of schema.sql, and
 -- checkpoint and snoozes (002), deadline (009) and priority (013), which

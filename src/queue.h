@@ -168,6 +168,9 @@ int queue_stmts_fetch(struct queue_stmts *s, size_t which, char **cols,
 int queue_stmts_fetch_len(struct queue_stmts *s, size_t which, char **cols,
                           size_t *lens, unsigned ncols, char *err,
                           size_t errlen);
+/* The warnings of the last statement s ran: a value the server changed
+ * to fit (a non-strict sql_mode truncates where a strict one fails). */
+unsigned queue_stmts_warnings(const struct queue_stmts *s);
 /* Rows the last run of which changed, and the id it inserted. */
 uint64_t queue_stmts_changed(const struct queue_stmts *s, size_t which);
 uint64_t queue_stmts_insert_id(const struct queue_stmts *s, size_t which);

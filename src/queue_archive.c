@@ -12,8 +12,9 @@
  * same time waits for the first's rows and then reads past them (a
  * locking read sees the latest committed rows, under READ COMMITTED as
  * under REPEATABLE READ): no row is archived twice.  An insert that
- * fails (no table, no grant, a trigger's error) rolls the batch back: no
- * row is deleted without being archived.
+ * fails (no table, no grant, a trigger's error), or that made the server
+ * warn (a value cut to fit under a non-strict sql_mode), rolls the batch
+ * back: no row is deleted without being archived whole.
  *
  * The columns are named, not "*": the archive may order them otherwise
  * (the job table's migrations add theirs at its end).  sql/002's,
@@ -95,43 +96,87 @@ pick_batch(struct move *m, char *err, size_t errlen)
 	return n;
 }
 
+/* A move's statements: the insert, the delete (the probe's: the
+ * insert). */
+enum move_stmt { M_INSERT, M_DELETE, M_COUNT };
+static const char *const move_purposes[M_COUNT] = {
+	[M_INSERT] = "archive jobs", [M_DELETE] = "delete archived jobs",
+};
+static const char *const move_tables[M_COUNT] = {
+	[M_INSERT] = QUEUE_OTHER_TABLE, [M_DELETE] = QUEUE_JOBS_TABLE,
+};
+
+/* Run the archive's insert: one that made the server warn failed,
+ * whatever the sql_mode.  A strict mode refuses a value too long for
+ * its column; a non-strict one cuts it and warns, and the move would
+ * then delete a job it did not keep whole.  The count only: MySQL does
+ * not prepare SHOW WARNINGS. */
+static enum db_status
+insert_whole(struct queue_stmts *s, const struct db_arg *args,
+    unsigned nargs, const char *archive, char *err, size_t errlen)
+{
+	enum db_status st;
+	unsigned warnings;
+
+	st = queue_stmts_run(s, M_INSERT, args, nargs, err, errlen);
+	if (st != DB_OK || (warnings = queue_stmts_warnings(s)) == 0)
+		return st;
+	errf(err, errlen, "archive jobs in %s: the server warned %u time(s) "
+	    "(a value cut to fit its column, a NOT NULL column left empty, "
+	    "under a non-strict sql_mode?), so the rows would not be kept "
+	    "as they are", archive, warnings);
+	return DB_ERROR;
+}
+
+/* Whether statement which changed all n rows (err set when not). */
+static enum db_status
+all_changed(struct move *m, struct queue_stmts *s, size_t which, size_t n,
+    char *err, size_t errlen)
+{
+	uint64_t changed = queue_stmts_changed(s, which);
+
+	if (changed == n)
+		return DB_OK;
+	errf(err, errlen, "%s in %s: %llu of %zu rows", move_purposes[which],
+	    which == M_INSERT ? m->name : queue_name(m->q),
+	    (unsigned long long)changed, n);
+	return DB_ERROR;
+}
+
 /* Insert and delete the n picked rows; each statement must change all. */
 static enum db_status
 move_rows(struct move *m, size_t n, char *err, size_t errlen)
 {
-	static const char *const purposes[2] = { "archive jobs",
-	    "delete archived jobs" };
-	static const char *const tables[2] = { QUEUE_OTHER_TABLE,
-	    QUEUE_JOBS_TABLE };
 	char head[512];
-	const char *texts[2];
+	const char *texts[M_COUNT];
 	struct db_arg *args = xcalloc(n, sizeof *args);
 	struct queue_stmts *s;
-	enum db_status st = DB_OK;
+	enum db_status st;
 	size_t i;
 
 	snprintf(head, sizeof head, "INSERT INTO %%2$s (%s) SELECT %s FROM"
 	    " %%1$s WHERE id IN (", m->columns, m->columns);
-	texts[0] = queue_list_text(head, n, ")");
-	texts[1] = queue_list_text("DELETE FROM %1$s WHERE id IN (", n,
-	    ")");
+	texts[M_INSERT] = queue_list_text(head, n, ")");
+	texts[M_DELETE] = queue_list_text("DELETE FROM %1$s WHERE id IN (",
+	    n, ")");
 	for (i = 0; i < n; i++)
 		args[i] = DB_NUM(m->ids[i]);
-	s = queue_stmts_open(m->q, texts, purposes, tables, 2, m->quoted);
-	for (i = 0; i < 2 && st == DB_OK; i++) {
-		st = queue_stmts_run(s, i, args, (unsigned)n, err, errlen);
-		if (st == DB_OK && queue_stmts_changed(s, i) != n) {
-			errf(err, errlen, "%s in %s: %llu of %zu rows",
-			    purposes[i], i == 0 ? m->name : queue_name(m->q),
-			    (unsigned long long)queue_stmts_changed(s, i), n);
-			st = DB_ERROR;
-		} else if (i == 0 && queue_unseen(m->q, st))
-			errf(err + strlen(err), errlen - strlen(err),
-			    " (" ARCHIVE_MIGRATION " makes the table)");
-	}
+	s = queue_stmts_open(m->q, texts, move_purposes, move_tables, M_COUNT,
+	    m->quoted);
+	st = insert_whole(s, args, (unsigned)n, m->quoted, err, errlen);
+	if (queue_unseen(m->q, st))
+		errf(err + strlen(err), errlen - strlen(err),
+		    " (" ARCHIVE_MIGRATION " makes the table)");
+	if (st == DB_OK)
+		st = all_changed(m, s, M_INSERT, n, err, errlen);
+	if (st == DB_OK)
+		st = queue_stmts_run(s, M_DELETE, args, (unsigned)n, err,
+		    errlen);
+	if (st == DB_OK)
+		st = all_changed(m, s, M_DELETE, n, err, errlen);
 	queue_stmts_close(s);
-	free((char *)texts[0]);
-	free((char *)texts[1]);
+	free((char *)texts[M_INSERT]);
+	free((char *)texts[M_DELETE]);
 	free(args);
 	return st;
 }
@@ -252,8 +297,6 @@ enum db_status
 queue_archive_probe(struct queue *q, const char *archive, char *err,
     size_t errlen)
 {
-	static const char *const purposes[1] = { "archive jobs" };
-	static const char *const tables[1] = { QUEUE_OTHER_TABLE };
 	char quoted[2 * CFG_NAME_MAX + 8], text[1024];
 	const char *texts[1] = { text };
 	char columns[COLUMNS_MAX];
@@ -272,8 +315,8 @@ queue_archive_probe(struct queue *q, const char *archive, char *err,
 	db_quote_ident(archive, quoted, sizeof quoted);
 	snprintf(text, sizeof text, "INSERT INTO %%2$s (%s) SELECT %s FROM"
 	    " %%1$s WHERE FALSE", columns, columns);
-	s = queue_stmts_open(q, texts, purposes, tables, 1, quoted);
-	st = queue_stmts_run(s, 0, NULL, 0, err, errlen);
+	s = queue_stmts_open(q, texts, move_purposes, move_tables, 1, quoted);
+	st = insert_whole(s, NULL, 0, quoted, err, errlen);
 	queue_stmts_close(s);
 	return st;
 }

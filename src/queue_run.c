@@ -513,6 +513,13 @@ queue_stmts_fetch_len(struct queue_stmts *s, size_t which, char **cols,
 	return rc;
 }
 
+unsigned
+queue_stmts_warnings(const struct queue_stmts *s)
+{
+	return s->q->db->conn != NULL ?
+	    mysql_warning_count(s->q->db->conn) : 0;
+}
+
 uint64_t
 queue_stmts_changed(const struct queue_stmts *s, size_t which)
 {
