@@ -370,16 +370,19 @@ check_unhandled(struct ctx *c, struct report *r, char *err, size_t errlen)
 	struct queue_backlog b;
 	enum db_status st;
 	char *type;
-	size_t i;
+	size_t i, n;
 
 	st = queue_backlog(c->q, known, c->cfg.ntypes, NULL, 0, &b, err,
 	    errlen);
 	free(known);
 	for (i = 0; st == DB_OK && i < b.n; i++) {
-		if (b.rows[i].pending == 0 ||
-		    cfg_find_type(&c->cfg, b.rows[i].type) != NULL)
+		/* The type's bytes, NUL ones too: "zz" and "zz\0q" are two. */
+		if (b.rows[i].pending == 0 || cfg_find_type_n(&c->cfg,
+		    b.rows[i].type, b.rows[i].type_len) != NULL)
 			continue;
-		type = utf8_escape_dup(b.rows[i].type, 0);
+		n = utf8_escape(NULL, 0, b.rows[i].type, b.rows[i].type_len, 0);
+		type = xmalloc(n + 1);
+		utf8_escape(type, n + 1, b.rows[i].type, b.rows[i].type_len, 0);
 		note(r, ADVICE, "add a [type.NAME] section, or run them where "
 		    "one is", "%lu pending job(s) of type %s: no [type.%s] "
 		    "section in %s, so no run with it claims them",

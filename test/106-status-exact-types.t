@@ -6,7 +6,7 @@
 # equal to it ('done', 'DONE', 'done ', 'dóne').
 . "${0%/*}/lib.sh"
 
-plan 12
+plan 14
 setup_db
 write_config <<EOF2
 [type.work]
@@ -40,6 +40,21 @@ run jobrun report --json
 is "$(jpy 'sorted([t["type"], t["pending"]] for t in d["types"])' <<<"$out")" \
     '[["ab", 1], ["ab\u0000c", 2], ["work", 0]]' \
     "report --json: the two types exact, apart"
+
+# check: 'ab' configured, 'ab\0c' is not: its jobs are unhandled, named
+# with the \x00, and 'ab''s are handled.
+write_config <<EOF2
+[type.ab]
+handler = noop
+EOF2
+run jobrun check
+like "$out" '2 pending job\(s\) of type ab\\x00c: no \[type\.ab\\x00c\] section' \
+    "check: ab\\x00c's two jobs unhandled, named whole"
+unlike "$out" 'of type ab:' "check: ab's job handled"
+write_config <<EOF2
+[type.work]
+handler = noop
+EOF2
 
 # Types the collation calls equal: their finished jobs are not DONE's.
 sql "DELETE FROM polling_jobs"
