@@ -366,6 +366,12 @@ apply(struct cli *cli, const struct cli_row *r, const char *arg, char *err,
 		(*(int *)(base + r->field))++;
 		return 0;
 	case CK_TEXT:
+		/* An empty FILE is none, most often an unset variable
+		 * ("-c $CONF"), and --config's would fall back to the
+		 * default configuration. */
+		if (arg[0] == '\0' && r->value != NULL &&
+		    strcmp(r->value, "FILE") == 0)
+			return errf(err, errlen, "--%s: an empty FILE", r->name);
 		*(const char **)(base + r->field) = arg;
 		return 0;
 	case CK_NUMBER:

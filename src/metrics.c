@@ -57,9 +57,11 @@ previous_success(const char *path)
 {
 	char line[256];
 	double v = -1;
-	FILE *f = fopen(path, "r");
+	FILE *f;
 
-	if (f == NULL)
+	/* Not a FIFO (its open waits for a writer), nor /dev/stdout (which
+	 * reads the terminal, or the pipe the run writes to). */
+	if (replace_through(path) || (f = fopen(path, "r")) == NULL)
 		return -1;
 	while (fgets(line, sizeof line, f) != NULL)
 		if (strncmp(line, LAST_SUCCESS " ", sizeof LAST_SUCCESS) == 0)

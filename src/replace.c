@@ -13,7 +13,8 @@
  * operator made.  So a symbolic link is followed and its target written
  * as a path of its own (the link stays), anything but a regular file or
  * a directory is written through, as any program writes to it, and a
- * directory is an error.
+ * directory is an error.  A name under /dev or /proc is written through
+ * whatever it leads to (replace_through).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -25,12 +26,54 @@
 #include "replace.h"
 #include "util.h"
 
-/* path is not a regular file: write to it as it is. */
+/* The descriptor a name of the process's own opens again (/dev/stdout,
+ * /dev/fd/N, /proc/self/fd/N), or -1. */
+static int
+own_fd(const char *path)
+{
+	const char *n = NULL;
+	char *end;
+	long fd;
+
+	if (strcmp(path, "/dev/stdout") == 0)
+		return 1;
+	if (strcmp(path, "/dev/stderr") == 0)
+		return 2;
+	if (strncmp(path, "/dev/fd/", 8) == 0)
+		n = path + 8;
+	else if (strncmp(path, "/proc/self/fd/", 14) == 0)
+		n = path + 14;
+	if (n == NULL || *n < '0' || *n > '9')
+		return -1;
+	fd = strtol(n, &end, 10);
+	return *end == '\0' && fd <= 1024 ? (int)fd : -1;
+}
+
+/* path is not a regular file: write to it as it is, appending.  One of
+ * the process's own descriptors is written through a copy of it, which
+ * shares its offset: the run's standard output, to a file, keeps what
+ * was written before and after, in order. */
+static FILE *
+open_through(const char *path)
+{
+	int fd = own_fd(path), copy;
+	FILE *f;
+
+	if (fd < 0)
+		return fopen(path, "a");
+	fflush(fd == 1 ? stdout : fd == 2 ? stderr : NULL);
+	if ((copy = dup(fd)) < 0)
+		return NULL;
+	if ((f = fdopen(copy, "a")) == NULL)
+		close(copy);
+	return f;
+}
+
 static int
 write_through(const char *path, const char *what,
     void (*fill)(FILE *f, void *arg), void *arg, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "w");
+	FILE *f = open_through(path);
 
 	if (f == NULL)
 		return errf(err, errlen, "write %s %s: %s", what, path,
@@ -48,6 +91,20 @@ write_through(const char *path, const char *what,
 	return 0;
 }
 
+int
+replace_through(const char *path)
+{
+	struct stat sb;
+
+	/* /dev/stdout is a link to /proc/self/fd/1, which names the pipe or
+	 * the file the shell opened: a file put in its place would take the
+	 * output the run writes to its standard output. */
+	if (strncmp(path, "/dev/", 5) == 0 || strncmp(path, "/proc/", 6) == 0)
+		return 1;
+	return stat(path, &sb) == 0 && !S_ISREG(sb.st_mode) &&
+	    !S_ISDIR(sb.st_mode);
+}
+
 static int replace_regular(const char *path, const char *what, mode_t mode,
     void (*fill)(FILE *f, void *arg), void *arg, char *err, size_t errlen);
 
@@ -59,6 +116,8 @@ replace_file(const char *path, const char *what, mode_t mode,
 	char *target;
 	int rc;
 
+	if (replace_through(path))
+		return write_through(path, what, fill, arg, err, errlen);
 	if (lstat(path, &sb) != 0) {
 		if (errno != ENOENT)
 			return errf(err, errlen, "write %s %s: %s", what,

@@ -16,6 +16,11 @@
  * (a device, a FIFO) is written through; a directory is an error.  0,
  * or -1 with err saying "write WHAT PATH: cause" (what: "metrics",
  * "report"). */
+/* Whether replace_file writes path through rather than replacing it: a
+ * name under /dev or /proc (/dev/stdout), or anything but a regular file
+ * or a directory (a FIFO, a device).  Such a path is not read back. */
+int replace_through(const char *path);
+
 int replace_file(const char *path, const char *what, mode_t mode,
                  void (*fill)(FILE *f, void *arg), void *arg, char *err,
                  size_t errlen);

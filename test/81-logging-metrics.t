@@ -9,7 +9,7 @@
 # breaks in messages are shown as \n.
 . "${0%/*}/lib.sh"
 
-plan 38
+plan 42
 setup_db
 write_config <<EOF2
 [run]
@@ -222,6 +222,30 @@ run jobrun -q --metrics-file="$T/no-such-dir/jobrun.prom"
 is "$rc" 0 "-q: the exit status is still the jobs'"
 like "$err" "^jobrun: write metrics $T/no-such-dir/jobrun.prom" \
     "and -q does not hide it"
+
+# Written through, never replaced nor read back: /dev/stdout (the file
+# the shell opened keeps the run's JSON; a pipe ends), a FIFO (a reader
+# waits on it).
+enq good m8
+run jobrun --json --metrics-file=/dev/stdout
+is "$rc/$(grep -c '^jobrun_run_jobs{' "$T/stdout")/$(grep -c '^{"ok"' "$T/stdout")" \
+    "0/10/1" "--metrics-file=/dev/stdout into a file: the metrics and the run's JSON both there"
+enq good m9
+jobrun -q --metrics-file=/dev/stdout | cat >"$T/pipe.out"
+is "${PIPESTATUS[0]}/$(grep -c '^jobrun_run_jobs{' "$T/pipe.out")" 0/10 \
+    "--metrics-file=/dev/stdout into a pipe: the run ends, the metrics read"
+mkfifo "$T/metrics.fifo"
+cat "$T/metrics.fifo" >"$T/fifo.out" &
+reader=$!
+enq good m10
+run jobrun -q --metrics-file="$T/metrics.fifo"
+wait "$reader"
+is "$rc/$(grep -c '^jobrun_run_jobs{' "$T/fifo.out")" 0/10 \
+    "--metrics-file=FIFO: written through to its reader"
+run jobrun --config= --max=1
+is "$rc/$err" "64/jobrun: --config: an empty FILE
+Try 'jobrun --help'." \
+    "--config= (an unset variable): a usage error, not the default configuration"
 
 # The log: recovered locks, line breaks, why a job failed.
 write_config <<EOF2
