@@ -55,8 +55,6 @@ struct pending_type {
 	size_t nentries;
 };
 
-static int parse_cron(void *base, const char *value, char *msg,
-    size_t msglen);
 static int parse_run_jitter(void *base, const char *value, char *msg,
     size_t msglen);
 static int parse_type_jitter(void *base, const char *value, char *msg,
@@ -68,8 +66,12 @@ static int parse_type_jitter(void *base, const char *value, char *msg,
 	.max = hi, .def = d }
 #define STRING(s, k, f, d, chk) { .section = s, .key = k, \
 	.kind = CFG_STRING, .offset = FIELD(f, char *), .def = d, .check = chk }
+/* A string that an empty value leaves unset. */
+#define UNSETTABLE(s, k, f, chk) { .section = s, .key = k, \
+	.kind = CFG_STRING, .offset = FIELD(f, char *), .check = chk, \
+	.empty_unset = 1 }
 #define SECRET(s, k, f) { .section = s, .key = k, .kind = CFG_STRING, \
-	.offset = FIELD(f, char *), .secret = 1 }
+	.offset = FIELD(f, char *), .secret = 1, .empty_unset = 1 }
 #define BOOL(s, k, f, d) { .section = s, .key = k, .kind = CFG_BOOL, \
 	.offset = FIELD(f, int), .def = d }
 #define ENUM(s, k, f, n, d) { .section = s, .key = k, .kind = CFG_ENUM, \
@@ -81,20 +83,20 @@ static const char *const tls_names[] = { "off", "on", "verify", NULL };
 
 /* Every key of [database] and [run], in the order of etc/jobrun.conf. */
 static const struct cfg_key keys[] = {
-	STRING("database", "host", db.host, NULL, NULL),
+	UNSETTABLE("database", "host", db.host, NULL),
 	NUMBER("database", "port", db.port, 1, 65535, "3306"),
-	STRING("database", "socket", db.socket, NULL, NULL),
-	STRING("database", "user", db.user, NULL, NULL),
+	UNSETTABLE("database", "socket", db.socket, NULL),
+	UNSETTABLE("database", "user", db.user, NULL),
 	SECRET("database", "password", db.password),
-	STRING("database", "password_file", db.password_file, NULL, NULL),
-	STRING("database", "database", db.database, NULL, NULL),
+	UNSETTABLE("database", "password_file", db.password_file, NULL),
+	UNSETTABLE("database", "database", db.database, NULL),
 	STRING("database", "table", db.table, "polling_jobs",
 	    cfg_check_table),
 	NUMBER("database", "connect_timeout", db.connect_timeout, 1, 3600,
 	    "10"),
 	NUMBER("database", "read_timeout", db.read_timeout, 1, 3600, "60"),
 	NUMBER("database", "write_timeout", db.write_timeout, 1, 3600, "60"),
-	STRING("database", "time_zone", db.time_zone, NULL,
+	UNSETTABLE("database", "time_zone", db.time_zone,
 	    cfg_check_time_zone),
 	ENUM("database", "tls", db.tls, tls_names, "off"),
 	STRING("database", "tls_ca_file", db.tls_ca_file, NULL, NULL),
@@ -125,7 +127,7 @@ static const struct cfg_key keys[] = {
 	BOOL("run", "single", run.single, "no"),
 	BOOL("run", "wait", run.wait, "no"),
 	ENUM("run", "log", run.syslog, log_names, "stderr"),
-	STRING("run", "metrics_file", run.metrics_file, NULL, NULL),
+	UNSETTABLE("run", "metrics_file", run.metrics_file, NULL),
 };
 
 #define NKEYS (sizeof keys / sizeof keys[0])
@@ -176,7 +178,7 @@ static const struct cfg_key type_keys[] = {
 static const struct cfg_key sched_keys[] = {
 	SCHED("type", type, cfg_check_type_name),
 	{ .section = "schedule.NAME", .key = "cron", .kind = CFG_CUSTOM,
-	  .parse = parse_cron },
+	  .parse = cfg_parse_cron },
 	SCHED("payload", payload, NULL),	/* the server judges it */
 	SCHED("time_zone", time_zone, cfg_check_time_zone),
 	{ .section = "schedule.NAME", .key = "catch_up", .kind = CFG_DURATION,
@@ -253,6 +255,11 @@ see_header(struct parser *p, const char *line)
 	const char *end;
 	size_t n;
 
+	/* An indented line after a key is inih's continuation of that key,
+	 * whatever it holds: "given twice" then says so, where switching
+	 * section here would file the key under the next one. */
+	if (p->indented && p->keyed)
+		return;
 	while (*line == ' ' || *line == '\t')
 		line++;
 	if (*line != '[' || (end = strchr(line + 1, ']')) == NULL)
@@ -298,18 +305,6 @@ read_line(char *str, int num, void *stream)
 	if (*p->pos == '\n')
 		p->pos++;
 	return str;
-}
-
-/* cron into a struct cfg_schedule: the parsed form and the text. */
-static int
-parse_cron(void *base, const char *value, char *msg, size_t msglen)
-{
-	struct cfg_schedule *s = base;
-
-	if (cron_parse(value, &s->cron, msg, msglen) != 0)
-		return -1;
-	s->cron_text = xstrdup(value);
-	return 0;
 }
 
 const struct cfg_key *
@@ -395,10 +390,12 @@ key_set(const struct cfg_key *k, void *base, const char *value, char *msg,
 		cfg_enum_names(k, names, sizeof names);
 		return errf(msg, msglen, "%s, not \"%s\"", names, value);
 	case CFG_STRING:
+		/* Empty means unset only where jobrun.conf(5) says so. */
 		if (k->check != NULL && k->check(value, msg, msglen) != 0)
 			return -1;
-		/* Empty means unset, so "socket =" in the example file is
-		 * harmless. */
+		if (value[0] == '\0' && !k->empty_unset)
+			return errf(msg, msglen, "an empty value (give one, or "
+			    "leave the key out)");
 		free(*string);
 		*string = value[0] != '\0' ? xstrdup(value) : NULL;
 		return 0;
@@ -547,6 +544,14 @@ type_key(struct parser *p, const char *section, const char *key,
 			return fail(p, p->line, section, key, "%s", msg);
 		return 1;
 	}
+	/* A continuation gives the key above again: say so at this line,
+	 * before a later key (handler) is found given twice, and whether or
+	 * not the key may repeat (a header would take the line as another). */
+	if (continuation(p))
+		for (e = t->entries + t->nentries; e > t->entries; e--)
+			if (strcmp(e[-1].key, key) == 0)
+				return fail_twice(p, p->line, section, key,
+				    e[-1].line, 1);
 	t->entries = xrealloc(t->entries, (t->nentries + 1) *
 	    sizeof *t->entries);
 	e = &t->entries[t->nentries++];

@@ -190,6 +190,9 @@ struct cfg_key {
 	 * 0, or -1 with msg. */
 	int (*parse)(void *base, const char *value, char *msg, size_t msglen);
 	int secret;		/* wiped before it is freed */
+	/* CFG_STRING: an empty value leaves the key unset (NULL), as
+	 * jobrun.conf(5) lists; for any other row it is an error. */
+	int empty_unset;
 	int repeatable;		/* may be given more than once */
 };
 
@@ -227,6 +230,10 @@ void cfg_free(struct cfg *cfg);
 
 /* "R/s", "R/min" or "R/h" into R and the period's seconds; -1 when value
  * is none of those. */
+/* [schedule.NAME] cron into the struct cfg_schedule at base
+ * (config_name.c). */
+int cfg_parse_cron(void *base, const char *value, char *msg,
+                   size_t msglen);
 /* [type.NAME] keep_success / keep_failed into the struct cfg_type at
  * base: a duration, 0 for ever (config_name.c). */
 int cfg_parse_keep_success(void *base, const char *value, char *msg,

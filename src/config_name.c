@@ -374,3 +374,15 @@ cfg_parse_type_rate(void *base, const char *value, char *msg, size_t msglen)
 	return errf(msg, msglen, "not a rate: N/s, N/min or N/h with N in "
 	    "1..%lu", FLOW_MAX);
 }
+
+/* cron into a struct cfg_schedule: the parsed form and the text. */
+int
+cfg_parse_cron(void *base, const char *value, char *msg, size_t msglen)
+{
+	struct cfg_schedule *s = base;
+
+	if (cron_parse(value, &s->cron, msg, msglen) != 0)
+		return -1;
+	s->cron_text = xstrdup(value);
+	return 0;
+}

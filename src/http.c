@@ -346,7 +346,9 @@ parse_header_file(void *state, const char *value, char *err, size_t errlen)
 {
 	struct http_state *st = state;
 
-	(void)err, (void)errlen;
+	if (value[0] == '\0')
+		return errf(err, errlen, "an empty value (give one, or leave "
+		    "the key out)");
 	remember(&st->files, &st->nfiles, value);
 	return 0;
 }

@@ -3,7 +3,7 @@
 # JOBRUN_CONFIG is honoured.
 . "${0%/*}/lib.sh"
 
-plan 36
+plan 38
 setup_db
 
 run jobrun_raw --config="$T/missing.conf"
@@ -153,6 +153,33 @@ EOF2
 run jobrun
 like "$err" "lock_seconds: not a number in 3..86400: \"86401\"" \
     "and above it"
+
+# An indented [section] line after a key continues that key (inih): it is
+# the key given again, not a header that would start type b.
+write_config <<EOF2
+[type.a]
+handler = exec
+command = /bin/true
+ [type.b]
+handler = exec
+EOF2
+run jobrun
+is "$rc/$err" "78/jobrun: $CONF:9: [type.a] command: given twice: the line starts with a blank, which continues the key of line 8 (keys start in column 1, a value fits on one line)" \
+    "an indented section header exits 78 as the key given again"
+
+# An empty value is an error but for the keys jobrun.conf(5) lets it unset.
+write_config <<EOF2
+[schedule.s]
+type = email
+cron = @daily
+payload =
+
+[type.email]
+handler = noop
+EOF2
+run jobrun
+is "$rc/$err" "78/jobrun: $CONF:9: [schedule.s] payload: an empty value (give one, or leave the key out)" \
+    "an empty payload exits 78 and names file, line and key"
 
 # the table must exist
 {

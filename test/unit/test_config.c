@@ -272,6 +272,12 @@ test_empty_values_mean_default(void **state)
 
 	(void)state;
 	parse_ok(&cfg, "[database]\nhost =\nsocket =\nuser = \npassword =\n"
+	    "password_file =\ntime_zone =\ndatabase = app\n[run]\n"
+	    "metrics_file =\n");
+	assert_null(cfg.db.password_file);
+	assert_null(cfg.run.metrics_file);
+	cfg_free(&cfg);
+	parse_ok(&cfg, "[database]\nhost =\nsocket =\nuser = \npassword =\n"
 	    "time_zone =\ndatabase = app\n");
 	assert_null(cfg.db.host);
 	assert_null(cfg.db.socket);
@@ -1084,6 +1090,64 @@ test_key_twice(void **state)
 	    "column 1, a value fits on one line)");
 }
 
+/* An indented "[section]" line after a key is inih's continuation of
+ * that key, not a header: the key given again, under the section it was
+ * in, as jobrun.conf(5) says of a line that begins with a blank. */
+static void
+test_indented_header_continues_key(void **state)
+{
+	(void)state;
+	parse_err(DB "[type.a]\nhandler = exec\ncommand = /bin/true\n"
+	    " [type.b]\nhandler = exec\n",
+	    "test.conf:6: [type.a] command: given twice: the line starts "
+	    "with a blank, which continues the key of line 5 (keys start in "
+	    "column 1, a value fits on one line)");
+	/* Even a key that may repeat: the line is not another header. */
+	parse_err(DB "[type.h]\nhandler = http\nurl = http://127.0.0.1/\n"
+	    "header = X-A: b\n X-B: c\n",
+	    "test.conf:7: [type.h] header: given twice: the line starts "
+	    "with a blank, which continues the key of line 6 (keys start in "
+	    "column 1, a value fits on one line)");
+	parse_err(DB "\t[run]\nbatch_size = 2\n",
+	    "test.conf:3: [database] database: given twice: the line starts "
+	    "with a blank, which continues the key of line 2 (keys start in "
+	    "column 1, a value fits on one line)");
+}
+
+/* An empty value leaves the key unset only for the keys jobrun.conf(5)
+ * lists (test_empty_values_mean_default); for any other it is an error
+ * naming the key. */
+static void
+test_empty_value_is_an_error(void **state)
+{
+	static const char *const cases[][2] = {
+	    { DB "tls_ca_file =\n", "3: [database] tls_ca_file" },
+	    { DB "tls = verify\nhost = db\ntls_cert_file =\n",
+	      "5: [database] tls_cert_file" },
+	    { DB "tls = verify\nhost = db\ntls_key_file =\n",
+	      "5: [database] tls_key_file" },
+	    { DB "[schedule.s]\ntype = t\ncron = @daily\npayload =\n",
+	      "6: [schedule.s] payload" },
+	    { DB "[schedule.s]\ntype = t\ncron = @daily\ntime_zone =\n",
+	      "6: [schedule.s] time_zone" },
+	    { DB "[type.h]\nhandler = http\nurl = http://127.0.0.1/\n"
+	      "ca_file =\n", "6: [type.h] ca_file" },
+	    { DB "[type.h]\nhandler = http\nurl = http://127.0.0.1/\n"
+	      "ca_path =\n", "6: [type.h] ca_path" },
+	    { DB "[type.h]\nhandler = http\nurl = http://127.0.0.1/\n"
+	      "header_file =\n", "6: [type.h] header_file" },
+	};
+	char want[256];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		snprintf(want, sizeof want, PATH ":%s: an empty value (give "
+		    "one, or leave the key out)", cases[i][1]);
+		parse_err(cases[i][0], want);
+	}
+}
+
 /* A UTF-8 byte order mark before the first line is not part of it. */
 static void
 test_byte_order_mark(void **state)
@@ -1804,11 +1868,11 @@ test_tls_keys(void **state)
 	assert_int_equal(cfg.db.tls, CFG_TLS_ON);
 	cfg_free(&cfg);
 
-	/* Empty means unset, as for every string key. */
-	parse_ok(&cfg, DB "tls_ca_file =\ntls = off\n");
-	assert_int_equal(cfg.db.tls, CFG_TLS_OFF);
-	assert_null(cfg.db.tls_ca_file);
-	cfg_free(&cfg);
+	/* Empty is an error: jobrun.conf(5) lets it mean unset only for
+	 * host, socket, user, password, password_file, database, time_zone
+	 * and metrics_file (test_empty_value_is_an_error has the rest). */
+	parse_err(DB "tls_ca_file =\ntls = off\n", PATH ":3: [database] "
+	    "tls_ca_file: an empty value (give one, or leave the key out)");
 
 	parse_ok(&cfg, DB "host = db\nsocket = /run/mysqld/mysqld.sock\n");
 	assert_int_equal(cfg_db_tcp(&cfg.db), 0);
@@ -1911,6 +1975,8 @@ main(void)
 		cmocka_unit_test(test_example_file_agrees),
 		cmocka_unit_test(test_man_page_agrees),
 		cmocka_unit_test(test_key_twice),
+		cmocka_unit_test(test_indented_header_continues_key),
+		cmocka_unit_test(test_empty_value_is_an_error),
 		cmocka_unit_test(test_byte_order_mark),
 		cmocka_unit_test(test_bad_number),
 		cmocka_unit_test(test_out_of_range),
