@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "cli.h"
 #include "handler.h"
 #include "report.h"
 #include "utf8.h"
@@ -326,44 +327,146 @@ word_end(const char *s)
 	return s;
 }
 
-/* Whether the word at w (n bytes) gives the configuration file; *next
- * says whether its value is the next word. */
+/* The option that "--" name (n bytes) gives, as getopt_long reads it:
+ * the one of that exact name, else the one only whose name starts so;
+ * -1 for none or several. */
 static int
-config_word(const char *w, size_t n, int *next)
+long_option(const char *name, size_t n)
 {
-	static const char *const whole[] = { "--config", "-c" };
-	size_t i;
+	int found = -1, i, matches = 0;
 
-	if (*w == '\'')
-		w++, n--;
-	for (i = 0; i < 2; i++)
-		if (n == strlen(whole[i]) && memcmp(w, whole[i], n) == 0)
-			return *next = 1;
-	*next = 0;
-	return (n > 9 && memcmp(w, "--config=", 9) == 0) ||
-	    (n > 2 && memcmp(w, "-c", 2) == 0 && w[2] != '-');
+	for (i = 0; i < CO_COUNT; i++) {
+		const char *full = cli_option_name((enum cli_option)i);
+
+		if (strncmp(full, name, n) != 0)
+			continue;
+		if (full[n] == '\0')
+			return i;
+		found = i;
+		matches++;
+	}
+	return n > 0 && matches == 1 ? found : -1;
+}
+
+/* Whether list (cli_complete_options' lines after a newline) has the
+ * line "<dashes><name>=": the option takes a value. */
+static int
+takes_value(const char *list, const char *dashes, const char *name)
+{
+	char line[64];
+
+	snprintf(line, sizeof line, "\n%s%s=\n", dashes, name);
+	return strstr(list, line) != NULL;
+}
+
+/* The options that take a value, as "\n--name=\n" and "\n-X=\n" lines
+ * (cli_complete_options, every option, hidden ones aside: none of them
+ * takes a value); "\n" if they cannot be listed. */
+static char *
+value_options(void)
+{
+	char *list = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&list, &size);
+
+	if (f == NULL)
+		return xstrdup("\n");
+	fputc('\n', f);
+	cli_complete_options(f, ~0ULL);
+	if (fclose(f) != 0 || list == NULL) {
+		free(list);
+		return xstrdup("\n");
+	}
+	return list;
+}
+
+/* How the option word w (n bytes, a leading quote of cli_command_line's
+ * aside) reads as getopt_long would take it: *keep the bytes shown from
+ * *from (the whole word, none, or a bundle's short options before -c:
+ * letters, shown unquoted), *next
+ * whether the next word is an option's value and *config whether that
+ * value is the configuration file's. */
+static void
+option_word(const char *list, const char *w, size_t n, const char **from,
+    size_t *keep, int *next, int *config)
+{
+	const char *s = w;
+	size_t len = n, i;
+	int o;
+
+	*from = w;
+	*keep = n;
+	*next = *config = 0;
+	if (len > 0 && *s == '\'')
+		s++, len--;
+	if (len >= 2 && s[0] == '-' && s[1] == '-') {
+		size_t name = strcspn(s + 2, "=");
+		int eq;
+
+		if (name > len - 2)
+			name = len - 2;
+		eq = name < len - 2;
+		if ((o = long_option(s + 2, name)) < 0)
+			return;
+		if (o == CO_CONFIG)
+			*keep = 0;
+		if (!eq && takes_value(list, "--", cli_option_name(
+		    (enum cli_option)o))) {
+			*next = 1;
+			*config = o == CO_CONFIG;
+		}
+		return;
+	}
+	if (len < 2 || s[0] != '-')
+		return;
+	for (i = 1; i < len; i++) {
+		char letter[2] = { s[i], '\0' };
+
+		if (!takes_value(list, "-", letter))
+			continue;
+		if (s[i] == 'c') {	/* the rest, or the next word */
+			*from = s;
+			*keep = i == 1 ? 0 : i;
+		}
+		*next = i + 1 == len;
+		*config = *next && s[i] == 'c';
+		return;
+	}
 }
 
 char *
 audit_shown_command(const char *command)
 {
-	const char *w = word_end(command), *end;
+	const char *w = word_end(command), *end, *from;
 	char *out = xmalloc(strlen(command) + sizeof "jobrun");
-	size_t len = strlen("jobrun");
-	int skip = 0, next;
+	char *list = value_options();
+	size_t len = strlen("jobrun"), n, keep;
+	int value = 0, skip = 0, options = 1, next, config;
 
 	memcpy(out, "jobrun", len);
 	for (; *w == ' '; w = end) {
 		end = word_end(++w);
-		if (skip || config_word(w, (size_t)(end - w), &next)) {
-			skip = !skip && next;
-			continue;
+		n = (size_t)(end - w);
+		from = w;
+		keep = n;
+		if (value) {		/* an option's value */
+			keep = skip ? 0 : n;
+			value = skip = 0;
+		} else if (n == 2 && memcmp(w, "--", 2) == 0) {
+			options = 0;
+		} else if (options) {
+			option_word(list, w, n, &from, &keep, &next, &config);
+			value = next;
+			skip = config;
 		}
+		if (keep == 0)
+			continue;
 		out[len++] = ' ';
-		memcpy(out + len, w, (size_t)(end - w));
-		len += (size_t)(end - w);
+		memcpy(out + len, from, keep);
+		len += keep;
 	}
 	out[len] = '\0';
+	free(list);
 	return out;
 }
 

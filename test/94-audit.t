@@ -12,7 +12,7 @@
 # Own server: it makes database users.
 . "${0%/*}/lib.sh"
 
-plan 69
+plan 73
 use_own_server
 setup_db
 write_config <<EOF2
@@ -278,6 +278,19 @@ ok "report --html: the section is there" grep -q "<h2 id=\"changes\">Operators&#
 ok "report --html: the newest is listed" grep -q -- "--key=r25 --again</td></tr>" "$T/report.html"
 not grep -q -- "--key=r5 --again</td></tr>" "$T/report.html"
 is "$?" 0 "report --html: the 5th (one of the oldest five) is not"
+
+# Every spelling getopt_long takes as --config is left out of the report:
+# an abbreviation, with "=" or its value the next word, and -c in a bundle.
+for spelling in "--conf=$CONF" "--conf $CONF" "-qc $CONF" "-qc$CONF"; do
+	case $spelling in -q*) shown="jobrun -q" ;; *) shown=jobrun ;; esac
+	# shellcheck disable=SC2086 # the spelling's words
+	jobrun_raw $spelling pause --force work >/dev/null 2>&1 ||
+	    bail_out "jobrun $spelling pause failed"
+	run jobrun report --json --html="$T/report.html"
+	is "$(jpy 'd["operator_changes"][0]["command"]' <<<"$out")" \
+	    "$shown pause --force work" "report --json: $spelling left out"
+done
+jobrun resume --force work >/dev/null 2>&1 || bail_out "resume work failed"
 
 # --- a row that cannot be written: the change is not made --------------------------------
 

@@ -89,6 +89,35 @@ test_shown_without_config(void **state)
 	expect_shown("", "jobrun");
 }
 
+/* Every spelling getopt_long takes as --config: its abbreviations (with
+ * "=" or the value the next word), -c anywhere in a bundle of short
+ * options; and none that it does not. */
+static void
+test_shown_config_spellings(void **state)
+{
+	(void)state;
+	expect_shown("jobrun --conf=S.conf pause --force p3",
+	    "jobrun pause --force p3");
+	expect_shown("jobrun --conf S.conf resume --force p5",
+	    "jobrun resume --force p5");
+	expect_shown("jobrun --con=S.conf pause t", "jobrun pause t");
+	expect_shown("jobrun pause --confi S.conf t", "jobrun pause t");
+	expect_shown("jobrun -qc S.conf pause --force p5",
+	    "jobrun -q pause --force p5");
+	expect_shown("jobrun -qcS.conf pause t", "jobrun -q pause t");
+	expect_shown("jobrun -vqc S.conf pause t", "jobrun -vq pause t");
+	expect_shown("jobrun '-qcS b.conf' pause t", "jobrun -q pause t");
+	/* --c and --co are ambiguous (--chunk, --completion-helper) */
+	expect_shown("jobrun --co=x pause t", "jobrun --co=x pause t");
+	/* -c inside another option's value is that value */
+	expect_shown("jobrun -tc pause", "jobrun -tc pause");
+	expect_shown("jobrun retry -t -c 7", "jobrun retry -t -c 7");
+	expect_shown("jobrun enqueue --type -c", "jobrun enqueue --type -c");
+	expect_shown("jobrun enqueue --ty -c", "jobrun enqueue --ty -c");
+	/* after --, no option */
+	expect_shown("jobrun retry -- -c 7", "jobrun retry -- -c 7");
+}
+
 int
 main(void)
 {
@@ -96,6 +125,7 @@ main(void)
 		cmocka_unit_test(test_payload_redacted),
 		cmocka_unit_test(test_words_quoted),
 		cmocka_unit_test(test_shown_without_config),
+		cmocka_unit_test(test_shown_config_spellings),
 	};
 
 	return cmocka_run_group_tests_name("audit", tests, NULL, NULL);
