@@ -48,24 +48,29 @@ struct report {
 	json_t *settings;	/* the server's, while they are read */
 };
 
+/* A check's line: with --json, type (type_len bytes, NUL ones too) the
+ * exact name of the type it is about, when there is one. */
 static void
-note(struct report *r, enum level level, const char *fix, const char *fmt,
-    ...) __attribute__((format(printf, 4, 5)));
+vnote(struct report *r, enum level level, const char *fix, const char *type,
+    size_t type_len, const char *fmt, va_list ap)
+    __attribute__((format(printf, 6, 0)));
 
 static void
-note(struct report *r, enum level level, const char *fix, const char *fmt,
-    ...)
+vnote(struct report *r, enum level level, const char *fix, const char *type,
+    size_t type_len, const char *fmt, va_list ap)
 {
 	char msg[1024], *shown;
-	va_list ap;
+	json_t *o;
 
-	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
 	r->problems += level == PROBLEM;
 	if (r->json) {
-		json_array_append_new(r->checks, json_pack("{s:s,s:s,s:s?}",
-		    "level", level_names[level], "message", msg, "fix", fix));
+		o = json_pack("{s:s,s:s,s:s?}", "level", level_names[level],
+		    "message", msg, "fix", fix);
+		if (o != NULL && type != NULL)
+			json_object_set_new(o, "type",
+			    json_stringn(type, type_len));
+		json_array_append_new(r->checks, o);
 		return;
 	}
 	/* Column and index names come from the table: escaped, never raw
@@ -78,6 +83,60 @@ note(struct report *r, enum level level, const char *fix, const char *fmt,
 		printf("%-8s fix: %s\n", "", shown);
 		free(shown);
 	}
+}
+
+static void
+note(struct report *r, enum level level, const char *fix, const char *fmt,
+    ...) __attribute__((format(printf, 4, 5)));
+
+static void
+note(struct report *r, enum level level, const char *fix, const char *fmt,
+    ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vnote(r, level, fix, NULL, 0, fmt, ap);
+	va_end(ap);
+}
+
+/* note() about the type type (type_len bytes); with --json the line has
+ * its exact name as "type". */
+static void
+note_type(struct report *r, enum level level, const char *fix,
+    const char *type, size_t type_len, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
+static void
+note_type(struct report *r, enum level level, const char *fix,
+    const char *type, size_t type_len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vnote(r, level, fix, type, type_len, fmt, ap);
+	va_end(ap);
+}
+
+/* A type's name for a check's message: escaped as in list, but with
+ * --json as it is (jansson escapes it) unless it holds a NUL, which a
+ * C string cannot: then escaped too ("type" has it exactly). */
+static char *
+type_for(const struct report *r, const char *type, size_t len)
+{
+	char *out;
+	size_t n;
+
+	if (r->json && memchr(type, '\0', len) == NULL) {
+		out = xmalloc(len + 1);
+		memcpy(out, type, len);
+		out[len] = '\0';
+		return out;
+	}
+	n = utf8_escape(NULL, 0, type, len, 0);
+	out = xmalloc(n + 1);
+	utf8_escape(out, n + 1, type, len, 0);
+	return out;
 }
 
 /* The table's column name: 0 when it has none, 1 when it has it, 2 when
@@ -351,11 +410,13 @@ note_paused(struct report *r, const struct flow_states *fs)
 	for (i = 0; i < fs->n; i++) {
 		if (!fs->rows[i].paused)
 			continue;
-		type = utf8_escape_dup(fs->rows[i].type, 0);
+		type = type_for(r, fs->rows[i].type,
+		    strlen(fs->rows[i].type));
 		snprintf(fix, sizeof fix, "jobrun resume %s, when it should "
 		    "run again", type);
-		note(r, ADVICE, fix, "type %s is paused: no run claims its "
-		    "jobs", type);
+		note_type(r, ADVICE, fix, fs->rows[i].type,
+		    strlen(fs->rows[i].type), "type %s is paused: no run "
+		    "claims its jobs", type);
 		free(type);
 	}
 }
@@ -370,7 +431,7 @@ check_unhandled(struct ctx *c, struct report *r, char *err, size_t errlen)
 	struct queue_backlog b;
 	enum db_status st;
 	char *type;
-	size_t i, n;
+	size_t i;
 
 	st = queue_backlog(c->q, known, c->cfg.ntypes, NULL, 0, &b, err,
 	    errlen);
@@ -380,11 +441,10 @@ check_unhandled(struct ctx *c, struct report *r, char *err, size_t errlen)
 		if (b.rows[i].pending == 0 || cfg_find_type_n(&c->cfg,
 		    b.rows[i].type, b.rows[i].type_len) != NULL)
 			continue;
-		n = utf8_escape(NULL, 0, b.rows[i].type, b.rows[i].type_len, 0);
-		type = xmalloc(n + 1);
-		utf8_escape(type, n + 1, b.rows[i].type, b.rows[i].type_len, 0);
-		note(r, ADVICE, "add a [type.NAME] section, or run them where "
-		    "one is", "%lu pending job(s) of type %s: no [type.%s] "
+		type = type_for(r, b.rows[i].type, b.rows[i].type_len);
+		note_type(r, ADVICE, "add a [type.NAME] section, or run them "
+		    "where one is", b.rows[i].type, b.rows[i].type_len,
+		    "%lu pending job(s) of type %s: no [type.%s] "
 		    "section in %s, so no run with it claims them",
 		    b.rows[i].pending, type, type, c->cfg.path);
 		free(type);

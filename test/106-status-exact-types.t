@@ -6,7 +6,7 @@
 # equal to it ('done', 'DONE', 'done ', 'dóne').
 . "${0%/*}/lib.sh"
 
-plan 14
+plan 16
 setup_db
 write_config <<EOF2
 [type.work]
@@ -51,6 +51,18 @@ run jobrun check
 like "$out" '2 pending job\(s\) of type ab\\x00c: no \[type\.ab\\x00c\] section' \
     "check: ab\\x00c's two jobs unhandled, named whole"
 unlike "$out" 'of type ab:' "check: ab's job handled"
+# check --json names them exactly (jansson's escapes only), the sentence
+# and "type": a tab, a backslash, a quote and a newline read back (a NUL,
+# which the sentence cannot hold, is escaped there, exact in "type").
+add "CONCAT('t', CHAR(9), 'tab')" k4 pending
+add "CONCAT('a', CHAR(92), 'b\"c', CHAR(10), 'd')" k5 pending
+run jobrun check --json
+is "$(jpy 'sorted([c["type"], c["message"].split(": ")[0]] for c in d["checks"] if "type" in c)' <<<"$out")" \
+    '[["a\\b\"c\nd", "1 pending job(s) of type a\\b\"c\nd"], ["ab\u0000c", "2 pending job(s) of type ab\\x00c"], ["t\ttab", "1 pending job(s) of type t\ttab"]]' \
+    "check --json: the types exact, in the message and as type"
+run jobrun check
+like "$out" '1 pending job\(s\) of type t\\ttab: no' "check: the text escapes as list"
+sql "DELETE FROM polling_jobs WHERE business_key IN ('k4', 'k5')"
 write_config <<EOF2
 [type.work]
 handler = noop
