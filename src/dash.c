@@ -81,9 +81,7 @@ type_row(struct dash *d, const char *type, size_t len)
 			return &d->types[i];
 	d->types = xrealloc(d->types, (d->ntypes + 1) * sizeof *d->types);
 	t = memset(&d->types[d->ntypes], 0, sizeof d->types[d->ntypes]);
-	t->type = xmalloc(len + 1);	/* not xstrndup: it stops at a NUL */
-	memcpy(t->type, type, len);
-	t->type[len] = '\0';
+	t->type = xstrndup(type, len);	/* NUL bytes too */
 	t->type_len = len;
 	t->lag = -1;
 	d->ntypes++;

@@ -177,9 +177,7 @@ backlog_row(struct queue_backlog *b, const char *type, size_t len)
 			return &b->rows[i];
 	b->rows = xrealloc(b->rows, (b->n + 1) * sizeof *b->rows);
 	r = memset(&b->rows[b->n], 0, sizeof b->rows[b->n]);
-	r->type = xmalloc(len + 1);
-	memcpy(r->type, type, len);
-	r->type[len] = '\0';
+	r->type = xstrndup(type, len);	/* NUL bytes too */
 	r->type_len = len;
 	r->lag = -1;
 	b->n++;

@@ -14,6 +14,7 @@ void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
+/* n bytes of s, NUL ones too (unlike strndup(3)), and a NUL after */
 char *xstrndup(const char *s, size_t n);
 
 /* p, from an allocator that is not ours (libmariadb, libcurl): NULL means
