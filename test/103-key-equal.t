@@ -66,20 +66,27 @@ concurrency_key = k
 key_concurrency = 2
 EOF2
 
-# held_bucket: the names of the bucket locks held now ('jobrun.' ...)
+# held_bucket: the names of the bucket locks ('jobrun.' ...) held now by
+# connections to this file's database (the suite's other files share the
+# server, and their runs take bucket locks of their own)
 if on_mysql; then
 	held_bucket() {
-		sql "SELECT IFNULL(GROUP_CONCAT(OBJECT_NAME), '')
-		     FROM performance_schema.metadata_locks
-		     WHERE OBJECT_TYPE = 'USER LEVEL LOCK'
-		       AND OBJECT_NAME LIKE 'jobrun.%'"
+		sql "SELECT IFNULL(GROUP_CONCAT(m.OBJECT_NAME), '')
+		     FROM performance_schema.metadata_locks AS m
+		     JOIN performance_schema.threads AS t
+		       ON t.THREAD_ID = m.OWNER_THREAD_ID
+		     WHERE m.OBJECT_TYPE = 'USER LEVEL LOCK'
+		       AND m.OBJECT_NAME LIKE 'jobrun.%'
+		       AND t.PROCESSLIST_DB = DATABASE()"
 	}
 else
 	sql "INSTALL SONAME 'metadata_lock_info'" 2>/dev/null
 	held_bucket() {
-		sql "SELECT IFNULL(GROUP_CONCAT(TABLE_SCHEMA), '')
-		     FROM information_schema.METADATA_LOCK_INFO
-		     WHERE LOCK_TYPE = 'User lock' AND TABLE_SCHEMA LIKE 'jobrun.%'"
+		sql "SELECT IFNULL(GROUP_CONCAT(m.TABLE_SCHEMA), '')
+		     FROM information_schema.METADATA_LOCK_INFO AS m
+		     JOIN information_schema.PROCESSLIST AS p ON p.ID = m.THREAD_ID
+		     WHERE m.LOCK_TYPE = 'User lock'
+		       AND m.TABLE_SCHEMA LIKE 'jobrun.%' AND p.DB = DATABASE()"
 	}
 fi
 bucket_held() {
