@@ -49,7 +49,7 @@ static const struct queue_piece claim[] = {
 
 const struct queue_sql queue_cycle_sql[Q_COUNT] = {
 	[Q_CLAIM] = { "claim a job", claim,
-	    Q_F_TYPE | Q_F_SPREAD | Q_F_AFTER, NULL, 0 },
+	    Q_F_TYPE | Q_F_SPREAD | Q_F_AFTER, NULL, 0, 1 },
 	/* One job a caller chose (flow_key.c), if it is still pending and
 	 * due.  (token, seconds, seconds, id) */
 	[Q_CLAIM_JOB] = { "claim a job", Q_TEXT("UPDATE %1$s" CLAIM_SET
@@ -349,6 +349,37 @@ claim_try(struct queue *q, unsigned tries, unsigned which, unsigned spread,
 	return st;
 }
 
+/* Whether the last claim gave up waiting for a row's lock
+ * (CLAIM_SCAN_PREFIX): running it again at once would wait as long. */
+static int
+lock_waited(const struct queue *q)
+{
+	return q->db->last_errno == ER_LOCK_WAIT_TIMEOUT;
+}
+
+/* A claim gave up waiting for a row's lock: if no job is due, by a read
+ * that waits for none, there is nothing to claim (DB_OK); else the
+ * conflict stands, which the run meets by claiming again within its
+ * time, and the transaction it was in, if any, goes on as after any
+ * lock wait that timed out. */
+static enum db_status
+claim_gave_up(struct queue *q, unsigned which, const char *const *types,
+    size_t ntypes, char *err, size_t errlen)
+{
+	enum db_status st;
+	int due = 0;
+
+	st = queue_due(q, which, types, ntypes, &due, err, errlen);
+	if (st != DB_OK)
+		return st;
+	if (!due)
+		return DB_OK;
+	q->db->last_errno = ER_LOCK_WAIT_TIMEOUT;
+	errf(err, errlen, "claim a job in %s: a due job's row is held by "
+	    "another transaction", q->table);
+	return DB_CONFLICT;
+}
+
 /* Run the claim: *id is the row it took, 0 for none.  The cursor is
  * left as it was, and where it may move next (next_id) is noted. */
 static enum db_status
@@ -378,6 +409,9 @@ claim_row(struct queue *q, const char *const *types, size_t ntypes,
 		/* Its level's cursor may move to the job (next_id). */
 		if (st != DB_CONFLICT)
 			return st;
+		if (lock_waited(q))
+			return claim_gave_up(q, which, types, ntypes, err,
+			    errlen);
 		c->next_id = 0;
 		/* Met a conflict: the spread claims below, as the plain
 		 * claim's first loss leads to. */
@@ -393,7 +427,8 @@ claim_row(struct queue *q, const char *const *types, size_t ntypes,
 	for (tries = 0;; tries++) {
 		st = claim_try(q, tries, which, spread, args, n, &used, &start,
 		    err, errlen);
-		if (st != DB_CONFLICT || tries >= QUEUE_CLAIM_RETRIES)
+		if (st != DB_CONFLICT || tries >= QUEUE_CLAIM_RETRIES ||
+		    lock_waited(q))
 			break;
 		q->counters.conflicts++;
 		q->spread = 1;
@@ -407,6 +442,8 @@ claim_row(struct queue *q, const char *const *types, size_t ntypes,
 	free(args);
 	if (used == which)
 		c->head_ms = start;
+	if (st == DB_CONFLICT && lock_waited(q))
+		return claim_gave_up(q, which, types, ntypes, err, errlen);
 	if (st != DB_OK || queue_stmt_changed(q, used) == 0)
 		return st;
 	*id = (uint64_t)mysql_stmt_insert_id(queue_handle(q, used));

@@ -58,7 +58,7 @@ const struct queue_sql queue_priority_sql[Q_COUNT] = {
 		{ 0, 0, " AND priority = ?" },
 		{ Q_F_AFTER, 0, PAST_CURSOR },
 		{ 0, 0, " ORDER BY priority DESC, next_run_at, id LIMIT 1" },
-		{ 0, 0, NULL } }, Q_F_TYPE | Q_F_AFTER, NULL, 0 },
+		{ 0, 0, NULL } }, Q_F_TYPE | Q_F_AFTER, NULL, 0, 1 },
 	/* The highest level of the pending rows below ?: one look.
 	 * Q_F_TYPE: (type, type, level). */
 	[Q_LEVEL] = { "read the priority levels", (const struct queue_piece[]){

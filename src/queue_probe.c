@@ -36,7 +36,40 @@ const struct queue_sql queue_probe_sql[Q_COUNT] = {
 		    LOCK_EXPIRED ")" },
 		{ Q_F_AFTER, 0, " 0" },
 		{ 0, 0, NULL } }, Q_F_TYPE | Q_F_AFTER, NULL, 0 },
+	/* Whether any of the claim's jobs is due, by a plain read that
+	 * waits for no lock (queue_due).  The claim's types, as it binds
+	 * them. */
+	[Q_DUE] = { "look for a due job", (const struct queue_piece[]){
+		{ 0, 0, "SELECT 1 FROM %1$s FORCE INDEX (idx_" },
+		{ 0, Q_F_TYPE, "pick) WHERE status = 'pending' AND"
+		    " CAST(type AS BINARY) IN (%2$s)" },
+		{ Q_F_TYPE, 0, "type_pick) WHERE status = 'pending' AND"
+		    TYPE_IS },
+		{ 0, 0, " AND next_run_at <= NOW() LIMIT 1" },
+		{ 0, 0, NULL } }, Q_F_TYPE, NULL, 0, 0 },
 };
+
+/* Whether a job of the claim's (which, Q_CLAIM's variant) is due: a
+ * plain read, asked when a claim gave up waiting for a row's lock
+ * (queue_cycle.c).  A job in a transaction not yet committed is not due
+ * to it, nor to a claim. */
+enum db_status
+queue_due(struct queue *q, unsigned which, const char *const *types,
+    size_t ntypes, int *due, char *err, size_t errlen)
+{
+	unsigned look = (which & Q_F_TYPE) | Q_DUE, n;
+	struct db_arg *args;
+	enum db_status st;
+	char *col = NULL;
+
+	args = queue_claim_args(which & (Q_F_TYPE | 0xffu), types, ntypes, 0,
+	    "", &n);
+	st = queue_stmt_one(q, look, args + 3, n - 3, &col, 1, due, err,
+	    errlen);
+	free(args);
+	free(col);
+	return st;
+}
 
 /* When to look from the head next, after one that took took_us:
  * PROBE_HEAD_SHARE (queue_sql.h). */

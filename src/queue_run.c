@@ -207,6 +207,19 @@ queue_forget(struct queue *q)
 	q->batch = NULL;
 }
 
+/* A claim's scan with its short lock wait (CLAIM_SCAN_PREFIX), in place
+ * of sql (freed). */
+static char *
+claim_scan_text(char *sql)
+{
+	char *t = xmalloc(sizeof CLAIM_SCAN_PREFIX + strlen(sql));
+
+	memcpy(t, CLAIM_SCAN_PREFIX, sizeof CLAIM_SCAN_PREFIX - 1);
+	strcpy(t + sizeof CLAIM_SCAN_PREFIX - 1, sql);
+	free(sql);
+	return t;
+}
+
 /* Prepare statement which of s (the queue's own when NULL), unless it
  * is; a module's statements died with the connection the queue made
  * again. */
@@ -226,6 +239,9 @@ prepare_in(struct queue *q, struct queue_stmts *s, size_t which,
 		return DB_OK;
 	sql = s == NULL ? queue_stmt_text(q, (unsigned)which) :
 	    format_tables(s->texts[which], q->table, s->other);
+	if (s == NULL && queue_sql_of((unsigned)which)->claim_scan &&
+	    !db_is_mysql(q->db))
+		sql = claim_scan_text(sql);
 	st = db_prepare(q->db, sql, slot, cause, len);
 	free(sql);
 	return st;

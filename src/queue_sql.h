@@ -19,8 +19,8 @@ enum queue_stmt {
 	Q_RELEASE, Q_CHECKPOINT, Q_CHECKPOINT_CHECK, Q_SNOOZE, Q_WSREP,
 	Q_LOCK_WAIT,
 	Q_SCHEMA, Q_CANCEL_DONE, Q_CLAIM_JOB,
-	/* a waiting run's look (queue_probe.c) */
-	Q_PROBE,
+	/* a waiting run's look, whether a job is due (queue_probe.c) */
+	Q_PROBE, Q_DUE,
 	/* the queue's life and adding jobs (queue.c) */
 	Q_RECOVER, Q_GET_LOCK, Q_TAKE_SINGLE, Q_READ_REPLY, Q_ENQUEUE, Q_VALID_AT,
 	Q_VALID_JSON, Q_JSON_OBJECT,
@@ -73,13 +73,15 @@ struct queue_piece {
  * quoted table, %2$s the claim's "?" per type, %% a %), the flags it
  * takes (at most QUEUE_VARIANTS_LOG of them: each combination is
  * prepared and kept apart), and what it does, for messages: flagged
- * instead when it runs with flag. */
+ * instead when it runs with flag; claim_scan: a claim's scan, which
+ * waits for a row's lock one second at most (CLAIM_SCAN_PREFIX). */
 struct queue_sql {
 	const char *purpose;
 	const struct queue_piece *pieces;
 	unsigned flags;
 	const char *flagged;
 	unsigned flag;
+	int claim_scan;
 };
 #define QUEUE_VARIANTS_LOG 4
 #define QUEUE_VARIANTS (1 << QUEUE_VARIANTS_LOG)
@@ -195,6 +197,20 @@ _Static_assert(QUEUE_GROUP_MAX == 16, "GROUP_LIST has 16 places");
 #define CLAIM_SET " SET status = 'processing'," LOCK_SET "," \
 	" attempts = attempts + 1, updated_at = NOW()," \
 	" id = LAST_INSERT_ID(id)"
+
+/* A claim's scan (queue_sql's claim_scan) waits for a row's lock one
+ * second at most on MariaDB (SET STATEMENT; MySQL has no way for one
+ * statement, and its claims keep the session's wait).  Another claim's
+ * write holds a row for microseconds; what holds one longer is another
+ * program: a due job in its open transaction, or, when no job is due,
+ * the first row past the due range, which InnoDB's UPDATE locks to see
+ * that the range has ended (an UPDATE pushes no index condition down):
+ * an operator's open SELECT ... FOR UPDATE of the oldest finished job
+ * held every claim that found nothing for innodb_lock_wait_timeout (50 s
+ * by default), and its ten tries for ten of them.  A claim that gives up
+ * asks by a plain read, which waits for no lock, whether a job is due
+ * at all (Q_DUE, queue_cycle.c). */
+#define CLAIM_SCAN_PREFIX "SET STATEMENT innodb_lock_wait_timeout = 1 FOR "
 
 /* Exactly type ?, bound twice: the first compare uses the index, the
  * second makes it exact. */
@@ -455,5 +471,10 @@ struct db_arg *queue_claim_args(unsigned which,
                                 const char *const *types, size_t ntypes,
                                 unsigned long lock_seconds,
                                 const char *token, unsigned *nargs);
+
+/* *due: whether a job the claim which would take is due (queue_probe.c) */
+enum db_status queue_due(struct queue *q, unsigned which,
+                         const char *const *types, size_t ntypes, int *due,
+                         char *err, size_t errlen);
 
 #endif

@@ -23,7 +23,7 @@ handler = noop
 EOF2
 
 # an empty run, before the old row is there
-base=$(baseline_ms --json --max=1)
+base=$(baseline_ms --json)
 sql "INSERT INTO polling_jobs (business_key, type, status, attempts,
         next_run_at, created_at, updated_at, finished_at)
      VALUES ('old', 'ok', 'success', 1, NOW() - INTERVAL 10 DAY,
@@ -36,9 +36,8 @@ other_send "BEGIN; SELECT 'held' FROM polling_jobs WHERE business_key = 'old' FO
 wait_for 10 file_has "$T/other.out" '^held$' ||
     bail_out "the other session did not lock the old row"
 
-# The runs take one job (--max=1): a claim that finds nothing due walks
-# idx_pick past the pending rows and waits for the held row too, which
-# is the claim's own matter, not retention's (so not this file's).
+# A run's last claim, which finds nothing due, meets the held row too,
+# past the due range, for a second (test/109-claim-held-row.t).
 # timed_run ARG...: run jobrun ARG..., ms its wall-clock time
 timed_run() {
 	local t0
@@ -51,7 +50,7 @@ WARN_ARCHIVE='level=warn msg="retention: pick jobs to archive in `polling_jobs`:
 
 # --- deleting: one wait of 5 s, then the claims ---
 insert_job p1 ok
-timed_run --json --max=1
+timed_run --json
 is "$rc/$(jget claimed <<<"$out")/$(jget succeeded <<<"$out")" "0/1/1" \
     "a run whose retention meets a held row exits 0 and claims and finishes its due job"
 job_is p1 "status = 'success'" && pass "the job is done" ||
@@ -65,7 +64,7 @@ is "$(sql "SELECT COUNT(*) FROM polling_jobs WHERE business_key = 'old'")" 1 \
 # --- archiving: the same, within a short --max-seconds ---
 sed -i 's/^keep_success = 7d$/keep_success = 7d\narchive_table = polling_jobs_archive/' "$CONF"
 insert_job p2 ok
-timed_run --json --max=1 --max-seconds=5
+timed_run --json --max-seconds=5
 is "$rc/$(jget claimed <<<"$out")/$(jget succeeded <<<"$out")" "0/1/1" \
     "with archive_table and --max-seconds=5, the run claims and finishes its job too"
 took_between_ms "$ms" 1500 $((2000 + base + 3000)) \
@@ -76,7 +75,7 @@ is "$(sql "SELECT COUNT(*) FROM polling_jobs_archive")" 0 \
 
 # --- a budget too short to wait: retention skipped, the job done ---
 insert_job p3 ok
-timed_run --json --max=1 --max-seconds=1 -v
+timed_run --json --max-seconds=1 -v
 is "$rc/$(jget succeeded <<<"$out")" "0/1" \
     "with --max-seconds=1, the run finishes its job"
 like "$err" 'retention: skipped, the run.s time budget is nearly spent' \
