@@ -361,19 +361,32 @@ lock_waited(const struct queue *q)
  * that waits for none, there is nothing to claim (DB_OK); else the
  * conflict stands, which the run meets by claiming again within its
  * time, and the transaction it was in, if any, goes on as after any
- * lock wait that timed out. */
+ * lock wait that timed out.  The row held is the first due one's (the
+ * claim would have taken that else), unless another runner took it
+ * meanwhile: the cursor of the claim which (hash, its types; 0, a claim
+ * in priority order, which has its own) moves past it, so that the jobs
+ * behind it are claimed, and the claim from the head a second later
+ * tries it again (the top of queue.c). */
 static enum db_status
-claim_gave_up(struct queue *q, unsigned which, const char *const *types,
-    size_t ntypes, char *err, size_t errlen)
+claim_gave_up(struct queue *q, unsigned which, uint64_t hash,
+    const char *const *types, size_t ntypes, char *err, size_t errlen)
 {
+	struct queue_cursor *c = &q->cursor;
+	char at[sizeof c->held_at];
 	enum db_status st;
-	int due = 0;
+	uint64_t id;
 
-	st = queue_due(q, which, types, ntypes, &due, err, errlen);
-	if (st != DB_OK)
+	st = queue_due(q, which, types, ntypes, &id, at, sizeof at, err,
+	    errlen);
+	if (st != DB_OK || id == 0)
 		return st;
-	if (!due)
-		return DB_OK;
+	if (hash != 0) {
+		memcpy(c->held_at, at, sizeof at);
+		c->head_ms = now_ms();
+		c->next_id = id;
+		c->next_claim = which;
+		c->next_types = hash;
+	}
 	q->db->last_errno = ER_LOCK_WAIT_TIMEOUT;
 	errf(err, errlen, "claim a job in %s: a due job's row is held by "
 	    "another transaction", q->table);
@@ -410,7 +423,7 @@ claim_row(struct queue *q, const char *const *types, size_t ntypes,
 		if (st != DB_CONFLICT)
 			return st;
 		if (lock_waited(q))
-			return claim_gave_up(q, which, types, ntypes, err,
+			return claim_gave_up(q, which, 0, types, ntypes, err,
 			    errlen);
 		c->next_id = 0;
 		/* Met a conflict: the spread claims below, as the plain
@@ -443,7 +456,8 @@ claim_row(struct queue *q, const char *const *types, size_t ntypes,
 	if (used == which)
 		c->head_ms = start;
 	if (st == DB_CONFLICT && lock_waited(q))
-		return claim_gave_up(q, which, types, ntypes, err, errlen);
+		return claim_gave_up(q, which, hash, types, ntypes, err,
+		    errlen);
 	if (st != DB_OK || queue_stmt_changed(q, used) == 0)
 		return st;
 	*id = (uint64_t)mysql_stmt_insert_id(queue_handle(q, used));
@@ -472,9 +486,12 @@ queue_claim(struct queue *q, const char *const *types, size_t ntypes,
 	uint64_t id;
 
 	*claimed = 0;
+	q->cursor.held_at[0] = '\0';
 	st = claim_row(q, types, ntypes, lock_seconds, token, &id, err,
 	    errlen);
 	q->cursor.set = 0;
+	if (st == DB_CONFLICT && q->cursor.held_at[0] != '\0')
+		queue_cursor_move(q, q->cursor.next_id, q->cursor.held_at);
 	if (st != DB_OK || id == 0)
 		return st;
 	*claimed = 1;

@@ -40,34 +40,50 @@ const struct queue_sql queue_probe_sql[Q_COUNT] = {
 	 * waits for no lock (queue_due).  The claim's types, as it binds
 	 * them. */
 	[Q_DUE] = { "look for a due job", (const struct queue_piece[]){
-		{ 0, 0, "SELECT 1 FROM %1$s FORCE INDEX (idx_" },
+		{ 0, 0, "SELECT id, next_run_at FROM %1$s FORCE INDEX (idx_" },
 		{ 0, Q_F_TYPE, "pick) WHERE status = 'pending' AND"
 		    " CAST(type AS BINARY) IN (%2$s)" },
 		{ Q_F_TYPE, 0, "type_pick) WHERE status = 'pending' AND"
 		    TYPE_IS },
-		{ 0, 0, " AND next_run_at <= NOW() LIMIT 1" },
+		{ 0, 0, " AND next_run_at <= NOW()"
+		    " ORDER BY next_run_at, id LIMIT 1" },
 		{ 0, 0, NULL } }, Q_F_TYPE, NULL, 0, 0 },
 };
 
-/* Whether a job of the claim's (which, Q_CLAIM's variant) is due: a
- * plain read, asked when a claim gave up waiting for a row's lock
- * (queue_cycle.c).  A job in a transaction not yet committed is not due
- * to it, nor to a claim. */
+/* The first due job of the claim's (which, Q_CLAIM's variant), its id
+ * (0: none) and next_run_at as the server wrote it: a plain read, asked
+ * when a claim gave up waiting for a row's lock (queue_cycle.c).  A job
+ * in a transaction not yet committed is not due to it, nor to a claim. */
 enum db_status
 queue_due(struct queue *q, unsigned which, const char *const *types,
-    size_t ntypes, int *due, char *err, size_t errlen)
+    size_t ntypes, uint64_t *id, char *at, size_t atlen, char *err,
+    size_t errlen)
 {
 	unsigned look = (which & Q_F_TYPE) | Q_DUE, n;
+	char *cols[2] = { NULL, NULL };
 	struct db_arg *args;
 	enum db_status st;
-	char *col = NULL;
+	int found = 0;
 
+	*id = 0;
+	at[0] = '\0';
 	args = queue_claim_args(which & (Q_F_TYPE | 0xffu), types, ntypes, 0,
 	    "", &n);
-	st = queue_stmt_one(q, look, args + 3, n - 3, &col, 1, due, err,
+	st = queue_stmt_one(q, look, args + 3, n - 3, cols, 2, &found, err,
 	    errlen);
 	free(args);
-	free(col);
+	if (st == DB_OK && found)
+		*id = queue_number(cols[0]);
+	if (st == DB_OK && found && (*id == 0 || cols[1] == NULL ||
+	    strlen(cols[1]) >= atlen)) {
+		errf(err, errlen, "%s in %s: no id or time", queue_purpose(look),
+		    q->table);
+		st = DB_ERROR;
+	}
+	if (st == DB_OK && found)
+		memcpy(at, cols[1], strlen(cols[1]) + 1);
+	free(cols[0]);
+	free(cols[1]);
 	return st;
 }
 

@@ -288,6 +288,9 @@ struct queue_cursor {
 	uint64_t next_id;
 	unsigned next_claim;
 	uint64_t next_types;
+	/* A due job whose row a claim gave up waiting for: the cursor
+	 * moves past it (queue_claim), at its next_run_at. */
+	char held_at[40];
 };
 
 struct queue {
@@ -472,9 +475,11 @@ struct db_arg *queue_claim_args(unsigned which,
                                 unsigned long lock_seconds,
                                 const char *token, unsigned *nargs);
 
-/* *due: whether a job the claim which would take is due (queue_probe.c) */
+/* The first job due of those the claim which takes: *id (0: none) and
+ * its next_run_at (queue_probe.c) */
 enum db_status queue_due(struct queue *q, unsigned which,
-                         const char *const *types, size_t ntypes, int *due,
-                         char *err, size_t errlen);
+                         const char *const *types, size_t ntypes,
+                         uint64_t *id, char *at, size_t atlen, char *err,
+                         size_t errlen);
 
 #endif

@@ -10,7 +10,7 @@
 # a server of the file's own, that is 2 s.
 . "${0%/*}/lib.sh"
 
-plan 12
+plan 13
 wait_ms=1000
 if on_mysql; then
 	use_own_server
@@ -63,8 +63,12 @@ took_between_ms "$ms" $((wait_ms - 100)) $((wait_ms + base + 3000)) \
     "and the run's last claim waits as long too"
 other_send "ROLLBACK;"
 
-# --- a due job's own row held: no attempt spent, the budget kept ---
+# --- a due job's own row held: the jobs behind it done, no attempt
+# spent on it, the budget kept ---
 insert_job p2 ok
+sql "UPDATE polling_jobs SET next_run_at = NOW() - INTERVAL 1 MINUTE
+     WHERE business_key = 'p2'"
+for k in b1 b2 b3; do insert_job "$k" ok; done
 other_send "BEGIN; SELECT 'held p2' FROM polling_jobs WHERE business_key = 'p2' FOR UPDATE;"
 wait_for 10 file_has "$T/other.out" '^held p2$' ||
     bail_out "the other session did not lock p2"
@@ -77,6 +81,9 @@ took_between_ms "$ms" 2900 $((3000 + wait_ms + base + 3000)) \
 job_is p2 "status = 'pending' AND attempts = 0" &&
     pass "the held job is pending, no attempt spent" ||
     fail "the held job is pending, no attempt spent"
+is "$(sql "SELECT GROUP_CONCAT(business_key ORDER BY business_key)
+    FROM polling_jobs WHERE business_key LIKE 'b_' AND status = 'success'")" \
+    b1,b2,b3 "the jobs due after it are done meanwhile"
 other_send "ROLLBACK;"
 timed_run --json
 is "$rc/$(jget succeeded <<<"$out")" "0/1" "once free, the next run does it"
