@@ -247,6 +247,16 @@ static struct pending_type *find_pending(struct parser *p, const char *name);
 static int schedule_key(struct parser *p, const char *section,
     const char *key, const char *value);
 
+/* Whether what follows a header's "]" is nothing, blanks, or blanks and a
+ * " ;" comment. */
+static int
+header_tail_ok(const char *tail)
+{
+	const char *t = tail + strspn(tail, " \t\r");
+
+	return *t == '\0' || (*t == ';' && t > tail);
+}
+
 /* Track section headers ourselves: inih truncates their names and does not
  * report a section without keys. */
 static void
@@ -267,6 +277,14 @@ see_header(struct parser *p, const char *line)
 	n = (size_t)(end - line - 1);
 	if (n >= sizeof p->section) {
 		fail(p, p->line, NULL, NULL, "section name too long");
+		return;
+	}
+	/* inih ignores what follows the "]": "[type.a] handler = noop"
+	 * would lose its key. */
+	if (!header_tail_ok(end + 1)) {
+		fail(p, p->line, NULL, NULL, "text after the section header "
+		    "[%.*s]: a header stands alone on its line, and a comment "
+		    "after it starts with \" ;\"", (int)n, line + 1);
 		return;
 	}
 	memcpy(p->section, line + 1, n);

@@ -10,7 +10,7 @@
 # refused, not taken as seconds.
 . "${0%/*}/lib.sh"
 
-plan 29
+plan 32
 setup_db
 write_config <<EOF2
 [type.order_sync]
@@ -129,6 +129,26 @@ command = /bin/true ; main
 EOF2
 run jobrun check
 is "$rc" 0 "with \" ;\" the comment is one, and check passes"
+# A header and a key on one line: inih keeps the header and drops the
+# rest, and the type would have no handler, or an earlier one's.
+write_config <<EOF2
+[type.order_sync] handler = noop
+EOF2
+run jobrun check
+is "$rc/$err" "78/jobrun: $CONF:6: text after the section header [type.order_sync]: a header stands alone on its line, and a comment after it starts with \" ;\"" \
+    "[type.order_sync] handler = noop: exit 78 at its line"
+write_config <<EOF2
+[type.order_sync] # sync
+handler = noop
+EOF2
+run jobrun check
+is "$rc" 78 "[type.order_sync] # sync: the same (\" #\" is no comment)"
+write_config <<EOF2
+[type.order_sync] ; sync
+handler = noop
+EOF2
+run jobrun check
+is "$rc/$err" "0/" "[type.order_sync] ; sync: a comment, and check passes"
 # A password may hold " #": a user whose password has one logs in.
 pwuser=jobrun_t83
 mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot -e "
