@@ -604,6 +604,28 @@ check_latency(struct ctx *c, struct report *r)
 	latency_view_free(&v);
 }
 
+/* The attempt history's rows go with their job's by its foreign key: one
+ * dropped (as to TRUNCATE the job table) leaves the attempts of every job
+ * purge, retention or the application deletes, for ever. */
+static void
+check_history_cascade(struct ctx *c, struct report *r)
+{
+	char name[CFG_NAME_MAX + sizeof ATTEMPTS_SUFFIX], err[1024];
+	int cascades;
+
+	snprintf(name, sizeof name, "%s" ATTEMPTS_SUFFIX, queue_name(c->q));
+	if (queue_cascades(c->q, name, &cascades, err, sizeof err) != DB_OK)
+		note(r, PROBLEM, NULL, "%s", err);
+	else if (!cascades)
+		note(r, PROBLEM, "add the foreign key of " ATTEMPTS_MIGRATION,
+		    "the attempt history (table %s) has no foreign key to %s "
+		    "ON DELETE CASCADE: the attempts of the jobs purge, "
+		    "retention or the application delete stay in it", name,
+		    queue_name(c->q));
+	else
+		note(r, OK, NULL, "each attempt is kept (table %s)", name);
+}
+
 /* The attempt history is optional (sql/010_attempts.sql): said when
  * present, and when the account cannot write it. */
 static void
@@ -618,8 +640,7 @@ check_history(struct ctx *c, struct report *r)
 	else if (a.reach != QUEUE_REACHED)
 		check_unused(r, "the attempt history (show, report)", &a);
 	else
-		note(r, OK, NULL, "each attempt is kept (table %s"
-		    ATTEMPTS_SUFFIX ")", queue_name(c->q));
+		check_history_cascade(c, r);
 }
 
 /* The record of operators' changes (sql/011_audit.sql) is optional:

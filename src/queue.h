@@ -795,6 +795,10 @@ struct queue_table {
 	struct queue_index_info *indexes;
 	size_t nindexes;
 };
+/* *cascades: whether table from has a foreign key to the job table that
+ * deletes its rows with their job's. */
+enum db_status queue_cascades(struct queue *q, const char *from,
+                              int *cascades, char *err, size_t errlen);
 enum db_status queue_describe(struct queue *q, struct queue_table *out,
                               char *err, size_t errlen);
 void queue_table_free(struct queue_table *t);

@@ -112,6 +112,22 @@ const struct queue_sql queue_info_sql[Q_COUNT] = {
 	    " FROM information_schema.STATISTICS"
 	    " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?"
 	    " GROUP BY INDEX_NAME"), 0, NULL, 0 },
+	/* The foreign keys of table ?'s job_id to the job table ?'s id
+	 * that delete its rows with their job's (sql/010_attempts.sql).
+	 * MariaDB shows an account without more than SELECT and INSERT on
+	 * the table no row of REFERENTIAL_CONSTRAINTS, which has the rule,
+	 * but the key's in KEY_COLUMN_USAGE: a rule not shown counts. */
+	[Q_CASCADES] = { "read the table's foreign keys", Q_TEXT(
+	    "SELECT COUNT(*) FROM information_schema.KEY_COLUMN_USAGE k"
+	    " LEFT JOIN information_schema.REFERENTIAL_CONSTRAINTS r"
+	    " ON r.CONSTRAINT_SCHEMA = k.CONSTRAINT_SCHEMA"
+	    " AND r.CONSTRAINT_NAME = k.CONSTRAINT_NAME"
+	    " AND r.TABLE_NAME = k.TABLE_NAME"
+	    " WHERE k.TABLE_SCHEMA = DATABASE() AND k.TABLE_NAME = ?"
+	    " AND k.COLUMN_NAME = 'job_id' AND k.REFERENCED_TABLE_NAME = ?"
+	    " AND k.REFERENCED_COLUMN_NAME = 'id'"
+	    " AND (r.DELETE_RULE IS NULL OR r.DELETE_RULE = 'CASCADE')"),
+	    0, NULL, 0 },
 	[Q_VERSION] = { "read the server version",
 	    Q_TEXT("SELECT VERSION()"), 0, NULL, 0 },
 	[Q_SETTINGS] = { "read server settings", Q_TEXT(
@@ -595,6 +611,22 @@ queue_describe(struct queue *q, struct queue_table *t, char *err,
 	if (st == DB_OK)
 		st = queue_stmt_walk(q, Q_INDEXES, &arg, 1, 3, on_index, t,
 		    err, errlen);
+	return st;
+}
+
+enum db_status
+queue_cascades(struct queue *q, const char *from, int *cascades, char *err,
+    size_t errlen)
+{
+	struct db_arg args[] = { DB_STR(from), DB_STR(q->name) };
+	enum db_status st;
+	char *col = NULL;
+	int found = 0;
+
+	st = queue_stmt_one(q, Q_CASCADES, args, 2, &col, 1, &found, err,
+	    errlen);
+	*cascades = st == DB_OK && found && queue_number(col) > 0;
+	free(col);
 	return st;
 }
 

@@ -11,7 +11,7 @@
 . "${0%/*}/lib.sh"
 . "${0%/*}/http-lib.sh"
 
-plan 66
+plan 69
 # --jobs=16's jobs: under valgrind, which runs the slots one at a time
 # within the run's 60 s, 64 rather than 400.
 many=400
@@ -404,3 +404,20 @@ like "$out" "the attempt history \\(show, report\\): .*INSERT" \
 run jobrun show "$r"
 is "$(grep -c '^[12]             \(retry\|success\), ' <<<"$out")" 2 \
     "show needs only SELECT on the history: that account sees both attempts"
+
+# --- the history without its foreign key ------------------------------------
+# Dropped, as to TRUNCATE the job table, it would leave the attempts of
+# every job deleted, for ever: check says so.
+sed -i "s/^user = $user/user = root/" "$CONF"
+sql "ALTER TABLE polling_jobs_attempts DROP FOREIGN KEY polling_jobs_attempts_job"
+run jobrun check
+is "$rc" 78 "check without the history's foreign key: a problem, exit 78"
+like "$out" "the attempt history \\(table polling_jobs_attempts\\) has no foreign key to polling_jobs ON DELETE CASCADE: the attempts of the jobs purge, retention or the application delete stay in it" \
+    "and it says what the foreign key is for"
+sql "ALTER TABLE polling_jobs_attempts ADD CONSTRAINT polling_jobs_attempts_job
+     FOREIGN KEY (job_id) REFERENCES polling_jobs (id) ON DELETE SET NULL" 2>/dev/null ||
+sql "ALTER TABLE polling_jobs_attempts ADD CONSTRAINT polling_jobs_attempts_job
+     FOREIGN KEY (job_id) REFERENCES polling_jobs (id) ON DELETE RESTRICT"
+run jobrun check
+like "$out" "has no foreign key to polling_jobs ON DELETE CASCADE" \
+    "one that does not delete the attempts with their job is a problem too"
