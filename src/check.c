@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sysexits.h>
 
 #include "attempts.h"
@@ -829,6 +830,25 @@ on_setting(void *arg, const char *name, const char *value)
 		    "certification conflicts (error 1213)");
 }
 
+/* A binary log by statement refuses every write of a session at READ
+ * COMMITTED, as jobrun's are (InnoDB logs those by row only): the runs
+ * fail at their first write, each with the server's sentence. */
+static void
+check_binlog(struct report *r)
+{
+	const char *log = json_string_value(json_object_get(r->settings,
+	    "log_bin"));
+	const char *format = json_string_value(json_object_get(r->settings,
+	    "binlog_format"));
+
+	if (log != NULL && strcmp(log, "ON") == 0 && format != NULL &&
+	    strcasecmp(format, "STATEMENT") == 0)
+		note(r, PROBLEM, "SET GLOBAL binlog_format = 'MIXED' (the "
+		    "default) or 'ROW', and so in the server's configuration",
+		    "binlog_format = STATEMENT, with log_bin ON: the server "
+		    "refuses every write jobrun makes, at READ COMMITTED");
+}
+
 /* Whether the connection is encrypted, and with what: over TCP in clear,
  * advice. */
 static void
@@ -865,6 +885,8 @@ check_server(struct ctx *c, struct report *r, json_t *server, char *err,
 
 	r->settings = json_object();
 	st = queue_server(c->q, &version, on_setting, r, err, errlen);
+	if (st == DB_OK)
+		check_binlog(r);
 	if (version != NULL) {
 		json_object_set_new(server, "version", json_string(version));
 		json_object_set_new(server, "name",

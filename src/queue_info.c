@@ -134,7 +134,8 @@ const struct queue_sql queue_info_sql[Q_COUNT] = {
 	    "SHOW VARIABLES WHERE Variable_name IN ('innodb_lock_wait_timeout',"
 	    " 'wait_timeout', 'time_zone', 'system_time_zone',"
 	    " 'transaction_isolation', 'tx_isolation', 'max_allowed_packet',"
-	    " 'innodb_flush_log_at_trx_commit', 'wsrep_on')"), 0, NULL, 0 },
+	    " 'innodb_flush_log_at_trx_commit', 'wsrep_on', 'log_bin',"
+	    " 'binlog_format')"), 0, NULL, 0 },
 	/* Pending jobs made "in the future" by the server's clock: an
 	 * application that writes its own times in another time zone (its
 	 * jobs then wait, or run, hours off).  The rows not yet due, read
