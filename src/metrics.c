@@ -17,21 +17,39 @@
 
 #include "metrics.h"
 #include "replace.h"
+#include "utf8.h"
+#include "util.h"
 
 #define LAST_SUCCESS "jobrun_last_success_timestamp_seconds"
 
-/* A label value with \, " and line breaks escaped, as the format wants. */
+/* A label value of len bytes: made text first (utf8_escape: a NUL, a
+ * control, a byte not of UTF-8 as an escape such as \x00, which keeps
+ * two types that differ only there apart, where a cut at the NUL made
+ * them one series twice, which a scraper refuses, and keeps the file
+ * UTF-8), then with \, " and line breaks escaped, as the format wants. */
+static void
+put_label_n(FILE *f, const char *v, size_t len)
+{
+	size_t n = utf8_escape(NULL, 0, v, len, UTF8_ESC_KEEP_NL);
+	char *text = xmalloc(n + 1);
+	const char *t;
+
+	utf8_escape(text, n + 1, v, len, UTF8_ESC_KEEP_NL);
+	for (t = text; *t != '\0'; t++) {
+		if (*t == '\\' || *t == '"')
+			fprintf(f, "\\%c", *t);
+		else if (*t == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*t, f);
+	}
+	free(text);
+}
+
 static void
 put_label(FILE *f, const char *v)
 {
-	for (; *v != '\0'; v++) {
-		if (*v == '\\' || *v == '"')
-			fprintf(f, "\\%c", *v);
-		else if (*v == '\n')
-			fputs("\\n", f);
-		else
-			fputc(*v, f);
-	}
+	put_label_n(f, v, strlen(v));
 }
 
 static void
@@ -41,14 +59,21 @@ header(FILE *f, const char *name, const char *help)
 }
 
 static void
-by_type(FILE *f, const char *name, const char *type, const char *label2,
-    const char *value2, double v)
+by_type_n(FILE *f, const char *name, const char *type, size_t type_len,
+    const char *label2, const char *value2, double v)
 {
 	fprintf(f, "%s{type=\"", name);
-	put_label(f, type);
+	put_label_n(f, type, type_len);
 	if (label2 != NULL)
 		fprintf(f, "\",%s=\"%s", label2, value2);
 	fprintf(f, "\"} %.15g\n", v);
+}
+
+static void
+by_type(FILE *f, const char *name, const char *type, const char *label2,
+    const char *value2, double v)
+{
+	by_type_n(f, name, type, strlen(type), label2, value2, v);
 }
 
 /* The last-success time in the file we replace, or -1. */
@@ -168,15 +193,17 @@ queue_figures(FILE *f, const struct queue_backlog *q)
 	for (g = 0; g < sizeof gauges / sizeof gauges[0]; g++) {
 		header(f, gauges[g].name, gauges[g].help);
 		for (i = 0; i < q->n; i++)
-			by_type(f, gauges[g].name, q->rows[i].type, NULL,
-			    NULL, (double)*(const unsigned long *)(const void *)
+			by_type_n(f, gauges[g].name, q->rows[i].type,
+			    q->rows[i].type_len, NULL, NULL,
+			    (double)*(const unsigned long *)(const void *)
 			    ((const char *)&q->rows[i] + gauges[g].offset));
 	}
 	header(f, "jobrun_queue_lag_seconds", "How long the oldest due "
 	    "pending job has waited, by type (0: none due).");
 	for (i = 0; i < q->n; i++)
-		by_type(f, "jobrun_queue_lag_seconds", q->rows[i].type, NULL,
-		    NULL, q->rows[i].lag > 0 ? (double)q->rows[i].lag : 0);
+		by_type_n(f, "jobrun_queue_lag_seconds", q->rows[i].type,
+		    q->rows[i].type_len, NULL, NULL,
+		    q->rows[i].lag > 0 ? (double)q->rows[i].lag : 0);
 }
 
 /* Flow control (src/flow.c): what holds each type back now. */

@@ -9,7 +9,7 @@
 # breaks in messages are shown as \n.
 . "${0%/*}/lib.sh"
 
-plan 42
+plan 44
 setup_db
 write_config <<EOF2
 [run]
@@ -281,3 +281,16 @@ like "$(grep 'type=perm' <<<"$err")" 'outcome=failed ms=[0-9]+ msg="permanent fa
     "a permanent failure's msg begins with 'permanent failure:'"
 like "$(grep 'attempt=5' <<<"$err")" 'outcome=failed ms=[0-9]+ msg="no attempts left: exit status 3: one\\ntwo"$' \
     "the last attempt's failure begins with 'no attempts left:'"
+
+# Types that differ only past a NUL, or hold a tab: one series each, the
+# bytes as escapes (\x00, \t), where a cut at the NUL gave type "nul"
+# twice, a file the scraper refuses as a whole.
+sql "INSERT INTO polling_jobs (business_key, type, next_run_at, created_at, updated_at)
+     VALUES ('n1', 'nul', NOW(), NOW(), NOW()),
+            ('n2', CONCAT('nul', CHAR(0), 'x'), NOW(), NOW(), NOW()),
+            ('n3', CONCAT('tab', CHAR(9), 'x'), NOW(), NOW(), NOW())"
+run jobrun --metrics-file="$prom"
+is "$(metric jobrun_queue_pending "{'type': 'nul'}")/$(metric jobrun_queue_pending "{'type': 'nul\\\\x00x'}")/$(metric jobrun_queue_pending "{'type': 'tab\\\\tx'}")" 1/1/1 \
+    "a type with a NUL or a tab is a series of its own, the byte an escape"
+is "$(awk '!/^#/ { print $1 }' "$prom" | sort | uniq -d)" "" \
+    "no series is written twice"
