@@ -5,6 +5,7 @@
  * transaction of the queue's helper (queue_trx): one commit where there
  * were as many as statements.
  */
+#include <mysqld_error.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -276,6 +277,10 @@ struct group_write {
 	int no_claims;		/* the marks alone: the claims gave up */
 	uint64_t claimed;	/* the run's count before */
 	int drained;
+	/* A claim met a conflict after the claims before it were made
+	 * for good (group_body): why, for run_claim_conflict. */
+	int claims_stopped;
+	char stopped_cause[512];
 };
 
 /* Whether the group's statements are each their own: one write, or SOLO. */
@@ -290,6 +295,20 @@ group_alone(void *arg)
 		writes += (size_t)(r->h != NULL) +
 		    (size_t)(!g->no_claims && run_may_claim(g->cy));
 	return writes <= 1 || g->mode == SOLO;
+}
+
+/* Whether the claims a group made before one that met a conflict stand:
+ * each was its own statement (SOLO, or one write), committed; or the
+ * conflict was a lock wait that timed out, which undid its statement
+ * alone, and the transaction goes on.  Then the group keeps them, claims
+ * no more, and its other slots claim again later (serve): undone as
+ * after a deadlock, the jobs claimed on their own were left processing,
+ * counted by no one, until recovery. */
+static int
+claims_kept(struct cycle *cy)
+{
+	return !queue_in_trx(cy->q) || (queue_last_errno(cy->q) ==
+	    ER_LOCK_WAIT_TIMEOUT && queue_trx_open(cy->q));
 }
 
 /* Run a group's statements: the marks, then a claim for each slot that
@@ -308,6 +327,7 @@ group_body(void *arg, struct queue_witness *w, char *err, size_t errlen)
 	uint64_t id;
 
 	g->split = 0;
+	g->claims_stopped = 0;
 	if (!g->no_claims && (st = group_types(cy, err, errlen)) != DB_OK)
 		return st;
 	st = group_marks(cy, g->group, g->mode, &g->split, err, errlen);
@@ -324,6 +344,13 @@ group_body(void *arg, struct queue_witness *w, char *err, size_t errlen)
 		new_token(cy, r);
 		st = queue_claim_id(cy->q, cy->claim_types, cy->nclaim,
 		    cy->cfg->run.lock_seconds, r->token, &id, err, errlen);
+		if (st == DB_CONFLICT && claims_kept(cy)) {
+			g->claims_stopped = 1;
+			snprintf(g->stopped_cause, sizeof g->stopped_cause,
+			    "%s", err);
+			st = DB_OK;
+			break;
+		}
 		if (st == DB_OK && id == 0)
 			cy->drained = 1;
 		else if (st == DB_OK) {
@@ -412,6 +439,24 @@ serve_marks_alone(struct cycle *cy, struct group_write *g,
 	for (r = g->group; r != NULL; r = r->next)
 		r->claim_again_ms = wait_ms;
 	return DB_OK;
+}
+
+/* The group's claims stopped at a conflict (claims_kept): its slots
+ * without a job wait longer each time in a row and claim again, within
+ * the run's budget (at its end the other slots' jobs in hand are still
+ * to be marked: the run ends as one that ran out of time). */
+static void
+claim_later(struct cycle *cy, struct request *group, const char *cause)
+{
+	struct request *r;
+	int64_t wait_ms;
+
+	if (run_wait_over(cy))
+		return;
+	wait_ms = run_claim_conflict(cy, cause);
+	for (r = group; r != NULL; r = r->next)
+		if (!r->claimed)
+			r->claim_again_ms = wait_ms;
 }
 
 /* r's mark is committed: count and log its outcome, tell fan-in. */
@@ -718,6 +763,8 @@ serve(struct cycle *cy, struct request *group)
 	st = queue_trx(cy->q, &t, err, sizeof err);
 	if (st == DB_CONFLICT)
 		st = serve_marks_alone(cy, &g, &t, err, sizeof err);
+	else if (st == DB_OK && g.claims_stopped)
+		claim_later(cy, group, g.stopped_cause);
 	else if (st == DB_OK)
 		cy->claim_conflicts = 0;
 	if (st != DB_OK) {

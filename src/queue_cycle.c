@@ -371,8 +371,8 @@ static enum db_status
 claim_gave_up(struct queue *q, unsigned which, uint64_t hash,
     const char *const *types, size_t ntypes, char *err, size_t errlen)
 {
-	struct queue_cursor *c = &q->cursor;
-	char at[sizeof c->held_at];
+	struct queue_held *h = &q->held;
+	char at[sizeof h->at];
 	enum db_status st;
 	uint64_t id;
 
@@ -381,16 +381,37 @@ claim_gave_up(struct queue *q, unsigned which, uint64_t hash,
 	if (st != DB_OK || id == 0)
 		return st;
 	if (hash != 0) {
-		memcpy(c->held_at, at, sizeof at);
-		c->head_ms = now_ms();
-		c->next_id = id;
-		c->next_claim = which;
-		c->next_types = hash;
+		memcpy(h->at, at, sizeof at);
+		h->id = id;
+		h->claim = which;
+		h->types = hash;
+		h->ms = now_ms();
 	}
 	q->db->last_errno = ER_LOCK_WAIT_TIMEOUT;
 	errf(err, errlen, "claim a job in %s: a due job's row is held by "
 	    "another transaction", q->table);
 	return DB_CONFLICT;
+}
+
+/* The cursor of the claim which (hash, its types) past the due job whose
+ * row the last claim gave up waiting for, if it is this claim's, until a
+ * second after that: then from the head, to try it again. */
+static void
+past_held(struct queue *q, unsigned which, uint64_t hash)
+{
+	struct queue_cursor *c = &q->cursor;
+	struct queue_held *h = &q->held;
+
+	if (h->id != 0 && h->claim == which && h->types == hash &&
+	    !q->spread) {
+		memcpy(c->at, h->at, sizeof c->at);
+		c->id = h->id;
+		c->claim = which;
+		c->types = hash;
+		c->head_ms = h->ms;
+		c->set = 1;
+	}
+	h->id = 0;
 }
 
 /* Run the claim: *id is the row it took, 0 for none.  The cursor is
@@ -436,6 +457,7 @@ claim_row(struct queue *q, const char *const *types, size_t ntypes,
 	args = queue_claim_args(which, types, ntypes, lock_seconds, token, &n);
 	start = now_ms();
 	queue_cursor_for(q, which, hash, start);
+	past_held(q, which, hash);
 	q->no_retry = 1;
 	for (tries = 0;; tries++) {
 		st = claim_try(q, tries, which, spread, args, n, &used, &start,
@@ -486,12 +508,9 @@ queue_claim(struct queue *q, const char *const *types, size_t ntypes,
 	uint64_t id;
 
 	*claimed = 0;
-	q->cursor.held_at[0] = '\0';
 	st = claim_row(q, types, ntypes, lock_seconds, token, &id, err,
 	    errlen);
 	q->cursor.set = 0;
-	if (st == DB_CONFLICT && q->cursor.held_at[0] != '\0')
-		queue_cursor_move(q, q->cursor.next_id, q->cursor.held_at);
 	if (st != DB_OK || id == 0)
 		return st;
 	*claimed = 1;

@@ -288,9 +288,17 @@ struct queue_cursor {
 	uint64_t next_id;
 	unsigned next_claim;
 	uint64_t next_types;
-	/* A due job whose row a claim gave up waiting for: the cursor
-	 * moves past it (queue_claim), at its next_run_at. */
-	char held_at[40];
+};
+
+/* A due job whose row a claim gave up waiting for (queue_cycle.c): the
+ * next claim of the same types starts past it.  Kept apart from the
+ * cursor, which a transaction rolled back puts back as it was. */
+struct queue_held {
+	uint64_t id;		/* 0: none */
+	char at[40];		/* its next_run_at */
+	unsigned claim;
+	uint64_t types;
+	int64_t ms;		/* when the claim gave up */
 };
 
 struct queue {
@@ -311,6 +319,7 @@ struct queue {
 	int spread;		/* a claim has met a conflict in this run */
 	struct queue_cursor cursor;
 	struct queue_cursor cursor_spare;	/* another list of types' */
+	struct queue_held held;
 	struct queue_levels levels_all, levels_one;	/* queue_priority.c */
 	const struct cfg *cfg;	/* the types' priorities (queue_set_types) */
 	uint64_t priority_claims;	/* claims that could go by priority */

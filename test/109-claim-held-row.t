@@ -10,7 +10,7 @@
 # a server of the file's own, that is 2 s.
 . "${0%/*}/lib.sh"
 
-plan 13
+plan 15
 wait_ms=1000
 if on_mysql; then
 	use_own_server
@@ -84,6 +84,20 @@ job_is p2 "status = 'pending' AND attempts = 0" &&
 is "$(sql "SELECT GROUP_CONCAT(business_key ORDER BY business_key)
     FROM polling_jobs WHERE business_key LIKE 'b_' AND status = 'success'")" \
     b1,b2,b3 "the jobs due after it are done meanwhile"
+
+# --jobs: the slots' claims, each their own statement or one
+# transaction, keep what they took before the held row; none is left
+# processing, counted by no one
+sql "INSERT INTO polling_jobs (business_key, type, next_run_at, created_at,
+        updated_at)
+     SELECT CONCAT('g', seq), 'ok', NOW(), NOW(), NOW() FROM seq_1_to_40"
+timed_run --json --jobs=4 --max=100 --max-seconds=3
+is "$(jget claimed <<<"$out")/$(jget succeeded <<<"$out")" 40/40 \
+    "--jobs=4: the 40 jobs behind the held one done"
+is "$(sql "SELECT CONCAT(status, ' ', COUNT(*)) FROM polling_jobs
+    WHERE business_key LIKE 'g%' OR business_key = 'p2' GROUP BY status
+    ORDER BY status")" "pending 1
+success 40" "only the held job is left, pending; none processing"
 other_send "ROLLBACK;"
 timed_run --json
 is "$rc/$(jget succeeded <<<"$out")" "0/1" "once free, the next run does it"
