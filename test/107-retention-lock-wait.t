@@ -24,11 +24,7 @@ EOF2
 
 # an empty run, before the old row is there
 base=$(baseline_ms --json)
-sql "INSERT INTO polling_jobs (business_key, type, status, attempts,
-        next_run_at, created_at, updated_at, finished_at)
-     VALUES ('old', 'ok', 'success', 1, NOW() - INTERVAL 10 DAY,
-             NOW() - INTERVAL 10 DAY, NOW() - INTERVAL 10 DAY,
-             NOW() - INTERVAL 10 DAY)"
+insert_old_success old ok
 [ "$(sql "SELECT @@GLOBAL.innodb_lock_wait_timeout")" = 50 ] ||
     bail_out "fixture: the server's lock wait is not 50 s"
 other_start
@@ -38,13 +34,6 @@ wait_for 10 file_has "$T/other.out" '^held$' ||
 
 # A run's last claim, which finds nothing due, meets the held row too,
 # past the due range, for a second (test/109-claim-held-row.t).
-# timed_run ARG...: run jobrun ARG..., ms its wall-clock time
-timed_run() {
-	local t0
-	t0=$(date +%s%N)
-	run jobrun "$@"
-	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-}
 WARN_DELETE='level=warn msg="retention: purge jobs in `polling_jobs`: execute: Lock wait timeout exceeded; try restarting transaction; finished jobs are kept until it works"'
 WARN_ARCHIVE='level=warn msg="retention: pick jobs to archive in `polling_jobs`: execute: Lock wait timeout exceeded; try restarting transaction; finished jobs are kept until it works"'
 

@@ -22,13 +22,6 @@ write_config <<EOF2
 handler = noop
 EOF2
 
-# timed_run ARG...: run jobrun ARG..., ms its wall-clock time
-timed_run() {
-	local t0
-	t0=$(date +%s%N)
-	run jobrun "$@"
-	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-}
 
 if on_mysql; then
 	sql "SET GLOBAL innodb_lock_wait_timeout = 2"
@@ -37,11 +30,7 @@ else
 	    bail_out "fixture: the server's lock wait is not 50 s"
 fi
 base=$(baseline_ms --json)
-sql "INSERT INTO polling_jobs (business_key, type, status, attempts,
-        next_run_at, created_at, updated_at, finished_at)
-     VALUES ('old', 'ok', 'success', 1, NOW() - INTERVAL 10 DAY,
-             NOW() - INTERVAL 10 DAY, NOW() - INTERVAL 10 DAY,
-             NOW() - INTERVAL 10 DAY)"
+insert_old_success old ok
 
 # --- nothing due, the row past the due range held ---
 other_start

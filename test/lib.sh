@@ -194,6 +194,27 @@ baseline_ms() {
 	echo $(( ($(date +%s%N) - t0) / 1000000 ))
 }
 
+# timed_run ARG...: run jobrun ARG... (run: rc, out, err), and ms, its
+# wall-clock time
+timed_run() {
+	local t0
+	t0=$(date +%s%N)
+	run jobrun "$@"
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+}
+# shellcheck disable=SC2034 # for the tests
+ms=''
+
+# insert_old_success KEY TYPE: a job of TYPE that succeeded ten days ago,
+# due and finished then
+insert_old_success() {
+	sql "INSERT INTO polling_jobs (business_key, type, status, attempts,
+	        next_run_at, created_at, updated_at, finished_at)
+	     VALUES ('$1', '$2', 'success', 1, NOW() - INTERVAL 10 DAY,
+	             NOW() - INTERVAL 10 DAY, NOW() - INTERVAL 10 DAY,
+	             NOW() - INTERVAL 10 DAY)"
+}
+
 # db_now: the server's NOW() ('YYYY-MM-DD HH:MM:SS')
 db_now() {
 	sql "SELECT NOW()"
