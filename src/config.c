@@ -55,10 +55,6 @@ struct pending_type {
 	size_t nentries;
 };
 
-static int parse_run_jitter(void *base, const char *value, char *msg,
-    size_t msglen);
-static int parse_type_jitter(void *base, const char *value, char *msg,
-    size_t msglen);
 
 #define FIELD(f, t) CFG_FIELD(struct cfg, f, t)
 #define NUMBER(s, k, f, lo, hi, d) { .section = s, .key = k, \
@@ -111,7 +107,7 @@ static const struct cfg_key keys[] = {
 	NUMBER("run", "backoff_base", run.backoff_base, 0, 86400, "60"),
 	NUMBER("run", "backoff_cap", run.backoff_cap, 0, 604800, "3600"),
 	{ .section = "run", .key = "backoff_jitter", .kind = CFG_CUSTOM,
-	  .parse = parse_run_jitter, .def = "0.1" },
+	  .parse = cfg_parse_run_jitter, .def = "0.1" },
 	NUMBER("run", "max_snoozes", run.max_snoozes, 0, 1000000, "100"),
 	{ .section = "run", .key = "keep_success", .kind = CFG_DURATION,
 	  .offset = CFG_FIELD(struct cfg, run.keep[CFG_KEEP_SUCCESS],
@@ -148,7 +144,7 @@ static const struct cfg_key type_keys[] = {
 	  .offset = CFG_FIELD(struct cfg_type, flow.burst, unsigned long),
 	  .min = 1, .max = FLOW_MAX, .unit = "starts", .bare = 1 },
 	{ .section = "type.NAME", .key = "backoff_jitter", .kind = CFG_CUSTOM,
-	  .parse = parse_type_jitter },
+	  .parse = cfg_parse_type_jitter },
 	{ .section = "type.NAME", .key = "deadline", .kind = CFG_DURATION,
 	  .offset = CFG_FIELD(struct cfg_type, deadline, unsigned long) },
 	{ .section = "type.NAME", .key = "keep_success", .kind = CFG_CUSTOM,
@@ -247,16 +243,6 @@ static struct pending_type *find_pending(struct parser *p, const char *name);
 static int schedule_key(struct parser *p, const char *section,
     const char *key, const char *value);
 
-/* Whether what follows a header's "]" is nothing, blanks, or blanks and a
- * " ;" comment. */
-static int
-header_tail_ok(const char *tail)
-{
-	const char *t = tail + strspn(tail, " \t\r");
-
-	return *t == '\0' || (*t == ';' && t > tail);
-}
-
 /* Track section headers ourselves: inih truncates their names and does not
  * report a section without keys. */
 static void
@@ -281,7 +267,7 @@ see_header(struct parser *p, const char *line)
 	}
 	/* inih ignores what follows the "]": "[type.a] handler = noop"
 	 * would lose its key. */
-	if (!header_tail_ok(end + 1)) {
+	if (!cfg_header_tail_ok(end + 1)) {
 		fail(p, p->line, NULL, NULL, "text after the section header "
 		    "[%.*s]: a header stands alone on its line, and a comment "
 		    "after it starts with \" ;\"", (int)n, line + 1);
@@ -728,33 +714,6 @@ on_key(void *user, const char *inih_section, const char *key,
 		return unknown_section(p, section);
 	p->keyed = 1;
 	return rc;
-}
-
-/* backoff_jitter, in [run] and in [type.NAME] (which then has its own). */
-static int
-jitter_parsed(const char *value, unsigned long *permille, char *msg,
-    size_t msglen)
-{
-	if (parse_fraction(value, permille) == 0)
-		return 0;
-	return errf(msg, msglen, "not a fraction from 0 to 1 with at most "
-	    "three decimals, such as 0.1: \"%s\"", value);
-}
-
-static int
-parse_run_jitter(void *base, const char *value, char *msg, size_t msglen)
-{
-	return jitter_parsed(value, &((struct cfg *)base)->run.backoff_jitter,
-	    msg, msglen);
-}
-
-static int
-parse_type_jitter(void *base, const char *value, char *msg, size_t msglen)
-{
-	struct cfg_type *t = base;
-
-	t->jitter_set = 1;
-	return jitter_parsed(value, &t->backoff_jitter, msg, msglen);
 }
 
 /* The row of a [type.NAME] key, flow or the kind's, and the struct it

@@ -317,4 +317,15 @@ void cfg_enum_names(const struct cfg_key *k, char *buf, size_t len);
  * character, which inih leaves in the value), or NULL. */
 const char *cfg_comment_in(const char *value);
 
+/* backoff_jitter's value, into [run] (base: the struct cfg) or a
+ * [type.NAME] (base: its struct cfg_type, which then has its own). */
+int cfg_parse_run_jitter(void *base, const char *value, char *msg,
+                         size_t msglen);
+int cfg_parse_type_jitter(void *base, const char *value, char *msg,
+                          size_t msglen);
+
+/* Whether what follows a section header's "]" is nothing, blanks, or
+ * blanks and a " ;" comment. */
+int cfg_header_tail_ok(const char *tail);
+
 #endif

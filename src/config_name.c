@@ -1,9 +1,9 @@
 /*
  * config_name.c - names in jobrun.conf, and the words of config.c's
  * messages that help someone fix a typo: whether a value is a well-formed
- * table, time zone or type name, what a rate is, the names a key may take,
- * the known name closest to an unknown one, and a " #" that was meant as a
- * comment.
+ * table, time zone or type name, what a rate and a jitter are, the names a
+ * key may take, the known name closest to an unknown one, a " #" that was
+ * meant as a comment, and what may follow a section header.
  *
  * A message that only says "unknown key" leaves the reader to find the
  * right spelling in a manual page; "did you mean batch_size?" ends the
@@ -385,4 +385,41 @@ cfg_parse_cron(void *base, const char *value, char *msg, size_t msglen)
 		return -1;
 	s->cron_text = xstrdup(value);
 	return 0;
+}
+
+/* backoff_jitter, in [run] and in [type.NAME] (which then has its own). */
+static int
+jitter_parsed(const char *value, unsigned long *permille, char *msg,
+    size_t msglen)
+{
+	if (parse_fraction(value, permille) == 0)
+		return 0;
+	return errf(msg, msglen, "not a fraction from 0 to 1 with at most "
+	    "three decimals, such as 0.1: \"%s\"", value);
+}
+
+int
+cfg_parse_run_jitter(void *base, const char *value, char *msg, size_t msglen)
+{
+	return jitter_parsed(value, &((struct cfg *)base)->run.backoff_jitter,
+	    msg, msglen);
+}
+
+int
+cfg_parse_type_jitter(void *base, const char *value, char *msg, size_t msglen)
+{
+	struct cfg_type *t = base;
+
+	t->jitter_set = 1;
+	return jitter_parsed(value, &t->backoff_jitter, msg, msglen);
+}
+
+/* Whether what follows a header's "]" is nothing, blanks, or blanks and a
+ * " ;" comment. */
+int
+cfg_header_tail_ok(const char *tail)
+{
+	const char *t = tail + strspn(tail, " \t\r");
+
+	return *t == '\0' || (*t == ';' && t > tail);
 }

@@ -162,9 +162,9 @@ static const struct db_error errors[] = {
 	ROW(ER_NEED_REPREPARE, DB_INTERRUPTED, NULL),	/* 1615 */
 	/* InnoDB logs a READ COMMITTED session's writes by row only. */
 	ROW(ER_BINLOG_STMT_MODE_AND_ROW_ENGINE, DB_SCHEMA,
-	    "the server's binlog_format is STATEMENT, which jobrun's "
-	    "sessions (READ COMMITTED) cannot write under: set it to MIXED "
-	    "or ROW"),	/* 1665 */
+	    "the server's binlog_format is STATEMENT, under which jobrun's "
+	    "READ COMMITTED sessions cannot write: set MIXED or ROW"),
+	    /* 1665 */
 	ROW(ER_LOCK_ABORTED, DB_CONFLICT, NULL),	/* 1689 */
 	ROW(ER_ACCESS_DENIED_NO_PASSWORD_ERROR, DB_UNREACHABLE,
 	    H_LOGIN),	/* 1698 */

@@ -31,7 +31,7 @@ like "$out" "fix: SET GLOBAL binlog_format = 'MIXED' \\(the default\\) or 'ROW',
 
 run jobrun
 is "$rc" 78 "a run fails at its first write: exit 78"
-like "$err" "the server's binlog_format is STATEMENT, which jobrun's sessions \\(READ COMMITTED\\) cannot write under: set it to MIXED or ROW" \
+like "$err" "the server's binlog_format is STATEMENT, under which jobrun's READ COMMITTED sessions cannot write: set MIXED or ROW" \
     "saying what to change"
 
 sql "SET GLOBAL binlog_format = 'MIXED'"

@@ -101,6 +101,7 @@ static const struct {
 	{ 1298, DB_SCHEMA, EX_CONFIG },	/* unknown time zone */
 	{ 1305, DB_SCHEMA, EX_CONFIG },	/* no such function */
 	{ 1356, DB_SCHEMA, EX_CONFIG },	/* invalid view */
+	{ 1665, DB_SCHEMA, EX_CONFIG },	/* binlog by statement */
 	{ 1364, DB_SCHEMA, EX_CONFIG },	/* NOT NULL without default */
 	{ 1442, DB_SCHEMA, EX_CONFIG },	/* trigger on its own table */
 	{ 1451, DB_SCHEMA, EX_CONFIG },	/* row referenced */
