@@ -37,9 +37,9 @@ const struct queue_sql queue_probe_sql[Q_COUNT] = {
 		{ Q_F_AFTER, 0, " 0" },
 		{ 0, 0, NULL } }, Q_F_TYPE | Q_F_AFTER, NULL, 0 },
 	/* Whether any of the claim's jobs is due, by a plain read that
-	 * waits for no lock (queue_due).  The claim's types, as it binds
-	 * them. */
-	[Q_DUE] = { "look for a due job", (const struct queue_piece[]){
+	 * waits for no lock (queue_due): the claim's, in its messages.  The
+	 * claim's types, as it binds them. */
+	[Q_DUE] = { "claim a job", (const struct queue_piece[]){
 		{ 0, 0, "SELECT id, next_run_at FROM %1$s FORCE INDEX (idx_" },
 		{ 0, Q_F_TYPE, "pick) WHERE status = 'pending' AND"
 		    " CAST(type AS BINARY) IN (%2$s)" },

@@ -147,11 +147,14 @@ wait_for 10 held || bail_out "the holder never locked the row: $(cat "$T/holder.
 # (INNODB_TRX does not always list a statement waiting this way; the
 # process list does).  Executing: the claim's text is in the list while
 # it is being prepared too (COMMAND 'Prepare'), and a freeze then hits
-# the run's start-up statements, not the claim.
+# the run's start-up statements, not the claim.  On MariaDB the claim
+# waits a second at a time (SET STATEMENT ... FOR UPDATE ...), then
+# looks whether the job is due and claims again: a freeze in between
+# meets the claim's next statement.
 waiting() {
 	[ "$(sql "SELECT COUNT(*) FROM information_schema.PROCESSLIST
 	    WHERE COMMAND = 'Execute'
-	      AND INFO LIKE 'UPDATE%FORCE INDEX (idx_pick)%'")" -ge 1 ]
+	      AND INFO LIKE '%UPDATE%FORCE INDEX (idx_pick)%'")" -ge 1 ]
 }
 rm -f "$T/out.ok" "$T/err.ok"
 # A claim may wait on the row up to read_timeout: give it 8 s here, time
