@@ -57,9 +57,13 @@
  * sends the next choice to the head. */
 #define KEY_CLAIMS_KEPT 256
 
-/* Due jobs a choice of M reads at most past those of busy keys: M times
- * this (a key's further jobs among them are passed over). */
-#define MANY_READ 4
+/* Due jobs with room a choice of M reads at most: M times this.  A key's
+ * further jobs among them are passed over, and the slots they leave claim
+ * again next time: reading past them would cost every choice about
+ * KEY_BUCKETS rows for each job it reads (a bucket's jobs are one in
+ * KEY_BUCKETS of the type's), which bench/KEYS.md measured as the larger
+ * cost. */
+#define MANY_READ 1
 
 /* MySQL's ER_INVALID_JSON_PATH, which MariaDB's headers lack. */
 #define MYSQL_INVALID_JSON_PATH 3143
@@ -409,24 +413,42 @@ bucket_arg(int bucket, char *buf, size_t len)
 	return buf;
 }
 
-/* Run choice which of keyed type i (PICK_* and LOOK for one, MANY_* for
- * up to want) in bucket (-1: any), from cursor cur: the jobs chosen into
- * out, *n of them, of *rows read (rows may be NULL). */
-static enum db_status
-choose_run(struct flow_keys *k, size_t i, unsigned which, int bucket,
-    const struct cursor *cur, struct chosen *out, size_t want, size_t *n,
-    size_t *rows, char *err, size_t errlen)
+/* Whether a choice of many with one job a key gives its rows' key
+ * hashes (many_one_parts), which the client takes the first of. */
+#define BY_HASH(t, which) (ONE_AT_A_KEY(t) && \
+	((which) == MANY_HEAD || (which) == MANY_AFTER))
+
+/* Whether hash, a row's key hash (NULL: no key), is among the first n of
+ * hashes; else it goes there. */
+static int
+hash_seen(uint32_t *hashes, size_t *n, const char *hash)
+{
+	uint32_t h;
+	size_t i;
+
+	if (hash == NULL)
+		return 0;
+	h = (uint32_t)queue_number(hash);
+	for (i = 0; i < *n; i++)
+		if (hashes[i] == h)
+			return 1;
+	hashes[(*n)++] = h;
+	return 0;
+}
+
+/* The arguments of choice which of keyed type i in bucket, from cursor
+ * cur, for up to want, into args (b the bucket's text): how many. */
+static unsigned
+choice_args(struct flow_keys *k, size_t i, unsigned which, int bucket,
+    const struct cursor *cur, size_t want, char *b, size_t blen,
+    struct db_arg *args)
 {
 	const struct cfg_type *t = k->types[i].type;
 	int many = which == MANY_HEAD || which == MANY_AFTER;
 	int path = CFG_KEY_IS_PATH(t->flow.key);
-	char *cols[3] = { NULL, NULL, NULL }, b[16];
-	unsigned nargs = 0, ncols = which == LOOK ? 3 : 2;
-	struct db_arg args[24];
-	enum db_status st;
-	int rc;
+	unsigned nargs = 0;
 
-	if (which == LOOK)	/* its BUCKET_OF */
+	if (which == LOOK || BY_HASH(t, which))	/* BUCKET_OF, HASH_OF */
 		args[nargs++] = DB_STR(k->types[i].blank);
 	if ((many || which == LOOK) && path)
 		args[nargs++] = DB_STR(t->flow.key);
@@ -438,11 +460,11 @@ choose_run(struct flow_keys *k, size_t i, unsigned which, int bucket,
 		args[nargs++] = DB_NUM(cur->id);
 	}
 	if (which != LOOK) {
-		args[nargs++] = DB_STR(bucket_arg(bucket, b, sizeof b));
+		args[nargs++] = DB_STR(bucket_arg(bucket, b, blen));
 		args[nargs++] = DB_STR(k->types[i].blank);
 		if (path)
 			args[nargs++] = DB_STR(t->flow.key);
-		args[nargs++] = DB_STR(bucket_arg(bucket, b, sizeof b));
+		args[nargs++] = DB_STR(bucket_arg(bucket, b, blen));
 	}
 	if (path)
 		args[nargs++] = DB_STR(t->flow.key);
@@ -454,13 +476,34 @@ choose_run(struct flow_keys *k, size_t i, unsigned which, int bucket,
 	if (many && !ONE_AT_A_KEY(t)) {	/* many_parts */
 		nargs += key_args(t, args + nargs);
 		args[nargs++] = DB_NUM(t->flow.key_concurrency);
-	}
-	if (many)
 		args[nargs++] = DB_NUM(want);
+	}
 	if (which == LOOK) {
 		args[nargs++] = DB_STR(t->name);
 		args[nargs++] = DB_STR(t->name);
 	}
+	return nargs;
+}
+
+/* Run choice which of keyed type i (PICK_* and LOOK for one, MANY_* for
+ * up to want) in bucket (-1: any), from cursor cur: the jobs chosen into
+ * out, *n of them, of *rows read (rows may be NULL). */
+static enum db_status
+choose_run(struct flow_keys *k, size_t i, unsigned which, int bucket,
+    const struct cursor *cur, struct chosen *out, size_t want, size_t *n,
+    size_t *rows, char *err, size_t errlen)
+{
+	const struct cfg_type *t = k->types[i].type;
+	int by_hash = BY_HASH(t, which);
+	char *cols[3] = { NULL, NULL, NULL }, b[16];
+	unsigned nargs, ncols = which == LOOK || by_hash ? 3 : 2;
+	uint32_t hashes[1 + FLOW_EXTRA_MAX];
+	size_t nhashes = 0;
+	struct db_arg args[24];
+	enum db_status st;
+	int rc;
+
+	nargs = choice_args(k, i, which, bucket, cur, want, b, sizeof b, args);
 	*n = 0;
 	if (rows != NULL)
 		*rows = 0;
@@ -472,11 +515,12 @@ choose_run(struct flow_keys *k, size_t i, unsigned which, int bucket,
 			st = DB_ERROR;
 		else if (rows != NULL)
 			(*rows)++;
-		if (rc > 0 && *n < want && cols[1] != NULL) {
+		if (rc > 0 && *n < want && cols[1] != NULL &&
+		    !(by_hash && hash_seen(hashes, &nhashes, cols[2]))) {
 			out[*n].id = queue_number(cols[0]);
 			snprintf(out[*n].at, sizeof out[*n].at, "%s", cols[1]);
-			out[*n].bucket = ncols > 2 ? (unsigned)(queue_number(
-			    cols[2]) % KEY_BUCKETS) : 0;
+			out[*n].bucket = which == LOOK ? (unsigned)(
+			    queue_number(cols[2]) % KEY_BUCKETS) : 0;
 			(*n)++;
 		}
 		db_free_cols(cols, ncols);

@@ -38,8 +38,9 @@
 #define KEY_TEXT(n) #n	/* n's text, once n's macro is expanded: */
 #define KEY_TEXT_OF(n) KEY_TEXT(n)
 #define KEY_BUCKETS_TEXT KEY_TEXT_OF(KEY_BUCKETS)
-#define BUCKET_OF "IFNULL(CRC32(TRIM(TRAILING UNHEX(?) FROM WEIGHT_STRING(" \
-	"RTRIM(", KEY, ")", LEVEL, "))) % " KEY_BUCKETS_TEXT ", 0)"
+#define HASH_OF "CRC32(TRIM(TRAILING UNHEX(?) FROM WEIGHT_STRING(RTRIM(", \
+	KEY, ")", LEVEL, ")))"
+#define BUCKET_OF "IFNULL(", HASH_OF, " % " KEY_BUCKETS_TEXT ", 0)"
 /* ... the choice's rows in one bucket, or in any (args: bucket, blank,
  * [path], bucket; the bucket NULL for any) */
 #define IN_BUCKET " AND (? IS NULL OR ", BUCKET_OF, " = ?)"
@@ -150,17 +151,17 @@ static const char *const many_parts[] = {
 	" ORDER BY c.next_run_at, c.id LIMIT ?"
 };
 
-/* The same with key_concurrency = 1: a key with room has no job in
- * processing, so the chosen are each key's first, and the processing rows
- * are read once (args: [path,] type, type, [time, time, id,] bucket,
- * blank, [path,] bucket, ROOM's, L, M). */
+/* The same with key_concurrency = 1, where a key with room has no job in
+ * processing: the first L due jobs whose keys have room, each with its
+ * key's hash (HASH_OF, NULL for no key), of which choose_run takes the
+ * first of each hash.  Keys the collation calls equal hash alike, so two
+ * are never chosen together; two keys that differ and hash alike wait for
+ * the next claim.  No window, no derived table: the server sorts nothing
+ * (args: blank, [path,] type, type, [time, time, id,] bucket, blank,
+ * [path,] bucket, ROOM's, L). */
 static const char *const many_one_parts[] = {
-	"SELECT c.id, c.next_run_at FROM (SELECT d.id, d.next_run_at, d.k,"
-	" ROW_NUMBER() OVER (PARTITION BY d.k ORDER BY d.next_run_at, d.id)"
-	" AS rn FROM (SELECT id, next_run_at, ", KEY, " AS k" DUE_FROM,
-	IN_BUCKET, ROOM, " ORDER BY next_run_at, id LIMIT ?) AS d) AS c"
-	" WHERE c.k IS NULL OR c.rn = 1"
-	" ORDER BY c.next_run_at, c.id LIMIT ?"
+	"SELECT id, next_run_at, ", HASH_OF, DUE_FROM, IN_BUCKET, ROOM,
+	" ORDER BY next_run_at, id LIMIT ?"
 };
 
 /* The type's keys at their cap, and its due jobs that wait for one of

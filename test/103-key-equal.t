@@ -1,6 +1,6 @@
 #!/bin/bash
-# Two seams of [type.NAME] concurrency_key (jobrun.conf(5)) where jobrun,
-# not the server, once decided what one key is.
+# Three seams of [type.NAME] concurrency_key (jobrun.conf(5)) where jobrun,
+# not the server, decides or once decided what one key is.
 #
 # Buckets: a keyed type's claims take the named lock of its key's bucket,
 # and "keys the server calls equal share one".  Under a UCA collation
@@ -19,9 +19,13 @@
 # grouped "GROUP BY k", which the server takes for the table's column k,
 # not the key (its first 255 characters): two running jobs whose k differ
 # after character 255 were two keys, each under the cap, and a third ran.
+#
+# One claim of several slots keeps the first due job of each key by the
+# hash of the key's weight, which the run compares: the three spellings,
+# all due, are one key to it too.
 . "${0%/*}/lib.sh"
 
-plan 12
+plan 14
 
 setup_db
 mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" \
@@ -182,3 +186,61 @@ run jobrun --type=kk --jobs=4
 is "$rc/$(sql "SELECT GROUP_CONCAT(business_key ORDER BY id) FROM polling_jobs
      WHERE status = 'success'")" "0/run1,due3,due4,due5" \
     "one place freed: the run starts the three due jobs in it"
+
+# One claim of several slots: a run of --jobs=4 chooses its jobs in one
+# statement and keeps the first of each key by the hash of its weight
+# (flow_key_sql.h's many_one_parts).  Its first slot claims alone and
+# takes z, due first; its other three claim together, with the three
+# spellings of one key due and free: they take one of them, and the others
+# wait for it (had the run compared the keys' bytes, it would take all
+# three at once).
+sql "DELETE FROM polling_jobs;
+     INSERT INTO polling_jobs (business_key, type, cu, payload, next_run_at,
+        created_at, updated_at)
+     VALUES ('z', 'g', 'zed', '{}', NOW() - INTERVAL 1 MINUTE, NOW(), NOW())" ||
+    bail_out "cannot add g's jobs"
+n=0
+for s in $spellings; do
+	n=$((n + 1))
+	sql "INSERT INTO polling_jobs (business_key, type, cu, payload,
+	        next_run_at, created_at, updated_at)
+	     VALUES ('g$n', 'g', _utf8mb4 X'$s', '{}', NOW(), NOW(), NOW())" ||
+	    bail_out "cannot add g's jobs"
+done
+# hold: a handler that runs while $T/hold exists (120 s at most)
+cat >"$T/hold" <<'EOF2'
+#!/bin/sh
+i=0
+while [ -e "${0%/*}/hold.on" ] && [ $i -lt 2400 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
+EOF2
+chmod +x "$T/hold"
+: >"$T/hold.on"
+cat >>"$CONF" <<EOF2
+
+[type.g]
+handler = exec
+command = $T/hold
+concurrency_key = cu
+EOF2
+jobrun_bg --type=g --jobs=4 >/dev/null 2>"$T/g.err"
+running_g() {
+	sql "SELECT GROUP_CONCAT(IF(business_key = 'z', 'z', 'acme')
+	       ORDER BY business_key = 'z' DESC)
+	     FROM polling_jobs WHERE type = 'g' AND status = 'processing'"
+}
+g_started() {
+	[[ "$(running_g)" == z,acme* ]]
+}
+# (The slots that claim together commit their claims at once, and the
+# handlers hold them: what is processing once one is, stays.)
+wait_for 60 g_started || diag "z and a job of the key acme not both claimed"
+is "$(running_g)" z,acme \
+    "--jobs=4, three spellings of one key due: the slots claiming together take one"
+rm "$T/hold.on"
+wait "$bg"
+is "$?/$(sql "SELECT COUNT(*) FROM polling_jobs
+     WHERE type = 'g' AND status = 'success' AND attempts = 1")" 0/4 \
+    "... and the run does the three, one after another"
