@@ -5,7 +5,6 @@
  * transaction of the queue's helper (queue_trx): one commit where there
  * were as many as statements.
  */
-#include <mysqld_error.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -307,8 +306,8 @@ group_alone(void *arg)
 static int
 claims_kept(struct cycle *cy)
 {
-	return !queue_in_trx(cy->q) || (queue_last_errno(cy->q) ==
-	    ER_LOCK_WAIT_TIMEOUT && queue_trx_open(cy->q));
+	return !queue_in_trx(cy->q) || (queue_lock_wait_ended(cy->q) &&
+	    queue_trx_open(cy->q));
 }
 
 /* Run a group's statements: the marks, then a claim for each slot that

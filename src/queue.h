@@ -178,8 +178,14 @@ uint64_t queue_stmts_insert_id(const struct queue_stmts *s, size_t which);
  * into *out (0), -1 when NULL or not a number. */
 unsigned long queue_number(const char *s);
 int queue_int64(const char *s, int64_t *out);
-/* The server's error number of the connection's last statement. */
+/* The server's error number of the connection's last statement that
+ * failed (a statement that succeeds leaves it). */
 unsigned queue_last_errno(const struct queue *q);
+/* Whether the last statement that failed gave up waiting for a row's
+ * lock (1205): it undid that statement alone, and the transaction it was
+ * in, if any, goes on (unless innodb_rollback_on_timeout; queue_trx_open
+ * tells). */
+int queue_lock_wait_ended(const struct queue *q);
 
 /* --- jobrun's other tables, as the account finds them -------------------- */
 

@@ -349,14 +349,6 @@ claim_try(struct queue *q, unsigned tries, unsigned which, unsigned spread,
 	return st;
 }
 
-/* Whether the last claim gave up waiting for a row's lock
- * (CLAIM_SCAN_PREFIX): running it again at once would wait as long. */
-static int
-lock_waited(const struct queue *q)
-{
-	return q->db->last_errno == ER_LOCK_WAIT_TIMEOUT;
-}
-
 /* A claim gave up waiting for a row's lock: if no job is due, by a read
  * that waits for none, there is nothing to claim (DB_OK); else the
  * conflict stands, which the run meets by claiming again within its
@@ -387,7 +379,8 @@ claim_gave_up(struct queue *q, unsigned which, uint64_t hash,
 		h->types = hash;
 		h->ms = now_ms();
 	}
-	q->db->last_errno = ER_LOCK_WAIT_TIMEOUT;
+	/* (The read succeeded: the claim's lock wait stays the last error,
+	 * which the transaction's helper and group.c judge it by.) */
 	errf(err, errlen, "claim a job in %s: a due job's row is held by "
 	    "another transaction", q->table);
 	return DB_CONFLICT;
@@ -443,7 +436,7 @@ claim_row(struct queue *q, const char *const *types, size_t ntypes,
 		/* Its level's cursor may move to the job (next_id). */
 		if (st != DB_CONFLICT)
 			return st;
-		if (lock_waited(q))
+		if (queue_lock_wait_ended(q))
 			return claim_gave_up(q, which, 0, types, ntypes, err,
 			    errlen);
 		c->next_id = 0;
@@ -463,7 +456,7 @@ claim_row(struct queue *q, const char *const *types, size_t ntypes,
 		st = claim_try(q, tries, which, spread, args, n, &used, &start,
 		    err, errlen);
 		if (st != DB_CONFLICT || tries >= QUEUE_CLAIM_RETRIES ||
-		    lock_waited(q))
+		    queue_lock_wait_ended(q))
 			break;
 		q->counters.conflicts++;
 		q->spread = 1;
@@ -477,7 +470,7 @@ claim_row(struct queue *q, const char *const *types, size_t ntypes,
 	free(args);
 	if (used == which)
 		c->head_ms = start;
-	if (st == DB_CONFLICT && lock_waited(q))
+	if (st == DB_CONFLICT && queue_lock_wait_ended(q))
 		return claim_gave_up(q, which, hash, types, ntypes, err,
 		    errlen);
 	if (st != DB_OK || queue_stmt_changed(q, used) == 0)

@@ -9,6 +9,13 @@
 #include "queue_sql.h"
 #include "util.h"
 
+/* The claim's pending jobs, by its index (after "FORCE INDEX (idx_") and
+ * its types, as Q_CLAIM binds them. */
+#define PENDING_OF_CLAIM \
+	{ 0, Q_F_TYPE, "pick) WHERE status = 'pending' AND" \
+	    " CAST(type AS BINARY) IN (%2$s)" }, \
+	{ Q_F_TYPE, 0, "type_pick) WHERE status = 'pending' AND" TYPE_IS }
+
 const struct queue_sql queue_probe_sql[Q_COUNT] = {
 	/* --wait: the server's clock, how soon the claim's first job is
 	 * due (within a second, else NULL), and whether a lock has expired;
@@ -19,10 +26,7 @@ const struct queue_sql queue_probe_sql[Q_COUNT] = {
 		{ 0, 0, "SELECT UNIX_TIMESTAMP(),"
 		    " (SELECT CEILING(TIMESTAMPDIFF(MICROSECOND, NOW(6),"
 		    " next_run_at) / 1000) FROM %1$s FORCE INDEX (idx_" },
-		{ 0, Q_F_TYPE, "pick) WHERE status = 'pending' AND"
-		    " CAST(type AS BINARY) IN (%2$s)" },
-		{ Q_F_TYPE, 0, "type_pick) WHERE status = 'pending' AND"
-		    TYPE_IS },
+		PENDING_OF_CLAIM,
 		/* Due lately: past older claims' entries (queue_probe). */
 		{ Q_F_AFTER, 0,
 		    " AND next_run_at >= NOW() - INTERVAL 2 SECOND" },
@@ -41,10 +45,7 @@ const struct queue_sql queue_probe_sql[Q_COUNT] = {
 	 * claim's types, as it binds them. */
 	[Q_DUE] = { "claim a job", (const struct queue_piece[]){
 		{ 0, 0, "SELECT id, next_run_at FROM %1$s FORCE INDEX (idx_" },
-		{ 0, Q_F_TYPE, "pick) WHERE status = 'pending' AND"
-		    " CAST(type AS BINARY) IN (%2$s)" },
-		{ Q_F_TYPE, 0, "type_pick) WHERE status = 'pending' AND"
-		    TYPE_IS },
+		PENDING_OF_CLAIM,
 		{ 0, 0, " AND next_run_at <= NOW()"
 		    " ORDER BY next_run_at, id LIMIT 1" },
 		{ 0, 0, NULL } }, Q_F_TYPE, NULL, 0, 0 },

@@ -287,8 +287,8 @@ queue_conflict_pause(struct queue *q, unsigned attempt)
 static int
 gives_up(const struct queue *q)
 {
-	return q->db->last_errno == ER_LOCK_WAIT_TIMEOUT &&
-	    q->lock_wait_short && q->lock_wait_at == q->counters.reconnects;
+	return queue_lock_wait_ended(q) && q->lock_wait_short &&
+	    q->lock_wait_at == q->counters.reconnects;
 }
 
 /* Prepare (if need be) and execute once, running it again after a
@@ -555,6 +555,12 @@ queue_last_errno(const struct queue *q)
 }
 
 int
+queue_lock_wait_ended(const struct queue *q)
+{
+	return q->db->last_errno == ER_LOCK_WAIT_TIMEOUT;
+}
+
+int
 queue_unseen(const struct queue *q, enum db_status st)
 {
 	unsigned e = q->db->last_errno;
@@ -795,8 +801,7 @@ queue_trx(struct queue *q, const struct queue_trx *t, char *err,
 		 * is run again: twice is the same as once. */
 		again = !alone && (q->trx_lost || (q->commit_lost &&
 		    t->idempotent) || (st == DB_CONFLICT &&
-		    (t->lock_wait_again || q->db->last_errno !=
-		    ER_LOCK_WAIT_TIMEOUT)));
+		    (t->lock_wait_again || !queue_lock_wait_ended(q))));
 		q->commit_lost = 0;
 		rollback_trx(q);
 		/* Whatever ended the transaction (a ROLLBACK, or the server
