@@ -1105,8 +1105,12 @@ def keys_section(level="##"):
       "keys, one of them on one job in ten (with a sleeping handler that "
       "key's jobs, one at a time, would set the drain's length).  Every "
       "side on one table with sql/003_flow.sql applied (a keyed type "
-      f"needs its control row), in {rounds} round"
-      f"{'s' if rounds != 1 else ''} whose order of sides turns; each "
+      f"needs its control row), in {i('keys.sleep_rounds', rounds)} "
+      f"round{'s' if i('keys.sleep_rounds', rounds) != 1 else ''} whose "
+      "order of sides turns, and the noop drains, about a second each, "
+      f"in {i('keys.noop_rounds', rounds)} (the speed of this shared "
+      "machine swings within a minute, more than a key cap changes it); "
+      "each "
       "figure is the median of the rounds.  jobs/s is the jobs over the "
       "wall time from the runners' start to the last one's exit; *to the "
       "last outcome* ends at the last job's outcome by the server's "
@@ -1153,6 +1157,9 @@ def keys_section(level="##"):
       "no key cap:", "")
     for h, title, _ in KEYS_HANDLERS:
         for r in range(rounds):
+            if not any(sides[(h, side)] and sides[(h, side)]["rounds"][r]
+                       for side, _ in KEYS_SIDES):
+                continue
             parts = []
             for side, _ in KEYS_SIDES:
                 s = sides[(h, side)]
@@ -1187,7 +1194,9 @@ def keys_section(level="##"):
           "(group.c): the outcomes of the slots that came back together "
           "ride in one claim's transaction, which takes a job for each of "
           "them from its bucket (one choice, one bulk claim by id), one "
-          "commit for all.", "")
+          "commit for all.  That choice reads as many due jobs whose keys "
+          "have room as it wants, each with its key's hash, and keeps "
+          "the first of each hash.", "")
         w, wb = sides[("noop", "path")], sides[("noop", "nokey")]
         s, b = sides[("s05", "path")], sides[("s05", "nokey")]
         if w and wb:
