@@ -378,6 +378,7 @@ claim_gave_up(struct queue *q, unsigned which, uint64_t hash,
 		h->claim = which;
 		h->types = hash;
 		h->ms = now_ms();
+		h->applied = 0;
 	}
 	/* (The read succeeded: the claim's lock wait stays the last error,
 	 * which the transaction's helper and group.c judge it by.) */
@@ -386,25 +387,30 @@ claim_gave_up(struct queue *q, unsigned which, uint64_t hash,
 	return DB_CONFLICT;
 }
 
-/* The cursor of the claim which (hash, its types) past the due job whose
- * row the last claim gave up waiting for, if it is this claim's, until a
- * second after that: then from the head, to try it again. */
-static void
-past_held(struct queue *q, unsigned which, uint64_t hash)
+int
+queue_past_held(struct queue *q, unsigned which, uint64_t hash, int keep)
 {
 	struct queue_cursor *c = &q->cursor;
 	struct queue_held *h = &q->held;
 
-	if (h->id != 0 && h->claim == which && h->types == hash &&
-	    !q->spread) {
+	if (h->id == 0 || h->claim != which || h->types != hash)
+		return 0;
+	if (q->spread || now_ms() - h->ms >= QUEUE_CURSOR_MS) {
+		h->id = 0;
+		return 0;
+	}
+	if (!h->applied) {
 		memcpy(c->at, h->at, sizeof c->at);
 		c->id = h->id;
 		c->claim = which;
 		c->types = hash;
 		c->head_ms = h->ms;
 		c->set = 1;
+		h->applied = 1;
 	}
-	h->id = 0;
+	if (!keep)
+		h->id = 0;
+	return 1;
 }
 
 /* Run the claim: *id is the row it took, 0 for none.  The cursor is
@@ -450,7 +456,7 @@ claim_row(struct queue *q, const char *const *types, size_t ntypes,
 	args = queue_claim_args(which, types, ntypes, lock_seconds, token, &n);
 	start = now_ms();
 	queue_cursor_for(q, which, hash, start);
-	past_held(q, which, hash);
+	queue_past_held(q, which, hash, 0);
 	q->no_retry = 1;
 	for (tries = 0;; tries++) {
 		st = claim_try(q, tries, which, spread, args, n, &used, &start,

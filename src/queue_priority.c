@@ -59,6 +59,21 @@ const struct queue_sql queue_priority_sql[Q_COUNT] = {
 		{ Q_F_AFTER, 0, PAST_CURSOR },
 		{ 0, 0, " ORDER BY priority DESC, next_run_at, id LIMIT 1" },
 		{ 0, 0, NULL } }, Q_F_TYPE | Q_F_AFTER, NULL, 0, 1 },
+	/* The first due job at a level whose claim gave up waiting for a
+	 * row's lock (held_at_level): a plain read of the claim's range,
+	 * which waits for no lock.  The claim's arguments less its first
+	 * three, then the level and (Q_F_AFTER) the cursor. */
+	[Q_DUE_PRIORITY] = { "claim a job", (const struct queue_piece[]){
+		{ 0, 0, "SELECT id, next_run_at FROM %1$s FORCE INDEX (idx_" },
+		{ 0, Q_F_TYPE, "priority_pick) WHERE status = 'pending' AND"
+		    " next_run_at <= NOW() AND CAST(type AS BINARY)"
+		    " IN (%2$s)" },
+		{ Q_F_TYPE, 0, "type_priority) WHERE status = 'pending' AND"
+		    TYPE_IS " AND next_run_at <= NOW()" },
+		{ 0, 0, " AND priority = ?" },
+		{ Q_F_AFTER, 0, PAST_CURSOR },
+		{ 0, 0, " ORDER BY priority DESC, next_run_at, id LIMIT 1" },
+		{ 0, 0, NULL } }, Q_F_TYPE | Q_F_AFTER, NULL, 0 },
 	/* The highest level of the pending rows below ?: one look.
 	 * Q_F_TYPE: (type, type, level). */
 	[Q_LEVEL] = { "read the priority levels", (const struct queue_piece[]){
@@ -278,31 +293,72 @@ level_hash(uint64_t hash, long long level)
 
 /* One claim at the level args[n - 1] names: past its cursor when that is
  * set and fresh, else (or when that finds nothing) from its head.  *used
- * is the statement whose reply counts. */
+ * is the statement whose reply counts, *got whether it claimed a job. */
 static enum db_status
 claim_level(struct queue *q, unsigned stmt, struct db_arg *args,
-    unsigned n, uint64_t lhash, unsigned *used, char *err, size_t errlen)
+    unsigned n, uint64_t lhash, unsigned *used, int *got, char *err,
+    size_t errlen)
 {
 	struct queue_cursor *c = &q->cursor;
 	int64_t start = now_ms();
 	enum db_status st;
+	int held;
 
 	queue_cursor_for(q, stmt, lhash, start);
+	held = queue_past_held(q, stmt, lhash, 1);
 	if (c->set) {
 		args[n] = DB_STR(c->at);
 		args[n + 1] = DB_STR(c->at);
 		args[n + 2] = DB_NUM(c->id);
 		*used = stmt | Q_F_AFTER;
 		st = queue_stmt_run(q, *used, args, n + 3, err, errlen);
-		if (st != DB_OK || queue_stmt_changed(q, *used) != 0)
+		*got = st == DB_OK && queue_stmt_changed(q, *used) != 0;
+		if (st != DB_OK || *got)
 			return st;
 		c->set = 0;
 	}
+	/* The level's head is a job whose row is held: none here now (the
+	 * next level's turn); a second after, the head again. */
+	*got = 0;
+	if (held)
+		return DB_OK;
 	*used = stmt;
 	/* From the head: the cursor it may set (queue_cursor_move) is
 	 * as fresh as this scan. */
 	c->head_ms = start;
-	return queue_stmt_run(q, stmt, args, n, err, errlen);
+	st = queue_stmt_run(q, stmt, args, n, err, errlen);
+	*got = st == DB_OK && queue_stmt_changed(q, stmt) != 0;
+	return st;
+}
+
+/* The claim at a level (used, its variant; args and n as claim_level's,
+ * lhash the level's) gave up waiting for a row's lock: the level's first
+ * due job, by a plain read, is the one held (the claim would have taken
+ * it else, unless another runner did meanwhile), and the level's next
+ * claim starts past it (queue_past_held), as the plain claim's does. */
+static enum db_status
+held_at_level(struct queue *q, unsigned used, const struct db_arg *args,
+    unsigned n, uint64_t lhash, char *err, size_t errlen)
+{
+	unsigned look = Q_DUE_PRIORITY | (used & (Q_F_TYPE | Q_F_AFTER));
+	struct queue_held *h = &q->held;
+	char *cols[2] = { NULL, NULL };
+	enum db_status st;
+	int found = 0;
+
+	st = queue_stmt_one(q, look, args + 3,
+	    n - 3 + 1 + (used & Q_F_AFTER ? 3 : 0), cols, 2, &found, err,
+	    errlen);
+	if (st == DB_OK && found && cols[0] != NULL && cols[1] != NULL &&
+	    strlen(cols[1]) < sizeof h->at) {
+		h->id = queue_number(cols[0]);
+		snprintf(h->at, sizeof h->at, "%s", cols[1]);
+		h->claim = used & ~(unsigned)Q_F_AFTER;
+		h->types = lhash;
+		h->ms = now_ms();
+	}
+	db_free_cols(cols, 2);
+	return st;
 }
 
 enum db_status
@@ -317,6 +373,7 @@ queue_claim_priority(struct queue *q, unsigned which,
 	struct db_arg *args;
 	enum db_status st;
 	uint64_t lhash = 0;
+	int got = 0;
 
 	*tried = 0;
 	*id = 0;
@@ -343,12 +400,19 @@ queue_claim_priority(struct queue *q, unsigned which,
 	for (; l->first < l->n; l->first++) {
 		args[n] = DB_SNUM(l->level[l->first]);
 		lhash = level_hash(hash, l->level[l->first]);
-		st = claim_level(q, stmt, args, n + 1, lhash, &used, err,
-		    errlen);
-		if (st != DB_OK || queue_stmt_changed(q, used) != 0)
+		st = claim_level(q, stmt, args, n + 1, lhash, &used, &got,
+		    err, errlen);
+		if (st != DB_OK || got)
 			break;
 	}
 	q->no_retry = 0;
+	if (st == DB_CONFLICT && queue_lock_wait_ended(q)) {
+		enum db_status held = held_at_level(q, used, args, n, lhash,
+		    err, errlen);
+
+		if (held != DB_OK)
+			st = held;
+	}
 	free(args);
 	if (st != DB_OK || l->first == l->n)
 		return st;

@@ -38,7 +38,7 @@ enum queue_stmt {
 	/* the report (queue_report.c) */
 	Q_REPORT_CLOCK, Q_REPORT_HOURS, Q_REPORT_FAILURES,
 	/* claims in priority order (queue_priority.c) */
-	Q_CLAIM_PRIORITY, Q_LEVEL, Q_LEVEL_DUE, Q_LEVEL_COUNTS,
+	Q_CLAIM_PRIORITY, Q_DUE_PRIORITY, Q_LEVEL, Q_LEVEL_DUE, Q_LEVEL_COUNTS,
 	Q_COUNT
 };
 
@@ -299,6 +299,7 @@ struct queue_held {
 	unsigned claim;
 	uint64_t types;
 	int64_t ms;		/* when the claim gave up */
+	int applied;		/* the cursor was put past it */
 };
 
 struct queue {
@@ -484,6 +485,14 @@ struct db_arg *queue_claim_args(unsigned which,
                                 unsigned long lock_seconds,
                                 const char *token, unsigned *nargs);
 
+/* Whether the claim which (hash, its types; a level's, for a claim in
+ * priority order) gave up waiting for a due job's row less than a second
+ * ago: its cursor is put past that job, once, and from the head it would
+ * wait for it again.  A second after, from the head, to try it again.
+ * keep: the record stays for the second (a level, which claims from its
+ * head in that time only at a cost); else this claim uses it up. */
+int queue_past_held(struct queue *q, unsigned which, uint64_t hash,
+    int keep);
 /* The first job due of those the claim which takes: *id (0: none) and
  * its next_run_at (queue_probe.c) */
 enum db_status queue_due(struct queue *q, unsigned which,

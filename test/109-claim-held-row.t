@@ -5,12 +5,14 @@
 # reads the first row past the due range to see that the range ended:
 # held by an operator's forgotten SELECT ... FOR UPDATE, that row kept
 # every run that found nothing waiting innodb_lock_wait_timeout (50 s),
-# ten times over, far past its --max-seconds.  MySQL has no lock wait
-# for one statement, and its claim waits the session's, once: there, on
-# a server of the file's own, that is 2 s.
+# ten times over, far past its --max-seconds.  A due job's row held: the
+# claims go past it, in priority order too (its level's jobs behind it,
+# then the levels below), and come back to it a second later.  MySQL has
+# no lock wait for one statement, and its claim waits the session's,
+# once: there, on a server of the file's own, that is 2 s.
 . "${0%/*}/lib.sh"
 
-plan 15
+plan 18
 wait_ms=1000
 if on_mysql; then
 	use_own_server
@@ -103,3 +105,32 @@ other_end
 timed_run --json
 is "$rc/$(jget succeeded <<<"$out")" "0/1" "committed, the next run does it"
 job_is p3 "status = 'success'" && pass "p3 is done" || fail "p3 is done"
+
+# --- claims in priority order (sql/013_priority.sql): the held job at
+# the head of the top level; the jobs behind it at its level, and the
+# levels below, done meanwhile ---
+sql "$(grep -v '^--' "$TOP/sql/013_priority.sql")" ||
+    bail_out "cannot load sql/013_priority.sql"
+sql "DELETE FROM polling_jobs;
+     INSERT INTO polling_jobs (business_key, type, priority, next_run_at,
+        created_at, updated_at)
+     VALUES ('h', 'ok', 5, NOW() - INTERVAL 1 MINUTE, NOW(), NOW()),
+       ('a1', 'ok', 5, NOW(), NOW(), NOW()),
+       ('a2', 'ok', 5, NOW(), NOW(), NOW()),
+       ('z1', 'ok', 0, NOW(), NOW(), NOW()),
+       ('z2', 'ok', 0, NOW(), NOW(), NOW())" ||
+    bail_out "cannot add the prioritised jobs"
+other_start
+other_send "BEGIN; SELECT 'held h' FROM polling_jobs WHERE business_key = 'h' FOR UPDATE;"
+wait_for 10 file_has "$T/other.out" '^held h$' ||
+    bail_out "the other session did not lock h"
+timed_run --json --max-seconds=3
+is "$rc" 75 "in priority order: a run whose top job stays held exits 75 at its --max-seconds"
+is "$(sql "SELECT GROUP_CONCAT(business_key ORDER BY id) FROM polling_jobs
+    WHERE status = 'success'")" a1,a2,z1,z2 \
+    "the jobs behind it at its level, and the level below, done meanwhile"
+job_is h "status = 'pending' AND attempts = 0" &&
+    pass "the held job is pending, no attempt spent" ||
+    fail "the held job is pending, no attempt spent"
+other_send "ROLLBACK;"
+other_end
