@@ -10,7 +10,9 @@
  * parameter) or a column (quoted; config_name.c lets only letters,
  * digits and "_" through), its first KEY_CHARS characters, and compared
  * by the server under that expression's collation: two keys are one
- * wherever the server's GROUP BY and IN say so.
+ * wherever the server's GROUP BY and IN say so, or (key_concurrency 1)
+ * wherever a hash of their weights under it is one (flow_key_sql.h's
+ * HASH_OF: MySQL's IN misses keys its = calls equal).
  *
  * A keyed type is a limited type: its claim runs in flow control's
  * transaction, after its control row was read under a lock.  With a cap or
@@ -403,6 +405,25 @@ struct chosen {
 	unsigned bucket;	/* its key's (LOOK) */
 };
 
+/* The arguments of keyed type i's ROOM into args: how many. */
+static unsigned
+room_args(const struct flow_keys *k, size_t i, struct db_arg *args)
+{
+	const struct cfg_type *t = k->types[i].type;
+	unsigned n = 0;
+
+	if (ONE_AT_A_KEY(t))	/* room_one_parts's HASH_OF */
+		args[n++] = DB_STR(k->types[i].blank);
+	if (CFG_KEY_IS_PATH(t->flow.key))
+		args[n++] = DB_STR(t->flow.key);
+	if (ONE_AT_A_KEY(t))
+		args[n++] = DB_STR(k->types[i].blank);
+	n += key_args(t, args + n);
+	if (!ONE_AT_A_KEY(t))	/* room_parts's cap */
+		args[n++] = DB_NUM(t->flow.key_concurrency);
+	return n;
+}
+
 /* The choice's bucket, as an argument: "0" to "7", or NULL for any. */
 static const char *
 bucket_arg(int bucket, char *buf, size_t len)
@@ -466,11 +487,7 @@ choice_args(struct flow_keys *k, size_t i, unsigned which, int bucket,
 			args[nargs++] = DB_STR(t->flow.key);
 		args[nargs++] = DB_STR(bucket_arg(bucket, b, blen));
 	}
-	if (path)
-		args[nargs++] = DB_STR(t->flow.key);
-	nargs += key_args(t, args + nargs);
-	if (!ONE_AT_A_KEY(t))	/* room_parts's cap */
-		args[nargs++] = DB_NUM(t->flow.key_concurrency);
+	nargs += room_args(k, i, args + nargs);
 	if (many)
 		args[nargs++] = DB_NUM(want * MANY_READ);
 	if (many && !ONE_AT_A_KEY(t)) {	/* many_parts */

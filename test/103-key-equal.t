@@ -21,11 +21,12 @@
 # after character 255 were two keys, each under the cap, and a third ran.
 #
 # One claim of several slots keeps the first due job of each key by the
-# hash of the key's weight, which the run compares: the three spellings,
-# all due, are one key to it too.
+# hash of the key's weight, which the run compares, and a key's room is
+# judged by those hashes: the three spellings, all due, are one key to it
+# too, on MySQL as well (whose NOT IN missed one).
 . "${0%/*}/lib.sh"
 
-plan 14
+plan 15
 
 setup_db
 mariadb --no-defaults -S "$JOBRUN_TEST_SOCKET" -uroot "$DB" \
@@ -239,6 +240,13 @@ g_started() {
 wait_for 60 g_started || diag "z and a job of the key acme not both claimed"
 is "$(running_g)" z,acme \
     "--jobs=4, three spellings of one key due: the slots claiming together take one"
+# Another run, its slots claiming alone and together: the key is busy
+# under every spelling (MySQL 9's NOT IN missed the no-break space's, in
+# the plan it takes for a claim of several at times: the room is judged
+# by the keys' hashes)
+run jobrun --type=g --jobs=4 --max-seconds=2
+is "$rc/$(running_g)" 0/z,acme \
+    "another run starts none of the others while one runs: one key"
 rm "$T/hold.on"
 wait "$bg"
 is "$?/$(sql "SELECT COUNT(*) FROM polling_jobs
