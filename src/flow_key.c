@@ -59,14 +59,6 @@
  * sends the next choice to the head. */
 #define KEY_CLAIMS_KEPT 256
 
-/* Due jobs with room a choice of M reads at most: M times this.  A key's
- * further jobs among them are passed over, and the slots they leave claim
- * again next time: reading past them would cost every choice about
- * KEY_BUCKETS rows for each job it reads (a bucket's jobs are one in
- * KEY_BUCKETS of the type's), which bench/KEYS.md measured as the larger
- * cost. */
-#define MANY_READ 1
-
 /* MySQL's ER_INVALID_JSON_PATH, which MariaDB's headers lack. */
 #define MYSQL_INVALID_JSON_PATH 3143
 
@@ -488,8 +480,13 @@ choice_args(struct flow_keys *k, size_t i, unsigned which, int bucket,
 		args[nargs++] = DB_STR(bucket_arg(bucket, b, blen));
 	}
 	nargs += room_args(k, i, args + nargs);
+	/* As many due jobs with room as are wanted: a key's further jobs
+	 * among them are passed over, and the slots they leave claim again
+	 * next time.  Reading past them cost every choice about KEY_BUCKETS
+	 * rows for each job read (a bucket's jobs are one in KEY_BUCKETS of
+	 * the type's): bench/KEYS.md, 80 rows a job at four times as many. */
 	if (many)
-		args[nargs++] = DB_NUM(want * MANY_READ);
+		args[nargs++] = DB_NUM(want);
 	if (many && !ONE_AT_A_KEY(t)) {	/* many_parts */
 		nargs += key_args(t, args + nargs);
 		args[nargs++] = DB_NUM(t->flow.key_concurrency);

@@ -44,20 +44,25 @@
 
 _Static_assert(PRIORITY_LEVELS == 8, "LEVEL_LIST has PRIORITY_LEVELS marks");
 
+/* The claim's index at a level (after "FORCE INDEX (idx_"), and its
+ * first due job there, past the cursor with Q_F_AFTER (after "WHERE
+ * status = 'pending' AND"): the claim's and the read of the job it gave
+ * up waiting for (Q_DUE_PRIORITY) share them. */
+#define LEVEL_INDEX \
+	{ 0, Q_F_TYPE, "priority_pick)" }, { Q_F_TYPE, 0, "type_priority)" }
+#define LEVEL_DUE \
+	{ 0, Q_F_TYPE, " next_run_at <= NOW() AND CAST(type AS BINARY)" \
+	    " IN (%2$s)" }, \
+	{ Q_F_TYPE, 0, TYPE_IS " AND next_run_at <= NOW()" }, \
+	{ 0, 0, " AND priority = ?" }, { Q_F_AFTER, 0, PAST_CURSOR }, \
+	{ 0, 0, " ORDER BY priority DESC, next_run_at, id LIMIT 1" }
+
 const struct queue_sql queue_priority_sql[Q_COUNT] = {
 	/* The claim's arguments as the plain claim's (queue_claim_args),
 	 * then the level; Q_F_AFTER: then its cursor (time, time, id). */
 	[Q_CLAIM_PRIORITY] = { "claim a job", (const struct queue_piece[]){
-		{ 0, 0, "UPDATE %1$s FORCE INDEX (idx_" },
-		{ 0, Q_F_TYPE, "priority_pick)" },
-		{ Q_F_TYPE, 0, "type_priority)" },
-		{ 0, 0, CLAIM_SET " WHERE status = 'pending' AND" },
-		{ 0, Q_F_TYPE, " next_run_at <= NOW() AND CAST(type AS BINARY)"
-		    " IN (%2$s)" },
-		{ Q_F_TYPE, 0, TYPE_IS " AND next_run_at <= NOW()" },
-		{ 0, 0, " AND priority = ?" },
-		{ Q_F_AFTER, 0, PAST_CURSOR },
-		{ 0, 0, " ORDER BY priority DESC, next_run_at, id LIMIT 1" },
+		{ 0, 0, "UPDATE %1$s FORCE INDEX (idx_" }, LEVEL_INDEX,
+		{ 0, 0, CLAIM_SET " WHERE status = 'pending' AND" }, LEVEL_DUE,
 		{ 0, 0, NULL } }, Q_F_TYPE | Q_F_AFTER, NULL, 0, 1 },
 	/* The first due job at a level whose claim gave up waiting for a
 	 * row's lock (held_at_level): a plain read of the claim's range,
@@ -65,14 +70,8 @@ const struct queue_sql queue_priority_sql[Q_COUNT] = {
 	 * three, then the level and (Q_F_AFTER) the cursor. */
 	[Q_DUE_PRIORITY] = { "claim a job", (const struct queue_piece[]){
 		{ 0, 0, "SELECT id, next_run_at FROM %1$s FORCE INDEX (idx_" },
-		{ 0, Q_F_TYPE, "priority_pick) WHERE status = 'pending' AND"
-		    " next_run_at <= NOW() AND CAST(type AS BINARY)"
-		    " IN (%2$s)" },
-		{ Q_F_TYPE, 0, "type_priority) WHERE status = 'pending' AND"
-		    TYPE_IS " AND next_run_at <= NOW()" },
-		{ 0, 0, " AND priority = ?" },
-		{ Q_F_AFTER, 0, PAST_CURSOR },
-		{ 0, 0, " ORDER BY priority DESC, next_run_at, id LIMIT 1" },
+		LEVEL_INDEX, { 0, 0, " WHERE status = 'pending' AND" },
+		LEVEL_DUE,
 		{ 0, 0, NULL } }, Q_F_TYPE | Q_F_AFTER, NULL, 0 },
 	/* The highest level of the pending rows below ?: one look.
 	 * Q_F_TYPE: (type, type, level). */
